@@ -1,0 +1,511 @@
+//! `cocoa`, `cocoa4`, `cocoa_fb1`, `cocoa_fb2` — CoAP Simple Congestion Control/Advanced
+//! (draft-ietf-core-cocoa-03; Betzler et al., "CoCoA+", 2015/2016), and the base of `gsrtc`
+//! ([`super::gsrtc`]) and `cocoa_pp` ([`super::cocoa_pp`]).
+//!
+//! * Two RFC 6298 estimators per destination: strong (samples of exchanges without
+//!   retransmission, K = 4) and weak (ambiguous samples of exchanges with 1 or 2
+//!   retransmissions, K = 1; none after 3 or more). Each starts like RFC 6298 on its first sample.
+//! * Overall RTO, 2 s before any sample. After a strong update RTO = 0.5·E_strong + 0.5·RTO;
+//!   after a weak one RTO = 0.25·E_weak + 0.75·RTO; capped at `rto_max` = 60 s.
+//! * A new exchange starts with the overall RTO dithered to [RTO, 1.5·RTO].
+//! * Variable backoff factor chosen ONCE per exchange from its initial (dithered) RTO, as the
+//!   CoCoA paper's VBF(RTO_init) and Californium do: ×3 below 1 s, ×2 from 1 to 3 s inclusive,
+//!   ×`vbf_high` (1.5; the 2014 paper used 1.3) above 3 s. `vbf=per_step` re-evaluates it from
+//!   the current timer at every step, as the draft's pseudocode does. A backoff step never
+//!   raises the timer above `backoff_limit` = 32 s; a timer already above it stays.
+//! * Aging (`aging`, on by default as in the draft; off in the reference testbed): checked when
+//!   an exchange starts; if RTO < 1 and not updated for 16·RTO: RTO ×= 2; if RTO > 3 and not
+//!   updated for 4·RTO: RTO = 1 + RTO/2; each aging step counts as an update, so a long idle
+//!   period ages repeatedly.
+//! * NSTART > 1 (`cocoa4`: NSTART = 4): while no RTT sample exists, an exchange started while
+//!   ACT others are outstanding uses the blind RTO 2·2^ACT (`blind=exp`, the 2014 paper, default
+//!   of `cocoa4`) or 2·(ACT+1) (`blind=linear`, draft-03, default of `cocoa`), dithered as usual.
+//! * NON traffic: at most one NON per RTO to a destination ([`Controller::earliest_start`]);
+//!   every `non_con_interval`-th NON (8: 2 of 16) is sent as CON to keep the estimator fed.
+//!
+//! Full Backoff (ANRW 2018): `cocoa_fb1`: after an exchange that needed retransmissions the
+//! next exchange uses exactly the backed-off RTO in use when the response arrived (it also
+//! becomes the overall RTO, replacing the weighted update). `cocoa_fb2`: after retransmissions
+//! take max(overall RTO, the freshly updated weak estimate if there was one), back it off as the
+//! exchange's retransmissions did (its VBF, same truncation) and use that exactly for the next
+//! exchange (and as the overall RTO). A failed exchange is treated as one with retransmissions
+//! and no sample (the sources are silent).
+
+use super::cocoa_pp::{Gradients, PpParams};
+use super::gsrtc::{GsrtcParams, GsrtcWeight};
+use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::estimator::Rfc6298;
+use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
+use crate::params::{check, choice, params};
+use crate::rng::uniform;
+use crate::time::{Duration, Instant};
+use rand_core::RngCore;
+
+choice! {
+    /// When the variable backoff factor is chosen.
+    pub enum VbfMode { Once = "once", PerStep = "per_step" }
+}
+choice! {
+    /// The blind RTO while no sample exists and others are outstanding.
+    pub enum Blind { Exp = "exp", Linear = "linear" }
+}
+
+params! {
+    /// CoCoA's parameters (draft-ietf-core-cocoa-03).
+    pub struct CocoaParams {
+        /// Overall RTO before any RTT sample, s (draft §4.2).
+        initial_rto: f64 = 2.0,
+        /// The initial RTO of an exchange is dithered to [RTO, RTO·this].
+        ack_random_factor: f64 = 1.5,
+        /// MAX_RETRANSMIT (RFC 7252 §4.8; the reference testbed uses 20).
+        max_retransmit: u32 = 4,
+        /// NSTART (RFC 7252 §4.7).
+        nstart: u32 = 1,
+        /// Cap on the overall RTO, s.
+        rto_max: f64 = 60.0,
+        /// A backoff step never raises the timer above this, s (draft: 32).
+        backoff_limit: f64 = 32.0,
+        /// VBF chosen once per exchange from its initial RTO (paper, Californium) or per step (draft pseudocode).
+        vbf: VbfMode = VbfMode::Once,
+        /// VBF for an RTO above 3 s (draft: 1.5; the 2014 paper: 1.3).
+        vbf_high: f64 = 1.5,
+        /// K of the strong estimator.
+        strong_k: f64 = 4.0,
+        /// K of the weak estimator.
+        weak_k: f64 = 1.0,
+        /// Weight of a strong estimate in the overall RTO.
+        strong_weight: f64 = 0.5,
+        /// Weight of a weak estimate in the overall RTO.
+        weak_weight: f64 = 0.25,
+        /// Clock granularity G of RFC 6298, s.
+        clock_granularity: f64 = 0.0,
+        /// RTO aging (draft §4.2.2; off in the reference testbed).
+        aging: bool = true,
+        /// Blind RTO with NSTART > 1 before any sample: exp = 2·2^ACT (2014 paper), linear = 2·(ACT+1) (draft-03).
+        blind: Blind = Blind::Linear,
+        /// Every N-th NON is sent as CON (draft: 2 of 16); 0 never.
+        non_con_interval: u32 = 8,
+        /// Accurate RTT samples: none, token or option.
+        rtt_marking: MarkingKind = MarkingKind::None,
+    }
+}
+
+impl CocoaParams {
+    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        check(self.initial_rto > 0.0, "initial_rto", "must be > 0")?;
+        check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
+        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
+        check(self.nstart >= 1, "nstart", "must be >= 1")?;
+        check(self.rto_max >= self.initial_rto, "rto_max", "must be >= initial_rto")?;
+        check(self.backoff_limit > 0.0, "backoff_limit", "must be > 0")?;
+        check(self.vbf_high >= 1.0, "vbf_high", "must be >= 1")?;
+        check(self.strong_k >= 0.0 && self.weak_k >= 0.0, "strong_k", "K must be >= 0")?;
+        check((0.0..=1.0).contains(&self.strong_weight), "strong_weight", "must be in [0, 1]")?;
+        check((0.0..=1.0).contains(&self.weak_weight), "weak_weight", "must be in [0, 1]")?;
+        check(self.clock_granularity >= 0.0, "clock_granularity", "must be >= 0")
+    }
+}
+
+/// Which member of the CoCoA family.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CocoaVariant {
+    /// CoCoA as drafted.
+    Plain,
+    /// Full Backoff 1.
+    Fb1,
+    /// Full Backoff 2.
+    Fb2,
+    /// GSRTC (on top of FB2).
+    Gsrtc(GsrtcParams),
+    /// CoCoA++ (probabilistic backoff from delay gradients).
+    Pp(PpParams),
+}
+
+/// VBF of an RTO (draft-ietf-core-cocoa-03 §4.2.1).
+pub(crate) fn vbf(rto: f64, high: f64) -> f64 {
+    if rto < 1.0 {
+        3.0
+    } else if rto <= 3.0 {
+        2.0
+    } else {
+        high
+    }
+}
+
+/// One backoff step: ×`factor`, never raising the timer above `limit` (a larger timer stays).
+pub(crate) fn step(timer: f64, factor: f64, limit: f64) -> f64 {
+    let next = timer * factor;
+    if next > limit {
+        timer.max(limit)
+    } else {
+        next
+    }
+}
+
+/// A CoCoA-family controller for one destination.
+#[derive(Debug, Clone)]
+pub struct Cocoa {
+    name: &'static str,
+    p: CocoaParams,
+    variant: CocoaVariant,
+    strong: Rfc6298,
+    weak: Rfc6298,
+    rto: f64,
+    last_update: Option<Instant>,
+    /// Full Backoff: the exact initial RTO of the next exchange.
+    next_exact: Option<f64>,
+    marking: MarkingState,
+    non_sent: u32,
+    last_non: Option<Instant>,
+    weight: GsrtcWeight,
+    gradients: Gradients,
+}
+
+impl Cocoa {
+    /// A controller with no history.
+    pub fn new(name: &'static str, p: CocoaParams, variant: CocoaVariant) -> Self {
+        let weight = match &variant {
+            CocoaVariant::Gsrtc(g) => GsrtcWeight::new(g),
+            _ => GsrtcWeight::default(),
+        };
+        Cocoa {
+            name,
+            rto: p.initial_rto,
+            marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION),
+            p,
+            variant,
+            strong: Rfc6298::default(),
+            weak: Rfc6298::default(),
+            last_update: None,
+            next_exact: None,
+            non_sent: 0,
+            last_non: None,
+            weight,
+            gradients: Gradients::default(),
+        }
+    }
+
+    fn has_sample(&self) -> bool {
+        self.strong.srtt().is_some() || self.weak.srtt().is_some()
+    }
+
+    fn age(&mut self, now: Instant) {
+        let Some(mut last) = self.last_update else { return };
+        // each step moves RTO towards [1, 3]; 64 steps bound the loop whatever the idle time
+        for _ in 0..64 {
+            let idle = (now - last).as_secs_f64();
+            if self.rto < 1.0 && idle >= 16.0 * self.rto {
+                last += Duration::from_secs_f64(16.0 * self.rto);
+                self.rto *= 2.0;
+            } else if self.rto > 3.0 && idle >= 4.0 * self.rto {
+                last += Duration::from_secs_f64(4.0 * self.rto);
+                self.rto = 1.0 + self.rto / 2.0;
+            } else {
+                break;
+            }
+        }
+        self.last_update = Some(last);
+    }
+
+    fn blind(&self, act: usize) -> f64 {
+        let act = act.min(30) as f64;
+        let b = match self.p.blind {
+            Blind::Exp => self.p.initial_rto * libm::pow(2.0, act),
+            Blind::Linear => self.p.initial_rto * (act + 1.0),
+        };
+        b.min(self.p.rto_max)
+    }
+
+    fn factor(&mut self, timer: f64, ex: &ExchangeTimer, rng: &mut dyn RngCore) -> f64 {
+        match &self.variant {
+            CocoaVariant::Pp(pp) => self.gradients.backoff_factor(pp, rng),
+            _ if self.p.vbf == VbfMode::PerStep => vbf(timer, self.p.vbf_high),
+            _ => ex.factor,
+        }
+    }
+
+    /// Full Backoff after an exchange with retransmissions.
+    fn full_backoff(&mut self, ex: &ExchangeTimer, weak_estimate: Option<f64>) {
+        let carried = match self.variant {
+            CocoaVariant::Fb1 => ex.armed,
+            CocoaVariant::Fb2 | CocoaVariant::Gsrtc(_) => {
+                let mut r = self.rto.max(weak_estimate.unwrap_or(0.0));
+                for _ in 0..ex.retransmissions {
+                    let f = if self.p.vbf == VbfMode::PerStep { vbf(r, self.p.vbf_high) } else { ex.factor };
+                    r = step(r, f, self.p.backoff_limit);
+                }
+                r
+            }
+            _ => return,
+        };
+        self.rto = clamp_rto(carried, self.p.rto_max);
+        self.next_exact = Some(self.rto);
+    }
+}
+
+impl Controller for Cocoa {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn nstart(&self) -> usize {
+        self.p.nstart as usize
+    }
+    fn earliest_start(&self, now: Instant, confirmable: bool) -> Instant {
+        match (confirmable, self.last_non) {
+            (false, Some(last)) => now.max(last + Duration::from_secs_f64(self.rto)),
+            _ => now,
+        }
+    }
+    fn start(&mut self, now: Instant, mut start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
+        if self.p.aging {
+            self.age(now);
+        }
+        if !start.confirmable {
+            self.non_sent = self.non_sent.wrapping_add(1);
+            self.last_non = Some(now);
+            if self.p.non_con_interval > 0 && self.non_sent % self.p.non_con_interval == 0 {
+                start.confirmable = true;
+            }
+        }
+        let initial = match self.next_exact.take() {
+            Some(exact) => exact,
+            None => {
+                let base = if !self.has_sample() && start.outstanding > 0 { self.blind(start.outstanding) } else { self.rto };
+                uniform(rng, base, base * self.p.ack_random_factor)
+            }
+        };
+        let mut ex = ExchangeTimer::new(clamp_rto(initial, self.p.rto_max * self.p.ack_random_factor), start, self.marking.next());
+        ex.factor = vbf(ex.armed, self.p.vbf_high);
+        ex
+    }
+    fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
+        if ex.retransmissions >= self.p.max_retransmit {
+            return None;
+        }
+        let f = self.factor(ex.armed, ex, rng);
+        let mut next = step(ex.armed, f, self.p.backoff_limit);
+        if let CocoaVariant::Pp(pp) = &self.variant {
+            next = next.clamp(pp.timer_floor, pp.timer_ceiling);
+        }
+        ex.retransmissions += 1;
+        ex.armed = clamp_rto(next, self.rto_bounds().1);
+        Some(ex.rto())
+    }
+    fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
+        self.marking.observe(ex, done);
+        let g = self.p.clock_granularity;
+        let mut weak_estimate = None;
+        match done.sample(now) {
+            Sample::Unambiguous { rtt, .. } => {
+                self.strong.update(rtt);
+                let e = self.strong.rto(self.p.strong_k, g).unwrap_or(self.rto);
+                let w = match &self.variant {
+                    CocoaVariant::Gsrtc(gp) => self.weight.on_strong(gp),
+                    _ => self.p.strong_weight,
+                };
+                self.rto = w * e + (1.0 - w) * self.rto;
+                if let CocoaVariant::Pp(pp) = &self.variant {
+                    self.gradients.add(rtt, pp);
+                }
+                self.last_update = Some(now);
+            }
+            Sample::Ambiguous { rtt, retransmissions } if retransmissions <= 2 => {
+                self.weak.update(rtt);
+                let e = self.weak.rto(self.p.weak_k, g).unwrap_or(self.rto);
+                weak_estimate = Some(e);
+                if let CocoaVariant::Gsrtc(gp) = &self.variant {
+                    self.weight.on_weak(gp);
+                }
+                if self.variant != CocoaVariant::Fb2 {
+                    self.rto = self.p.weak_weight * e + (1.0 - self.p.weak_weight) * self.rto;
+                }
+                self.last_update = Some(now);
+            }
+            Sample::Ambiguous { .. } => {}
+        }
+        self.rto = clamp_rto(self.rto, self.p.rto_max);
+        if ex.retransmissions > 0 {
+            self.full_backoff(ex, weak_estimate);
+        }
+    }
+    fn on_failure(&mut self, _now: Instant, ex: &ExchangeTimer) {
+        self.full_backoff(ex, None);
+    }
+    fn reset(&mut self) {
+        *self = Cocoa::new(self.name, self.p.clone(), self.variant.clone());
+    }
+    fn metrics(&self) -> Metrics {
+        Metrics { rto: self.rto, srtt: self.strong.srtt(), ..Metrics::default() }
+    }
+    fn rto_bounds(&self) -> (f64, f64) {
+        let ceiling = match &self.variant {
+            CocoaVariant::Pp(pp) => pp.timer_ceiling,
+            _ => 0.0,
+        };
+        (crate::controller::RTO_FLOOR, (self.p.rto_max * self.p.ack_random_factor).max(self.p.backoff_limit).max(ceiling))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::Echo;
+    use crate::testutil::*;
+
+    fn ctl(variant: CocoaVariant) -> Cocoa {
+        Cocoa::new("cocoa", CocoaParams { max_retransmit: 20, aging: false, ..CocoaParams::default() }, variant)
+    }
+
+    #[test]
+    fn vbf_thresholds_exactly_at_1_and_3() {
+        assert_eq!(vbf(0.999, 1.5), 3.0);
+        assert_eq!(vbf(1.0, 1.5), 2.0);
+        assert_eq!(vbf(3.0, 1.5), 2.0);
+        assert_eq!(vbf(3.001, 1.5), 1.5);
+        assert_eq!(vbf(3.001, 1.3), 1.3);
+    }
+
+    #[test]
+    fn backoff_truncated_at_32() {
+        assert_eq!(step(10.0, 2.0, 32.0), 20.0);
+        assert_eq!(step(20.0, 2.0, 32.0), 32.0); // 40 would exceed the limit
+        assert_eq!(step(32.0, 1.5, 32.0), 32.0);
+        assert_eq!(step(40.0, 1.5, 32.0), 40.0); // already above: stays
+    }
+
+    #[test]
+    fn first_exchange_dither_and_vbf_once() {
+        let mut c = ctl(CocoaVariant::Plain);
+        let mut r = rng(11);
+        let mut ex = c.start(t(0.0), CON, &mut r);
+        let r0 = ex.armed;
+        assert!((2.0..3.0).contains(&r0)); // [RTO, 1.5 RTO] with RTO = 2
+        // initial in 1..3 → VBF 2 for every step: r0·2, r0·4, r0·8 (16..24), then ≤ 32 truncation
+        let mut timers = vec![];
+        for _ in 0..5 {
+            timers.push(c.on_timeout(t(0.0), &mut ex, &mut r).unwrap().as_secs_f64());
+        }
+        assert_close(timers[0], 2.0 * r0);
+        assert_close(timers[1], 4.0 * r0);
+        assert_close(timers[2], 8.0 * r0);
+        assert_close(timers[3], 32.0); // 16·r0 ≥ 32
+        assert_close(timers[4], 32.0);
+    }
+
+    #[test]
+    fn strong_and_weak_weights() {
+        let mut c = ctl(CocoaVariant::Plain);
+        let mut r = rng(12);
+        // strong sample 1.0: E_strong = 1 + 4·0.5 = 3; RTO = 0.5·3 + 0.5·2 = 2.5
+        let ex = c.start(t(0.0), CON, &mut r);
+        c.on_complete(t(1.0), &ex, &done(&[t(0.0)]));
+        assert_close(c.rto, 2.5);
+        // weak sample (1 retransmission) of 4.0: E_weak = 4 + 1·2 = 6; RTO = 0.25·6 + 0.75·2.5 = 3.375
+        let ex = c.start(t(10.0), CON, &mut r);
+        c.on_complete(t(14.0), &ex, &done(&[t(10.0), t(12.0)]));
+        assert_close(c.rto, 3.375);
+        // 3 retransmissions: no sample, RTO unchanged
+        let ex = c.start(t(20.0), CON, &mut r);
+        c.on_complete(t(30.0), &ex, &done(&[t(20.0), t(22.0), t(24.0), t(28.0)]));
+        assert_close(c.rto, 3.375);
+        // second weak sample 2.0: RTTVAR = 0.75·2 + 0.25·|4-2| = 2; SRTT = 3.5 + 0.25 = 3.75;
+        // E_weak = 3.75 + 2 = 5.75; RTO = 0.25·5.75 + 0.75·3.375 = 3.96875
+        let ex = c.start(t(40.0), CON, &mut r);
+        c.on_complete(t(42.0), &ex, &done(&[t(40.0), t(41.0), t(41.5)]));
+        assert_close(c.rto, 3.96875);
+        // the next exchange starts in [RTO, 1.5·RTO]; RTO > 3 → VBF 1.5
+        let ex = c.start(t(50.0), CON, &mut r);
+        assert!(ex.armed >= 3.96875 && ex.armed < 3.96875 * 1.5);
+        assert_eq!(ex.factor, 1.5);
+    }
+
+    #[test]
+    fn blind_rto_with_nstart() {
+        let p = CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() };
+        let mut c = Cocoa::new("cocoa4", p, CocoaVariant::Plain);
+        let mut r = rng(13);
+        for (act, base) in [(0usize, 2.0), (1, 4.0), (2, 8.0), (3, 16.0)] {
+            let ex = c.start(t(0.0), Start { outstanding: act, confirmable: true }, &mut r);
+            assert!(ex.armed >= base && ex.armed < 1.5 * base, "ACT {act}: {}", ex.armed);
+        }
+        c.p.blind = Blind::Linear;
+        let ex = c.start(t(0.0), Start { outstanding: 3, confirmable: true }, &mut r);
+        assert!(ex.armed >= 8.0 && ex.armed < 12.0); // 2·(3+1)
+    }
+
+    #[test]
+    fn aging_rules() {
+        let mut c = Cocoa::new("cocoa", CocoaParams::default(), CocoaVariant::Plain);
+        c.rto = 0.5;
+        c.last_update = Some(t(0.0));
+        c.age(t(7.9)); // 16·0.5 = 8 s not yet elapsed
+        assert_close(c.rto, 0.5);
+        c.age(t(8.0));
+        assert_close(c.rto, 1.0);
+        c.rto = 10.0;
+        c.last_update = Some(t(100.0));
+        c.age(t(140.0)); // 4·10 = 40 s: RTO = 1 + 10/2 = 6; next needs 24 s more
+        assert_close(c.rto, 6.0);
+        c.age(t(164.0)); // 1 + 6/2 = 4; then 16 s more
+        assert_close(c.rto, 4.0);
+        c.age(t(180.0)); // 1 + 4/2 = 3: no longer above 3
+        assert_close(c.rto, 3.0);
+        c.age(t(10_000.0));
+        assert_close(c.rto, 3.0);
+    }
+
+    #[test]
+    fn fb1_uses_backed_off_timer() {
+        let mut c = ctl(CocoaVariant::Fb1);
+        let mut r = rng(14);
+        let mut ex = c.start(t(0.0), CON, &mut r);
+        let r0 = ex.armed;
+        c.on_timeout(t(0.0), &mut ex, &mut r);
+        c.on_timeout(t(0.0), &mut ex, &mut r); // 4·r0
+        c.on_complete(t(20.0), &ex, &done(&[t(0.0), t(1.0), t(2.0)]));
+        let next = c.start(t(30.0), CON, &mut r);
+        assert_close(next.armed, 4.0 * r0);
+    }
+
+    #[test]
+    fn fb2_backs_off_the_larger_estimate() {
+        let mut c = ctl(CocoaVariant::Fb2);
+        let mut r = rng(15);
+        let mut ex = c.start(t(0.0), CON, &mut r); // VBF 2
+        c.on_timeout(t(0.0), &mut ex, &mut r);
+        // one retransmission, ambiguous sample 5: weak E = 5 + 2.5 = 7.5 > RTO 2;
+        // backed off once with VBF 2: 15
+        c.on_complete(t(5.0), &ex, &done(&[t(0.0), t(3.0)]));
+        let next = c.start(t(10.0), CON, &mut r);
+        assert_close(next.armed, 15.0);
+    }
+
+    #[test]
+    fn non_pacing_and_con_every_eighth() {
+        let mut c = Cocoa::new("cocoa", CocoaParams::default(), CocoaVariant::Plain);
+        let mut r = rng(16);
+        let non = Start { outstanding: 0, confirmable: false };
+        let mut cons = 0;
+        for i in 0..16 {
+            let now = t(i as f64 * 2.0);
+            assert_eq!(c.earliest_start(now, false), now); // RTO 2 s between NONs
+            if c.start(now, non, &mut r).confirmable() {
+                cons += 1;
+            }
+            assert_eq!(c.earliest_start(now, false), now + Duration::from_secs(2));
+        }
+        assert_eq!(cons, 2);
+    }
+
+    #[test]
+    fn marking_option_probe_and_fallback() {
+        let p = CocoaParams { rtt_marking: MarkingKind::Option, ..CocoaParams::default() };
+        let mut c = Cocoa::new("cocoa", p, CocoaVariant::Plain);
+        let mut r = rng(17);
+        let ex = c.start(t(0.0), CON, &mut r);
+        assert_eq!(ex.marking(), crate::Marking::Option { number: 65028, probe: true });
+        // the first piggybacked response has no echo: stop sending the option
+        c.on_complete(t(1.0), &ex, &Completion { sent: &[t(0.0)], echo: Echo::None, piggybacked: true });
+        assert_eq!(c.start(t(2.0), CON, &mut r).marking(), crate::Marking::None);
+    }
+}

@@ -1,0 +1,189 @@
+//! `eifel` — CoAP-Eifel: the Eifel retransmission timer (Ludwig & Sklower, "The Eifel
+//! retransmission timer", ACM CCR 2000), adapted to CoAP.
+//!
+//! Karn sampling (no sample from a retransmitted exchange). GAIN = 1/3 (one sample per RTT).
+//! δ = R − SRTT; GAIN' = GAIN if δ − RTTVAR ≥ 0 else GAIN²; SRTT += GAIN·δ;
+//! RTTVAR += GAIN'·(δ − RTTVAR) only if δ ≥ 0 (else unchanged);
+//! RTO = max(SRTT + RTTVAR/GAIN, R + 2·tick) (= SRTT + 3·RTTVAR with GAIN = 1/3).
+//! * First sample: SRTT = R, RTTVAR = R/2 (`first=half`). The authors' code starts both from 0
+//!   and applies the update (`first=zero`: SRTT = R/3, RTTVAR = R/3): a quirk kept as an option.
+//! * Before any sample the RTO is 2 s (the source's "2 ticks" of a 1 s CoAP tick); `tick` of the
+//!   "+2 ticks" term is 1 ms.
+//! * Each exchange's initial timer is dithered like DefaultCoAP's, ×U[1, 1.5] (reading chosen:
+//!   every exchange, since DefaultCoAP dithers every exchange), except a carried-over one.
+//! * Timeouts double (capped at `rto_max` = 60 s). As in the authors' code, the backed-off
+//!   timer of a retransmitted exchange becomes the peer's RTO for the next exchange (Karn
+//!   carry-over), used as is, until the next sample.
+
+use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
+use crate::params::{check, choice, params};
+use crate::rng::uniform;
+use crate::time::{Duration, Instant};
+use rand_core::RngCore;
+
+choice! {
+    /// How the first sample initialises the estimator.
+    pub enum EifelFirst { Half = "half", Zero = "zero" }
+}
+
+params! {
+    /// CoAP-Eifel's parameters.
+    pub struct EifelParams {
+        /// RTO before any sample, s.
+        initial_rto: f64 = 2.0,
+        /// Each exchange's initial timer is RTO × U[1, this].
+        ack_random_factor: f64 = 1.5,
+        /// GAIN (Eifel: 1/3).
+        gain: f64 = 1.0 / 3.0,
+        /// Clock tick of the RTT + 2·tick floor, s.
+        tick: f64 = 0.001,
+        /// First sample: half (SRTT = R, RTTVAR = R/2) or zero (the authors' code).
+        first: EifelFirst = EifelFirst::Half,
+        /// MAX_RETRANSMIT (RFC 7252 §4.8).
+        max_retransmit: u32 = 4,
+        /// NSTART (RFC 7252 §4.7).
+        nstart: u32 = 1,
+        /// Cap on every RTO, s.
+        rto_max: f64 = 60.0,
+        /// Accurate RTT samples: none, token or option.
+        rtt_marking: MarkingKind = MarkingKind::None,
+    }
+}
+
+impl EifelParams {
+    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        check(self.initial_rto > 0.0 && self.initial_rto <= self.rto_max, "initial_rto", "need 0 < initial_rto <= rto_max")?;
+        check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
+        check(self.gain > 0.0 && self.gain <= 1.0, "gain", "must be in (0, 1]")?;
+        check(self.tick >= 0.0, "tick", "must be >= 0")?;
+        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
+        check(self.nstart >= 1, "nstart", "must be >= 1")
+    }
+}
+
+/// CoAP-Eifel for one destination.
+#[derive(Debug, Clone)]
+pub struct Eifel {
+    p: EifelParams,
+    est: Option<(f64, f64)>,
+    rto: f64,
+    carried: bool,
+    marking: MarkingState,
+}
+
+impl Eifel {
+    /// A controller with no history.
+    pub fn new(p: EifelParams) -> Self {
+        Eifel { rto: p.initial_rto, carried: false, marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION), p, est: None }
+    }
+
+    fn update(&mut self, r: f64) {
+        let gain = self.p.gain;
+        let (mut srtt, mut rttvar) = match (self.est, self.p.first) {
+            (Some(e), _) => e,
+            (None, EifelFirst::Zero) => (0.0, 0.0),
+            (None, EifelFirst::Half) => {
+                self.est = Some((r, r / 2.0));
+                self.rto = clamp_rto((r + r / 2.0 / gain).max(r + 2.0 * self.p.tick), self.p.rto_max);
+                return;
+            }
+        };
+        let delta = r - srtt;
+        let gain2 = if delta - rttvar >= 0.0 { gain } else { gain * gain };
+        srtt += gain * delta;
+        if delta >= 0.0 {
+            rttvar += gain2 * (delta - rttvar);
+        }
+        self.est = Some((srtt, rttvar));
+        self.rto = clamp_rto((srtt + rttvar / gain).max(r + 2.0 * self.p.tick), self.p.rto_max);
+    }
+}
+
+impl Controller for Eifel {
+    fn name(&self) -> &'static str {
+        "eifel"
+    }
+    fn nstart(&self) -> usize {
+        self.p.nstart as usize
+    }
+    fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
+        let initial = if self.carried { self.rto } else { uniform(rng, self.rto, self.rto * self.p.ack_random_factor) };
+        ExchangeTimer::new(clamp_rto(initial, self.p.rto_max), start, self.marking.next())
+    }
+    fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
+        if ex.retransmissions >= self.p.max_retransmit {
+            return None;
+        }
+        ex.retransmissions += 1;
+        ex.armed = clamp_rto(ex.armed * 2.0, self.p.rto_max);
+        Some(ex.rto())
+    }
+    fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
+        self.marking.observe(ex, done);
+        match done.sample(now) {
+            Sample::Unambiguous { rtt, .. } => {
+                self.update(rtt);
+                self.carried = false;
+            }
+            Sample::Ambiguous { .. } => self.on_failure(now, ex),
+        }
+    }
+    fn on_failure(&mut self, _now: Instant, ex: &ExchangeTimer) {
+        self.rto = ex.armed;
+        self.carried = true;
+    }
+    fn reset(&mut self) {
+        *self = Eifel::new(self.p.clone());
+    }
+    fn metrics(&self) -> Metrics {
+        Metrics { rto: self.rto, srtt: self.est.map(|e| e.0), ..Metrics::default() }
+    }
+    fn rto_bounds(&self) -> (f64, f64) {
+        (crate::controller::RTO_FLOOR, self.p.rto_max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::*;
+
+    #[test]
+    fn gains_by_hand() {
+        let mut c = Eifel::new(EifelParams::default());
+        // first R = 1: SRTT 1, RTTVAR 0.5, RTO = 1 + 0.5·3 = 2.5
+        c.update(1.0);
+        assert_close(c.rto, 2.5);
+        // R = 2: δ = 1, δ − RTTVAR = 0.5 ≥ 0 → GAIN' = 1/3; SRTT = 1 + 1/3;
+        // RTTVAR = 0.5 + (1 − 0.5)/3 = 2/3; RTO = 4/3 + 2 = 10/3
+        c.update(2.0);
+        assert_close(c.est.unwrap().0, 4.0 / 3.0);
+        assert_close(c.est.unwrap().1, 2.0 / 3.0);
+        assert_close(c.rto, 10.0 / 3.0);
+        // R = 1.5: δ = 1/6 ≥ 0 but δ − RTTVAR < 0 → GAIN' = 1/9; SRTT = 4/3 + 1/18 = 25/18;
+        // RTTVAR = 2/3 + (1/6 − 2/3)/9 = 2/3 − 1/18 = 11/18; RTO = 25/18 + 33/18 = 58/18
+        c.update(1.5);
+        assert_close(c.est.unwrap().1, 11.0 / 18.0);
+        assert_close(c.rto, 58.0 / 18.0);
+        // R = 1: δ < 0 → RTTVAR unchanged; SRTT = 25/18 − (7/18)/3 = 68/54
+        c.update(1.0);
+        assert_close(c.est.unwrap().1, 11.0 / 18.0);
+        assert_close(c.est.unwrap().0, 68.0 / 54.0);
+        assert_close(c.rto, 68.0 / 54.0 + 33.0 / 18.0);
+    }
+
+    #[test]
+    fn authors_zero_start_and_carry_over() {
+        let mut c = Eifel::new(EifelParams { first: EifelFirst::Zero, max_retransmit: 20, ..EifelParams::default() });
+        c.update(1.5); // δ = 1.5 → SRTT 0.5, RTTVAR 0.5 → RTO 0.5 + 1.5 = 2.0
+        assert_close(c.rto, 2.0);
+        let mut r = rng(1);
+        let mut ex = c.start(t(0.0), CON, &mut r);
+        assert!((2.0..3.0).contains(&ex.armed));
+        let a0 = ex.armed;
+        c.on_timeout(t(0.0), &mut ex, &mut r);
+        c.on_complete(t(9.0), &ex, &done(&[t(0.0), t(3.0)]));
+        assert_close(c.start(t(10.0), CON, &mut r).armed, 2.0 * a0); // carried, not dithered
+    }
+}

@@ -1,0 +1,14 @@
+//! One module per algorithm of `shared/spec/algorithms.md`; each opens with its source, its
+//! rules, its constants and every reading chosen where the source is open.
+
+pub mod cocoa;
+pub mod cocoa_pp;
+pub mod default_coap;
+pub mod eifel;
+pub mod fasor;
+pub mod full_backoff;
+pub mod gsrtc;
+pub mod gst;
+pub mod linux_rto;
+pub mod peakhopper;
+pub mod rtt_coap;

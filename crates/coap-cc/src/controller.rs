@@ -1,0 +1,254 @@
+//! The one interface every algorithm implements ([`Controller`]) and the values that cross it.
+//!
+//! A controller holds the congestion-control state for ONE destination (remote address + port);
+//! the messaging layer keeps one per destination and builds it from a [`crate::CcConfig`].
+//! The caller's loop, identical for every algorithm:
+//!
+//! 1. wait until [`Controller::earliest_start`] and until fewer than [`Controller::nstart`]
+//!    exchanges are outstanding, then call [`Controller::start`]: it returns the exchange's
+//!    [`ExchangeTimer`] with the RTO to arm for the first transmission, and how to number
+//!    transmissions ([`Marking`]);
+//! 2. each time the armed RTO expires call [`Controller::on_timeout`]: `Some(rto)` means
+//!    retransmit and arm `rto`, `None` means give up (then [`Controller::on_failure`]);
+//! 3. when the ACK (empty or piggybacked) or a response arrives call
+//!    [`Controller::on_complete`] with a [`Completion`]: the send time of every transmission and
+//!    the transmission number the response echoed, if any.
+
+use crate::time::{Duration, Instant};
+use rand_core::RngCore;
+
+/// How the transmissions of an exchange carry their number, for accurate RTT samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marking {
+    /// Not numbered.
+    None,
+    /// The first token byte is the transmission number (0 = original); servers echo tokens.
+    Token,
+    /// An option carries the transmission number (original: empty value; retransmissions 1, 2,
+    /// …). With `probe`, the original carries 255 (read as 0) to learn whether the peer echoes.
+    Option {
+        /// The option number.
+        number: u16,
+        /// This is the first request to the peer: probe for support.
+        probe: bool,
+    },
+}
+
+/// What the caller tells [`Controller::start`] about a new exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    /// Exchanges to this destination already outstanding (CoCoA's ACT for its blind RTO).
+    pub outstanding: usize,
+    /// A Confirmable request (false: Non-confirmable).
+    pub confirmable: bool,
+}
+
+/// Per-exchange timer state. The controller creates it in [`Controller::start`] and updates it
+/// in [`Controller::on_timeout`]; the caller stores it with the exchange and passes it back.
+/// Its algorithm-specific fields are private.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExchangeTimer {
+    /// The RTO armed now, seconds.
+    pub(crate) armed: f64,
+    /// The RTO of the first transmission, seconds.
+    pub(crate) initial: f64,
+    pub(crate) retransmissions: u32,
+    pub(crate) confirmable: bool,
+    pub(crate) marking: Marking,
+    /// Algorithm-specific: a backoff factor (CoCoA's VBF), a series base (FASOR), ….
+    pub(crate) factor: f64,
+    /// Algorithm-specific: a second value (FASOR's dither).
+    pub(crate) extra: f64,
+    /// Algorithm-specific: a state snapshot (FASOR's state when the exchange started).
+    pub(crate) phase: u8,
+}
+
+impl ExchangeTimer {
+    pub(crate) fn new(initial: f64, start: Start, marking: Marking) -> Self {
+        ExchangeTimer {
+            armed: initial,
+            initial,
+            retransmissions: 0,
+            confirmable: start.confirmable,
+            marking,
+            factor: 0.0,
+            extra: 0.0,
+            phase: 0,
+        }
+    }
+    /// The RTO to arm now.
+    pub fn rto(&self) -> Duration {
+        Duration::from_secs_f64(self.armed)
+    }
+    /// The RTO armed for the first transmission.
+    pub fn initial_rto(&self) -> Duration {
+        Duration::from_secs_f64(self.initial)
+    }
+    /// Retransmissions so far.
+    pub fn retransmissions(&self) -> u32 {
+        self.retransmissions
+    }
+    /// Send the request as CON (a controller may turn a NON into a CON, CoCoA's 2-of-16 rule).
+    pub fn confirmable(&self) -> bool {
+        self.confirmable
+    }
+    /// How to number this exchange's transmissions.
+    pub fn marking(&self) -> Marking {
+        self.marking
+    }
+}
+
+/// The transmission number the response echoed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Echo {
+    /// No number came back (not marked, an empty ACK, or a peer that does not echo).
+    None,
+    /// The echoed number; 255 (the probe) reads as 0.
+    Number(u8),
+}
+
+/// What the caller knows when an exchange completes (its ACK or response arrived).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Completion<'a> {
+    /// Send time of every transmission, in order (at least the original).
+    pub sent: &'a [Instant],
+    /// The echoed transmission number.
+    pub echo: Echo,
+    /// The response was piggybacked on the ACK.
+    pub piggybacked: bool,
+}
+
+/// An RTT sample, classified (the "common vocabulary" of the specification).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Sample {
+    /// The RTT of a known transmission: the only one, or the one the response echoed.
+    Unambiguous {
+        /// Seconds.
+        rtt: f64,
+        /// The exchange had retransmissions (the echo resolved the ambiguity).
+        retransmitted: bool,
+    },
+    /// Time from the ORIGINAL transmission to the response, after retransmissions.
+    Ambiguous {
+        /// Seconds.
+        rtt: f64,
+        /// How many retransmissions the exchange had.
+        retransmissions: u32,
+    },
+}
+
+impl Completion<'_> {
+    /// Classifies the sample this completion gives at `now`.
+    pub fn sample(&self, now: Instant) -> Sample {
+        let first = self.sent.first().copied().unwrap_or(now);
+        let retransmissions = self.sent.len().saturating_sub(1) as u32;
+        let echoed = match self.echo {
+            Echo::Number(255) => Some(0usize),
+            Echo::Number(n) => Some(n as usize),
+            Echo::None => None,
+        };
+        match echoed.and_then(|n| self.sent.get(n)) {
+            Some(&t) => Sample::Unambiguous {
+                rtt: (now - t).as_secs_f64(),
+                retransmitted: retransmissions > 0,
+            },
+            None if retransmissions == 0 => {
+                Sample::Unambiguous { rtt: (now - first).as_secs_f64(), retransmitted: false }
+            }
+            None => Sample::Ambiguous { rtt: (now - first).as_secs_f64(), retransmissions },
+        }
+    }
+}
+
+/// A snapshot for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[non_exhaustive]
+pub struct Metrics {
+    /// The RTO the next exchange starts from (before any dither), seconds.
+    pub rto: f64,
+    /// Smoothed RTT, if the algorithm keeps one.
+    pub srtt: Option<f64>,
+    /// Pacing rate in messages per second, for rate-based algorithms.
+    pub rate: Option<f64>,
+}
+
+/// Retransmission-timeout / congestion control for one destination. Sans-IO: time and
+/// randomness are passed in; no method blocks, allocates or reads a clock.
+pub trait Controller: core::fmt::Debug + Send {
+    /// The registered name of the algorithm.
+    fn name(&self) -> &'static str;
+
+    /// How many exchanges may be outstanding to the destination at once (NSTART).
+    fn nstart(&self) -> usize {
+        1
+    }
+
+    /// Earliest time a new exchange may start (rate-based algorithms and NON pacing).
+    /// Call before [`Controller::start`]; the default allows `now`.
+    fn earliest_start(&self, now: Instant, _confirmable: bool) -> Instant {
+        now
+    }
+
+    /// A new exchange starts now: returns its timer, whose [`ExchangeTimer::rto`] is armed for
+    /// the first transmission.
+    fn start(&mut self, now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer;
+
+    /// The armed RTO of `ex` expired. `Some(rto)`: retransmit now and arm `rto`
+    /// (`ex.retransmissions()` has been incremented). `None`: MAX_RETRANSMIT was reached; the
+    /// exchange fails (call [`Controller::on_failure`]).
+    fn on_timeout(&mut self, now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration>;
+
+    /// The exchange was acknowledged (piggybacked or empty ACK) or answered.
+    fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>);
+
+    /// The exchange failed (its last RTO expired, or the peer answered with RST).
+    fn on_failure(&mut self, _now: Instant, _ex: &ExchangeTimer) {}
+
+    /// Forgets everything learnt about the destination, as a new device would start.
+    fn reset(&mut self);
+
+    /// The algorithm's state for metrics.
+    fn metrics(&self) -> Metrics;
+
+    /// The documented bounds, in seconds, of every RTO [`Controller::start`] and
+    /// [`Controller::on_timeout`] return.
+    fn rto_bounds(&self) -> (f64, f64);
+}
+
+/// No RTO is ever shorter than this (1 ms). Several sources set no floor at all; an RTO of
+/// microseconds would fire on scheduling noise alone. No reference scenario comes near it.
+pub const RTO_FLOOR: f64 = 0.001;
+
+/// Applies the crate-wide floor and an algorithm's cap.
+pub(crate) fn clamp_rto(rto: f64, cap: f64) -> f64 {
+    if rto.is_nan() {
+        return cap;
+    }
+    rto.clamp(RTO_FLOOR, cap.max(RTO_FLOOR))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: f64) -> Instant {
+        Instant::from_nanos((s * 1e9) as u64)
+    }
+
+    #[test]
+    fn samples_are_classified() {
+        let sent = [at(0.0), at(2.0), at(6.0)];
+        let c = Completion { sent: &sent[..1], echo: Echo::None, piggybacked: true };
+        assert_eq!(c.sample(at(0.5)), Sample::Unambiguous { rtt: 0.5, retransmitted: false });
+        let c = Completion { sent: &sent, echo: Echo::None, piggybacked: true };
+        assert_eq!(c.sample(at(7.0)), Sample::Ambiguous { rtt: 7.0, retransmissions: 2 });
+        let c = Completion { sent: &sent, echo: Echo::Number(1), piggybacked: true };
+        assert_eq!(c.sample(at(7.0)), Sample::Unambiguous { rtt: 5.0, retransmitted: true });
+        // the probe value 255 names the original
+        let c = Completion { sent: &sent[..1], echo: Echo::Number(255), piggybacked: true };
+        assert_eq!(c.sample(at(1.0)), Sample::Unambiguous { rtt: 1.0, retransmitted: false });
+        // an echo naming a transmission that never happened is ignored
+        let c = Completion { sent: &sent, echo: Echo::Number(9), piggybacked: true };
+        assert!(matches!(c.sample(at(7.0)), Sample::Ambiguous { .. }));
+    }
+}

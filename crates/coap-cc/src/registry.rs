@@ -1,0 +1,364 @@
+//! The registry: an algorithm's name plus `key=value` parameters → a [`CcConfig`], the factory
+//! of per-destination controllers. Text form: `name[:key=value,key=value...]`, e.g.
+//! `fasor:max_retransmit=20` or `cocoa:aging=false,nstart=4`.
+
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::algorithms::cocoa::{Blind, Cocoa, CocoaParams, CocoaVariant};
+use crate::algorithms::cocoa_pp::PpParams;
+use crate::algorithms::default_coap::{DefaultCoap, DefaultParams};
+use crate::algorithms::eifel::{Eifel, EifelParams};
+use crate::algorithms::fasor::{Fasor, FasorParams, FasorVariant, FirstRttvar};
+use crate::algorithms::full_backoff::Carry;
+use crate::algorithms::gsrtc::GsrtcParams;
+use crate::algorithms::linux_rto::{LinuxParams, LinuxRto};
+use crate::algorithms::peakhopper::{PeakHopper, PeakHopperParams};
+use crate::algorithms::rtt_coap::{RttCoap, RttCoapParams};
+use crate::marking::MarkingKind;
+use crate::params::{ParamInfo, Params, SetError};
+use crate::Controller;
+
+/// A registered algorithm.
+#[derive(Debug, Clone, Copy)]
+pub struct Algorithm {
+    /// The CLI / scenario name.
+    pub name: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    make: fn() -> Kind,
+}
+
+/// Every registered algorithm, in the order of `shared/spec/algorithms.md`.
+pub static ALGORITHMS: &[Algorithm] = &[
+    alg("default", "RFC 7252 §4.2, §4.8", "initial RTO U[2,3] s, binary exponential backoff, no RTT estimation", || dflt(DefaultParams::default(), Carry::None)),
+    alg("default_b", "Betzler et al. (CoAP_B); RFC 7252", "DefaultCoAP with ACK_TIMEOUT = 1 s", || dflt(DefaultParams { ack_timeout: 1.0, ..DefaultParams::default() }, Carry::None)),
+    alg("default_fb1", "Järvinen et al., ANRW 2018 (Full Backoff)", "DefaultCoAP; the backed-off RTO carries into the next exchange", || dflt(DefaultParams::default(), Carry::Fb1)),
+    alg("default_fb2", "Järvinen et al., ANRW 2018 (Full Backoff)", "as default_fb1, halving the carried RTO after each clean exchange", || dflt(DefaultParams::default(), Carry::Fb2)),
+    alg("cocoa", "draft-ietf-core-cocoa-03; Betzler et al. (CoCoA+)", "strong/weak RFC 6298 estimators, variable backoff factor", || cocoa(CocoaParams::default(), CocoaVariant::Plain)),
+    alg("cocoa4", "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03", "CoCoA with NSTART = 4 and the exponential blind RTO", || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, CocoaVariant::Plain)),
+    alg("cocoa_fb1", "Järvinen et al., ANRW 2018 (Full Backoff)", "CoCoA; the backed-off RTO carries into the next exchange", || cocoa(CocoaParams::default(), CocoaVariant::Fb1)),
+    alg("cocoa_fb2", "Järvinen et al., ANRW 2018 (Full Backoff)", "CoCoA; max(RTO, weak estimate) backed off carries into the next exchange", || cocoa(CocoaParams::default(), CocoaVariant::Fb2)),
+    alg("linux_rto", "Linux tcp_rtt_estimator; Californium LinuxRto", "Linux TCP's RTO estimator (mdev/mdev_max), Karn's rule", || Kind::Linux(LinuxParams::default())),
+    alg("fasor", "draft-ietf-core-fasor-02; Järvinen et al., GLOBECOM 2018", "Fast-Slow RTO: fast RFC 6298 series, slowrto after ambiguous ACKs", || fasor(FasorParams::default(), FasorVariant::Fasor)),
+    alg("fasor_slow", "Järvinen (Helsinki thesis 2019), development variant", "RFC 6298; slowrto, doubling, after retransmissions", || fasor(FasorParams::default(), FasorVariant::Slow)),
+    alg("fasor_fastslow", "Järvinen (Helsinki thesis 2019), development variant", "after retransmissions: fast probe, then slowrto doubling", || fasor(FasorParams::default(), FasorVariant::FastSlow)),
+    alg("fasor_k4", "draft-ietf-core-fasor-02 without the first-sample tuning", "FASOR with plain RFC 6298 initialisation (first RTO 3R)", || fasor(FasorParams { first_rttvar: FirstRttvar::Rfc6298, ..FasorParams::default() }, FasorVariant::Fasor)),
+    alg("fasor_token", "Järvinen et al.; accurate RTT via the token", "FASOR; transmission number in the token, every sample unambiguous", || fasor(FasorParams { rtt_marking: MarkingKind::Token, ..FasorParams::default() }, FasorVariant::Fasor)),
+    alg("fasor_option", "draft-ietf-core-fasor-02 §4.4 (Retransmission Count option)", "FASOR; transmission number in option 65028, probe and fallback", || fasor(FasorParams { rtt_marking: MarkingKind::Option, ..FasorParams::default() }, FasorVariant::Fasor)),
+    alg("rtt_coap", "Ancillotti & Bruno, WWIC 2018 (constants chosen, not from the paper)", "rate-based pacing from short/long-term RTT, accurate samples", || Kind::RttCoap(RttCoapParams::default())),
+    alg("gst", "Rathod & Tahiliani 2020 (GST-CoAP)", "default_fb2 with geometric halving (1/2)^count of the carried RTO", || dflt(DefaultParams::default(), Carry::Gst)),
+    alg("eifel", "Ludwig & Sklower, CCR 2000 (Eifel timer), adapted to CoAP", "Eifel gains 1/3 and 1/9, Karn sampling and carry-over", || Kind::Eifel(EifelParams::default())),
+    alg("gsrtc", "Rathod & Tahiliani 2021 (GSRTC)", "cocoa_fb2 with a geometric-series weight of strong samples", || cocoa(CocoaParams::default(), CocoaVariant::Gsrtc(GsrtcParams::default()))),
+    alg("cocoa_pp", "Rathod et al. 2019 (CoCoA++), constants per source code, unverified", "CoCoA with a probabilistic backoff factor from CDG delay gradients", || cocoa(CocoaParams::default(), CocoaVariant::Pp(PpParams::default()))),
+    alg("peakhopper", "Šimůnek et al. (PH-RTO); Californium PeakhopperRto", "peak-hopping RTO over unambiguous samples", || Kind::PeakHopper(PeakHopperParams::default())),
+];
+
+const fn alg(name: &'static str, source: &'static str, summary: &'static str, make: fn() -> Kind) -> Algorithm {
+    Algorithm { name, source, summary, make }
+}
+fn dflt(p: DefaultParams, carry: Carry) -> Kind {
+    Kind::Default(p, carry)
+}
+fn cocoa(p: CocoaParams, v: CocoaVariant) -> Kind {
+    Kind::Cocoa(p, v)
+}
+fn fasor(p: FasorParams, v: FasorVariant) -> Kind {
+    Kind::Fasor(p, v)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Kind {
+    Default(DefaultParams, Carry),
+    Cocoa(CocoaParams, CocoaVariant),
+    Linux(LinuxParams),
+    Fasor(FasorParams, FasorVariant),
+    RttCoap(RttCoapParams),
+    Eifel(EifelParams),
+    PeakHopper(PeakHopperParams),
+}
+
+/// A configured algorithm: the factory of its per-destination controllers.
+#[derive(Debug, Clone)]
+pub struct CcConfig {
+    algorithm: &'static Algorithm,
+    kind: Kind,
+}
+
+/// Why a `name[:key=value,...]` text was refused. Each message lists what is valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpecError {
+    /// No algorithm has that name.
+    UnknownAlgorithm(String),
+    /// The algorithm has no such parameter.
+    UnknownParameter {
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The key given.
+        key: String,
+        /// Its valid keys.
+        valid: Vec<&'static str>,
+    },
+    /// The value does not parse.
+    BadValue {
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// The values parse but are impossible together or out of range.
+    Invalid {
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The offending key.
+        key: &'static str,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// A parameter is not of the form key=value.
+    Syntax(String),
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecError::UnknownAlgorithm(name) => {
+                write!(f, "unknown algorithm '{name}'; valid algorithms: ")?;
+                join(f, ALGORITHMS.iter().map(|a| a.name))
+            }
+            SpecError::UnknownParameter { algorithm, key, valid } => {
+                write!(f, "{algorithm} has no parameter '{key}'; valid parameters: ")?;
+                join(f, valid.iter().copied())
+            }
+            SpecError::BadValue { algorithm, key, value, expected } => {
+                write!(f, "{algorithm}: bad value '{value}' for {key}: expected {expected}")
+            }
+            SpecError::Invalid { algorithm, key, rule } => write!(f, "{algorithm}: {key} {rule}"),
+            SpecError::Syntax(text) => write!(f, "'{text}' is not of the form key=value"),
+        }
+    }
+}
+
+impl core::error::Error for SpecError {}
+
+fn join<'a>(f: &mut fmt::Formatter<'_>, items: impl Iterator<Item = &'a str>) -> fmt::Result {
+    for (i, s) in items.enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        f.write_str(s)?;
+    }
+    Ok(())
+}
+
+/// Looks an algorithm up by name.
+pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
+    ALGORITHMS.iter().find(|a| a.name == name)
+}
+
+impl PartialEq for CcConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name() && self.kind == other.kind
+    }
+}
+
+impl CcConfig {
+    /// The algorithm's defaults.
+    pub fn new(name: &str) -> Result<Self, SpecError> {
+        let algorithm = algorithm(name).ok_or_else(|| SpecError::UnknownAlgorithm(name.to_string()))?;
+        Ok(CcConfig { algorithm, kind: (algorithm.make)() })
+    }
+
+    /// Parses `name[:key=value,...]`.
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let (name, params) = match text.split_once(':') {
+            Some((n, p)) => (n.trim(), p),
+            None => (text.trim(), ""),
+        };
+        let mut cfg = CcConfig::new(name)?;
+        for kv in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| SpecError::Syntax(kv.to_string()))?;
+            cfg.set(k.trim(), v.trim())?;
+        }
+        Ok(cfg)
+    }
+
+    /// The registered algorithm.
+    pub fn algorithm(&self) -> &'static Algorithm {
+        self.algorithm
+    }
+
+    /// The algorithm's name.
+    pub fn name(&self) -> &'static str {
+        self.algorithm.name
+    }
+
+    fn params_mut(&mut self) -> (&mut dyn Params, Option<&mut dyn Params>) {
+        match &mut self.kind {
+            Kind::Default(p, _) => (p, None),
+            Kind::Cocoa(p, CocoaVariant::Gsrtc(g)) => (p, Some(g)),
+            Kind::Cocoa(p, CocoaVariant::Pp(pp)) => (p, Some(pp)),
+            Kind::Cocoa(p, _) => (p, None),
+            Kind::Linux(p) => (p, None),
+            Kind::Fasor(p, _) => (p, None),
+            Kind::RttCoap(p) => (p, None),
+            Kind::Eifel(p) => (p, None),
+            Kind::PeakHopper(p) => (p, None),
+        }
+    }
+
+    /// Sets one parameter, then checks the whole configuration.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), SpecError> {
+        let algorithm = self.name();
+        let (main, ext) = self.params_mut();
+        let mut result = main.set(key, value);
+        if result == Err(SetError::Unknown) {
+            if let Some(ext) = ext {
+                result = ext.set(key, value);
+            }
+        }
+        match result {
+            Ok(()) => self.validate(),
+            Err(SetError::Unknown) => Err(SpecError::UnknownParameter { algorithm, key: key.to_string(), valid: self.keys() }),
+            Err(SetError::BadValue { expected }) => {
+                Err(SpecError::BadValue { algorithm, key: key.to_string(), value: value.to_string(), expected })
+            }
+        }
+    }
+
+    /// Does the algorithm have this parameter?
+    pub fn has_param(&self, key: &str) -> bool {
+        self.keys().contains(&key)
+    }
+
+    fn keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        self.describe(&mut |p| keys.push(p.name));
+        keys
+    }
+
+    /// Calls `f` with every parameter and its current value.
+    pub fn describe(&self, f: &mut dyn FnMut(ParamInfo<'_>)) {
+        match &self.kind {
+            Kind::Default(p, _) => p.describe(f),
+            Kind::Cocoa(p, v) => {
+                p.describe(f);
+                match v {
+                    CocoaVariant::Gsrtc(g) => g.describe(f),
+                    CocoaVariant::Pp(pp) => pp.describe(f),
+                    _ => {}
+                }
+            }
+            Kind::Linux(p) => p.describe(f),
+            Kind::Fasor(p, _) => p.describe(f),
+            Kind::RttCoap(p) => p.describe(f),
+            Kind::Eifel(p) => p.describe(f),
+            Kind::PeakHopper(p) => p.describe(f),
+        }
+    }
+
+    fn validate(&self) -> Result<(), SpecError> {
+        let r = match &self.kind {
+            Kind::Default(p, _) => p.validate(),
+            Kind::Cocoa(p, v) => p.validate().and_then(|()| match v {
+                CocoaVariant::Gsrtc(g) => g.validate(),
+                CocoaVariant::Pp(pp) => pp.validate(),
+                _ => Ok(()),
+            }),
+            Kind::Linux(p) => p.validate(),
+            Kind::Fasor(p, _) => p.validate(),
+            Kind::RttCoap(p) => p.validate(),
+            Kind::Eifel(p) => p.validate(),
+            Kind::PeakHopper(p) => p.validate(),
+        };
+        r.map_err(|(key, rule)| SpecError::Invalid { algorithm: self.name(), key, rule })
+    }
+
+    /// A controller for one destination, with no history.
+    pub fn build(&self) -> Box<dyn Controller> {
+        let name = self.name();
+        match &self.kind {
+            Kind::Default(p, carry) => Box::new(DefaultCoap::new(name, p.clone(), *carry)),
+            Kind::Cocoa(p, v) => Box::new(Cocoa::new(name, p.clone(), v.clone())),
+            Kind::Linux(p) => Box::new(LinuxRto::new(p.clone())),
+            Kind::Fasor(p, v) => Box::new(Fasor::new(name, p.clone(), *v)),
+            Kind::RttCoap(p) => Box::new(RttCoap::new(p.clone())),
+            Kind::Eifel(p) => Box::new(Eifel::new(p.clone())),
+            Kind::PeakHopper(p) => Box::new(PeakHopper::new(p.clone())),
+        }
+    }
+}
+
+/// `name:key=value,...` with every parameter that differs from the algorithm's defaults.
+impl fmt::Display for CcConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write;
+        let defaults = CcConfig::new(self.name()).map_err(|_| fmt::Error)?;
+        let mut base = Vec::new();
+        defaults.describe(&mut |p| base.push((p.name, p.value.to_string())));
+        let mut out = String::from(self.name());
+        let mut sep = ':';
+        let mut i = 0;
+        self.describe(&mut |p| {
+            let v = p.value.to_string();
+            if base.get(i).map(|b| &b.1) != Some(&v) {
+                let _ = write!(out, "{sep}{}={v}", p.name);
+                sep = ',';
+            }
+            i += 1;
+        });
+        f.write_str(&out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_algorithm_builds_with_its_name() {
+        for a in ALGORITHMS {
+            let c = CcConfig::new(a.name).unwrap();
+            assert_eq!(c.build().name(), a.name);
+            assert!(c.has_param("max_retransmit") && c.has_param("nstart"), "{}", a.name);
+        }
+        assert_eq!(ALGORITHMS.len(), 21);
+    }
+
+    #[test]
+    fn parse_and_display() {
+        let c = CcConfig::parse("fasor:max_retransmit=20, first_rttvar=pseudocode").unwrap();
+        assert_eq!(c.to_string(), "fasor:max_retransmit=20,first_rttvar=pseudocode");
+        assert_eq!(CcConfig::parse("cocoa").unwrap().to_string(), "cocoa");
+        assert_eq!(CcConfig::parse("cocoa:aging=false").unwrap().to_string(), "cocoa:aging=false");
+        assert_eq!(CcConfig::parse("cocoa4").unwrap().build().nstart(), 4);
+        // extension parameters of gsrtc and cocoa_pp
+        assert!(CcConfig::parse("gsrtc:w_initial=0").is_ok());
+        assert!(CcConfig::parse("cocoa_pp:g_scale=0.003").is_ok());
+        assert!(CcConfig::parse("cocoa:g_scale=0.003").is_err());
+    }
+
+    #[test]
+    fn errors_list_what_is_valid() {
+        let e = CcConfig::parse("fasr").unwrap_err().to_string();
+        assert!(e.contains("unknown algorithm 'fasr'") && e.contains("fasor_option") && e.contains("peakhopper"), "{e}");
+        let e = CcConfig::parse("default:foo=1").unwrap_err().to_string();
+        assert!(e.contains("no parameter 'foo'") && e.contains("ack_timeout") && e.contains("rto_max"), "{e}");
+        let e = CcConfig::parse("cocoa:vbf=sometimes").unwrap_err().to_string();
+        assert!(e.contains("one of: once per_step"), "{e}");
+        let e = CcConfig::parse("default:ack_random_factor=0.5").unwrap_err().to_string();
+        assert!(e.contains("ack_random_factor must be >= 1"), "{e}");
+        let e = CcConfig::parse("default:max_retransmit=99").unwrap_err().to_string();
+        assert!(e.contains("<= 30"), "{e}");
+        assert!(matches!(CcConfig::parse("default:nstart"), Err(SpecError::Syntax(_))));
+        assert!(CcConfig::parse("default:ack_timeout=inf").is_err());
+    }
+}

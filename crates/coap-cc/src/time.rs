@@ -1,0 +1,123 @@
+//! Integer-nanosecond time. Sans-IO: nothing here reads a clock; the caller passes `now` in.
+
+use core::ops::{Add, AddAssign, Sub};
+
+/// A point in time: nanoseconds since an epoch the driver chooses (simulation start, or the
+/// moment a real endpoint was created).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Instant(u64);
+
+/// A span of time in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Duration(u64);
+
+impl Instant {
+    /// The epoch.
+    pub const ZERO: Instant = Instant(0);
+    /// From nanoseconds since the epoch.
+    pub const fn from_nanos(ns: u64) -> Self {
+        Instant(ns)
+    }
+    /// Nanoseconds since the epoch.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// `self - earlier`, or zero if `earlier` is later.
+    pub const fn saturating_since(self, earlier: Instant) -> Duration {
+        Duration(self.0.saturating_sub(earlier.0))
+    }
+}
+
+impl Duration {
+    /// Zero.
+    pub const ZERO: Duration = Duration(0);
+    /// The longest span.
+    pub const MAX: Duration = Duration(u64::MAX);
+    /// From nanoseconds.
+    pub const fn from_nanos(ns: u64) -> Self {
+        Duration(ns)
+    }
+    /// From microseconds (saturating).
+    pub const fn from_micros(us: u64) -> Self {
+        Duration(us.saturating_mul(1_000))
+    }
+    /// From milliseconds (saturating).
+    pub const fn from_millis(ms: u64) -> Self {
+        Duration(ms.saturating_mul(1_000_000))
+    }
+    /// From whole seconds (saturating).
+    pub const fn from_secs(s: u64) -> Self {
+        Duration(s.saturating_mul(1_000_000_000))
+    }
+    /// From seconds, rounded to the nearest nanosecond; negative and NaN give zero, values past
+    /// the range saturate.
+    pub fn from_secs_f64(s: f64) -> Self {
+        let ns = s * 1e9;
+        if ns.is_nan() || ns <= 0.0 {
+            Duration(0)
+        } else if ns >= u64::MAX as f64 {
+            Duration(u64::MAX)
+        } else {
+            Duration(libm::round(ns) as u64)
+        }
+    }
+    /// Nanoseconds.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Seconds as a float.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e9
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    fn add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, d: Duration) {
+        *self = *self + d;
+    }
+}
+impl Sub<Instant> for Instant {
+    type Output = Duration;
+    /// Saturating: an `Instant` earlier than `rhs` gives zero.
+    fn sub(self, rhs: Instant) -> Duration {
+        self.saturating_since(rhs)
+    }
+}
+impl Add for Duration {
+    type Output = Duration;
+    fn add(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_add(d.0))
+    }
+}
+
+impl From<core::time::Duration> for Duration {
+    fn from(d: core::time::Duration) -> Self {
+        Duration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+impl From<Duration> for core::time::Duration {
+    fn from(d: Duration) -> Self {
+        core::time::Duration::from_nanos(d.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions() {
+        assert_eq!(Duration::from_secs_f64(2.5).as_nanos(), 2_500_000_000);
+        assert_eq!(Duration::from_secs_f64(-1.0), Duration::ZERO);
+        assert_eq!(Duration::from_secs_f64(f64::NAN), Duration::ZERO);
+        assert_eq!(Duration::from_secs_f64(1e30), Duration::MAX);
+        assert_eq!(Instant::from_nanos(5) - Instant::from_nanos(9), Duration::ZERO);
+        assert_eq!(Instant::ZERO + Duration::from_millis(3), Instant::from_nanos(3_000_000));
+    }
+}
