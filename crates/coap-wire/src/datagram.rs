@@ -79,11 +79,15 @@ impl<'a> Message<'a> {
         Ok(Message { ty, code, message_id, token, options, payload })
     }
 
-    /// Type/code rules of RFC 7252 §4.2, §4.3 and §12.1.1: violations are message format errors
+    /// Type/code rules of RFC 7252 §3, §4.2, §4.3: violations are message format errors
     /// (the receiver rejects a CON with RST and silently drops anything else).
     pub fn check_semantics(&self) -> Result<(), Error> {
         let class = self.code.class();
-        if matches!(class, 1 | 6 | 7) {
+        //= https://www.rfc-editor.org/rfc/rfc7252#section-3
+        //# The class can indicate a request (0), a success response (2), a client
+        //# error response (4), or a server error response (5).  (All other
+        //# class values are reserved.)
+        if !matches!(class, 0 | 2 | 4 | 5) {
             return Err(Error::ReservedCodeClass(class));
         }
         match self.ty {
@@ -262,6 +266,8 @@ mod tests {
         assert_eq!(sem(&[0x70, 0x45, 0, 1]), Err(Error::NonEmptyReset)); // §4.2
         assert_eq!(sem(&[0x60, 0x01, 0, 1]), Err(Error::RequestInAcknowledgement)); // §4.2
         assert_eq!(sem(&[0x40, 0x21, 0, 1]), Err(Error::ReservedCodeClass(1))); // 1.01
+        assert_eq!(sem(&[0x40, 0x61, 0, 1]), Err(Error::ReservedCodeClass(3))); // 3.01
+        assert_eq!(sem(&[0x40, 0xC1, 0, 1]), Err(Error::ReservedCodeClass(6))); // 6.01
         assert_eq!(sem(&[0x40, 0xE1, 0, 1]), Err(Error::ReservedCodeClass(7))); // 7.01 over UDP
         assert_eq!(sem(&[0x40, 0x00, 0, 1]), Ok(())); // CON ping
         assert_eq!(Message::peek_header(&[0x40, 0x21, 0xAB, 0xCD, 0xF0]), Some((MessageType::Con, 0xABCD)));

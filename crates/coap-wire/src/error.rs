@@ -31,7 +31,7 @@ pub enum Error {
     NonEmptyReset,
     /// RFC 7252 §4.2: an Acknowledgement carries a response or is Empty, never a request.
     RequestInAcknowledgement,
-    /// RFC 7252 §12.1.1: code classes 1, 6 and 7 are reserved (7 is signaling, RFC 8323 only).
+    /// RFC 7252 §3: code classes other than 0, 2, 4 and 5 are reserved (7 is RFC 8323 signaling).
     ReservedCodeClass(u8),
     /// RFC 8323 §3.2: the frame is longer than the receiver accepts (its Max-Message-Size).
     FrameTooLarge {

@@ -1,0 +1,66 @@
+//! Endpoint configuration: the RFC 7252 §4.8.2 derived times and this implementation's bounds.
+
+use coap_cc::{CcConfig, Duration};
+
+/// What an endpoint needs to know.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The congestion-control algorithm; one controller per destination is built from it.
+    pub cc: CcConfig,
+    /// Length of the tokens this endpoint makes (0–8). With token marking one more byte, the
+    /// transmission number, goes in front.
+    pub token_len: usize,
+    /// How long a CON request's response is cached for duplicates, and how long a finished
+    /// exchange is kept to count duplicate responses (RFC 7252 §4.8.2: 247 s).
+    pub exchange_lifetime: Duration,
+    /// The same for NON (RFC 7252 §4.8.2: 145 s); also how long a NON request waits for a response.
+    pub non_lifetime: Duration,
+    /// At most this many deduplication entries (and as many deferred responses); the oldest goes first.
+    pub max_dedup_entries: usize,
+    /// A handler that answers later gets an empty ACK after this long.
+    pub separate_ack_delay: Duration,
+    /// Requests whose encoding exceeds this are refused (RFC 7252 §4.6: 1152 by default).
+    pub max_message_size: usize,
+    /// Echo the transmission-number options in piggybacked responses (a server that knows them).
+    pub echo_transmission_numbers: bool,
+}
+
+impl Config {
+    /// Defaults around `cc`.
+    pub fn new(cc: CcConfig) -> Self {
+        Config {
+            cc,
+            token_len: 0,
+            exchange_lifetime: Duration::from_secs(247),
+            non_lifetime: Duration::from_secs(145),
+            max_dedup_entries: 4096,
+            separate_ack_delay: Duration::from_millis(200),
+            max_message_size: 1152,
+            echo_transmission_numbers: true,
+        }
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        if self.token_len > coap_wire::MAX_TOKEN_LEN - 1 {
+            return Err(ConfigError("token_len must be at most 7 (one byte is kept for token marking)"));
+        }
+        if self.max_dedup_entries == 0 {
+            return Err(ConfigError("max_dedup_entries must be at least 1"));
+        }
+        if self.max_message_size < 64 {
+            return Err(ConfigError("max_message_size must be at least 64"));
+        }
+        Ok(())
+    }
+}
+
+/// An impossible configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigError(pub &'static str);
+
+impl core::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+impl std::error::Error for ConfigError {}

@@ -1,0 +1,765 @@
+//! The endpoint: client exchanges and server replies over one local address.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use coap_cc::{Completion, Controller, Duration, Echo, ExchangeTimer, Instant, Marking, Start};
+use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Message, MessageType, Options};
+use rand_core::RngCore;
+use smallvec::SmallVec;
+
+use crate::config::{Config, ConfigError};
+use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome};
+use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
+use crate::token::Token;
+use crate::Request;
+
+/// Transmissions an exchange can have: the original and up to MAX_RETRANSMIT_LIMIT more.
+const MAX_TX: usize = coap_cc::MAX_RETRANSMIT_LIMIT as usize + 1;
+/// RFC 7252 §4.8 defaults for the server's own separate CON responses.
+const SEPARATE_ACK_TIMEOUT: f64 = 2.0;
+const SEPARATE_MAX_RETRANSMIT: u32 = 4;
+
+/// A datagram to send: `len` bytes of the caller's buffer, to `dest`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub struct Transmit<A> {
+    /// Where to.
+    pub dest: A,
+    /// How many bytes of the buffer.
+    pub len: usize,
+}
+
+/// What the application learns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event<A> {
+    /// The response to an exchange.
+    Response {
+        /// The exchange.
+        id: ExchangeId,
+        /// Its code.
+        code: Code,
+        /// Its payload.
+        payload: Vec<u8>,
+    },
+    /// An exchange failed.
+    Failed {
+        /// The exchange.
+        id: ExchangeId,
+        /// Why.
+        reason: FailReason,
+    },
+    /// An exchange's final record (see [`ExchangeReport`]).
+    Retired(ExchangeReport<A>),
+}
+
+/// Why a request was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestError {
+    /// Its encoding would exceed the configured maximum message size.
+    TooLarge,
+}
+
+impl core::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("request larger than the maximum message size")
+    }
+}
+impl std::error::Error for RequestError {}
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    Queued,
+    /// A CON awaiting its ACK.
+    Waiting { timer: ExchangeTimer, deadline: Instant },
+    /// Empty ACK received; awaiting the separate response.
+    Acked,
+    /// A NON awaiting its response.
+    NonWaiting { deadline: Instant },
+    /// Finished; kept to count duplicates until `retire_at`.
+    Done { retire_at: Instant },
+}
+
+#[derive(Debug)]
+struct Exchange<A> {
+    dest: A,
+    req: Request,
+    mid: u16,
+    token: Token,
+    phase: Phase,
+    marking: Marking,
+    confirmable: bool,
+    sent: [Instant; MAX_TX],
+    n_sent: usize,
+    rtos: [Duration; MAX_TX],
+    expired: u32,
+    acked_at: Option<Instant>,
+    responded_at: Option<Instant>,
+    outcome: Option<Outcome>,
+    duplicates: u32,
+}
+
+impl<A: Clone> Exchange<A> {
+    fn report(&self, id: ExchangeId) -> ExchangeReport<A> {
+        let n_rtos = if self.confirmable { self.n_sent } else { 0 };
+        ExchangeReport {
+            id,
+            dest: self.dest.clone(),
+            sent: self.sent[..self.n_sent].to_vec(),
+            rtos: self.rtos[..n_rtos].to_vec(),
+            expired: self.expired,
+            acked_at: self.acked_at,
+            responded_at: self.responded_at,
+            outcome: self.outcome.unwrap_or(Outcome::Failed(FailReason::Timeout)),
+            duplicates: self.duplicates,
+        }
+    }
+
+    /// Does `token` name this exchange (with its transmission number in front under token marking)?
+    fn token_matches(&self, token: &[u8]) -> bool {
+        match self.marking {
+            Marking::Token => token.split_first().is_some_and(|(&n, rest)| (n as usize) < self.n_sent && rest == self.token.as_slice()),
+            _ => token == self.token.as_slice(),
+        }
+    }
+
+    fn echo(&self, msg: &Message<'_>) -> Echo {
+        match self.marking {
+            Marking::Token => msg.token.first().map_or(Echo::None, |&n| Echo::Number(n)),
+            Marking::Option { number, .. } => msg
+                .options
+                .get(number)
+                .and_then(decode_uint)
+                .map_or(Echo::None, |v| Echo::Number(v.min(255) as u8)),
+            Marking::None => Echo::None,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Peer {
+    cc: Box<dyn Controller>,
+    outstanding: usize,
+    queue: VecDeque<ExchangeId>,
+    wake: Option<Instant>,
+}
+
+#[derive(Debug)]
+enum Pending<A> {
+    Request(ExchangeId),
+    Empty { dest: A, ty: MessageType, mid: u16 },
+    Bytes { dest: A, bytes: Vec<u8> },
+}
+
+#[derive(Debug)]
+struct Deferred<A> {
+    peer: A,
+    mid: u16,
+    token: Token,
+    con: bool,
+    ack_deadline: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct SeparateOut {
+    bytes: Vec<u8>,
+    deadline: Instant,
+    rto: f64,
+    retransmissions: u32,
+}
+
+/// One CoAP endpoint (client and server) over one local address. `A` is the driver's address
+/// type; `R` the seeded RNG it owns.
+pub struct Endpoint<A, R> {
+    cfg: Config,
+    rng: R,
+    handler: Box<dyn Handler<A>>,
+    next_mid: u16,
+    next_id: u64,
+    next_request: u64,
+    peers: BTreeMap<A, Peer>,
+    exchanges: BTreeMap<ExchangeId, Exchange<A>>,
+    by_mid: BTreeMap<(A, u16), ExchangeId>,
+    by_token: BTreeMap<(A, Token), ExchangeId>,
+    dedup: Dedup<A>,
+    deferred: BTreeMap<RequestId, Deferred<A>>,
+    separate: BTreeMap<(A, u16), SeparateOut>,
+    pending: VecDeque<Pending<A>>,
+    events: VecDeque<Event<A>>,
+}
+
+impl<A: Ord + Clone + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("cc", &self.cfg.cc.to_string())
+            .field("exchanges", &self.exchanges.len())
+            .field("dedup", &self.dedup.len())
+            .finish_non_exhaustive()
+    }
+}
+
+
+impl<A, R> Endpoint<A, R>
+where
+    A: Ord + Clone + core::fmt::Debug + Send + 'static,
+    R: RngCore,
+{
+    /// An endpoint answering 4.04 to every request (a pure client); see [`Endpoint::with_handler`].
+    pub fn new(cfg: Config, mut rng: R) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let next_mid = rng.next_u32() as u16;
+        Ok(Endpoint {
+            dedup: Dedup::new(cfg.max_dedup_entries),
+            cfg,
+            rng,
+            handler: Box::new(NotFound),
+            next_mid,
+            next_id: 0,
+            next_request: 0,
+            peers: BTreeMap::new(),
+            exchanges: BTreeMap::new(),
+            by_mid: BTreeMap::new(),
+            by_token: BTreeMap::new(),
+            deferred: BTreeMap::new(),
+            separate: BTreeMap::new(),
+            pending: VecDeque::new(),
+            events: VecDeque::new(),
+        })
+    }
+
+    /// Serves requests with `handler`.
+    pub fn with_handler(mut self, handler: Box<dyn Handler<A>>) -> Self {
+        self.handler = handler;
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Deduplication entries held (bounded by `max_dedup_entries`).
+    pub fn dedup_len(&self) -> usize {
+        self.dedup.len()
+    }
+
+    /// Exchanges held, finished ones awaiting retirement included.
+    pub fn exchange_count(&self) -> usize {
+        self.exchanges.len()
+    }
+
+    /// The controller of a destination, if one exists.
+    pub fn controller(&self, dest: &A) -> Option<&dyn Controller> {
+        self.peers.get(dest).map(|p| &*p.cc)
+    }
+
+    /// Forgets all congestion-control state of `dest`, as a new device would start (the
+    /// reference workload's "random" clients between batches).
+    pub fn reset_cc(&mut self, dest: &A) {
+        if let Some(p) = self.peers.get_mut(dest) {
+            p.cc.reset();
+        }
+    }
+
+    /// Opens an exchange with `dest`. It starts now, or when NSTART and the controller allow.
+    pub fn request(&mut self, now: Instant, dest: A, mut req: Request) -> Result<ExchangeId, RequestError> {
+        req.options.sort_by_key(|o| o.0);
+        // header + token (with marking byte) + options + a marking option (≤ 4 bytes) + payload
+        let opts: SmallVec<[CoapOption<'_>; 8]> = req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+        let body = Options::from_list(&opts).encoded_len();
+        let payload = if req.payload.is_empty() { 0 } else { 1 + req.payload.len() };
+        if 4 + 1 + self.cfg.token_len + body + 4 + payload > self.cfg.max_message_size {
+            return Err(RequestError::TooLarge);
+        }
+        drop(opts);
+        let id = ExchangeId(self.next_id);
+        self.next_id += 1;
+        let confirmable = req.confirmable;
+        self.exchanges.insert(
+            id,
+            Exchange {
+                dest: dest.clone(),
+                req,
+                mid: 0,
+                token: Token::default(),
+                phase: Phase::Queued,
+                marking: Marking::None,
+                confirmable,
+                sent: [Instant::ZERO; MAX_TX],
+                n_sent: 0,
+                rtos: [Duration::ZERO; MAX_TX],
+                expired: 0,
+                acked_at: None,
+                responded_at: None,
+                outcome: None,
+                duplicates: 0,
+            },
+        );
+        let cc = &self.cfg.cc;
+        let peer = self.peers.entry(dest.clone()).or_insert_with(|| Peer { cc: cc.build(), outstanding: 0, queue: VecDeque::new(), wake: None });
+        peer.queue.push_back(id);
+        self.try_start(now, &dest);
+        Ok(id)
+    }
+
+    fn alloc_mid(&mut self) -> u16 {
+        self.next_mid = self.next_mid.wrapping_add(1);
+        self.next_mid
+    }
+
+    fn alloc_token(&mut self, dest: &A) -> Token {
+        let mut bytes = [0u8; 8];
+        let len = self.cfg.token_len;
+        for _ in 0..4 {
+            self.rng.fill_bytes(&mut bytes[..len]);
+            let t = Token::new(&bytes[..len]);
+            if len == 0 || !self.by_token.contains_key(&(dest.clone(), t)) {
+                return t;
+            }
+        }
+        Token::new(&bytes[..len])
+    }
+
+    /// Starts queued exchanges of `dest` while NSTART and the controller's pacing allow.
+    fn try_start(&mut self, now: Instant, dest: &A) {
+        loop {
+            let Some(peer) = self.peers.get_mut(dest) else { return };
+            if peer.outstanding >= peer.cc.nstart() {
+                return;
+            }
+            let Some(&id) = peer.queue.front() else {
+                peer.wake = None;
+                return;
+            };
+            let Some(ex) = self.exchanges.get(&id) else {
+                peer.queue.pop_front();
+                continue;
+            };
+            let at = peer.cc.earliest_start(now, ex.req.confirmable);
+            if at > now {
+                peer.wake = Some(at);
+                return;
+            }
+            peer.queue.pop_front();
+            peer.wake = None;
+            let start = Start { outstanding: peer.outstanding, confirmable: ex.req.confirmable };
+            let timer = peer.cc.start(now, start, &mut self.rng);
+            peer.outstanding += 1;
+            let mid = self.alloc_mid();
+            let token = self.alloc_token(dest);
+            let non_lifetime = self.cfg.non_lifetime;
+            let Some(ex) = self.exchanges.get_mut(&id) else { continue };
+            ex.mid = mid;
+            ex.token = token;
+            ex.marking = timer.marking();
+            ex.confirmable = timer.confirmable();
+            ex.sent[0] = now;
+            ex.n_sent = 1;
+            ex.phase = if ex.confirmable {
+                ex.rtos[0] = timer.rto();
+                Phase::Waiting { timer, deadline: now + timer.rto() }
+            } else {
+                Phase::NonWaiting { deadline: now + non_lifetime }
+            };
+            self.by_mid.insert((dest.clone(), mid), id);
+            self.by_token.insert((dest.clone(), token), id);
+            self.pending.push_back(Pending::Request(id));
+        }
+    }
+
+    /// Ends an exchange with `outcome`; `outstanding` says whether it still counted for NSTART.
+    fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, payload: Vec<u8>, outstanding: bool) {
+        let retire_at = now + self.cfg.exchange_lifetime;
+        let Some(ex) = self.exchanges.get_mut(&id) else { return };
+        ex.outcome = Some(outcome);
+        ex.phase = Phase::Done { retire_at };
+        let dest = ex.dest.clone();
+        self.events.push_back(match outcome {
+            Outcome::Response(code) => Event::Response { id, code, payload },
+            Outcome::Failed(reason) => Event::Failed { id, reason },
+        });
+        if outstanding {
+            if let Some(p) = self.peers.get_mut(&dest) {
+                p.outstanding = p.outstanding.saturating_sub(1);
+            }
+        }
+        self.try_start(now, &dest);
+    }
+
+    fn retire(&mut self, id: ExchangeId) {
+        let Some(ex) = self.exchanges.remove(&id) else { return };
+        if self.by_mid.get(&(ex.dest.clone(), ex.mid)) == Some(&id) {
+            self.by_mid.remove(&(ex.dest.clone(), ex.mid));
+        }
+        if self.by_token.get(&(ex.dest.clone(), ex.token)) == Some(&id) {
+            self.by_token.remove(&(ex.dest.clone(), ex.token));
+        }
+        self.events.push_back(Event::Retired(ex.report(id)));
+    }
+
+    /// Retires every finished exchange now (at the end of a run), emitting their reports.
+    pub fn retire_all(&mut self) {
+        let done: Vec<ExchangeId> = self.exchanges.iter().filter(|(_, e)| matches!(e.phase, Phase::Done { .. })).map(|(id, _)| *id).collect();
+        for id in done {
+            self.retire(id);
+        }
+    }
+
+    /// Processes one received datagram. Malformed input never fails the endpoint: a CON is
+    /// rejected with RST, anything else is silently dropped (RFC 7252 §4.2, §4.3).
+    pub fn handle_datagram(&mut self, now: Instant, from: A, bytes: &[u8]) {
+        let msg = match Message::decode(bytes).and_then(|m| m.check_semantics().map(|()| m)) {
+            Ok(m) => m,
+            Err(_) => {
+                if let Some((MessageType::Con, mid)) = Message::peek_header(bytes) {
+                    self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid });
+                }
+                return;
+            }
+        };
+        match msg.ty {
+            MessageType::Rst => self.on_reset(now, from, msg.message_id),
+            MessageType::Ack => self.on_ack(now, from, &msg),
+            MessageType::Con if msg.code.is_empty() => {
+                // a "CoAP ping" (RFC 7252 §4.3): answered with RST
+                self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid: msg.message_id });
+            }
+            _ if msg.code.is_request() => self.on_request(now, from, &msg),
+            _ => self.on_separate_response(now, from, &msg),
+        }
+    }
+
+    fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
+        self.separate.remove(&(from.clone(), mid));
+        let Some(&id) = self.by_mid.get(&(from.clone(), mid)) else { return };
+        let Some(ex) = self.exchanges.get(&id) else { return };
+        let outstanding = match ex.phase {
+            Phase::Waiting { timer, .. } => {
+                if let Some(p) = self.peers.get_mut(&from) {
+                    p.cc.on_failure(now, &timer);
+                }
+                true
+            }
+            Phase::NonWaiting { .. } => true,
+            Phase::Acked => false,
+            Phase::Queued | Phase::Done { .. } => return,
+        };
+        self.finish(now, id, Outcome::Failed(FailReason::Reset), Vec::new(), outstanding);
+    }
+
+    fn on_ack(&mut self, now: Instant, from: A, msg: &Message<'_>) {
+        let Some(&id) = self.by_mid.get(&(from.clone(), msg.message_id)) else {
+            // the ACK of one of our separate responses
+            self.separate.remove(&(from, msg.message_id));
+            return;
+        };
+        let Some(ex) = self.exchanges.get_mut(&id) else { return };
+        match ex.phase {
+            Phase::Waiting { timer, .. } => {
+                if !msg.code.is_empty() && !ex.token_matches(msg.token) {
+                    return; // not a response to this request: ignore
+                }
+                ex.acked_at = Some(now);
+                let piggybacked = !msg.code.is_empty();
+                let done = Completion { sent: &ex.sent[..ex.n_sent], echo: ex.echo(msg), piggybacked };
+                if let Some(p) = self.peers.get_mut(&from) {
+                    p.cc.on_complete(now, &timer, &done);
+                }
+                if piggybacked {
+                    ex.responded_at = Some(now);
+                    self.finish(now, id, Outcome::Response(msg.code), msg.payload.to_vec(), true);
+                } else {
+                    ex.phase = Phase::Acked;
+                    if let Some(p) = self.peers.get_mut(&from) {
+                        p.outstanding = p.outstanding.saturating_sub(1);
+                    }
+                    self.try_start(now, &from);
+                }
+            }
+            Phase::Done { .. } if !msg.code.is_empty() && matches!(ex.outcome, Some(Outcome::Response(_))) => {
+                ex.duplicates += 1;
+            }
+            _ => {}
+        }
+    }
+
+    fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
+        let lookup = |t: &[u8]| self.by_token.get(&(from.clone(), Token::new(t))).copied();
+        let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
+        let Some(ex) = id.and_then(|id| self.exchanges.get_mut(&id)).filter(|ex| ex.token_matches(msg.token)) else {
+            if msg.ty == MessageType::Con {
+                self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid: msg.message_id });
+            }
+            return;
+        };
+        let id = id.expect("found by id");
+        if msg.ty == MessageType::Con {
+            self.pending.push_back(Pending::Empty { dest: from.clone(), ty: MessageType::Ack, mid: msg.message_id });
+        }
+        let outstanding = match ex.phase {
+            Phase::Waiting { timer, .. } => {
+                // the response arrived before (or instead of) the empty ACK: it acknowledges too
+                ex.acked_at = Some(now);
+                let done = Completion { sent: &ex.sent[..ex.n_sent], echo: Echo::None, piggybacked: false };
+                if let Some(p) = self.peers.get_mut(&from) {
+                    p.cc.on_complete(now, &timer, &done);
+                }
+                true
+            }
+            Phase::NonWaiting { .. } => true,
+            Phase::Acked => false,
+            Phase::Done { .. } => {
+                if matches!(ex.outcome, Some(Outcome::Response(_))) {
+                    ex.duplicates += 1;
+                }
+                return;
+            }
+            Phase::Queued => return,
+        };
+        ex.responded_at = Some(now);
+        self.finish(now, id, Outcome::Response(msg.code), msg.payload.to_vec(), outstanding);
+    }
+
+    fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>) {
+        let con = msg.ty == MessageType::Con;
+        match self.dedup.get(&from, msg.message_id) {
+            Some(Cached::Reply(resp)) => {
+                // a duplicate: the same response again, echoing this transmission's token and number
+                let resp = resp.clone();
+                let ty = if con { MessageType::Ack } else { MessageType::Non };
+                let mid = if con { msg.message_id } else { self.alloc_mid() };
+                self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
+                return;
+            }
+            Some(Cached::Deferred { ack_sent }) => {
+                if con && *ack_sent {
+                    self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Ack, mid: msg.message_id });
+                }
+                return;
+            }
+            None => {}
+        }
+        let lifetime = if con { self.cfg.exchange_lifetime } else { self.cfg.non_lifetime };
+        //= https://www.rfc-editor.org/rfc/rfc7252#section-5.4.1
+        //# Unrecognized options of class "critical" that occur in a
+        //# Confirmable request MUST cause the return of a 4.02 (Bad Option)
+        //# response.
+        let unknown_critical = msg.options.iter().any(|o| registry::is_critical(o.number) && registry::lookup(o.number).is_none());
+        let rid = RequestId(self.next_request);
+        self.next_request += 1;
+        let reply = if unknown_critical {
+            Reply::Now(Response::new(Code::BAD_OPTION, Vec::new()))
+        } else {
+            self.handler.handle(now, &from, rid, msg)
+        };
+        let reply = match reply {
+            Reply::Later if self.deferred.len() >= self.cfg.max_dedup_entries => Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new())),
+            r => r,
+        };
+        match reply {
+            Reply::Now(resp) => {
+                let (ty, mid) = if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
+                self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
+                self.dedup.insert(from, msg.message_id, now + lifetime, Cached::Reply(resp));
+            }
+            Reply::Later => {
+                let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
+                self.deferred.insert(rid, Deferred { peer: from.clone(), mid: msg.message_id, token: Token::new(msg.token), con, ack_deadline });
+                self.dedup.insert(from, msg.message_id, now + lifetime, Cached::Deferred { ack_sent: false });
+            }
+        }
+    }
+
+    /// Encodes a response. `echo_from`: the request whose transmission-number options a
+    /// piggybacked response echoes.
+    fn queue_response(&mut self, dest: &A, ty: MessageType, mid: u16, token: &[u8], resp: &Response, echo_from: Option<&Message<'_>>) {
+        let mut options: SmallVec<[CoapOption<'_>; 8]> = resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+        if let (true, Some(req)) = (self.cfg.echo_transmission_numbers, echo_from) {
+            for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
+                if let Some(value) = req.options.get(number) {
+                    options.push(CoapOption { number, value });
+                }
+            }
+        }
+        options.sort_by_key(|o| o.number);
+        let m = Message { ty, code: resp.code, message_id: mid, token, options: Options::from_list(&options), payload: &resp.payload };
+        if let Ok(bytes) = m.to_vec() {
+            self.pending.push_back(Pending::Bytes { dest: dest.clone(), bytes });
+        }
+    }
+
+    /// The deferred answer to request `id` (the handler returned [`Reply::Later`]): piggybacked
+    /// if the empty ACK has not gone yet, else a separate CON response, retransmitted as RFC 7252
+    /// §4.2 says. Unknown or expired ids are ignored.
+    pub fn respond(&mut self, now: Instant, id: RequestId, resp: Response) {
+        let Some(d) = self.deferred.remove(&id) else { return };
+        let ack_sent = matches!(self.dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
+        if d.con && !ack_sent {
+            self.queue_response(&d.peer, MessageType::Ack, d.mid, d.token.as_slice(), &resp, None);
+            if let Some(c) = self.dedup.get_mut(&d.peer, d.mid) {
+                *c = Cached::Reply(resp);
+            }
+        } else if d.con {
+            let mid = self.alloc_mid();
+            self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
+            if let Some(Pending::Bytes { bytes, .. }) = self.pending.back() {
+                if self.separate.len() < self.cfg.max_dedup_entries {
+                    let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
+                    let out = SeparateOut { bytes: bytes.clone(), deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
+                    self.separate.insert((d.peer.clone(), mid), out);
+                }
+            }
+        } else {
+            let mid = self.alloc_mid();
+            self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
+            if let Some(c) = self.dedup.get_mut(&d.peer, d.mid) {
+                *c = Cached::Reply(resp);
+            }
+        }
+    }
+
+    /// Handles every deadline up to `now`: retransmissions, give-ups, paced starts, empty ACKs
+    /// of slow handlers, separate-response retransmissions, cache expiry and retirement.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.dedup.expire(now);
+        let due: Vec<(ExchangeId, Phase)> = self
+            .exchanges
+            .iter()
+            .filter_map(|(id, e)| match e.phase {
+                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Done { retire_at: deadline } if deadline <= now => {
+                    Some((*id, e.phase))
+                }
+                _ => None,
+            })
+            .collect();
+        for (id, phase) in due {
+            match phase {
+                Phase::Waiting { mut timer, .. } => self.on_rto(now, id, &mut timer),
+                Phase::NonWaiting { .. } => self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true),
+                Phase::Done { .. } => self.retire(id),
+                _ => {}
+            }
+        }
+        let woken: Vec<A> = self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
+        for dest in woken {
+            self.try_start(now, &dest);
+        }
+        let acks: Vec<RequestId> = self.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
+        for id in acks {
+            let Some(d) = self.deferred.get_mut(&id) else { continue };
+            d.ack_deadline = None;
+            self.pending.push_back(Pending::Empty { dest: d.peer.clone(), ty: MessageType::Ack, mid: d.mid });
+            if let Some(c) = self.dedup.get_mut(&d.peer, d.mid) {
+                *c = Cached::Deferred { ack_sent: true };
+            }
+        }
+        let mut resend = Vec::new();
+        self.separate.retain(|(dest, _), out| {
+            if out.deadline > now {
+                return true;
+            }
+            if out.retransmissions >= SEPARATE_MAX_RETRANSMIT {
+                return false;
+            }
+            out.retransmissions += 1;
+            out.rto *= 2.0;
+            out.deadline = now + Duration::from_secs_f64(out.rto);
+            resend.push(Pending::Bytes { dest: dest.clone(), bytes: out.bytes.clone() });
+            true
+        });
+        self.pending.extend(resend);
+    }
+
+    fn on_rto(&mut self, now: Instant, id: ExchangeId, timer: &mut ExchangeTimer) {
+        let Some(ex) = self.exchanges.get_mut(&id) else { return };
+        ex.expired += 1;
+        let Some(peer) = self.peers.get_mut(&ex.dest) else { return };
+        match peer.cc.on_timeout(now, timer, &mut self.rng) {
+            Some(rto) if ex.n_sent < MAX_TX => {
+                ex.sent[ex.n_sent] = now;
+                ex.rtos[ex.n_sent] = rto;
+                ex.n_sent += 1;
+                ex.phase = Phase::Waiting { timer: *timer, deadline: now + rto };
+                self.pending.push_back(Pending::Request(id));
+            }
+            _ => {
+                peer.cc.on_failure(now, timer);
+                self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true);
+            }
+        }
+    }
+
+    /// The next deadline, if any.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let exchanges = self.exchanges.values().filter_map(|e| match e.phase {
+            Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Done { retire_at: deadline } => Some(deadline),
+            _ => None,
+        });
+        let peers = self.peers.values().filter_map(|p| p.wake);
+        let acks = self.deferred.values().filter_map(|d| d.ack_deadline);
+        let separate = self.separate.values().map(|s| s.deadline);
+        exchanges.chain(peers).chain(acks).chain(separate).chain(self.dedup.next_expiry()).min()
+    }
+
+    /// The next datagram to send, written into `buf` (resized as needed).
+    #[must_use]
+    pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit<A>> {
+        loop {
+            let p = self.pending.pop_front()?;
+            buf.clear();
+            match p {
+                Pending::Request(id) => {
+                    let Some(ex) = self.exchanges.get(&id) else { continue };
+                    buf.resize(self.cfg.max_message_size, 0);
+                    match encode_request(ex, buf) {
+                        Some(len) => return Some(Transmit { dest: ex.dest.clone(), len }),
+                        None => continue,
+                    }
+                }
+                Pending::Empty { dest, ty, mid } => {
+                    buf.resize(4, 0);
+                    let len = Message::empty(ty, mid).encode(buf).ok()?;
+                    return Some(Transmit { dest, len });
+                }
+                Pending::Bytes { dest, bytes } => {
+                    buf.extend_from_slice(&bytes);
+                    return Some(Transmit { dest, len: bytes.len() });
+                }
+            }
+        }
+    }
+
+    /// The next application event.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event<A>> {
+        self.events.pop_front()
+    }
+}
+
+/// Encodes the latest transmission of `ex` with its marking.
+fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
+    let n = ex.n_sent.saturating_sub(1) as u8;
+    let mut token = [0u8; 9];
+    let base = ex.token.as_slice();
+    let token: &[u8] = match ex.marking {
+        Marking::Token => {
+            token[0] = n;
+            token[1..1 + base.len()].copy_from_slice(base);
+            &token[..1 + base.len()]
+        }
+        _ => base,
+    };
+    let mut value = [0u8; 4];
+    let mut options: SmallVec<[CoapOption<'_>; 8]> = ex.req.options.iter().map(|(num, v)| CoapOption { number: *num, value: v }).collect();
+    if let Marking::Option { number, probe } = ex.marking {
+        let v: &[u8] = match (n, probe) {
+            (0, true) => &[255],
+            _ => encode_uint(n as u32, &mut value),
+        };
+        let at = options.iter().position(|o| o.number > number).unwrap_or(options.len());
+        options.insert(at, CoapOption { number, value: v });
+    }
+    let ty = if ex.confirmable { MessageType::Con } else { MessageType::Non };
+    let m = Message { ty, code: ex.req.code, message_id: ex.mid, token, options: Options::from_list(&options), payload: &ex.req.payload };
+    m.encode(buf).ok()
+}

@@ -1,0 +1,257 @@
+//! Client and server endpoints back to back, with scripted loss and delay: retransmission
+//! timing, deduplication, duplicate responses counted as unnecessary, NSTART queueing, separate
+//! responses, accurate-RTT marking and its fallback, and rejection of bad input.
+
+mod harness;
+
+use coap_cc::CcConfig;
+use coap_endpoint::{Config, Event, FailReason, Outcome, Request, Response};
+use coap_wire::{registry, Code, Message, MessageType};
+use harness::*;
+use std::sync::atomic::Ordering;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-6
+}
+
+#[test]
+fn retransmission_timing_follows_the_controller() {
+    let mut p = Pair::new("default", 1);
+    p.drop = Box::new(|from, i, _| from == C && i < 2); // the first two requests are lost
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(100.0);
+    let r = &p.reports()[0];
+    assert_eq!(r.retransmissions(), 2);
+    assert_eq!(r.expired, 2);
+    let rto0 = r.rtos[0].as_secs_f64();
+    assert!((2.0..3.0).contains(&rto0)); // RFC 7252: U[ACK_TIMEOUT, ACK_TIMEOUT·1.5]
+    let s: Vec<f64> = r.sent.iter().map(|&i| secs(i)).collect();
+    assert!(close(s[1] - s[0], rto0)); // retransmitted when the first RTO expired
+    assert!(close(s[2] - s[1], 2.0 * rto0)); // then after the doubled RTO
+    assert!(close(r.rtos[1].as_secs_f64(), 2.0 * rto0));
+    // the third transmission gets through: response 0.1 + 0.1 s later
+    assert!(close(secs(r.responded_at.unwrap()), s[2] + 0.2));
+    assert_eq!(r.outcome, Outcome::Response(Code::CONTENT));
+    assert_eq!(r.duplicates, 0);
+    assert_eq!(p.calls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn gives_up_after_max_retransmit() {
+    let mut p = Pair::new("default", 2);
+    p.drop = Box::new(|from, _, _| from == C);
+    let id = p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(1000.0);
+    let r = &p.reports()[0];
+    assert_eq!(r.sent.len(), 5); // original + MAX_RETRANSMIT = 4
+    assert_eq!(r.expired, 5);
+    let rto0 = r.rtos[0].as_secs_f64();
+    // fails when the last RTO expires: rto0·(1 + 2 + 4 + 8 + 16) = 31·rto0
+    assert!(p.events.iter().any(|e| *e == Event::Failed { id, reason: FailReason::Timeout }));
+    let last = secs(*r.sent.last().unwrap()) + r.rtos[4].as_secs_f64();
+    assert!(close(last, 31.0 * rto0));
+}
+
+#[test]
+fn duplicate_con_gets_the_cached_response_and_the_duplicate_is_counted() {
+    let mut p = Pair::new("default", 3);
+    p.down = 3.0; // responses take longer than the first RTO (2..3 s)
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(100.0);
+    assert_eq!(p.calls.load(Ordering::SeqCst), 1, "the handler sees the request once");
+    let responses = p.sent_by(S);
+    assert_eq!(responses.len(), 2, "the retransmission got the cached response again");
+    assert_eq!(responses[0].1, responses[1].1);
+    let r = &p.reports()[0];
+    assert_eq!(r.retransmissions(), 1);
+    assert!(close(secs(r.responded_at.unwrap()), 3.1)); // the first response completes it
+    assert_eq!(r.duplicates, 1); // the second one is an unnecessary retransmission's fruit
+}
+
+#[test]
+fn nstart_queues_exchanges() {
+    let mut p = Pair::new("default", 4);
+    for _ in 0..3 {
+        p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    }
+    p.run_until(100.0);
+    let r = p.reports();
+    let starts: Vec<f64> = r.iter().map(|r| secs(r.sent[0])).collect();
+    let ends: Vec<f64> = r.iter().map(|r| secs(r.responded_at.unwrap())).collect();
+    assert!(close(starts[0], 0.0) && close(ends[0], 0.2));
+    assert!(close(starts[1], 0.2) && close(ends[1], 0.4)); // NSTART = 1: starts when the first ends
+    assert!(close(starts[2], 0.4) && close(ends[2], 0.6));
+    // with NSTART = 3 all start at once
+    let mut p = Pair::new("default:nstart=3", 4);
+    for _ in 0..3 {
+        p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    }
+    p.run_until(100.0);
+    assert!(p.reports().iter().all(|r| close(secs(r.sent[0]), 0.0)));
+}
+
+#[test]
+fn empty_ack_then_separate_response() {
+    let mut server = Config::new(CcConfig::parse("default").unwrap());
+    server.separate_ack_delay = coap_cc::Duration::from_millis(200);
+    let mut p = Pair::with(Config::new(CcConfig::parse("default").unwrap()), server, true, 5);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(1.0); // the server's empty ACK left at 0.3 and arrived at 0.4
+    let id = p.deferred.lock().unwrap()[0];
+    p.server.respond(p.now, id, Response::new(Code::CONTENT, b"late".to_vec()));
+    p.run_until(100.0);
+    let r = &p.reports()[0];
+    assert!(close(secs(r.acked_at.unwrap()), 0.4));
+    assert_eq!(r.retransmissions(), 0);
+    assert!(close(secs(r.responded_at.unwrap()), 1.1));
+    let from_server = p.sent_by(S);
+    assert_eq!(from_server.len(), 2, "one empty ACK and one CON response, no retransmission");
+    let resp = Message::decode(&from_server[1].1).unwrap();
+    assert_eq!((resp.ty, resp.code, resp.payload), (MessageType::Con, Code::CONTENT, &b"late"[..]));
+    // the client acknowledged the CON response, so the server did not retransmit it
+    let acks = p.sent_by(C).into_iter().filter(|(_, b)| Message::decode(b).unwrap().ty == MessageType::Ack).count();
+    assert_eq!(acks, 1);
+    assert!(p.events.iter().any(|e| matches!(e, Event::Response { payload, .. } if payload == b"late")));
+}
+
+#[test]
+fn token_marking_gives_an_unambiguous_sample() {
+    let mut p = Pair::new("fasor_token", 6);
+    p.drop = Box::new(|from, i, _| from == C && i == 0);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(100.0);
+    let sent = p.sent_by(C);
+    // transmission numbers in the first token byte: 0, then 1
+    assert_eq!(Message::decode(&sent[0].1).unwrap().token, &[0]);
+    assert_eq!(Message::decode(&sent[1].1).unwrap().token, &[1]);
+    // the response echoed token [1]: RTT 0.2 s measured from the retransmission, so FASOR's
+    // first-sample rule gives fastrto = 1.5 · 0.2 = 0.3 (an ambiguous sample would leave 2)
+    let m = p.client.controller(&S).unwrap().metrics();
+    assert!(close(m.rto, 0.3), "{}", m.rto);
+}
+
+#[test]
+fn option_marking_probes_and_falls_back() {
+    let client = Config::new(CcConfig::parse("fasor_option").unwrap());
+    let mut server = Config::new(CcConfig::parse("default").unwrap());
+    server.echo_transmission_numbers = false; // a server that does not know the option
+    let mut p = Pair::with(client, server, false, 7);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(100.0);
+    let sent = p.sent_by(C);
+    let first = Message::decode(&sent[0].1).unwrap();
+    assert_eq!(first.options.get(registry::TRANSMISSION_NUMBER), Some(&[255u8][..])); // the probe
+    let second = Message::decode(&sent[1].1).unwrap();
+    assert_eq!(second.options.get(registry::TRANSMISSION_NUMBER), None); // fell back
+    // with a server that echoes, the option stays and is echoed unchanged
+    let mut p = Pair::new("fasor_option", 7);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(100.0);
+    let (from_server, from_client) = (p.sent_by(S), p.sent_by(C));
+    let echoed = Message::decode(&from_server[0].1).unwrap();
+    assert_eq!(echoed.options.get(registry::TRANSMISSION_NUMBER), Some(&[255u8][..]));
+    let second = Message::decode(&from_client[1].1).unwrap();
+    assert_eq!(second.options.get(registry::TRANSMISSION_NUMBER), Some(&[][..])); // 0: empty
+}
+
+#[test]
+fn bad_input_is_rejected_and_never_fatal() {
+    let mut p = Pair::new("default", 8);
+    let rst = |p: &mut Pair| -> Option<Message<'static>> {
+        let mut buf = Vec::new();
+        let tx = p.server.poll_transmit(&mut buf)?;
+        let bytes: &'static [u8] = Box::leak(buf[..tx.len].to_vec().into_boxed_slice());
+        Some(Message::decode(bytes).unwrap())
+    };
+    // a CON with a format error (option delta 15) → RST with its Message ID
+    p.server.handle_datagram(t(0.0), C, &[0x40, 0x01, 0x12, 0x34, 0xF0]);
+    let m = rst(&mut p).unwrap();
+    assert_eq!((m.ty, m.message_id), (MessageType::Rst, 0x1234));
+    // a NON with a format error → silently dropped
+    p.server.handle_datagram(t(0.0), C, &[0x50, 0x01, 0x12, 0x35, 0xFF]);
+    assert!(rst(&mut p).is_none());
+    // a CoAP ping (empty CON) → RST
+    p.server.handle_datagram(t(0.0), C, &[0x40, 0x00, 0xAB, 0xCD]);
+    assert_eq!(rst(&mut p).unwrap().ty, MessageType::Rst);
+    // an unknown critical option (9) → 4.02 Bad Option, piggybacked
+    p.server.handle_datagram(t(0.0), C, &[0x40, 0x01, 0x00, 0x07, 0x90]);
+    let m = rst(&mut p).unwrap();
+    assert_eq!((m.ty, m.code), (MessageType::Ack, Code::BAD_OPTION));
+    // garbage of every length, then a normal exchange still works
+    for n in 0..64u8 {
+        let junk: Vec<u8> = (0..n).map(|i| i.wrapping_mul(37).wrapping_add(n)).collect();
+        p.server.handle_datagram(t(0.0), C, &junk);
+        while rst(&mut p).is_some() {}
+    }
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(10.0);
+    assert!(matches!(p.reports()[0].outcome, Outcome::Response(Code::CONTENT)));
+}
+
+#[test]
+fn dedup_state_stays_bounded_under_a_flood() {
+    let mut cfg = Config::new(CcConfig::parse("default").unwrap());
+    cfg.max_dedup_entries = 16;
+    let mut p = Pair::with(Config::new(CcConfig::parse("default").unwrap()), cfg, false, 9);
+    let mut buf = Vec::new();
+    for i in 0..5000u32 {
+        let (from, mid) = ((i % 251) as u8, i as u16);
+        let req = [0x41, 0x01, (mid >> 8) as u8, mid as u8, (i % 256) as u8];
+        p.server.handle_datagram(t(i as f64 * 1e-3), from, &req);
+        while p.server.poll_transmit(&mut buf).is_some() {}
+        assert!(p.server.dedup_len() <= 16);
+    }
+    // entries expire after EXCHANGE_LIFETIME
+    p.server.handle_timeout(t(5.0 + 247.0));
+    assert_eq!(p.server.dedup_len(), 0);
+}
+
+#[test]
+fn non_requests_and_reset() {
+    let mut p = Pair::new("default", 10);
+    let mut req = Request::get("test");
+    req.confirmable = false;
+    p.client.request(t(0.0), S, req.clone()).unwrap();
+    p.run_until(10.0);
+    let r = &p.reports()[0];
+    assert_eq!(r.outcome, Outcome::Response(Code::CONTENT));
+    assert!(r.rtos.is_empty());
+    assert_eq!(Message::decode(&p.sent_by(S)[0].1).unwrap().ty, MessageType::Non);
+    // a NON that gets no response fails after NON_LIFETIME
+    let mut p = Pair::new("default", 11);
+    p.drop = Box::new(|_, _, _| true);
+    p.client.request(t(0.0), S, req).unwrap();
+    p.run_until(1000.0);
+    assert!(p.events.iter().any(|e| matches!(e, Event::Failed { reason: FailReason::Timeout, .. })));
+    // RST to a CON request fails the exchange at once
+    let mut p = Pair::new("default", 12);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    let mut buf = Vec::new();
+    let tx = p.client.poll_transmit(&mut buf).unwrap();
+    let mid = Message::decode(&buf[..tx.len]).unwrap().message_id;
+    p.client.handle_datagram(t(0.1), S, &Message::empty(MessageType::Rst, mid).to_vec().unwrap());
+    assert!(matches!(p.client.poll_event(), Some(Event::Failed { reason: FailReason::Reset, .. })));
+}
+
+#[test]
+fn option_numbers_agree_across_crates() {
+    assert_eq!(coap_cc::marking::TRANSMISSION_NUMBER_OPTION, registry::TRANSMISSION_NUMBER);
+    assert_eq!(coap_cc::algorithms::rtt_coap::RTT_COAP_OPTION, registry::RTT_COAP_TRANSMISSION_COUNTER);
+}
+
+#[test]
+fn same_seed_same_trace() {
+    let trace = |seed| {
+        let mut p = Pair::new("cocoa", seed);
+        p.drop = Box::new(|from, i, _| (from == C && i % 3 == 1) || (from == S && i % 4 == 2));
+        for _ in 0..10 {
+            p.client.request(t(0.0), S, Request::get("test")).unwrap();
+        }
+        p.run_until(1000.0);
+        p.log.iter().map(|w| (w.at, w.from, w.bytes.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(trace(42), trace(42));
+    assert_ne!(trace(42), trace(43));
+}
