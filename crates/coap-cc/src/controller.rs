@@ -148,10 +148,7 @@ impl Completion<'_> {
             Echo::None => None,
         };
         match echoed.and_then(|n| self.sent.get(n)) {
-            Some(&t) => Sample::Unambiguous {
-                rtt: (now - t).as_secs_f64(),
-                retransmitted: retransmissions > 0,
-            },
+            Some(&t) => Sample::Unambiguous { rtt: (now - t).as_secs_f64(), retransmitted: retransmissions > 0 },
             None if retransmissions == 0 => {
                 Sample::Unambiguous { rtt: (now - first).as_secs_f64(), retransmitted: false }
             }

@@ -35,27 +35,129 @@ pub struct Algorithm {
 
 /// Every registered algorithm, in the order of `shared/spec/algorithms.md`.
 pub static ALGORITHMS: &[Algorithm] = &[
-    alg("default", "RFC 7252 §4.2, §4.8", "initial RTO U[2,3] s, binary exponential backoff, no RTT estimation", || dflt(DefaultParams::default(), Carry::None)),
-    alg("default_b", "Betzler et al. (CoAP_B); RFC 7252", "DefaultCoAP with ACK_TIMEOUT = 1 s", || dflt(DefaultParams { ack_timeout: 1.0, ..DefaultParams::default() }, Carry::None)),
-    alg("default_fb1", "Järvinen et al., ANRW 2018 (Full Backoff)", "DefaultCoAP; the backed-off RTO carries into the next exchange", || dflt(DefaultParams::default(), Carry::Fb1)),
-    alg("default_fb2", "Järvinen et al., ANRW 2018 (Full Backoff)", "as default_fb1, halving the carried RTO after each clean exchange", || dflt(DefaultParams::default(), Carry::Fb2)),
-    alg("cocoa", "draft-ietf-core-cocoa-03; Betzler et al. (CoCoA+)", "strong/weak RFC 6298 estimators, variable backoff factor", || cocoa(CocoaParams::default(), CocoaVariant::Plain)),
-    alg("cocoa4", "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03", "CoCoA with NSTART = 4 and the exponential blind RTO", || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, CocoaVariant::Plain)),
-    alg("cocoa_fb1", "Järvinen et al., ANRW 2018 (Full Backoff)", "CoCoA; the backed-off RTO carries into the next exchange", || cocoa(CocoaParams::default(), CocoaVariant::Fb1)),
-    alg("cocoa_fb2", "Järvinen et al., ANRW 2018 (Full Backoff)", "CoCoA; max(RTO, weak estimate) backed off carries into the next exchange", || cocoa(CocoaParams::default(), CocoaVariant::Fb2)),
-    alg("linux_rto", "Linux tcp_rtt_estimator; Californium LinuxRto", "Linux TCP's RTO estimator (mdev/mdev_max), Karn's rule", || Kind::Linux(LinuxParams::default())),
-    alg("fasor", "draft-ietf-core-fasor-02; Järvinen et al., GLOBECOM 2018", "Fast-Slow RTO: fast RFC 6298 series, slowrto after ambiguous ACKs", || fasor(FasorParams::default(), FasorVariant::Fasor)),
-    alg("fasor_slow", "Järvinen (Helsinki thesis 2019), development variant", "RFC 6298; slowrto, doubling, after retransmissions", || fasor(FasorParams::default(), FasorVariant::Slow)),
-    alg("fasor_fastslow", "Järvinen (Helsinki thesis 2019), development variant", "after retransmissions: fast probe, then slowrto doubling", || fasor(FasorParams::default(), FasorVariant::FastSlow)),
-    alg("fasor_k4", "draft-ietf-core-fasor-02 without the first-sample tuning", "FASOR with plain RFC 6298 initialisation (first RTO 3R)", || fasor(FasorParams { first_rttvar: FirstRttvar::Rfc6298, ..FasorParams::default() }, FasorVariant::Fasor)),
-    alg("fasor_token", "Järvinen et al.; accurate RTT via the token", "FASOR; transmission number in the token, every sample unambiguous", || fasor(FasorParams { rtt_marking: MarkingKind::Token, ..FasorParams::default() }, FasorVariant::Fasor)),
-    alg("fasor_option", "draft-ietf-core-fasor-02 §4.4 (Retransmission Count option)", "FASOR; transmission number in option 65028, probe and fallback", || fasor(FasorParams { rtt_marking: MarkingKind::Option, ..FasorParams::default() }, FasorVariant::Fasor)),
-    alg("rtt_coap", "Ancillotti & Bruno, WWIC 2018 (constants chosen, not from the paper)", "rate-based pacing from short/long-term RTT, accurate samples", || Kind::RttCoap(RttCoapParams::default())),
-    alg("gst", "Rathod & Tahiliani 2020 (GST-CoAP)", "default_fb2 with geometric halving (1/2)^count of the carried RTO", || dflt(DefaultParams::default(), Carry::Gst)),
-    alg("eifel", "Ludwig & Sklower, CCR 2000 (Eifel timer), adapted to CoAP", "Eifel gains 1/3 and 1/9, Karn sampling and carry-over", || Kind::Eifel(EifelParams::default())),
-    alg("gsrtc", "Rathod & Tahiliani 2021 (GSRTC)", "cocoa_fb2 with a geometric-series weight of strong samples", || cocoa(CocoaParams::default(), CocoaVariant::Gsrtc(GsrtcParams::default()))),
-    alg("cocoa_pp", "Rathod et al. 2019 (CoCoA++), constants per source code, unverified", "CoCoA with a probabilistic backoff factor from CDG delay gradients", || cocoa(CocoaParams::default(), CocoaVariant::Pp(PpParams::default()))),
-    alg("peakhopper", "Šimůnek et al. (PH-RTO); Californium PeakhopperRto", "peak-hopping RTO over unambiguous samples", || Kind::PeakHopper(PeakHopperParams::default())),
+    alg(
+        "default",
+        "RFC 7252 §4.2, §4.8",
+        "initial RTO U[2,3] s, binary exponential backoff, no RTT estimation",
+        || dflt(DefaultParams::default(), Carry::None),
+    ),
+    alg("default_b", "Betzler et al. (CoAP_B); RFC 7252", "DefaultCoAP with ACK_TIMEOUT = 1 s", || {
+        dflt(DefaultParams { ack_timeout: 1.0, ..DefaultParams::default() }, Carry::None)
+    }),
+    alg(
+        "default_fb1",
+        "Järvinen et al., ANRW 2018 (Full Backoff)",
+        "DefaultCoAP; the backed-off RTO carries into the next exchange",
+        || dflt(DefaultParams::default(), Carry::Fb1),
+    ),
+    alg(
+        "default_fb2",
+        "Järvinen et al., ANRW 2018 (Full Backoff)",
+        "as default_fb1, halving the carried RTO after each clean exchange",
+        || dflt(DefaultParams::default(), Carry::Fb2),
+    ),
+    alg(
+        "cocoa",
+        "draft-ietf-core-cocoa-03; Betzler et al. (CoCoA+)",
+        "strong/weak RFC 6298 estimators, variable backoff factor",
+        || cocoa(CocoaParams::default(), CocoaVariant::Plain),
+    ),
+    alg(
+        "cocoa4",
+        "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03",
+        "CoCoA with NSTART = 4 and the exponential blind RTO",
+        || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, CocoaVariant::Plain),
+    ),
+    alg(
+        "cocoa_fb1",
+        "Järvinen et al., ANRW 2018 (Full Backoff)",
+        "CoCoA; the backed-off RTO carries into the next exchange",
+        || cocoa(CocoaParams::default(), CocoaVariant::Fb1),
+    ),
+    alg(
+        "cocoa_fb2",
+        "Järvinen et al., ANRW 2018 (Full Backoff)",
+        "CoCoA; max(RTO, weak estimate) backed off carries into the next exchange",
+        || cocoa(CocoaParams::default(), CocoaVariant::Fb2),
+    ),
+    alg(
+        "linux_rto",
+        "Linux tcp_rtt_estimator; Californium LinuxRto",
+        "Linux TCP's RTO estimator (mdev/mdev_max), Karn's rule",
+        || Kind::Linux(LinuxParams::default()),
+    ),
+    alg(
+        "fasor",
+        "draft-ietf-core-fasor-02; Järvinen et al., GLOBECOM 2018",
+        "Fast-Slow RTO: fast RFC 6298 series, slowrto after ambiguous ACKs",
+        || fasor(FasorParams::default(), FasorVariant::Fasor),
+    ),
+    alg(
+        "fasor_slow",
+        "Järvinen (Helsinki thesis 2019), development variant",
+        "RFC 6298; slowrto, doubling, after retransmissions",
+        || fasor(FasorParams::default(), FasorVariant::Slow),
+    ),
+    alg(
+        "fasor_fastslow",
+        "Järvinen (Helsinki thesis 2019), development variant",
+        "after retransmissions: fast probe, then slowrto doubling",
+        || fasor(FasorParams::default(), FasorVariant::FastSlow),
+    ),
+    alg(
+        "fasor_k4",
+        "draft-ietf-core-fasor-02 without the first-sample tuning",
+        "FASOR with plain RFC 6298 initialisation (first RTO 3R)",
+        || fasor(FasorParams { first_rttvar: FirstRttvar::Rfc6298, ..FasorParams::default() }, FasorVariant::Fasor),
+    ),
+    alg(
+        "fasor_token",
+        "Järvinen et al.; accurate RTT via the token",
+        "FASOR; transmission number in the token, every sample unambiguous",
+        || fasor(FasorParams { rtt_marking: MarkingKind::Token, ..FasorParams::default() }, FasorVariant::Fasor),
+    ),
+    alg(
+        "fasor_option",
+        "draft-ietf-core-fasor-02 §4.4 (Retransmission Count option)",
+        "FASOR; transmission number in option 65028, probe and fallback",
+        || fasor(FasorParams { rtt_marking: MarkingKind::Option, ..FasorParams::default() }, FasorVariant::Fasor),
+    ),
+    alg(
+        "rtt_coap",
+        "Ancillotti & Bruno, WWIC 2018 (constants chosen, not from the paper)",
+        "rate-based pacing from short/long-term RTT, accurate samples",
+        || Kind::RttCoap(RttCoapParams::default()),
+    ),
+    alg(
+        "gst",
+        "Rathod & Tahiliani 2020 (GST-CoAP)",
+        "default_fb2 with geometric halving (1/2)^count of the carried RTO",
+        || dflt(DefaultParams::default(), Carry::Gst),
+    ),
+    alg(
+        "eifel",
+        "Ludwig & Sklower, CCR 2000 (Eifel timer), adapted to CoAP",
+        "Eifel gains 1/3 and 1/9, Karn sampling and carry-over",
+        || Kind::Eifel(EifelParams::default()),
+    ),
+    alg(
+        "gsrtc",
+        "Rathod & Tahiliani 2021 (GSRTC)",
+        "cocoa_fb2 with a geometric-series weight of strong samples",
+        || cocoa(CocoaParams::default(), CocoaVariant::Gsrtc(GsrtcParams::default())),
+    ),
+    alg(
+        "cocoa_pp",
+        "Rathod et al. 2019 (CoCoA++), constants per source code, unverified",
+        "CoCoA with a probabilistic backoff factor from CDG delay gradients",
+        || cocoa(CocoaParams::default(), CocoaVariant::Pp(PpParams::default())),
+    ),
+    alg(
+        "peakhopper",
+        "Šimůnek et al. (PH-RTO); Californium PeakhopperRto",
+        "peak-hopping RTO over unambiguous samples",
+        || Kind::PeakHopper(PeakHopperParams::default()),
+    ),
 ];
 
 const fn alg(name: &'static str, source: &'static str, summary: &'static str, make: fn() -> Kind) -> Algorithm {
@@ -227,7 +329,9 @@ impl CcConfig {
         }
         match result {
             Ok(()) => self.validate(),
-            Err(SetError::Unknown) => Err(SpecError::UnknownParameter { algorithm, key: key.to_string(), valid: self.keys() }),
+            Err(SetError::Unknown) => {
+                Err(SpecError::UnknownParameter { algorithm, key: key.to_string(), valid: self.keys() })
+            }
             Err(SetError::BadValue { expected }) => {
                 Err(SpecError::BadValue { algorithm, key: key.to_string(), value: value.to_string(), expected })
             }
@@ -349,7 +453,10 @@ mod tests {
     #[test]
     fn errors_list_what_is_valid() {
         let e = CcConfig::parse("fasr").unwrap_err().to_string();
-        assert!(e.contains("unknown algorithm 'fasr'") && e.contains("fasor_option") && e.contains("peakhopper"), "{e}");
+        assert!(
+            e.contains("unknown algorithm 'fasr'") && e.contains("fasor_option") && e.contains("peakhopper"),
+            "{e}"
+        );
         let e = CcConfig::parse("default:foo=1").unwrap_err().to_string();
         assert!(e.contains("no parameter 'foo'") && e.contains("ack_timeout") && e.contains("rto_max"), "{e}");
         let e = CcConfig::parse("cocoa:vbf=sometimes").unwrap_err().to_string();

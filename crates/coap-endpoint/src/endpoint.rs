@@ -70,13 +70,20 @@ impl std::error::Error for RequestError {}
 enum Phase {
     Queued,
     /// A CON awaiting its ACK.
-    Waiting { timer: ExchangeTimer, deadline: Instant },
+    Waiting {
+        timer: ExchangeTimer,
+        deadline: Instant,
+    },
     /// Empty ACK received; awaiting the separate response.
     Acked,
     /// A NON awaiting its response.
-    NonWaiting { deadline: Instant },
+    NonWaiting {
+        deadline: Instant,
+    },
     /// Finished; kept to count duplicates until `retire_at`.
-    Done { retire_at: Instant },
+    Done {
+        retire_at: Instant,
+    },
 }
 
 #[derive(Debug)]
@@ -117,7 +124,9 @@ impl<A: Clone> Exchange<A> {
     /// Does `token` name this exchange (with its transmission number in front under token marking)?
     fn token_matches(&self, token: &[u8]) -> bool {
         match self.marking {
-            Marking::Token => token.split_first().is_some_and(|(&n, rest)| (n as usize) < self.n_sent && rest == self.token.as_slice()),
+            Marking::Token => token
+                .split_first()
+                .is_some_and(|(&n, rest)| (n as usize) < self.n_sent && rest == self.token.as_slice()),
             _ => token == self.token.as_slice(),
         }
     }
@@ -125,11 +134,9 @@ impl<A: Clone> Exchange<A> {
     fn echo(&self, msg: &Message<'_>) -> Echo {
         match self.marking {
             Marking::Token => msg.token.first().map_or(Echo::None, |&n| Echo::Number(n)),
-            Marking::Option { number, .. } => msg
-                .options
-                .get(number)
-                .and_then(decode_uint)
-                .map_or(Echo::None, |v| Echo::Number(v.min(255) as u8)),
+            Marking::Option { number, .. } => {
+                msg.options.get(number).and_then(decode_uint).map_or(Echo::None, |v| Echo::Number(v.min(255) as u8))
+            }
             Marking::None => Echo::None,
         }
     }
@@ -197,7 +204,6 @@ impl<A: Ord + Clone + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
     }
 }
 
-
 impl<A, R> Endpoint<A, R>
 where
     A: Ord + Clone + core::fmt::Debug + Send + 'static,
@@ -264,7 +270,8 @@ where
     pub fn request(&mut self, now: Instant, dest: A, mut req: Request) -> Result<ExchangeId, RequestError> {
         req.options.sort_by_key(|o| o.0);
         // header + token (with marking byte) + options + a marking option (≤ 4 bytes) + payload
-        let opts: SmallVec<[CoapOption<'_>; 8]> = req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+        let opts: SmallVec<[CoapOption<'_>; 8]> =
+            req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
         let body = Options::from_list(&opts).encoded_len();
         let payload = if req.payload.is_empty() { 0 } else { 1 + req.payload.len() };
         if 4 + 1 + self.cfg.token_len + body + 4 + payload > self.cfg.max_message_size {
@@ -295,7 +302,12 @@ where
             },
         );
         let cc = &self.cfg.cc;
-        let peer = self.peers.entry(dest.clone()).or_insert_with(|| Peer { cc: cc.build(), outstanding: 0, queue: VecDeque::new(), wake: None });
+        let peer = self.peers.entry(dest.clone()).or_insert_with(|| Peer {
+            cc: cc.build(),
+            outstanding: 0,
+            queue: VecDeque::new(),
+            wake: None,
+        });
         peer.queue.push_back(id);
         self.try_start(now, &dest);
         Ok(id)
@@ -398,7 +410,8 @@ where
 
     /// Retires every finished exchange now (at the end of a run), emitting their reports.
     pub fn retire_all(&mut self) {
-        let done: Vec<ExchangeId> = self.exchanges.iter().filter(|(_, e)| matches!(e.phase, Phase::Done { .. })).map(|(id, _)| *id).collect();
+        let done: Vec<ExchangeId> =
+            self.exchanges.iter().filter(|(_, e)| matches!(e.phase, Phase::Done { .. })).map(|(id, _)| *id).collect();
         for id in done {
             self.retire(id);
         }
@@ -543,7 +556,8 @@ where
         //# Unrecognized options of class "critical" that occur in a
         //# Confirmable request MUST cause the return of a 4.02 (Bad Option)
         //# response.
-        let unknown_critical = msg.options.iter().any(|o| registry::is_critical(o.number) && registry::lookup(o.number).is_none());
+        let unknown_critical =
+            msg.options.iter().any(|o| registry::is_critical(o.number) && registry::lookup(o.number).is_none());
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         let reply = if unknown_critical {
@@ -552,18 +566,30 @@ where
             self.handler.handle(now, &from, rid, msg)
         };
         let reply = match reply {
-            Reply::Later if self.deferred.len() >= self.cfg.max_dedup_entries => Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new())),
+            Reply::Later if self.deferred.len() >= self.cfg.max_dedup_entries => {
+                Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()))
+            }
             r => r,
         };
         match reply {
             Reply::Now(resp) => {
-                let (ty, mid) = if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
+                let (ty, mid) =
+                    if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
                 self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 self.dedup.insert(from, msg.message_id, now + lifetime, Cached::Reply(resp));
             }
             Reply::Later => {
                 let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
-                self.deferred.insert(rid, Deferred { peer: from.clone(), mid: msg.message_id, token: Token::new(msg.token), con, ack_deadline });
+                self.deferred.insert(
+                    rid,
+                    Deferred {
+                        peer: from.clone(),
+                        mid: msg.message_id,
+                        token: Token::new(msg.token),
+                        con,
+                        ack_deadline,
+                    },
+                );
                 self.dedup.insert(from, msg.message_id, now + lifetime, Cached::Deferred { ack_sent: false });
             }
         }
@@ -571,8 +597,17 @@ where
 
     /// Encodes a response. `echo_from`: the request whose transmission-number options a
     /// piggybacked response echoes.
-    fn queue_response(&mut self, dest: &A, ty: MessageType, mid: u16, token: &[u8], resp: &Response, echo_from: Option<&Message<'_>>) {
-        let mut options: SmallVec<[CoapOption<'_>; 8]> = resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+    fn queue_response(
+        &mut self,
+        dest: &A,
+        ty: MessageType,
+        mid: u16,
+        token: &[u8],
+        resp: &Response,
+        echo_from: Option<&Message<'_>>,
+    ) {
+        let mut options: SmallVec<[CoapOption<'_>; 8]> =
+            resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
         if let (true, Some(req)) = (self.cfg.echo_transmission_numbers, echo_from) {
             for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
                 if let Some(value) = req.options.get(number) {
@@ -581,7 +616,14 @@ where
             }
         }
         options.sort_by_key(|o| o.number);
-        let m = Message { ty, code: resp.code, message_id: mid, token, options: Options::from_list(&options), payload: &resp.payload };
+        let m = Message {
+            ty,
+            code: resp.code,
+            message_id: mid,
+            token,
+            options: Options::from_list(&options),
+            payload: &resp.payload,
+        };
         if let Ok(bytes) = m.to_vec() {
             self.pending.push_back(Pending::Bytes { dest: dest.clone(), bytes });
         }
@@ -604,7 +646,12 @@ where
             if let Some(Pending::Bytes { bytes, .. }) = self.pending.back() {
                 if self.separate.len() < self.cfg.max_dedup_entries {
                     let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
-                    let out = SeparateOut { bytes: bytes.clone(), deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
+                    let out = SeparateOut {
+                        bytes: bytes.clone(),
+                        deadline: now + Duration::from_secs_f64(rto),
+                        rto,
+                        retransmissions: 0,
+                    };
                     self.separate.insert((d.peer.clone(), mid), out);
                 }
             }
@@ -625,7 +672,11 @@ where
             .exchanges
             .iter()
             .filter_map(|(id, e)| match e.phase {
-                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Done { retire_at: deadline } if deadline <= now => {
+                Phase::Waiting { deadline, .. }
+                | Phase::NonWaiting { deadline }
+                | Phase::Done { retire_at: deadline }
+                    if deadline <= now =>
+                {
                     Some((*id, e.phase))
                 }
                 _ => None,
@@ -634,16 +685,20 @@ where
         for (id, phase) in due {
             match phase {
                 Phase::Waiting { mut timer, .. } => self.on_rto(now, id, &mut timer),
-                Phase::NonWaiting { .. } => self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true),
+                Phase::NonWaiting { .. } => {
+                    self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true)
+                }
                 Phase::Done { .. } => self.retire(id),
                 _ => {}
             }
         }
-        let woken: Vec<A> = self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
+        let woken: Vec<A> =
+            self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
         for dest in woken {
             self.try_start(now, &dest);
         }
-        let acks: Vec<RequestId> = self.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
+        let acks: Vec<RequestId> =
+            self.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
         for id in acks {
             let Some(d) = self.deferred.get_mut(&id) else { continue };
             d.ack_deadline = None;
@@ -692,7 +747,9 @@ where
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let exchanges = self.exchanges.values().filter_map(|e| match e.phase {
-            Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Done { retire_at: deadline } => Some(deadline),
+            Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Done { retire_at: deadline } => {
+                Some(deadline)
+            }
             _ => None,
         });
         let peers = self.peers.values().filter_map(|p| p.wake);
@@ -750,7 +807,8 @@ fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
         _ => base,
     };
     let mut value = [0u8; 4];
-    let mut options: SmallVec<[CoapOption<'_>; 8]> = ex.req.options.iter().map(|(num, v)| CoapOption { number: *num, value: v }).collect();
+    let mut options: SmallVec<[CoapOption<'_>; 8]> =
+        ex.req.options.iter().map(|(num, v)| CoapOption { number: *num, value: v }).collect();
     if let Marking::Option { number, probe } = ex.marking {
         let v: &[u8] = match (n, probe) {
             (0, true) => &[255],
@@ -760,6 +818,13 @@ fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
         options.insert(at, CoapOption { number, value: v });
     }
     let ty = if ex.confirmable { MessageType::Con } else { MessageType::Non };
-    let m = Message { ty, code: ex.req.code, message_id: ex.mid, token, options: Options::from_list(&options), payload: &ex.req.payload };
+    let m = Message {
+        ty,
+        code: ex.req.code,
+        message_id: ex.mid,
+        token,
+        options: Options::from_list(&options),
+        payload: &ex.req.payload,
+    };
     m.encode(buf).ok()
 }

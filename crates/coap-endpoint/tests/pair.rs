@@ -47,7 +47,7 @@ fn gives_up_after_max_retransmit() {
     assert_eq!(r.expired, 5);
     let rto0 = r.rtos[0].as_secs_f64();
     // fails when the last RTO expires: rto0·(1 + 2 + 4 + 8 + 16) = 31·rto0
-    assert!(p.events.iter().any(|e| *e == Event::Failed { id, reason: FailReason::Timeout }));
+    assert!(p.events.contains(&Event::Failed { id, reason: FailReason::Timeout }));
     let last = secs(*r.sent.last().unwrap()) + r.rtos[4].as_secs_f64();
     assert!(close(last, 31.0 * rto0));
 }
@@ -144,7 +144,7 @@ fn option_marking_probes_and_falls_back() {
     assert_eq!(first.options.get(registry::TRANSMISSION_NUMBER), Some(&[255u8][..])); // the probe
     let second = Message::decode(&sent[1].1).unwrap();
     assert_eq!(second.options.get(registry::TRANSMISSION_NUMBER), None); // fell back
-    // with a server that echoes, the option stays and is echoed unchanged
+                                                                         // with a server that echoes, the option stays and is echoed unchanged
     let mut p = Pair::new("fasor_option", 7);
     p.client.request(t(0.0), S, Request::get("test")).unwrap();
     p.client.request(t(0.0), S, Request::get("test")).unwrap();
@@ -153,7 +153,8 @@ fn option_marking_probes_and_falls_back() {
     let echoed = Message::decode(&from_server[0].1).unwrap();
     assert_eq!(echoed.options.get(registry::TRANSMISSION_NUMBER), Some(&[255u8][..]));
     let second = Message::decode(&from_client[1].1).unwrap();
-    assert_eq!(second.options.get(registry::TRANSMISSION_NUMBER), Some(&[][..])); // 0: empty
+    assert_eq!(second.options.get(registry::TRANSMISSION_NUMBER), Some(&[][..]));
+    // 0: empty
 }
 
 #[test]

@@ -38,14 +38,7 @@ impl<'a> Message<'a> {
 
     /// An Empty message (ACK, RST, or a CON "ping") with this Message ID.
     pub const fn empty(ty: MessageType, message_id: u16) -> Self {
-        Message {
-            ty,
-            code: Code::EMPTY,
-            message_id,
-            token: &[],
-            options: Options::empty(),
-            payload: &[],
-        }
+        Message { ty, code: Code::EMPTY, message_id, token: &[], options: Options::empty(), payload: &[] }
     }
 
     /// Decodes untrusted bytes. Checks the structure of RFC 7252 §3 (version, token length,
@@ -102,8 +95,7 @@ impl<'a> Message<'a> {
     /// its type and Message ID, which is all a receiver needs to reject it with a Reset.
     pub fn peek_header(bytes: &[u8]) -> Option<(MessageType, u16)> {
         let h = bytes.first_chunk::<4>()?;
-        (h[0] >> 6 == Self::VERSION)
-            .then(|| (MessageType::from_bits(h[0] >> 4), u16::from_be_bytes([h[2], h[3]])))
+        (h[0] >> 6 == Self::VERSION).then(|| (MessageType::from_bits(h[0] >> 4), u16::from_be_bytes([h[2], h[3]])))
     }
 
     /// Bytes [`Message::encode`] writes.
@@ -119,9 +111,7 @@ impl<'a> Message<'a> {
             return Err(Error::InvalidTokenLength(self.token.len().min(255) as u8));
         }
         self.options.check()?;
-        if self.code.is_empty()
-            && (!self.token.is_empty() || !self.options.is_empty() || !self.payload.is_empty())
-        {
+        if self.code.is_empty() && (!self.token.is_empty() || !self.options.is_empty() || !self.payload.is_empty()) {
             return Err(Error::NonEmptyEmptyMessage);
         }
         let mut w = Writer::new(buf);
@@ -219,7 +209,12 @@ mod tests {
             payload: &[],
         };
         assert_eq!(req.encoded_len(), 10);
-        let resp = Message { payload: &[0; 60], code: Code::CONTENT, ty: MessageType::Ack, ..Message::empty(MessageType::Ack, 1) };
+        let resp = Message {
+            payload: &[0; 60],
+            code: Code::CONTENT,
+            ty: MessageType::Ack,
+            ..Message::empty(MessageType::Ack, 1)
+        };
         assert_eq!(resp.to_vec().unwrap().len(), 65);
     }
 
@@ -236,22 +231,22 @@ mod tests {
     fn malformed_cases_of_rfc7252() {
         use Error::*;
         let cases: &[(&[u8], Error)] = &[
-            (&[0x40, 0x01, 0x00], Truncated),                      // header shorter than 4 bytes
-            (&[0x80, 0x01, 0, 1], UnsupportedVersion(2)),         // §3: version 2
-            (&[0x00, 0x01, 0, 1], UnsupportedVersion(0)),         // §3: version 0
+            (&[0x40, 0x01, 0x00], Truncated),             // header shorter than 4 bytes
+            (&[0x80, 0x01, 0, 1], UnsupportedVersion(2)), // §3: version 2
+            (&[0x00, 0x01, 0, 1], UnsupportedVersion(0)), // §3: version 0
             (&[0x49, 0x01, 0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9], InvalidTokenLength(9)), // §3: TKL 9
-            (&[0x4F, 0x01, 0, 1], InvalidTokenLength(15)),        // §3: TKL 15
-            (&[0x42, 0x01, 0, 1, 0xAA], Truncated),               // token shorter than TKL
-            (&[0x40, 0x01, 0, 1, 0xF0], ReservedOptionDelta),     // §3.1: delta 15, not marker
-            (&[0x40, 0x01, 0, 1, 0x1F], ReservedOptionLength),    // §3.1: length 15
+            (&[0x4F, 0x01, 0, 1], InvalidTokenLength(15)), // §3: TKL 15
+            (&[0x42, 0x01, 0, 1, 0xAA], Truncated),       // token shorter than TKL
+            (&[0x40, 0x01, 0, 1, 0xF0], ReservedOptionDelta), // §3.1: delta 15, not marker
+            (&[0x40, 0x01, 0, 1, 0x1F], ReservedOptionLength), // §3.1: length 15
             (&[0x40, 0x01, 0, 1, 0xFF], EmptyPayloadAfterMarker), // §3: marker, no payload
-            (&[0x40, 0x01, 0, 1, 0xD0], Truncated),               // delta 13 without its byte
-            (&[0x40, 0x01, 0, 1, 0xE0, 0x01], Truncated),         // delta 14 with one byte
-            (&[0x40, 0x01, 0, 1, 0x0D], Truncated),               // length 13 without its byte
-            (&[0x40, 0x01, 0, 1, 0xB4, b't'], Truncated),          // value shorter than length
+            (&[0x40, 0x01, 0, 1, 0xD0], Truncated),       // delta 13 without its byte
+            (&[0x40, 0x01, 0, 1, 0xE0, 0x01], Truncated), // delta 14 with one byte
+            (&[0x40, 0x01, 0, 1, 0x0D], Truncated),       // length 13 without its byte
+            (&[0x40, 0x01, 0, 1, 0xB4, b't'], Truncated), // value shorter than length
             // 65535 + 1: delta 14/0xFEF2 (65266+269 = 65535), then delta 1.
             (&[0x40, 0x01, 0, 1, 0xE0, 0xFE, 0xF2, 0x10], OptionNumberOverflow),
-            (&[0x41, 0x00, 0, 1, 0xAA], NonEmptyEmptyMessage),    // §4.1: Empty with token
+            (&[0x41, 0x00, 0, 1, 0xAA], NonEmptyEmptyMessage), // §4.1: Empty with token
             (&[0x60, 0x00, 0, 1, 0xFF, 1], NonEmptyEmptyMessage), // §4.1: Empty with payload
         ];
         for (bytes, err) in cases {

@@ -141,7 +141,15 @@ pub static OPTIONS: &[OptionDef] = &[
     def(SIZE1, "Size1", Uint, 0, 4, false, "RFC 7252"),
     def(NO_RESPONSE, "No-Response", Uint, 0, 1, false, "RFC 7967"),
     def(RTT_COAP_TRANSMISSION_COUNTER, "Transmission-Counter", Uint, 0, 1, false, "RTT-CoAP (experimental number)"),
-    def(TRANSMISSION_NUMBER, "Retransmission-Count", Uint, 0, 1, false, "draft-ietf-core-fasor-02 §4.4 (Californium's number)"),
+    def(
+        TRANSMISSION_NUMBER,
+        "Retransmission-Count",
+        Uint,
+        0,
+        1,
+        false,
+        "draft-ietf-core-fasor-02 §4.4 (Californium's number)",
+    ),
 ];
 
 /// Signaling options of RFC 8323 §5: their numbers are only meaningful with their code.
@@ -194,7 +202,7 @@ mod tests {
         assert!(d(SIZE1).no_cache_key() && !d(SIZE1).critical()); // 60: N (0b111100)
         assert!(d(SIZE2).no_cache_key()); // 28 = 0b11100: N (RFC 7959)
         assert!(!d(ACCEPT).no_cache_key() && d(ACCEPT).critical()); // 17: C
-        // The transmission number: elective, safe, not NoCacheKey (see its doc).
+                                                                    // The transmission number: elective, safe, not NoCacheKey (see its doc).
         let t = d(TRANSMISSION_NUMBER);
         assert_eq!(t.number, 65028);
         assert!(!t.critical() && !t.unsafe_to_forward() && !t.no_cache_key());

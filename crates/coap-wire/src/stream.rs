@@ -199,11 +199,11 @@ mod tests {
     fn extended_lengths() {
         // payload p bytes → body = 1 + p. Len field choices at the boundaries of §3.2.
         for (p, first, ext) in [
-            (11usize, 0xC0u8, &[][..]),           // body 12: direct
-            (12, 0xD0, &[0x00][..]),              // body 13: 13 + 0
-            (267, 0xD0, &[0xFF][..]),             // body 268: 13 + 255
-            (268, 0xE0, &[0x00, 0x00][..]),       // body 269: 269 + 0
-            (65804, 0xF0, &[0, 0, 0, 0][..]),     // body 65805: 65805 + 0
+            (11usize, 0xC0u8, &[][..]),       // body 12: direct
+            (12, 0xD0, &[0x00][..]),          // body 13: 13 + 0
+            (267, 0xD0, &[0xFF][..]),         // body 268: 13 + 255
+            (268, 0xE0, &[0x00, 0x00][..]),   // body 269: 269 + 0
+            (65804, 0xF0, &[0, 0, 0, 0][..]), // body 65805: 65805 + 0
         ] {
             let payload = vec![0xAB; p];
             let f = Frame { code: Code::CONTENT, token: &[], options: Options::empty(), payload: &payload };

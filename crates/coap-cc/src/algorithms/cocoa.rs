@@ -91,7 +91,8 @@ params! {
 }
 
 impl CocoaParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         check(self.initial_rto > 0.0, "initial_rto", "must be > 0")?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
@@ -270,11 +271,16 @@ impl Controller for Cocoa {
         let initial = match self.next_exact.take() {
             Some(exact) => exact,
             None => {
-                let base = if !self.has_sample() && start.outstanding > 0 { self.blind(start.outstanding) } else { self.rto };
+                let base =
+                    if !self.has_sample() && start.outstanding > 0 { self.blind(start.outstanding) } else { self.rto };
                 uniform(rng, base, base * self.p.ack_random_factor)
             }
         };
-        let mut ex = ExchangeTimer::new(clamp_rto(initial, self.p.rto_max * self.p.ack_random_factor), start, self.marking.next());
+        let mut ex = ExchangeTimer::new(
+            clamp_rto(initial, self.p.rto_max * self.p.ack_random_factor),
+            start,
+            self.marking.next(),
+        );
         ex.factor = vbf(ex.armed, self.p.vbf_high);
         ex
     }
@@ -342,7 +348,10 @@ impl Controller for Cocoa {
             CocoaVariant::Pp(pp) => pp.timer_ceiling,
             _ => 0.0,
         };
-        (crate::controller::RTO_FLOOR, (self.p.rto_max * self.p.ack_random_factor).max(self.p.backoff_limit).max(ceiling))
+        (
+            crate::controller::RTO_FLOOR,
+            (self.p.rto_max * self.p.ack_random_factor).max(self.p.backoff_limit).max(ceiling),
+        )
     }
 }
 
@@ -380,7 +389,7 @@ mod tests {
         let mut ex = c.start(t(0.0), CON, &mut r);
         let r0 = ex.armed;
         assert!((2.0..3.0).contains(&r0)); // [RTO, 1.5 RTO] with RTO = 2
-        // initial in 1..3 → VBF 2 for every step: r0·2, r0·4, r0·8 (16..24), then ≤ 32 truncation
+                                           // initial in 1..3 → VBF 2 for every step: r0·2, r0·4, r0·8 (16..24), then ≤ 32 truncation
         let mut timers = vec![];
         for _ in 0..5 {
             timers.push(c.on_timeout(t(0.0), &mut ex, &mut r).unwrap().as_secs_f64());

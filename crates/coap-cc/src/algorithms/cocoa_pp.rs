@@ -43,13 +43,18 @@ params! {
 }
 
 impl PpParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         use crate::params::check;
         check(self.interval >= 1, "interval", "must be >= 1")?;
         check((1..=16).contains(&self.window), "window", "must be in 1..=16")?;
         check(self.g_scale > 0.0, "g_scale", "must be > 0")?;
         check(self.up > 0.0 && self.down > 0.0, "up", "factors must be > 0")?;
-        check(0.0 < self.timer_floor && self.timer_floor <= self.timer_ceiling, "timer_floor", "need 0 < timer_floor <= timer_ceiling")
+        check(
+            0.0 < self.timer_floor && self.timer_floor <= self.timer_ceiling,
+            "timer_floor",
+            "need 0 < timer_floor <= timer_ceiling",
+        )
     }
 }
 
@@ -166,7 +171,11 @@ mod tests {
         use crate::algorithms::cocoa::{Cocoa, CocoaParams, CocoaVariant};
         use crate::controller::Controller;
         use crate::testutil::*;
-        let mut c = Cocoa::new("cocoa_pp", CocoaParams { max_retransmit: 20, ..CocoaParams::default() }, CocoaVariant::Pp(PpParams::default()));
+        let mut c = Cocoa::new(
+            "cocoa_pp",
+            CocoaParams { max_retransmit: 20, ..CocoaParams::default() },
+            CocoaVariant::Pp(PpParams::default()),
+        );
         let mut r = rng(4);
         let mut ex = c.start(t(0.0), CON, &mut r);
         let r0 = ex.armed;

@@ -39,12 +39,17 @@ params! {
 }
 
 impl DefaultParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         check(self.ack_timeout > 0.0, "ack_timeout", "must be > 0")?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
         check(self.nstart >= 1, "nstart", "must be >= 1")?;
-        check(self.rto_max >= self.ack_timeout * self.ack_random_factor, "rto_max", "must be >= ack_timeout * ack_random_factor")
+        check(
+            self.rto_max >= self.ack_timeout * self.ack_random_factor,
+            "rto_max",
+            "must be >= ack_timeout * ack_random_factor",
+        )
     }
     /// Upper end of the initial range.
     pub(crate) fn initial_max(&self) -> f64 {

@@ -52,8 +52,13 @@ params! {
 }
 
 impl EifelParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        check(self.initial_rto > 0.0 && self.initial_rto <= self.rto_max, "initial_rto", "need 0 < initial_rto <= rto_max")?;
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        check(
+            self.initial_rto > 0.0 && self.initial_rto <= self.rto_max,
+            "initial_rto",
+            "need 0 < initial_rto <= rto_max",
+        )?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.gain > 0.0 && self.gain <= 1.0, "gain", "must be in (0, 1]")?;
         check(self.tick >= 0.0, "tick", "must be >= 0")?;
@@ -75,7 +80,13 @@ pub struct Eifel {
 impl Eifel {
     /// A controller with no history.
     pub fn new(p: EifelParams) -> Self {
-        Eifel { rto: p.initial_rto, carried: false, marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION), p, est: None }
+        Eifel {
+            rto: p.initial_rto,
+            carried: false,
+            marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION),
+            p,
+            est: None,
+        }
     }
 
     fn update(&mut self, r: f64) {

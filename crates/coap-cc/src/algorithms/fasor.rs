@@ -85,8 +85,13 @@ params! {
 }
 
 impl FasorParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        check(self.initial_rto > 0.0 && self.initial_rto <= self.rto_max, "initial_rto", "need 0 < initial_rto <= rto_max")?;
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        check(
+            self.initial_rto > 0.0 && self.initial_rto <= self.rto_max,
+            "initial_rto",
+            "need 0 < initial_rto <= rto_max",
+        )?;
         check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
         check(self.nstart >= 1, "nstart", "must be >= 1")?;
         check(self.k >= 0.0, "k", "must be >= 0")?;
@@ -385,7 +390,12 @@ mod tests {
         // the next fast series starts at max(fastrto 1.2, previous sample 0.8) = 1.2
         assert_close(c.start(t(3.0), CON, &mut r).armed, 1.2);
         // matched=ambiguous: same fastrto update, but the ambiguous transition
-        let p = FasorParams { dither: false, rtt_marking: MarkingKind::Token, matched: Matched::Ambiguous, ..FasorParams::default() };
+        let p = FasorParams {
+            dither: false,
+            rtt_marking: MarkingKind::Token,
+            matched: Matched::Ambiguous,
+            ..FasorParams::default()
+        };
         let mut c = Fasor::new("fasor_token", p, FasorVariant::Fasor);
         let mut ex = c.start(t(0.0), CON, &mut r);
         c.on_timeout(t(2.0), &mut ex, &mut r);

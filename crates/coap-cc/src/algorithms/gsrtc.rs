@@ -26,8 +26,13 @@ params! {
 }
 
 impl GsrtcParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        crate::params::check(0.0 <= self.w_min && self.w_min <= self.w_max && self.w_max <= 1.0, "w_min", "need 0 <= w_min <= w_max <= 1")?;
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        crate::params::check(
+            0.0 <= self.w_min && self.w_min <= self.w_max && self.w_max <= 1.0,
+            "w_min",
+            "need 0 <= w_min <= w_max <= 1",
+        )?;
         crate::params::check((0.0..=1.0).contains(&self.w_initial), "w_initial", "must be in [0, 1]")
     }
 }
@@ -80,7 +85,11 @@ mod tests {
         use crate::algorithms::cocoa::{Cocoa, CocoaParams, CocoaVariant};
         use crate::controller::Controller;
         use crate::testutil::*;
-        let mut c = Cocoa::new("gsrtc", CocoaParams { aging: false, ..CocoaParams::default() }, CocoaVariant::Gsrtc(GsrtcParams::default()));
+        let mut c = Cocoa::new(
+            "gsrtc",
+            CocoaParams { aging: false, ..CocoaParams::default() },
+            CocoaVariant::Gsrtc(GsrtcParams::default()),
+        );
         let mut r = rng(1);
         // strong sample 1: E = 3; W = 0.99: RTO = 0.99·3 + 0.01·2 = 2.99
         let ex = c.start(t(0.0), CON, &mut r);

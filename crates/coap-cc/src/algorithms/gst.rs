@@ -21,7 +21,8 @@ mod tests {
 
     #[test]
     fn geometric_halving() {
-        let mut c = DefaultCoap::new("gst", DefaultParams { max_retransmit: 20, ..DefaultParams::default() }, Carry::Gst);
+        let mut c =
+            DefaultCoap::new("gst", DefaultParams { max_retransmit: 20, ..DefaultParams::default() }, Carry::Gst);
         let mut rng = rng(5);
         let mut ex = c.start(t(0.0), CON, &mut rng);
         let r0 = ex.armed;

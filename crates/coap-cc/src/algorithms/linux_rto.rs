@@ -39,9 +39,14 @@ params! {
 }
 
 impl LinuxParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         check(self.rto_min > 0.0 && self.rto_min <= self.rto_max, "rto_min", "need 0 < rto_min <= rto_max")?;
-        check((self.rto_min..=self.rto_max).contains(&self.initial_rto), "initial_rto", "must be within [rto_min, rto_max]")?;
+        check(
+            (self.rto_min..=self.rto_max).contains(&self.initial_rto),
+            "initial_rto",
+            "must be within [rto_min, rto_max]",
+        )?;
         check(self.mdev_floor >= 0.0, "mdev_floor", "must be >= 0")?;
         check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
         check(self.nstart >= 1, "nstart", "must be >= 1")
@@ -68,7 +73,12 @@ pub struct LinuxRto {
 impl LinuxRto {
     /// A controller with no history.
     pub fn new(p: LinuxParams) -> Self {
-        LinuxRto { rto: p.initial_rto, marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION), p, est: None }
+        LinuxRto {
+            rto: p.initial_rto,
+            marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION),
+            p,
+            est: None,
+        }
     }
 
     fn update(&mut self, r: f64) {

@@ -43,8 +43,13 @@ params! {
 }
 
 impl PeakHopperParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        check(self.initial_rto > 0.0 && self.initial_rto <= self.rto_max, "initial_rto", "need 0 < initial_rto <= rto_max")?;
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        check(
+            self.initial_rto > 0.0 && self.initial_rto <= self.rto_max,
+            "initial_rto",
+            "need 0 < initial_rto <= rto_max",
+        )?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.f >= 1.0, "f", "must be >= 1")?;
         check(self.b_max >= 0.0 && self.g >= 0.0, "b_max", "b_max and g must be >= 0")?;
@@ -66,7 +71,13 @@ pub struct PeakHopper {
 impl PeakHopper {
     /// A controller with no history.
     pub fn new(p: PeakHopperParams) -> Self {
-        PeakHopper { rto: None, b: 0.0, r_prev: 0.0, marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION), p }
+        PeakHopper {
+            rto: None,
+            b: 0.0,
+            r_prev: 0.0,
+            marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION),
+            p,
+        }
     }
 
     fn update(&mut self, r: f64) {

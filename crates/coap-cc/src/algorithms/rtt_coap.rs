@@ -76,8 +76,11 @@ params! {
 }
 
 impl RttCoapParams {
-    pub(crate) fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        for (k, v) in [("alpha_s", self.alpha_s), ("alpha_l", self.alpha_l), ("beta_l", self.beta_l), ("mu_gain", self.mu_gain)] {
+    /// Checks the values; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        for (k, v) in
+            [("alpha_s", self.alpha_s), ("alpha_l", self.alpha_l), ("beta_l", self.beta_l), ("mu_gain", self.mu_gain)]
+        {
             check(v > 0.0 && v <= 1.0, k, "gains must be in (0, 1]")?;
         }
         check(0.0 <= self.l_low && self.l_low <= self.l_high, "l_low", "need 0 <= l_low <= l_high")?;
@@ -118,7 +121,17 @@ pub struct RttCoap {
 impl RttCoap {
     /// A controller with no history.
     pub fn new(p: RttCoapParams) -> Self {
-        RttCoap { p, srtt_s: 0.0, srtt_l: 0.0, rttvar_l: 0.0, has_sample: false, mu: 0.0, rate: None, last_start: None, est: Rfc6298::default() }
+        RttCoap {
+            p,
+            srtt_s: 0.0,
+            srtt_l: 0.0,
+            rttvar_l: 0.0,
+            has_sample: false,
+            mu: 0.0,
+            rate: None,
+            last_start: None,
+            est: Rfc6298::default(),
+        }
     }
 
     fn rto(&self) -> f64 {

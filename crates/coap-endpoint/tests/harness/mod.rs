@@ -41,6 +41,9 @@ impl Handler<u8> for TestResource {
     }
 }
 
+/// Decides whether a datagram is lost: (from, its index in its direction, bytes) → drop?
+pub type DropFn = Box<dyn FnMut(u8, usize, &[u8]) -> bool>;
+
 pub struct Wire {
     pub at: Instant,
     pub from: u8,
@@ -54,8 +57,7 @@ pub struct Pair {
     pub now: Instant,
     pub up: f64,
     pub down: f64,
-    /// (from, index of the datagram in its direction, bytes) → drop?
-    pub drop: Box<dyn FnMut(u8, usize, &[u8]) -> bool>,
+    pub drop: DropFn,
     pub sent: [usize; 3],
     pub flight: Vec<Wire>,
     /// every datagram put on the wire (dropped ones too), with its send time
@@ -67,7 +69,12 @@ pub struct Pair {
 
 impl Pair {
     pub fn new(cc: &str, seed: u64) -> Pair {
-        Pair::with(Config::new(CcConfig::parse(cc).unwrap()), Config::new(CcConfig::parse("default").unwrap()), false, seed)
+        Pair::with(
+            Config::new(CcConfig::parse(cc).unwrap()),
+            Config::new(CcConfig::parse("default").unwrap()),
+            false,
+            seed,
+        )
     }
 
     pub fn with(client: Config, server: Config, later: bool, seed: u64) -> Pair {
@@ -102,7 +109,12 @@ impl Pair {
                 let delay = if from == C { self.up } else { self.down };
                 self.log.push(Wire { at: self.now, from, to: tx.dest, bytes: bytes.clone() });
                 if !(self.drop)(from, idx, &bytes) {
-                    self.flight.push(Wire { at: self.now + coap_cc::Duration::from_secs_f64(delay), from, to: tx.dest, bytes });
+                    self.flight.push(Wire {
+                        at: self.now + coap_cc::Duration::from_secs_f64(delay),
+                        from,
+                        to: tx.dest,
+                        bytes,
+                    });
                 }
             }
         }
@@ -147,7 +159,8 @@ impl Pair {
     pub fn reports(&mut self) -> Vec<ExchangeReport<u8>> {
         self.client.retire_all();
         self.flush();
-        let mut v: Vec<_> = self.events.iter().filter_map(|e| if let Event::Retired(r) = e { Some(r.clone()) } else { None }).collect();
+        let mut v: Vec<_> =
+            self.events.iter().filter_map(|e| if let Event::Retired(r) = e { Some(r.clone()) } else { None }).collect();
         v.sort_by_key(|r| r.id);
         v
     }

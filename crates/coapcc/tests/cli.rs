@@ -1,0 +1,66 @@
+//! The `coapcc` binary as a user runs it.
+
+use std::process::Command;
+
+fn coapcc(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn algorithms_lists_every_algorithm_with_source_and_defaults() {
+    let (ok, out, _) = coapcc(&["algorithms"]);
+    assert!(ok);
+    for name in [
+        "default",
+        "default_b",
+        "default_fb1",
+        "default_fb2",
+        "cocoa",
+        "cocoa4",
+        "cocoa_fb1",
+        "cocoa_fb2",
+        "linux_rto",
+        "fasor",
+        "fasor_slow",
+        "fasor_fastslow",
+        "fasor_k4",
+        "fasor_token",
+        "fasor_option",
+        "rtt_coap",
+        "gst",
+        "eifel",
+        "gsrtc",
+        "cocoa_pp",
+        "peakhopper",
+    ] {
+        assert!(out.lines().any(|l| l.starts_with(&format!("{name}  —"))), "{name} missing");
+    }
+    assert!(out.contains("source: draft-ietf-core-fasor-02"));
+    assert!(out.contains("ack_timeout=2 "));
+    assert!(out.contains("max_retransmit=4"));
+}
+
+#[test]
+fn algorithms_json_and_one_spec() {
+    let (ok, out, _) = coapcc(&["algorithms", "--json", "fasor:max_retransmit=20"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[0]["name"], "fasor");
+    assert_eq!(v[0]["spec"], "fasor:max_retransmit=20");
+    let mr = v[0]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "max_retransmit").unwrap();
+    assert_eq!(mr["default"], "20");
+}
+
+#[test]
+fn bad_names_give_a_clear_error() {
+    let (ok, out, err) = coapcc(&["algorithms", "fasr"]);
+    assert!(!ok && out.is_empty());
+    assert!(err.starts_with("coapcc: error: unknown algorithm 'fasr'; valid algorithms: default,"), "{err}");
+    let (ok, _, err) = coapcc(&["algorithms", "cocoa:agin=false"]);
+    assert!(!ok && err.contains("no parameter 'agin'") && err.contains("aging"), "{err}");
+}
