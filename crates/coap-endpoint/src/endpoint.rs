@@ -184,7 +184,13 @@ pub struct Endpoint<A, R> {
     next_id: u64,
     next_request: u64,
     peers: BTreeMap<A, Peer>,
+    /// Exchanges not yet finished.
     exchanges: BTreeMap<ExchangeId, Exchange<A>>,
+    /// Finished exchanges, kept to count duplicate responses until they retire.
+    finished: BTreeMap<ExchangeId, Exchange<A>>,
+    /// (retire time, exchange) in finishing order; the lifetime is constant, so times ascend.
+    retiring: VecDeque<(Instant, ExchangeId)>,
+    duplicates: u64,
     by_mid: BTreeMap<(A, u16), ExchangeId>,
     by_token: BTreeMap<(A, Token), ExchangeId>,
     dedup: Dedup<A>,
@@ -223,6 +229,9 @@ where
             next_request: 0,
             peers: BTreeMap::new(),
             exchanges: BTreeMap::new(),
+            finished: BTreeMap::new(),
+            retiring: VecDeque::new(),
+            duplicates: 0,
             by_mid: BTreeMap::new(),
             by_token: BTreeMap::new(),
             deferred: BTreeMap::new(),
@@ -250,7 +259,12 @@ where
 
     /// Exchanges held, finished ones awaiting retirement included.
     pub fn exchange_count(&self) -> usize {
-        self.exchanges.len()
+        self.exchanges.len() + self.finished.len()
+    }
+
+    /// Duplicate responses received so far (responses to exchanges already answered).
+    pub fn duplicates_received(&self) -> u64 {
+        self.duplicates
     }
 
     /// The controller of a destination, if one exists.
@@ -381,10 +395,12 @@ where
     /// Ends an exchange with `outcome`; `outstanding` says whether it still counted for NSTART.
     fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, payload: Vec<u8>, outstanding: bool) {
         let retire_at = now + self.cfg.exchange_lifetime;
-        let Some(ex) = self.exchanges.get_mut(&id) else { return };
+        let Some(mut ex) = self.exchanges.remove(&id) else { return };
         ex.outcome = Some(outcome);
-        ex.phase = Phase::Done { retire_at };
+        ex.phase = Phase::Done;
         let dest = ex.dest.clone();
+        self.finished.insert(id, ex);
+        self.retiring.push_back((retire_at, id));
         self.events.push_back(match outcome {
             Outcome::Response(code) => Event::Response { id, code, payload },
             Outcome::Failed(reason) => Event::Failed { id, reason },
@@ -398,7 +414,7 @@ where
     }
 
     fn retire(&mut self, id: ExchangeId) {
-        let Some(ex) = self.exchanges.remove(&id) else { return };
+        let Some(ex) = self.finished.remove(&id) else { return };
         if self.by_mid.get(&(ex.dest.clone(), ex.mid)) == Some(&id) {
             self.by_mid.remove(&(ex.dest.clone(), ex.mid));
         }
@@ -410,9 +426,21 @@ where
 
     /// Retires every finished exchange now (at the end of a run), emitting their reports.
     pub fn retire_all(&mut self) {
-        let done: Vec<ExchangeId> =
-            self.exchanges.iter().filter(|(_, e)| matches!(e.phase, Phase::Done { .. })).map(|(id, _)| *id).collect();
-        for id in done {
+        while let Some((_, id)) = self.retiring.pop_front() {
+            self.retire(id);
+        }
+    }
+
+    /// Lazy housekeeping, done on every call that passes time in: expired deduplication entries
+    /// go, and finished exchanges retire. It sets no deadline of its own (a simulator would
+    /// otherwise wake once per request just to forget it); the cache's size bound holds anyway.
+    fn housekeeping(&mut self, now: Instant) {
+        self.dedup.expire(now);
+        while let Some(&(at, id)) = self.retiring.front() {
+            if at > now {
+                break;
+            }
+            self.retiring.pop_front();
             self.retire(id);
         }
     }
@@ -420,6 +448,7 @@ where
     /// Processes one received datagram. Malformed input never fails the endpoint: a CON is
     /// rejected with RST, anything else is silently dropped (RFC 7252 §4.2, §4.3).
     pub fn handle_datagram(&mut self, now: Instant, from: A, bytes: &[u8]) {
+        self.housekeeping(now);
         let msg = match Message::decode(bytes).and_then(|m| m.check_semantics().map(|()| m)) {
             Ok(m) => m,
             Err(_) => {
@@ -444,7 +473,7 @@ where
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
         self.separate.remove(&(from.clone(), mid));
         let Some(&id) = self.by_mid.get(&(from.clone(), mid)) else { return };
-        let Some(ex) = self.exchanges.get(&id) else { return };
+        let Some(ex) = self.exchanges.get(&id) else { return }; // finished ones ignore RST
         let outstanding = match ex.phase {
             Phase::Waiting { timer, .. } => {
                 if let Some(p) = self.peers.get_mut(&from) {
@@ -454,7 +483,7 @@ where
             }
             Phase::NonWaiting { .. } => true,
             Phase::Acked => false,
-            Phase::Queued | Phase::Done { .. } => return,
+            Phase::Queued | Phase::Done => return,
         };
         self.finish(now, id, Outcome::Failed(FailReason::Reset), Vec::new(), outstanding);
     }
@@ -465,7 +494,8 @@ where
             self.separate.remove(&(from, msg.message_id));
             return;
         };
-        let Some(ex) = self.exchanges.get_mut(&id) else { return };
+        let mut dup = false;
+        let Some(ex) = self.exchanges.get_mut(&id).or(self.finished.get_mut(&id)) else { return };
         match ex.phase {
             Phase::Waiting { timer, .. } => {
                 if !msg.code.is_empty() && !ex.token_matches(msg.token) {
@@ -488,17 +518,22 @@ where
                     self.try_start(now, &from);
                 }
             }
-            Phase::Done { .. } if !msg.code.is_empty() && matches!(ex.outcome, Some(Outcome::Response(_))) => {
+            Phase::Done if !msg.code.is_empty() && matches!(ex.outcome, Some(Outcome::Response(_))) => {
                 ex.duplicates += 1;
+                dup = true;
             }
             _ => {}
         }
+        self.duplicates += dup as u64;
     }
 
     fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let lookup = |t: &[u8]| self.by_token.get(&(from.clone(), Token::new(t))).copied();
         let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
-        let Some(ex) = id.and_then(|id| self.exchanges.get_mut(&id)).filter(|ex| ex.token_matches(msg.token)) else {
+        let Some(ex) = id
+            .and_then(|id| self.exchanges.get_mut(&id).or(self.finished.get_mut(&id)))
+            .filter(|ex| ex.token_matches(msg.token))
+        else {
             if msg.ty == MessageType::Con {
                 self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid: msg.message_id });
             }
@@ -520,9 +555,10 @@ where
             }
             Phase::NonWaiting { .. } => true,
             Phase::Acked => false,
-            Phase::Done { .. } => {
+            Phase::Done => {
                 if matches!(ex.outcome, Some(Outcome::Response(_))) {
                     ex.duplicates += 1;
+                    self.duplicates += 1;
                 }
                 return;
             }
@@ -665,18 +701,14 @@ where
     }
 
     /// Handles every deadline up to `now`: retransmissions, give-ups, paced starts, empty ACKs
-    /// of slow handlers, separate-response retransmissions, cache expiry and retirement.
+    /// of slow handlers, separate-response retransmissions; and the lazy housekeeping.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.dedup.expire(now);
-        let due: Vec<(ExchangeId, Phase)> = self
+        self.housekeeping(now);
+        let due: SmallVec<[(ExchangeId, Phase); 4]> = self
             .exchanges
             .iter()
             .filter_map(|(id, e)| match e.phase {
-                Phase::Waiting { deadline, .. }
-                | Phase::NonWaiting { deadline }
-                | Phase::Done { retire_at: deadline }
-                    if deadline <= now =>
-                {
+                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } if deadline <= now => {
                     Some((*id, e.phase))
                 }
                 _ => None,
@@ -688,7 +720,6 @@ where
                 Phase::NonWaiting { .. } => {
                     self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true)
                 }
-                Phase::Done { .. } => self.retire(id),
                 _ => {}
             }
         }
@@ -743,19 +774,18 @@ where
         }
     }
 
-    /// The next deadline, if any.
+    /// The next protocol deadline, if any: a retransmission, a give-up, a paced start, an empty
+    /// ACK or a separate response's retransmission. (Housekeeping sets none; see `retire_all`.)
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let exchanges = self.exchanges.values().filter_map(|e| match e.phase {
-            Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Done { retire_at: deadline } => {
-                Some(deadline)
-            }
+            Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } => Some(deadline),
             _ => None,
         });
         let peers = self.peers.values().filter_map(|p| p.wake);
         let acks = self.deferred.values().filter_map(|d| d.ack_deadline);
         let separate = self.separate.values().map(|s| s.deadline);
-        exchanges.chain(peers).chain(acks).chain(separate).chain(self.dedup.next_expiry()).min()
+        exchanges.chain(peers).chain(acks).chain(separate).min()
     }
 
     /// The next datagram to send, written into `buf` (resized as needed).
@@ -766,7 +796,7 @@ where
             buf.clear();
             match p {
                 Pending::Request(id) => {
-                    let Some(ex) = self.exchanges.get(&id) else { continue };
+                    let Some(ex) = self.exchanges.get(&id).or(self.finished.get(&id)) else { continue };
                     buf.resize(self.cfg.max_message_size, 0);
                     match encode_request(ex, buf) {
                         Some(len) => return Some(Transmit { dest: ex.dest.clone(), len }),

@@ -10,7 +10,9 @@
 //! * [`Endpoint::handle_datagram`] with every datagram received.
 //! * [`Endpoint::poll_transmit`] until `None` after every call above, sending what it returns.
 //! * [`Endpoint::poll_timeout`] gives the next deadline; call [`Endpoint::handle_timeout`] then
-//!   (calls at other times are harmless).
+//!   (calls at other times are harmless). Housekeeping (cache expiry, retiring finished
+//!   exchanges) happens on every call that passes `now` in and sets no deadline of its own;
+//!   [`Endpoint::retire_all`] retires what is left at the end of a run.
 //! * [`Endpoint::poll_event`] for responses, failures and retired exchange reports.
 //!
 //! Client side: Message IDs and tokens, CON retransmission on the RTOs of a per-destination

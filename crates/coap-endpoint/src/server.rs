@@ -113,11 +113,6 @@ impl<A: Ord + Clone> Dedup<A> {
         }
     }
 
-    /// The next expiry.
-    pub(crate) fn next_expiry(&self) -> Option<Instant> {
-        self.order.front().map(|e| e.0)
-    }
-
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
         self.map.len()
@@ -142,6 +137,5 @@ mod tests {
         assert_eq!(d.get(&1, 9), Some(&Cached::Reply(Response::new(Code::CONTENT, vec![9]))));
         d.expire(t(109));
         assert_eq!(d.len(), 0);
-        assert_eq!(d.next_expiry(), None);
     }
 }

@@ -1,0 +1,266 @@
+//! Scenarios: every parameter of the reference testbed (`shared/spec/testbed.md`) with the
+//! `thesis` preset's values as defaults, read from TOML. Unknown keys and impossible values are
+//! refused with a message that names them.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use coap_cc::CcConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::loss::{ErrorProfile, LossModel};
+
+/// How clients issue their exchanges (testbed.md, "Workload").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Workload {
+    /// The next request as soon as the previous response arrived.
+    Continuous,
+    /// Batches of uniformly `batch_min..=batch_max` exchanges, all CC state reset after each.
+    Random,
+}
+
+/// One direction of the bottleneck.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Bits per second.
+    pub rate_bps: u64,
+    /// One-way propagation delay, ms.
+    pub delay_ms: f64,
+    /// Tail-drop buffer in front of the link, bytes of IP packets.
+    pub buffer_bytes: u64,
+    /// Largest IP packet; larger datagrams are fragmented.
+    pub mtu: u32,
+    /// Link errors (used when `errors = "custom"`, otherwise set from the profile).
+    pub loss: LossModel,
+}
+
+/// The hop between the router and the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HopSpec {
+    /// Smallest extra one-way delay, ms.
+    pub delay_min_ms: f64,
+    /// Largest extra one-way delay, ms (uniform per packet; FIFO order is kept).
+    pub delay_max_ms: f64,
+}
+
+/// A complete scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Scenario {
+    /// A name for reports.
+    pub name: String,
+    /// Master seed; every replication and component derives its own stream from it.
+    pub seed: u64,
+    /// Replications.
+    pub reps: u32,
+    /// The congestion-control algorithm, `name[:key=value,...]` (see `coapcc algorithms`).
+    pub cc: String,
+    /// Parameters applied to the algorithm wherever it has them, before those given in `cc`
+    /// (the testbed: MAX_RETRANSMIT 20, CoCoA aging off).
+    pub cc_defaults: BTreeMap<String, String>,
+    /// Number of clients.
+    pub clients: u32,
+    /// Exchanges per client.
+    pub exchanges: u32,
+    /// Continuous or random clients.
+    pub workload: Workload,
+    /// Smallest batch of a random client.
+    pub batch_min: u32,
+    /// Largest batch of a random client.
+    pub batch_max: u32,
+    /// Each client starts at a uniform offset in [0, start_spread_ms] (testbed: all at 0).
+    pub start_spread_ms: f64,
+    /// Link-error profile of both bottleneck directions: none, low, medium, high, or custom.
+    pub errors: ErrorProfile,
+    /// Clients → router.
+    pub uplink: LinkSpec,
+    /// Router → clients.
+    pub downlink: LinkSpec,
+    /// Router ↔ server.
+    pub server_hop: HopSpec,
+    /// Uri-Path of the request (the testbed's 6-byte option: 5 characters).
+    pub path: String,
+    /// Bytes of the 2.05 response's payload.
+    pub payload_bytes: u32,
+    /// IP header bytes added to every CoAP message.
+    pub ip_header_bytes: u32,
+    /// UDP header bytes added to every CoAP message.
+    pub udp_header_bytes: u32,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario::thesis()
+    }
+}
+
+/// An impossible or unknown scenario setting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError(pub String);
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for ScenarioError {}
+
+impl Scenario {
+    /// The reference testbed (Järvinen et al., ANRW 2018; the Helsinki thesis, 2019): 30 kbit/s
+    /// and 400 ms down, 60 kbit/s and 200 ms up, MTU 296, 2500-byte buffers, 10–20 ms to the
+    /// server, 50 continuous clients × 50 exchanges, MAX_RETRANSMIT 20, CoCoA aging off.
+    pub fn thesis() -> Self {
+        let link = |rate_bps, delay_ms| LinkSpec { rate_bps, delay_ms, buffer_bytes: 2500, mtu: 296, loss: LossModel::None };
+        Scenario {
+            name: "thesis".into(),
+            seed: 1,
+            reps: 1,
+            cc: "default".into(),
+            cc_defaults: [("max_retransmit", "20"), ("aging", "false")].into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            clients: 50,
+            exchanges: 50,
+            workload: Workload::Continuous,
+            batch_min: 1,
+            batch_max: 10,
+            start_spread_ms: 0.0,
+            errors: ErrorProfile::None,
+            uplink: link(60_000, 200.0),
+            downlink: link(30_000, 400.0),
+            server_hop: HopSpec { delay_min_ms: 10.0, delay_max_ms: 20.0 },
+            path: "hello".into(),
+            payload_bytes: 60,
+            ip_header_bytes: 20,
+            udp_header_bytes: 8,
+        }
+    }
+
+    /// Reads a TOML scenario over the thesis defaults.
+    pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
+        toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {}", e.to_string().trim_end())))
+    }
+
+    /// The algorithm's configuration: its defaults, then `cc_defaults` where it has the
+    /// parameter, then the parameters written in `cc`.
+    pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
+        let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
+        let (name, explicit) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
+        if name.trim() == "tcp" {
+            return Err(ScenarioError(
+                "cc: `tcp` (CoAP over TCP, RFC 8323) is not simulated yet: it needs the simulator's TCP model, which is \
+                 still to be built; choose a UDP algorithm (see `coapcc algorithms`)"
+                    .into(),
+            ));
+        }
+        let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
+        for (k, v) in &self.cc_defaults {
+            if cfg.has_param(k) {
+                cfg.set(k, v).map_err(err)?;
+            }
+        }
+        let full = CcConfig::parse(&self.cc).map_err(err)?;
+        let mut explicit_cfg = cfg.clone();
+        for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
+            explicit_cfg.set(k.trim(), v.trim()).map_err(err)?;
+        }
+        drop(full);
+        Ok(explicit_cfg)
+    }
+
+    /// Checks every value and resolves the derived ones: the error profile into both links' loss
+    /// models and `cc` into its full configuration. What [`crate::run`] needs and what reports show.
+    pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
+        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
+        let mut s = self.clone();
+        let cc = self.cc_config()?;
+        s.cc = cc.to_string();
+        if let Some(model) = self.errors.model() {
+            s.uplink.loss = model;
+            s.downlink.loss = model;
+        }
+        for (name, l) in [("uplink", &s.uplink), ("downlink", &s.downlink)] {
+            if l.rate_bps == 0 {
+                return bad(&format!("{name}.rate_bps"), "must be > 0");
+            }
+            if !(l.delay_ms >= 0.0 && l.delay_ms.is_finite()) {
+                return bad(&format!("{name}.delay_ms"), "must be a finite number >= 0");
+            }
+            if l.mtu < 68 {
+                return bad(&format!("{name}.mtu"), "must be at least 68 (the IPv4 minimum)");
+            }
+            if l.buffer_bytes < l.mtu as u64 {
+                return bad(&format!("{name}.buffer_bytes"), &format!("({}) is smaller than one packet of the MTU ({})", l.buffer_bytes, l.mtu));
+            }
+            if let Err(field) = l.loss.validate() {
+                return bad(&format!("{name}.loss.{field}"), "must be a probability in [0, 1]");
+            }
+        }
+        let h = &s.server_hop;
+        if !(h.delay_min_ms >= 0.0 && h.delay_min_ms <= h.delay_max_ms && h.delay_max_ms.is_finite()) {
+            return bad("server_hop.delay_min_ms", "must be >= 0 and <= server_hop.delay_max_ms");
+        }
+        if s.clients == 0 {
+            return bad("clients", "must be at least 1");
+        }
+        if s.exchanges == 0 {
+            return bad("exchanges", "must be at least 1");
+        }
+        if s.reps == 0 {
+            return bad("reps", "must be at least 1");
+        }
+        if s.batch_min == 0 || s.batch_min > s.batch_max {
+            return bad("batch_min", "must be >= 1 and <= batch_max");
+        }
+        if !(s.start_spread_ms >= 0.0 && s.start_spread_ms.is_finite()) {
+            return bad("start_spread_ms", "must be a finite number >= 0");
+        }
+        if s.path.is_empty() || s.path.len() > 255 {
+            return bad("path", "must be 1 to 255 bytes");
+        }
+        if s.payload_bytes > 1024 {
+            return bad("payload_bytes", "must be at most 1024 (RFC 7252's 1152-byte messages)");
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thesis_defaults_resolve() {
+        let s = Scenario::thesis().resolve().unwrap();
+        assert_eq!(s.cc, "default:max_retransmit=20");
+        let s = Scenario { cc: "cocoa".into(), ..Scenario::thesis() }.resolve().unwrap();
+        assert_eq!(s.cc, "cocoa:max_retransmit=20,aging=false");
+        // explicit parameters win over cc_defaults
+        let s = Scenario { cc: "fasor:max_retransmit=4".into(), ..Scenario::thesis() }.resolve().unwrap();
+        assert_eq!(s.cc, "fasor");
+        let s = Scenario { errors: ErrorProfile::Medium, ..Scenario::thesis() }.resolve().unwrap();
+        assert_eq!(s.downlink.loss, ErrorProfile::Medium.model().unwrap());
+    }
+
+    #[test]
+    fn toml_overrides_and_rejections() {
+        let s = Scenario::from_toml("clients = 10\nworkload = \"random\"\n[downlink]\nrate_bps = 1000\ndelay_ms = 1\nbuffer_bytes = 3000\nmtu = 296\nloss = { model = \"none\" }\n").unwrap();
+        assert_eq!((s.clients, s.workload, s.downlink.rate_bps, s.uplink.rate_bps), (10, Workload::Random, 1000, 60_000));
+        let e = Scenario::from_toml("client = 10").unwrap_err().to_string();
+        assert!(e.contains("unknown field `client`"), "{e}");
+        let e = Scenario::from_toml("clients = -1").unwrap_err().to_string();
+        assert!(e.contains("clients"), "{e}");
+        let mut s = Scenario::thesis();
+        s.downlink.rate_bps = 0;
+        assert_eq!(s.resolve().unwrap_err().to_string(), "scenario: downlink.rate_bps must be > 0");
+        let mut s = Scenario::thesis();
+        s.uplink.buffer_bytes = 100;
+        assert!(s.resolve().unwrap_err().to_string().starts_with("scenario: uplink.buffer_bytes (100) is smaller than one packet"));
+        let s = Scenario { cc: "tcp".into(), ..Scenario::thesis() };
+        assert!(s.resolve().unwrap_err().to_string().contains("not simulated yet"));
+        let s = Scenario { cc: "fasor:k=x".into(), ..Scenario::thesis() };
+        assert!(s.resolve().unwrap_err().to_string().starts_with("cc: fasor: bad value 'x' for k"));
+    }
+}
