@@ -80,7 +80,7 @@ enum Phase {
     NonWaiting {
         deadline: Instant,
     },
-    /// Finished; kept to count duplicates until `retire_at`.
+    /// Finished; kept to count duplicates until it retires.
     Done {
         retire_at: Instant,
     },
