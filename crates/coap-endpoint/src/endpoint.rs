@@ -81,9 +81,7 @@ enum Phase {
         deadline: Instant,
     },
     /// Finished; kept to count duplicates until it retires.
-    Done {
-        retire_at: Instant,
-    },
+    Done,
 }
 
 #[derive(Debug)]
