@@ -5,6 +5,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod algorithms;
+mod progress;
+mod sim;
+mod wall;
 
 /// coapcc — congestion control for CoAP: every retransmission-timeout algorithm of the
 /// literature, one implementation, on a simulated reference bottleneck and on real networks.
@@ -17,6 +20,13 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Simulate the reference testbed: N clients behind the constrained bottleneck, in virtual
+    /// time, with the real endpoint and congestion-control code.
+    ///
+    /// Defaults are the `thesis` preset of the reference testbed (50 continuous clients × 50
+    /// exchanges, 30/60 kbit/s with 400/200 ms, 2500-byte buffers, MAX_RETRANSMIT 20). Example:
+    /// `coapcc sim --clients 100 --buffer infinite --cc default --cc fasor`.
+    Sim(sim::Args),
     /// List every congestion-control algorithm with its source and its parameters' defaults.
     ///
     /// Names and parameters are what `--cc NAME[:key=value,...]` takes, e.g.
@@ -28,6 +38,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Algorithms(args) => algorithms::run(&args),
+        Command::Sim(args) => sim::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

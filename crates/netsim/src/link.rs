@@ -36,7 +36,7 @@ pub enum Offer {
 }
 
 /// Counters of one link direction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LinkStats {
     /// Packets offered.
     pub offered: u64,
@@ -70,7 +70,16 @@ pub struct Link<R> {
 impl<R: RngCore> Link<R> {
     /// A link of `rate_bps` bits/s, `delay` propagation and a `capacity`-byte buffer.
     pub fn new(rate_bps: u64, delay: Duration, capacity: u64, loss: LossProcess<R>) -> Self {
-        Link { rate_bps, delay, capacity, free_at: Instant::ZERO, in_buffer: VecDeque::new(), queued_bytes: 0, loss, stats: LinkStats::default() }
+        Link {
+            rate_bps,
+            delay,
+            capacity,
+            free_at: Instant::ZERO,
+            in_buffer: VecDeque::new(),
+            queued_bytes: 0,
+            loss,
+            stats: LinkStats::default(),
+        }
     }
 
     /// Serialization time of `size` bytes, rounded up to whole nanoseconds.
@@ -116,7 +125,12 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
 
     fn link(capacity: u64) -> Link<ChaCha8Rng> {
-        Link::new(30_000, Duration::from_millis(400), capacity, LossProcess::new(LossModel::None, ChaCha8Rng::seed_from_u64(0)))
+        Link::new(
+            30_000,
+            Duration::from_millis(400),
+            capacity,
+            LossProcess::new(LossModel::None, ChaCha8Rng::seed_from_u64(0)),
+        )
     }
 
     #[test]
@@ -125,9 +139,15 @@ mod tests {
         // 93 bytes at 30 kbit/s: 93·8/30000 = 24.8 ms
         assert_eq!(l.serialization(93), Duration::from_micros(24_800));
         let t0 = Instant::ZERO;
-        assert_eq!(l.offer(t0, 93), Offer::Delivered { at: t0 + Duration::from_micros(424_800), busy: Duration::from_micros(24_800) });
+        assert_eq!(
+            l.offer(t0, 93),
+            Offer::Delivered { at: t0 + Duration::from_micros(424_800), busy: Duration::from_micros(24_800) }
+        );
         // a second packet at the same time waits for the first: 2 · 24.8 + 400 ms
-        assert_eq!(l.offer(t0, 93), Offer::Delivered { at: t0 + Duration::from_micros(449_600), busy: Duration::from_micros(24_800) });
+        assert_eq!(
+            l.offer(t0, 93),
+            Offer::Delivered { at: t0 + Duration::from_micros(449_600), busy: Duration::from_micros(24_800) }
+        );
         // after the link idles, a packet goes straight out
         let t1 = Instant::from_nanos(1_000_000_000);
         assert!(matches!(l.offer(t1, 93), Offer::Delivered { at, .. } if at == t1 + Duration::from_micros(424_800)));
@@ -141,7 +161,7 @@ mod tests {
         assert!(matches!(l.offer(t0, 93), Offer::Delivered { .. }));
         assert!(matches!(l.offer(t0, 93), Offer::Delivered { .. }));
         assert_eq!(l.offer(t0, 93), Offer::BufferDrop); // 279 > 200
-        // the first leaves the buffer at 24.8 ms: one packet's room again
+                                                        // the first leaves the buffer at 24.8 ms: one packet's room again
         assert_eq!(l.offer(Instant::from_nanos(24_799_999), 93), Offer::BufferDrop);
         assert!(matches!(l.offer(Instant::from_nanos(24_800_000), 93), Offer::Delivered { .. }));
         assert_eq!(l.stats.buffer_drops, 2);

@@ -64,7 +64,12 @@ impl ErrorProfile {
     pub fn model(self) -> Option<LossModel> {
         let ge = |good: f64, bad: f64, avg: f64| {
             let pi = (avg - good) / (bad - good);
-            LossModel::GilbertElliott { p: PROFILE_R * pi / (1.0 - pi), r: PROFILE_R, one_minus_h: bad, one_minus_k: good }
+            LossModel::GilbertElliott {
+                p: PROFILE_R * pi / (1.0 - pi),
+                r: PROFILE_R,
+                one_minus_h: bad,
+                one_minus_k: good,
+            }
         };
         match self {
             ErrorProfile::None => Some(LossModel::None),
@@ -169,7 +174,12 @@ mod tests {
 
     #[test]
     fn profiles_have_the_testbed_averages() {
-        for (profile, avg) in [(ErrorProfile::None, 0.0), (ErrorProfile::Low, 0.02), (ErrorProfile::Medium, 0.10), (ErrorProfile::High, 0.18)] {
+        for (profile, avg) in [
+            (ErrorProfile::None, 0.0),
+            (ErrorProfile::Low, 0.02),
+            (ErrorProfile::Medium, 0.10),
+            (ErrorProfile::High, 0.18),
+        ] {
             let m = profile.model().unwrap();
             assert!((m.average() - avg).abs() < 1e-12, "{profile:?}: {}", m.average());
         }

@@ -113,13 +113,17 @@ impl Scenario {
     /// and 400 ms down, 60 kbit/s and 200 ms up, MTU 296, 2500-byte buffers, 10–20 ms to the
     /// server, 50 continuous clients × 50 exchanges, MAX_RETRANSMIT 20, CoCoA aging off.
     pub fn thesis() -> Self {
-        let link = |rate_bps, delay_ms| LinkSpec { rate_bps, delay_ms, buffer_bytes: 2500, mtu: 296, loss: LossModel::None };
+        let link =
+            |rate_bps, delay_ms| LinkSpec { rate_bps, delay_ms, buffer_bytes: 2500, mtu: 296, loss: LossModel::None };
         Scenario {
             name: "thesis".into(),
             seed: 1,
             reps: 1,
             cc: "default".into(),
-            cc_defaults: [("max_retransmit", "20"), ("aging", "false")].into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            cc_defaults: [("max_retransmit", "20"), ("aging", "false")]
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
             clients: 50,
             exchanges: 50,
             workload: Workload::Continuous,
@@ -160,14 +164,12 @@ impl Scenario {
                 cfg.set(k, v).map_err(err)?;
             }
         }
-        let full = CcConfig::parse(&self.cc).map_err(err)?;
-        let mut explicit_cfg = cfg.clone();
         for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (k, v) = kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
-            explicit_cfg.set(k.trim(), v.trim()).map_err(err)?;
+            let (k, v) =
+                kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
+            cfg.set(k.trim(), v.trim()).map_err(err)?;
         }
-        drop(full);
-        Ok(explicit_cfg)
+        Ok(cfg)
     }
 
     /// Checks every value and resolves the derived ones: the error profile into both links' loss
@@ -192,7 +194,10 @@ impl Scenario {
                 return bad(&format!("{name}.mtu"), "must be at least 68 (the IPv4 minimum)");
             }
             if l.buffer_bytes < l.mtu as u64 {
-                return bad(&format!("{name}.buffer_bytes"), &format!("({}) is smaller than one packet of the MTU ({})", l.buffer_bytes, l.mtu));
+                return bad(
+                    &format!("{name}.buffer_bytes"),
+                    &format!("({}) is smaller than one packet of the MTU ({})", l.buffer_bytes, l.mtu),
+                );
             }
             if let Err(field) = l.loss.validate() {
                 return bad(&format!("{name}.loss.{field}"), "must be a probability in [0, 1]");
@@ -202,8 +207,8 @@ impl Scenario {
         if !(h.delay_min_ms >= 0.0 && h.delay_min_ms <= h.delay_max_ms && h.delay_max_ms.is_finite()) {
             return bad("server_hop.delay_min_ms", "must be >= 0 and <= server_hop.delay_max_ms");
         }
-        if s.clients == 0 {
-            return bad("clients", "must be at least 1");
+        if s.clients == 0 || s.clients > 1_000_000 {
+            return bad("clients", "must be 1 to 1000000");
         }
         if s.exchanges == 0 {
             return bad("exchanges", "must be at least 1");
@@ -247,7 +252,10 @@ mod tests {
     #[test]
     fn toml_overrides_and_rejections() {
         let s = Scenario::from_toml("clients = 10\nworkload = \"random\"\n[downlink]\nrate_bps = 1000\ndelay_ms = 1\nbuffer_bytes = 3000\nmtu = 296\nloss = { model = \"none\" }\n").unwrap();
-        assert_eq!((s.clients, s.workload, s.downlink.rate_bps, s.uplink.rate_bps), (10, Workload::Random, 1000, 60_000));
+        assert_eq!(
+            (s.clients, s.workload, s.downlink.rate_bps, s.uplink.rate_bps),
+            (10, Workload::Random, 1000, 60_000)
+        );
         let e = Scenario::from_toml("client = 10").unwrap_err().to_string();
         assert!(e.contains("unknown field `client`"), "{e}");
         let e = Scenario::from_toml("clients = -1").unwrap_err().to_string();
@@ -257,7 +265,11 @@ mod tests {
         assert_eq!(s.resolve().unwrap_err().to_string(), "scenario: downlink.rate_bps must be > 0");
         let mut s = Scenario::thesis();
         s.uplink.buffer_bytes = 100;
-        assert!(s.resolve().unwrap_err().to_string().starts_with("scenario: uplink.buffer_bytes (100) is smaller than one packet"));
+        assert!(s
+            .resolve()
+            .unwrap_err()
+            .to_string()
+            .starts_with("scenario: uplink.buffer_bytes (100) is smaller than one packet"));
         let s = Scenario { cc: "tcp".into(), ..Scenario::thesis() };
         assert!(s.resolve().unwrap_err().to_string().contains("not simulated yet"));
         let s = Scenario { cc: "fasor:k=x".into(), ..Scenario::thesis() };

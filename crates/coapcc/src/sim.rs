@@ -1,0 +1,269 @@
+//! `coapcc sim`: the reference testbed in virtual time.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use netsim::loss::ErrorProfile;
+use netsim::{run_rep, RepResult, Scenario, Summary, Workload};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::wall::Stopwatch;
+
+/// Arguments of `coapcc sim`. Unset options take the scenario file's values, and those default
+/// to the `thesis` preset (testbed.md).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Congestion control, `NAME[:key=value,...]` (see `coapcc algorithms`). Repeat to compare
+    /// algorithms on the same scenario and seeds.
+    #[arg(long = "cc", value_name = "SPEC")]
+    cc: Vec<String>,
+    /// Number of clients (thesis: 50).
+    #[arg(long, value_name = "N")]
+    clients: Option<u32>,
+    /// Buffer in front of both bottleneck directions, bytes (thesis: 2500; 1410000 is
+    /// "infinite"; `infinite` is accepted for it).
+    #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
+    buffer: Option<u64>,
+    /// Workload: continuous or random.
+    #[arg(long, value_parser = ["continuous", "random"])]
+    workload: Option<String>,
+    /// Link-error profile of both directions: none, low (2 %), medium (10 %), high (18 %).
+    #[arg(long, value_parser = ["none", "low", "medium", "high"])]
+    errors: Option<String>,
+    /// Replications (each with its own seed stream).
+    #[arg(long, value_name = "R")]
+    reps: Option<u32>,
+    /// Master seed.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Worker threads for replications (default: all cores). Results do not depend on it.
+    #[arg(long, value_name = "T")]
+    threads: Option<usize>,
+    /// A TOML scenario; see the README's "Model" section for its keys.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Print one JSON object on stdout instead of a table (with several --cc: {"runs": [...]}).
+    #[arg(long)]
+    json: bool,
+    /// Write summary.json, clients.csv and exchanges.csv into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+fn parse_buffer(s: &str) -> Result<u64, String> {
+    match s {
+        "infinite" | "inf" => Ok(1_410_000),
+        _ => s.parse().map_err(|_| format!("'{s}' is not a byte count (or `infinite`)")),
+    }
+}
+
+type Error = Box<dyn std::error::Error>;
+
+/// The scenario the options describe, before resolution.
+fn scenario(args: &Args) -> Result<Scenario, Error> {
+    let mut s = match &args.scenario {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Scenario::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => Scenario::thesis(),
+    };
+    if let Some(v) = args.clients {
+        s.clients = v;
+    }
+    if let Some(v) = args.buffer {
+        s.uplink.buffer_bytes = v;
+        s.downlink.buffer_bytes = v;
+    }
+    if let Some(w) = &args.workload {
+        s.workload = if w == "random" { Workload::Random } else { Workload::Continuous };
+    }
+    if let Some(e) = &args.errors {
+        s.errors = ErrorProfile::parse(e).ok_or("bad --errors")?;
+    }
+    if let Some(v) = args.reps {
+        s.reps = v;
+    }
+    if let Some(v) = args.seed {
+        s.seed = v;
+    }
+    Ok(s)
+}
+
+/// One algorithm's run: what `--json` prints.
+#[derive(Debug, Serialize)]
+struct Run {
+    #[serde(flatten)]
+    summary: Summary,
+    wall_s: f64,
+    events_per_s: f64,
+    scenario: Scenario,
+    #[serde(skip)]
+    reps: Vec<RepResult>,
+}
+
+/// Runs the command.
+pub fn run(args: &Args) -> Result<(), Error> {
+    let base = scenario(args)?;
+    let specs = if args.cc.is_empty() { vec![base.cc.clone()] } else { args.cc.clone() };
+    let scenarios: Vec<Scenario> =
+        specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;
+    if args.threads == Some(0) {
+        return Err("--threads must be at least 1".into());
+    }
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = args.threads {
+        builder = builder.num_threads(t);
+    }
+    let pool = builder.build()?;
+
+    let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
+    let progress = Arc::new(AtomicU64::new(0));
+    let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
+    let mut runs = Vec::new();
+    for s in &scenarios {
+        let cc = s.cc_config()?;
+        let watch = Stopwatch::start();
+        let reps: Vec<RepResult> =
+            pool.install(|| (0..s.reps).into_par_iter().map(|r| run_rep(s, &cc, r, Some(&progress))).collect());
+        let wall_s = watch.seconds();
+        let summary = Summary::new(&reps);
+        let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
+        runs.push(Run { summary, wall_s, events_per_s, scenario: s.clone(), reps });
+    }
+    bar.finish();
+
+    if let Some(dir) = &args.out {
+        write_out(dir, &runs)?;
+    }
+    if args.json {
+        let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", table(&base, &runs));
+    }
+    Ok(())
+}
+
+fn fmt_s(v: f64) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn table(base: &Scenario, runs: &[Run]) -> String {
+    use std::fmt::Write;
+    let s = &runs[0].scenario;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} clients × {} exchanges, {:?} workload, buffers {}/{} B (up/down), errors {:?}, {} rep(s), seed {}\n",
+        base.name,
+        s.clients,
+        s.exchanges,
+        s.workload,
+        s.uplink.buffer_bytes,
+        s.downlink.buffer_bytes,
+        s.errors,
+        s.reps,
+        s.seed
+    );
+    let _ = writeln!(
+        out,
+        "{:<34} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>8} {:>13} {:>7}",
+        "algorithm", "FCT p10", "median", "p90", "max", "retx/exch", "dup/cli", "drops up/down", "wasted"
+    );
+    for r in runs {
+        let m = &r.summary;
+        let retx: u64 = m.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
+        let _ = writeln!(
+            out,
+            "{:<34} {:>9} {:>9} {:>9} {:>9}  {:>9.2} {:>8.0} {:>13} {:>6.1}%",
+            r.scenario.cc,
+            fmt_s(m.fct_s.p10),
+            fmt_s(m.fct_s.p50),
+            fmt_s(m.fct_s.p90),
+            fmt_s(m.fct_s.max),
+            retx as f64 / m.exchanges.max(1) as f64,
+            m.unnecessary_retx_per_client.p50,
+            format!("{}/{}", m.drops.up_buffer + m.drops.up_error, m.drops.down_buffer + m.drops.down_error),
+            100.0 * m.wasted_downlink_fraction
+        );
+    }
+    let events: u64 = runs.iter().map(|r| r.summary.events).sum();
+    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
+    let _ = writeln!(out, "\nFCT in seconds; dup/cli: median duplicate responses per client; wasted: share of the downlink's busy time spent on duplicates.");
+    let _ =
+        writeln!(out, "{events} events in {wall:.2} s wall ({:.1} M events/s)", events as f64 / wall.max(1e-9) / 1e6);
+    out
+}
+
+fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&v)? + "\n")?;
+    let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
+    clients.write_record([
+        "cc",
+        "rep",
+        "client",
+        "fct_s",
+        "exchanges",
+        "failed",
+        "retransmissions",
+        "duplicates",
+        "max_expired_rto_s",
+    ])?;
+    let mut exchanges = csv::Writer::from_path(dir.join("exchanges.csv"))?;
+    exchanges.write_record([
+        "cc",
+        "rep",
+        "client",
+        "exchange",
+        "start_s",
+        "rtt_s",
+        "retransmissions",
+        "duplicates",
+        "expired_rtos_s",
+    ])?;
+    let secs = |ns: u64| format!("{:.9}", ns as f64 / 1e9);
+    for r in runs {
+        let cc = &r.scenario.cc;
+        for rep in &r.reps {
+            for c in &rep.clients {
+                clients.write_record([
+                    cc.clone(),
+                    rep.rep.to_string(),
+                    c.client.to_string(),
+                    c.fct_ns.map(secs).unwrap_or_default(),
+                    c.exchanges.to_string(),
+                    c.failed.to_string(),
+                    c.retransmissions.to_string(),
+                    c.duplicates.to_string(),
+                    secs(c.max_expired_rto_ns),
+                ])?;
+            }
+            for e in &rep.exchanges {
+                let rtos: Vec<String> = e.expired_rtos_ns.iter().map(|&n| secs(n)).collect();
+                exchanges.write_record([
+                    cc.clone(),
+                    rep.rep.to_string(),
+                    e.client.to_string(),
+                    e.index.to_string(),
+                    secs(e.start_ns),
+                    e.rtt_ns.map(secs).unwrap_or_default(),
+                    e.retransmissions.to_string(),
+                    e.duplicates.to_string(),
+                    rtos.join(";"),
+                ])?;
+            }
+        }
+    }
+    clients.flush()?;
+    exchanges.flush()?;
+    Ok(())
+}

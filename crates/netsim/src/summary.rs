@@ -1,0 +1,146 @@
+//! The statistics of a run over all its replications: the fields `coapcc sim --json` prints.
+//!
+//! Percentiles interpolate linearly between the closest ranks (Hyndman & Fan type 7, numpy's
+//! default): for sorted values x[0..n), p ∈ [0, 1], h = (n−1)·p, q = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
+
+use serde::Serialize;
+
+use crate::record::RepResult;
+
+/// The p-th quantile (p in [0, 1]) of sorted values, type 7; NaN for no values.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// min, p10, p25, median, p75, p90, max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Distribution {
+    pub min: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+impl Distribution {
+    /// Of unsorted values (NaN everywhere when empty).
+    pub fn of(mut v: Vec<f64>) -> Self {
+        v.sort_by(f64::total_cmp);
+        let q = |p| quantile(&v, p);
+        Distribution { min: q(0.0), p10: q(0.10), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9), max: q(1.0) }
+    }
+}
+
+/// Median, p90 and max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tail {
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+/// Drops by cause and direction, summed over replications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Drops {
+    pub up_buffer: u64,
+    pub down_buffer: u64,
+    pub up_error: u64,
+    pub down_error: u64,
+}
+
+/// Aggregates over all clients of all replications.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Flow completion times, s (clients whose last exchange got a response).
+    pub fct_s: Distribution,
+    /// Clients without an FCT (their last exchange failed).
+    pub clients_without_fct: u64,
+    /// Exchanges run.
+    pub exchanges: u64,
+    /// Exchanges that failed.
+    pub failed_exchanges: u64,
+    /// Exchanges by number of retransmissions (index = retransmissions).
+    pub retransmissions_hist: Vec<u64>,
+    /// Per exchange RTT (first transmission to response), s.
+    pub rtt_s: Distribution,
+    /// Duplicate responses per client.
+    pub unnecessary_retx_per_client: Tail,
+    /// Each client's largest expired RTO, s.
+    pub max_expired_rto_per_client_s: Tail,
+    /// Packet drops.
+    pub drops: Drops,
+    /// Share of the downlink's busy time spent on duplicate responses.
+    pub wasted_downlink_fraction: f64,
+    /// Share of the downlink's time it was busy, until the last client finished.
+    pub downlink_utilization: f64,
+    /// Events processed.
+    pub events: u64,
+}
+
+impl Summary {
+    /// Summarises replications.
+    pub fn new(reps: &[RepResult]) -> Self {
+        let clients = reps.iter().flat_map(|r| &r.clients);
+        let fcts: Vec<f64> = clients.clone().filter_map(|c| c.fct_ns).map(|ns| ns as f64 / 1e9).collect();
+        let n_clients = clients.clone().count() as u64;
+        let exchanges = reps.iter().flat_map(|r| &r.exchanges);
+        let mut hist = Vec::new();
+        for e in exchanges.clone() {
+            let i = e.retransmissions as usize;
+            if hist.len() <= i {
+                hist.resize(i + 1, 0);
+            }
+            hist[i] += 1;
+        }
+        let tail = |v: Vec<f64>| {
+            let d = Distribution::of(v);
+            Tail { p50: d.p50, p90: d.p90, max: d.max }
+        };
+        let sum = |f: &dyn Fn(&RepResult) -> u64| reps.iter().map(f).sum::<u64>();
+        let busy = sum(&|r| r.downlink.busy_ns);
+        let span = sum(&|r| r.end_ns);
+        Summary {
+            clients_without_fct: n_clients - fcts.len() as u64,
+            fct_s: Distribution::of(fcts),
+            exchanges: exchanges.clone().count() as u64,
+            failed_exchanges: clients.clone().map(|c| c.failed as u64).sum(),
+            retransmissions_hist: hist,
+            rtt_s: Distribution::of(exchanges.filter_map(|e| e.rtt_ns).map(|ns| ns as f64 / 1e9).collect()),
+            unnecessary_retx_per_client: tail(clients.clone().map(|c| c.duplicates as f64).collect()),
+            max_expired_rto_per_client_s: tail(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
+            drops: Drops {
+                up_buffer: sum(&|r| r.uplink.buffer_drops),
+                down_buffer: sum(&|r| r.downlink.buffer_drops),
+                up_error: sum(&|r| r.uplink.error_drops),
+                down_error: sum(&|r| r.downlink.error_drops),
+            },
+            wasted_downlink_fraction: if busy == 0 { 0.0 } else { sum(&|r| r.wasted_downlink_ns) as f64 / busy as f64 },
+            downlink_utilization: if span == 0 { 0.0 } else { busy as f64 / span as f64 },
+            events: sum(&|r| r.events),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type7_quantiles_by_hand() {
+        let v = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 0.25), 2.0); // h = 1
+        assert!((quantile(&v, 0.9) - 7.6).abs() < 1e-12); // h = 3.6: 4 + 0.6·6
+        assert_eq!(quantile(&v, 1.0), 10.0);
+        assert_eq!(quantile(&[5.0], 0.3), 5.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+}

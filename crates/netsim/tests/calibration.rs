@@ -1,0 +1,57 @@
+//! The calibration points of testbed.md, with the expected values derived here from the
+//! model's arithmetic, and determinism.
+
+use netsim::{run_rep, Scenario, Summary};
+
+fn run(cc: &str, clients: u32, buffer: u64, reps: u32, seed: u64) -> Summary {
+    let mut s = Scenario { cc: cc.into(), clients, reps, seed, ..Scenario::thesis() };
+    s.uplink.buffer_bytes = buffer;
+    s.downlink.buffer_bytes = buffer;
+    let s = s.resolve().unwrap();
+    let cc = s.cc_config().unwrap();
+    let results: Vec<_> = (0..reps).map(|r| run_rep(&s, &cc, r, None)).collect();
+    Summary::new(&results)
+}
+
+/// Request: 4-byte header + Uri-Path "hello" (1 + 5 bytes) + UDP 8 + IPv4 20 = 38 bytes;
+/// response: 4 + marker + 60 payload + 28 = 93 bytes.
+const REQ: f64 = 38.0;
+const RESP: f64 = 93.0;
+
+#[test]
+fn one_client_takes_fifty_round_trips() {
+    // fixed part of one RTT: uplink serialization + 200 ms + downlink serialization + 400 ms
+    let fixed = REQ * 8.0 / 60_000.0 + 0.200 + RESP * 8.0 / 30_000.0 + 0.400; // 0.6298667 s
+    for cc in ["default", "cocoa", "fasor", "fasor_token", "linux_rto", "gst", "eifel", "peakhopper", "cocoa_pp"] {
+        let s = run(cc, 1, 2500, 1, 7);
+        let fct = s.fct_s.p50;
+        // plus two router–server hops of U[10, 20] ms per exchange: 100 draws in [1.0, 2.0] s
+        assert!(fct >= 50.0 * fixed + 1.0 && fct <= 50.0 * fixed + 2.0, "{cc}: {fct}");
+        // ≈ 33.0 s, the calibration point (mean hops 15 ms: 50 · 0.6598667 = 32.993 s)
+        assert!((fct - 33.0).abs() < 0.2, "{cc}: {fct}");
+        assert_eq!(s.retransmissions_hist, vec![50], "{cc}: no retransmission with one client");
+        assert_eq!(s.drops.down_buffer + s.drops.up_buffer, 0);
+    }
+}
+
+#[test]
+fn fifty_clients_are_bound_by_the_downlink() {
+    // 50 clients × 50 responses of 93 bytes at 30 kbit/s: at least 2500 · 24.8 ms = 62.0 s
+    let floor = 2500.0 * RESP * 8.0 / 30_000.0;
+    assert!((floor - 62.0_f64).abs() < 1e-9);
+    for cc in ["default", "cocoa"] {
+        let s = run(cc, 50, 2500, 2, 3);
+        assert!(s.fct_s.max >= floor, "{cc}: the last client cannot finish before {floor}");
+        // calibration point: median ≈ 62.0 s (within 2 %)
+        assert!((s.fct_s.p50 - 62.0).abs() < 0.02 * 62.0, "{cc}: median {}", s.fct_s.p50);
+    }
+}
+
+#[test]
+fn same_seed_same_result_different_seed_different_result() {
+    let a = run("cocoa", 20, 2500, 2, 11);
+    let b = run("cocoa", 20, 2500, 2, 11);
+    let c = run("cocoa", 20, 2500, 2, 12);
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    assert_ne!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&c).unwrap());
+}
