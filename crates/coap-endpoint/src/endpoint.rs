@@ -182,10 +182,11 @@ pub struct Endpoint<A, R> {
     next_id: u64,
     next_request: u64,
     peers: BTreeMap<A, Peer>,
-    /// Exchanges not yet finished.
-    exchanges: BTreeMap<ExchangeId, Exchange<A>>,
+    /// Exchanges not yet finished. Boxed: an exchange is a few hundred bytes (the send times of
+    /// up to 31 transmissions), and the maps move their values on insertion and removal.
+    exchanges: BTreeMap<ExchangeId, Box<Exchange<A>>>,
     /// Finished exchanges, kept to count duplicate responses until they retire.
-    finished: BTreeMap<ExchangeId, Exchange<A>>,
+    finished: BTreeMap<ExchangeId, Box<Exchange<A>>>,
     /// (retire time, exchange) in finishing order; the lifetime is constant, so times ascend.
     retiring: VecDeque<(Instant, ExchangeId)>,
     duplicates: u64,
@@ -198,7 +199,7 @@ pub struct Endpoint<A, R> {
     events: VecDeque<Event<A>>,
 }
 
-impl<A: Ord + Clone + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
+impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Endpoint")
             .field("cc", &self.cfg.cc.to_string())
@@ -210,7 +211,7 @@ impl<A: Ord + Clone + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
 
 impl<A, R> Endpoint<A, R>
 where
-    A: Ord + Clone + core::fmt::Debug + Send + 'static,
+    A: Ord + Clone + core::hash::Hash + core::fmt::Debug + Send + 'static,
     R: RngCore,
 {
     /// An endpoint answering 4.04 to every request (a pure client); see [`Endpoint::with_handler`].
@@ -295,7 +296,7 @@ where
         let confirmable = req.confirmable;
         self.exchanges.insert(
             id,
-            Exchange {
+            Box::new(Exchange {
                 dest: dest.clone(),
                 req,
                 mid: 0,
@@ -311,7 +312,7 @@ where
                 responded_at: None,
                 outcome: None,
                 duplicates: 0,
-            },
+            }),
         );
         let cc = &self.cfg.cc;
         let peer = self.peers.entry(dest.clone()).or_insert_with(|| Peer {

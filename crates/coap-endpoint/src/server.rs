@@ -1,7 +1,8 @@
 //! The server side: the [`Handler`] trait resources implement, and the bounded deduplication
 //! cache of RFC 7252 §4.5.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash};
 
 use coap_cc::Instant;
 use coap_wire::{Code, Message};
@@ -71,16 +72,19 @@ struct Entry {
 
 /// Recently seen (peer, Message ID) pairs with their replies, bounded in number; the oldest
 /// entry goes first when full, and entries expire after their lifetime.
+///
+/// The map is a hash map with a fixed-key hasher: it is only looked up, never iterated
+/// (eviction follows `order`), so results do not depend on hashing, and no OS entropy is read.
 #[derive(Debug)]
 pub(crate) struct Dedup<A> {
-    map: BTreeMap<(A, u16), Entry>,
+    map: HashMap<(A, u16), Entry, BuildHasherDefault<DefaultHasher>>,
     order: VecDeque<(Instant, A, u16)>,
     cap: usize,
 }
 
-impl<A: Ord + Clone> Dedup<A> {
+impl<A: Ord + Clone + Hash> Dedup<A> {
     pub(crate) fn new(cap: usize) -> Self {
-        Dedup { map: BTreeMap::new(), order: VecDeque::new(), cap }
+        Dedup { map: HashMap::default(), order: VecDeque::new(), cap }
     }
 
     pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {

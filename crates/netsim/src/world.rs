@@ -29,6 +29,9 @@ use crate::scenario::{Scenario, Workload};
 
 /// The server's address in client endpoints.
 const SERVER: u32 = u32::MAX;
+/// Event-queue lanes: deliveries of each path are FIFO in time.
+const LANE_UP: usize = 0;
+const LANE_DOWN: usize = 1;
 
 /// Stream numbers of the components' RNGs (client `i` uses stream `i`).
 mod stream {
@@ -158,7 +161,7 @@ pub fn run_rep(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&Atomic
     let mut w = World {
         scn,
         now: Instant::ZERO,
-        queue: EventQueue::default(),
+        queue: EventQueue::new(2),
         clients,
         server: Host { ep: server, timer_at: None, timer_gen: 0 },
         uplink: link(&scn.uplink, stream::UPLINK_LOSS),
@@ -330,7 +333,7 @@ impl World<'_> {
                     let arrive = (at + hop).max(self.up_hop.1);
                     self.up_hop.1 = arrive;
                     let p = self.alloc_packet(c, tx.len);
-                    self.queue.push(arrive.as_nanos(), Ev::ToServer(p));
+                    self.queue.push_lane(LANE_UP, arrive.as_nanos(), Ev::ToServer(p));
                 }
             }
             let Some(ev) = self.clients[c as usize].host.ep.poll_event() else { break };
@@ -370,7 +373,7 @@ impl World<'_> {
             if let Offer::Delivered { at, busy } = offer {
                 let p = self.alloc_packet(tx.dest, tx.len);
                 self.packets[p as usize].down_busy = busy;
-                self.queue.push(at.as_nanos(), Ev::ToClient(p));
+                self.queue.push_lane(LANE_DOWN, at.as_nanos(), Ev::ToClient(p));
             }
         }
         Self::rearm(&mut self.queue, &mut self.server, SERVER, self.stopping);
