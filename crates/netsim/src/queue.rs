@@ -113,7 +113,8 @@ mod tests {
     #[test]
     fn lanes_merge_exactly_like_one_heap() {
         // the same pushes into a lane-less queue and into lanes pop in the same order
-        let pushes = [(0, 3, 'a'), (1, 3, 'b'), (2, 1, 'c'), (0, 3, 'd'), (1, 7, 'e'), (2, 2, 'f'), (0, 2, 'g'), (2, 9, 'h')];
+        let pushes =
+            [(0, 3, 'a'), (1, 3, 'b'), (2, 1, 'c'), (0, 3, 'd'), (1, 7, 'e'), (2, 2, 'f'), (0, 2, 'g'), (2, 9, 'h')];
         let mut plain = EventQueue::new(0);
         let mut laned = EventQueue::new(2);
         for (lane, t, e) in pushes {

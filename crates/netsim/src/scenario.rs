@@ -276,3 +276,14 @@ mod tests {
         assert!(s.resolve().unwrap_err().to_string().starts_with("cc: fasor: bad value 'x' for k"));
     }
 }
+
+#[cfg(test)]
+mod file_tests {
+    use super::*;
+
+    #[test]
+    fn the_example_file_is_the_preset() {
+        let text = include_str!("../../../scenarios/thesis.toml");
+        assert_eq!(Scenario::from_toml(text).unwrap(), Scenario::thesis());
+    }
+}

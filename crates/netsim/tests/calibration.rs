@@ -55,3 +55,27 @@ fn same_seed_same_result_different_seed_different_result() {
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
     assert_ne!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&c).unwrap());
 }
+
+/// The reference's congestion collapse (slow in debug builds: run with
+/// `cargo test --release -p netsim -- --ignored`).
+#[test]
+#[ignore]
+fn default_collapses_and_fasor_does_not_with_400_clients_and_infinite_buffer() {
+    let floor = 400.0 * 50.0 * RESP * 8.0 / 30_000.0; // 496 s of downlink work
+    let d = run("default", 400, 1_410_000, 1, 1);
+    let f = run("fasor", 400, 1_410_000, 1, 1);
+    let retx = |s: &Summary| {
+        let n: u64 = s.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
+        n as f64 / s.exchanges as f64
+    };
+    // collapse: queueing far beyond the 2–3 s initial RTO, almost every request retransmitted
+    // several times, most of the downlink carrying duplicates
+    assert!(retx(&d) > 2.0, "{}", retx(&d));
+    assert!(d.retransmissions_hist[0] < d.exchanges / 10);
+    assert!(d.wasted_downlink_fraction > 0.5, "{}", d.wasted_downlink_fraction);
+    assert!(d.fct_s.p50 > 2.0 * floor);
+    // FASOR: close to the link's floor, few retransmissions
+    assert!(retx(&f) < 0.5, "{}", retx(&f));
+    assert!(f.wasted_downlink_fraction < 0.2);
+    assert!(f.fct_s.p50 < 1.25 * floor, "{}", f.fct_s.p50);
+}

@@ -1,0 +1,124 @@
+//! `coapcc sim` as scripts use it.
+
+use std::process::Command;
+
+fn coapcc(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let (ok, out, err) = coapcc(args);
+    assert!(ok, "{err}");
+    serde_json::from_str(&out).expect("one JSON object")
+}
+
+#[test]
+fn json_has_the_fields_scripts_rely_on() {
+    let v = json(&["sim", "--json", "--clients", "3", "--reps", "2", "--cc", "fasor"]);
+    for k in ["min", "p10", "p25", "p50", "p75", "p90", "max"] {
+        assert!(v["fct_s"][k].is_number(), "fct_s.{k}");
+    }
+    assert_eq!(v["exchanges"], 2 * 3 * 50);
+    let hist: u64 = v["retransmissions_hist"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).sum();
+    assert_eq!(hist, 300);
+    for k in ["p50", "p90", "max"] {
+        assert!(v["unnecessary_retx_per_client"][k].is_number());
+    }
+    for k in ["up_buffer", "down_buffer", "up_error", "down_error"] {
+        assert!(v["drops"][k].is_u64());
+    }
+    for k in ["wasted_downlink_fraction", "events", "wall_s", "events_per_s"] {
+        assert!(v[k].is_number(), "{k}");
+    }
+    let s = &v["scenario"];
+    assert_eq!(s["cc"], "fasor:max_retransmit=20");
+    assert_eq!(s["seed"], 1);
+    assert_eq!(s["clients"], 3);
+    assert_eq!(s["downlink"]["rate_bps"], 30000);
+}
+
+fn without_wall_clock(mut v: serde_json::Value) -> serde_json::Value {
+    for k in ["wall_s", "events_per_s"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    v
+}
+
+#[test]
+fn same_output_on_any_thread_count() {
+    let args = [
+        "sim",
+        "--json",
+        "--clients",
+        "20",
+        "--reps",
+        "4",
+        "--cc",
+        "cocoa",
+        "--errors",
+        "medium",
+        "--workload",
+        "random",
+        "--seed",
+        "9",
+    ];
+    let one = without_wall_clock(json(&[&args[..], &["--threads", "1"]].concat()));
+    let two = without_wall_clock(json(&[&args[..], &["--threads", "2"]].concat()));
+    let three = without_wall_clock(json(&[&args[..], &["--threads", "3"]].concat()));
+    assert_eq!(one, two);
+    assert_eq!(one, three);
+    assert!(one["drops"]["down_error"].as_u64().unwrap() > 0, "medium errors drop packets");
+}
+
+#[test]
+fn csv_output() {
+    let dir = std::env::temp_dir().join(format!("coapcc-sim-test-{}", std::process::id()));
+    let (ok, _, err) =
+        coapcc(&["sim", "--clients", "2", "--out", dir.to_str().unwrap(), "--cc", "default", "--cc", "gst"]);
+    assert!(ok, "{err}");
+    let clients = std::fs::read_to_string(dir.join("clients.csv")).unwrap();
+    assert!(clients.starts_with("cc,rep,client,fct_s,exchanges,failed,retransmissions,duplicates,max_expired_rto_s\n"));
+    assert_eq!(clients.lines().count(), 1 + 2 * 2);
+    let exchanges = std::fs::read_to_string(dir.join("exchanges.csv")).unwrap();
+    assert_eq!(exchanges.lines().count(), 1 + 2 * 2 * 50);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["runs"].as_array().unwrap().len(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn clear_errors() {
+    let (ok, _, err) = coapcc(&["sim", "--cc", "tcp"]);
+    assert!(!ok && err.contains("`tcp`") && err.contains("not simulated yet"), "{err}");
+    let (ok, _, err) = coapcc(&["sim", "--cc", "fasr"]);
+    assert!(!ok && err.contains("unknown algorithm 'fasr'"), "{err}");
+    let (ok, _, err) = coapcc(&["sim", "--buffer", "100"]);
+    assert!(!ok && err.contains("buffer_bytes (100) is smaller than one packet"), "{err}");
+    let (ok, _, err) = coapcc(&["sim", "--clients", "0"]);
+    assert!(!ok && err.contains("clients must be"), "{err}");
+    let dir = std::env::temp_dir().join(format!("coapcc-scn-{}.toml", std::process::id()));
+    std::fs::write(&dir, "clients = 5\nbuffr = 3\n").unwrap();
+    let (ok, _, err) = coapcc(&["sim", "--scenario", dir.to_str().unwrap()]);
+    assert!(!ok && err.contains("unknown field `buffr`"), "{err}");
+    std::fs::remove_file(&dir).unwrap();
+    let (ok, _, err) = coapcc(&["sim", "--scenario", "/nonexistent.toml"]);
+    assert!(!ok && err.contains("cannot read /nonexistent.toml"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn table_by_default() {
+    let (ok, out, _) = coapcc(&["sim", "--clients", "1", "--cc", "default", "--cc", "fasor"]);
+    assert!(ok);
+    assert!(
+        out.contains("algorithm")
+            && out.contains("default:max_retransmit=20")
+            && out.contains("fasor:max_retransmit=20")
+    );
+}
