@@ -151,8 +151,17 @@ struct Peer {
 #[derive(Debug)]
 enum Pending<A> {
     Request(ExchangeId),
-    Empty { dest: A, ty: MessageType, mid: u16 },
-    Bytes { dest: A, bytes: Vec<u8> },
+    Empty {
+        dest: A,
+        ty: MessageType,
+        mid: u16,
+    },
+    /// Encoded bytes `out[start..start + len]` of the endpoint's output arena.
+    Bytes {
+        dest: A,
+        start: usize,
+        len: usize,
+    },
 }
 
 #[derive(Debug)]
@@ -196,6 +205,8 @@ pub struct Endpoint<A, R> {
     deferred: BTreeMap<RequestId, Deferred<A>>,
     separate: BTreeMap<(A, u16), SeparateOut>,
     pending: VecDeque<Pending<A>>,
+    /// Arena of encoded replies waiting in `pending`; emptied whenever `pending` is.
+    out: Vec<u8>,
     events: VecDeque<Event<A>>,
 }
 
@@ -236,6 +247,7 @@ where
             deferred: BTreeMap::new(),
             separate: BTreeMap::new(),
             pending: VecDeque::new(),
+            out: Vec::new(),
             events: VecDeque::new(),
         })
     }
@@ -570,12 +582,18 @@ where
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let con = msg.ty == MessageType::Con;
         match self.dedup.get(&from, msg.message_id) {
-            Some(Cached::Reply(resp)) => {
+            Some(Cached::Reply(_)) => {
                 // a duplicate: the same response again, echoing this transmission's token and number
-                let resp = resp.clone();
                 let ty = if con { MessageType::Ack } else { MessageType::Non };
                 let mid = if con { msg.message_id } else { self.alloc_mid() };
-                self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
+                if let Some(Cached::Reply(resp)) = self.dedup.get(&from, msg.message_id) {
+                    let echo = self.cfg.echo_transmission_numbers;
+                    if let Some((start, len)) =
+                        encode_response(&mut self.out, echo, ty, mid, msg.token, resp, con.then_some(msg))
+                    {
+                        self.pending.push_back(Pending::Bytes { dest: from, start, len });
+                    }
+                }
                 return;
             }
             Some(Cached::Deferred { ack_sent }) => {
@@ -630,8 +648,7 @@ where
         }
     }
 
-    /// Encodes a response. `echo_from`: the request whose transmission-number options a
-    /// piggybacked response echoes.
+    /// Queues a response (see [`encode_response`]).
     fn queue_response(
         &mut self,
         dest: &A,
@@ -641,26 +658,9 @@ where
         resp: &Response,
         echo_from: Option<&Message<'_>>,
     ) {
-        let mut options: SmallVec<[CoapOption<'_>; 8]> =
-            resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
-        if let (true, Some(req)) = (self.cfg.echo_transmission_numbers, echo_from) {
-            for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
-                if let Some(value) = req.options.get(number) {
-                    options.push(CoapOption { number, value });
-                }
-            }
-        }
-        options.sort_by_key(|o| o.number);
-        let m = Message {
-            ty,
-            code: resp.code,
-            message_id: mid,
-            token,
-            options: Options::from_list(&options),
-            payload: &resp.payload,
-        };
-        if let Ok(bytes) = m.to_vec() {
-            self.pending.push_back(Pending::Bytes { dest: dest.clone(), bytes });
+        let echo = self.cfg.echo_transmission_numbers;
+        if let Some((start, len)) = encode_response(&mut self.out, echo, ty, mid, token, resp, echo_from) {
+            self.pending.push_back(Pending::Bytes { dest: dest.clone(), start, len });
         }
     }
 
@@ -678,15 +678,12 @@ where
         } else if d.con {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
-            if let Some(Pending::Bytes { bytes, .. }) = self.pending.back() {
+            if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
+                let bytes = self.out[start..start + len].to_vec();
                 if self.separate.len() < self.cfg.max_dedup_entries {
                     let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
-                    let out = SeparateOut {
-                        bytes: bytes.clone(),
-                        deadline: now + Duration::from_secs_f64(rto),
-                        rto,
-                        retransmissions: 0,
-                    };
+                    let out =
+                        SeparateOut { bytes, deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
                     self.separate.insert((d.peer.clone(), mid), out);
                 }
             }
@@ -738,6 +735,7 @@ where
             }
         }
         let mut resend = Vec::new();
+        let arena = &mut self.out;
         self.separate.retain(|(dest, _), out| {
             if out.deadline > now {
                 return true;
@@ -748,7 +746,8 @@ where
             out.retransmissions += 1;
             out.rto *= 2.0;
             out.deadline = now + Duration::from_secs_f64(out.rto);
-            resend.push(Pending::Bytes { dest: dest.clone(), bytes: out.bytes.clone() });
+            resend.push(Pending::Bytes { dest: dest.clone(), start: arena.len(), len: out.bytes.len() });
+            arena.extend_from_slice(&out.bytes);
             true
         });
         self.pending.extend(resend);
@@ -777,21 +776,32 @@ where
     /// ACK or a separate response's retransmission. (Housekeeping sets none; see `retire_all`.)
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let exchanges = self.exchanges.values().filter_map(|e| match e.phase {
-            Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } => Some(deadline),
-            _ => None,
-        });
-        let peers = self.peers.values().filter_map(|p| p.wake);
-        let acks = self.deferred.values().filter_map(|d| d.ack_deadline);
-        let separate = self.separate.values().map(|s| s.deadline);
-        exchanges.chain(peers).chain(acks).chain(separate).min()
+        let mut next: Option<Instant> = None;
+        let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
+        for e in self.exchanges.values() {
+            if let Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } = e.phase {
+                consider(deadline);
+            }
+        }
+        self.peers.values().filter_map(|p| p.wake).for_each(&mut consider);
+        // usually empty: skip their iterators
+        if !self.deferred.is_empty() {
+            self.deferred.values().filter_map(|d| d.ack_deadline).for_each(&mut consider);
+        }
+        if !self.separate.is_empty() {
+            self.separate.values().map(|s| s.deadline).for_each(&mut consider);
+        }
+        next
     }
 
     /// The next datagram to send, written into `buf` (resized as needed).
     #[must_use]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit<A>> {
         loop {
-            let p = self.pending.pop_front()?;
+            let Some(p) = self.pending.pop_front() else {
+                self.out.clear(); // everything encoded there has been taken
+                return None;
+            };
             buf.clear();
             match p {
                 Pending::Request(id) => {
@@ -807,9 +817,9 @@ where
                     let len = Message::empty(ty, mid).encode(buf).ok()?;
                     return Some(Transmit { dest, len });
                 }
-                Pending::Bytes { dest, bytes } => {
-                    buf.extend_from_slice(&bytes);
-                    return Some(Transmit { dest, len: bytes.len() });
+                Pending::Bytes { dest, start, len } => {
+                    buf.extend_from_slice(&self.out[start..start + len]);
+                    return Some(Transmit { dest, len });
                 }
             }
         }
@@ -819,6 +829,49 @@ where
     #[must_use]
     pub fn poll_event(&mut self) -> Option<Event<A>> {
         self.events.pop_front()
+    }
+}
+
+/// Encodes a response at the end of the arena `out`, returning where it stands. `echo_from`: the
+/// request whose transmission-number options a piggybacked response echoes (when `echo`).
+fn encode_response(
+    out: &mut Vec<u8>,
+    echo: bool,
+    ty: MessageType,
+    mid: u16,
+    token: &[u8],
+    resp: &Response,
+    echo_from: Option<&Message<'_>>,
+) -> Option<(usize, usize)> {
+    let mut options: SmallVec<[CoapOption<'_>; 8]> =
+        resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+    if let (true, Some(req)) = (echo, echo_from) {
+        for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
+            if let Some(value) = req.options.get(number) {
+                options.push(CoapOption { number, value });
+            }
+        }
+    }
+    options.sort_by_key(|o| o.number);
+    let m = Message {
+        ty,
+        code: resp.code,
+        message_id: mid,
+        token,
+        options: Options::from_list(&options),
+        payload: &resp.payload,
+    };
+    let start = out.len();
+    out.resize(start + m.encoded_len(), 0);
+    match m.encode(&mut out[start..]) {
+        Ok(len) => {
+            out.truncate(start + len);
+            Some((start, len))
+        }
+        Err(_) => {
+            out.truncate(start);
+            None
+        }
     }
 }
 
