@@ -56,6 +56,41 @@ pub struct Drops {
     pub down_error: u64,
 }
 
+/// One link direction, over all replications.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LinkTotals {
+    /// Packets offered to its buffer.
+    pub packets: u64,
+    /// Bytes serialized.
+    pub bytes: u64,
+    /// Time spent serializing, s.
+    pub busy_s: f64,
+    /// The fullest its buffer got in any replication, bytes.
+    pub max_queue_bytes: u64,
+}
+
+impl LinkTotals {
+    fn of<'a>(stats: impl Iterator<Item = &'a crate::link::LinkStats>) -> Self {
+        let mut t = LinkTotals { packets: 0, bytes: 0, busy_s: 0.0, max_queue_bytes: 0 };
+        let mut busy_ns = 0u64;
+        for s in stats {
+            t.packets += s.offered;
+            t.bytes += s.bytes;
+            busy_ns += s.busy_ns;
+            t.max_queue_bytes = t.max_queue_bytes.max(s.max_queue_bytes);
+        }
+        t.busy_s = busy_ns as f64 / 1e9;
+        t
+    }
+}
+
+/// Both directions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Links {
+    pub uplink: LinkTotals,
+    pub downlink: LinkTotals,
+}
+
 /// Aggregates over all clients of all replications.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -81,6 +116,8 @@ pub struct Summary {
     pub wasted_downlink_fraction: f64,
     /// Share of the downlink's time it was busy, until the last client finished.
     pub downlink_utilization: f64,
+    /// Traffic per link direction.
+    pub links: Links,
     /// Events processed.
     pub events: u64,
 }
@@ -124,6 +161,10 @@ impl Summary {
             },
             wasted_downlink_fraction: if busy == 0 { 0.0 } else { sum(&|r| r.wasted_downlink_ns) as f64 / busy as f64 },
             downlink_utilization: if span == 0 { 0.0 } else { busy as f64 / span as f64 },
+            links: Links {
+                uplink: LinkTotals::of(reps.iter().map(|r| &r.uplink)),
+                downlink: LinkTotals::of(reps.iter().map(|r| &r.downlink)),
+            },
             events: sum(&|r| r.events),
         }
     }

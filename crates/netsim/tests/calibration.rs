@@ -31,6 +31,11 @@ fn one_client_takes_fifty_round_trips() {
         assert!((fct - 33.0).abs() < 0.2, "{cc}: {fct}");
         assert_eq!(s.retransmissions_hist, vec![50], "{cc}: no retransmission with one client");
         assert_eq!(s.drops.down_buffer + s.drops.up_buffer, 0);
+        if cc == "default" {
+            // 50 datagrams each way: 50 · 38 and 50 · 93 bytes; 50 · 24.8 ms on the downlink
+            assert_eq!((s.links.uplink.bytes, s.links.downlink.bytes), (50 * 38, 50 * 93));
+            assert!((s.links.downlink.busy_s - 50.0 * RESP * 8.0 / 30_000.0).abs() < 1e-6);
+        }
     }
 }
 
