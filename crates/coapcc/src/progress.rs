@@ -28,14 +28,16 @@ impl Bar {
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            let bar = ProgressBar::new(total);
+            let bar = ProgressBar::new(total).with_elapsed(Duration::from_secs_f64(wait.seconds()));
             let style = ProgressStyle::with_template(&format!(
-                "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {unit} ({{per_sec}}, ETA {{eta}})"
+                "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{human_pos}}/{{human_len}} {unit} {{msg}} ETA {{eta}}"
             ))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
             while !stop.load(Ordering::Relaxed) {
-                bar.set_position(counter.load(Ordering::Relaxed));
+                let done = counter.load(Ordering::Relaxed);
+                bar.set_position(done);
+                bar.set_message(format!("({:.0}/s)", done as f64 / wait.seconds().max(1e-9)));
                 std::thread::sleep(Duration::from_millis(100));
             }
             bar.finish_and_clear();
