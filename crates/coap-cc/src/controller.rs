@@ -216,6 +216,18 @@ pub trait Controller: core::fmt::Debug + Send {
 /// microseconds would fire on scheduling noise alone. No reference scenario comes near it.
 pub const RTO_FLOOR: f64 = 0.001;
 
+/// Binary exponential backoff, the timeout rule of DefaultCoAP and of every algorithm that
+/// "doubles as usual": give up once `max_retransmit` retransmissions went out, else double the
+/// armed timer (capped at `cap`) and count the retransmission.
+pub(crate) fn double(ex: &mut ExchangeTimer, max_retransmit: u32, cap: f64) -> Option<Duration> {
+    if ex.retransmissions >= max_retransmit {
+        return None;
+    }
+    ex.retransmissions += 1;
+    ex.armed = clamp_rto(ex.armed * 2.0, cap);
+    Some(ex.rto())
+}
+
 /// Applies the crate-wide floor and an algorithm's cap.
 pub(crate) fn clamp_rto(rto: f64, cap: f64) -> f64 {
     if rto.is_nan() {

@@ -123,6 +123,13 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+/// Checks the parameters every algorithm has: MAX_RETRANSMIT within the messaging layer's
+/// limit, NSTART at least 1.
+pub(crate) fn check_common(max_retransmit: u32, nstart: u32) -> Result<(), (&'static str, &'static str)> {
+    check(max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
+    check(nstart >= 1, "nstart", "must be >= 1")
+}
+
 /// Checks a value against a range, for `validate` methods.
 pub(crate) fn check(ok: bool, key: &'static str, rule: &'static str) -> Result<(), (&'static str, &'static str)> {
     if ok {

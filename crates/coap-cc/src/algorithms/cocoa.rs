@@ -95,8 +95,7 @@ impl CocoaParams {
     pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         check(self.initial_rto > 0.0, "initial_rto", "must be > 0")?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
-        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
-        check(self.nstart >= 1, "nstart", "must be >= 1")?;
+        crate::params::check_common(self.max_retransmit, self.nstart)?;
         check(self.rto_max >= self.initial_rto, "rto_max", "must be >= initial_rto")?;
         check(self.backoff_limit > 0.0, "backoff_limit", "must be > 0")?;
         check(self.vbf_high >= 1.0, "vbf_high", "must be >= 1")?;

@@ -16,7 +16,7 @@
 //! carried from one exchange to the next: see [`super::full_backoff`] and [`super::gst`].
 
 use super::full_backoff::Carry;
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Marking, Metrics, Start};
+use crate::controller::{Completion, Controller, ExchangeTimer, Marking, Metrics, Start};
 use crate::params::{check, params};
 use crate::rng::uniform;
 use crate::time::{Duration, Instant};
@@ -43,8 +43,7 @@ impl DefaultParams {
     pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         check(self.ack_timeout > 0.0, "ack_timeout", "must be > 0")?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
-        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
-        check(self.nstart >= 1, "nstart", "must be >= 1")?;
+        crate::params::check_common(self.max_retransmit, self.nstart)?;
         check(
             self.rto_max >= self.ack_timeout * self.ack_random_factor,
             "rto_max",
@@ -100,12 +99,7 @@ impl Controller for DefaultCoap {
         ExchangeTimer::new(initial, start, Marking::None)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
-        if ex.retransmissions >= self.params.max_retransmit {
-            return None;
-        }
-        ex.retransmissions += 1;
-        ex.armed = clamp_rto(ex.armed * 2.0, self.params.rto_max);
-        Some(ex.rto())
+        crate::controller::double(ex, self.params.max_retransmit, self.params.rto_max)
     }
     fn on_complete(&mut self, _now: Instant, ex: &ExchangeTimer, _done: &Completion<'_>) {
         self.after_exchange(ex);

@@ -92,8 +92,7 @@ impl FasorParams {
             "initial_rto",
             "need 0 < initial_rto <= rto_max",
         )?;
-        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
-        check(self.nstart >= 1, "nstart", "must be >= 1")?;
+        crate::params::check_common(self.max_retransmit, self.nstart)?;
         check(self.k >= 0.0, "k", "must be >= 0")?;
         check(self.slow_factor > 0.0, "slow_factor", "must be > 0")?;
         check(self.option_number <= u16::MAX as u32, "option_number", "must be <= 65535")

@@ -12,7 +12,7 @@
 //! and its backed-off RTO is kept for the next exchange until an unambiguous sample arrives.
 //! No dither (Linux has none).
 
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::controller::{Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use crate::params::{check, params};
 use crate::time::{Duration, Instant};
@@ -48,8 +48,7 @@ impl LinuxParams {
             "must be within [rto_min, rto_max]",
         )?;
         check(self.mdev_floor >= 0.0, "mdev_floor", "must be >= 0")?;
-        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
-        check(self.nstart >= 1, "nstart", "must be >= 1")
+        crate::params::check_common(self.max_retransmit, self.nstart)
     }
 }
 
@@ -121,12 +120,7 @@ impl Controller for LinuxRto {
         ExchangeTimer::new(self.rto, start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
-        if ex.retransmissions >= self.p.max_retransmit {
-            return None;
-        }
-        ex.retransmissions += 1;
-        ex.armed = clamp_rto(ex.armed * 2.0, self.p.rto_max);
-        Some(ex.rto())
+        crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         self.marking.observe(ex, done);

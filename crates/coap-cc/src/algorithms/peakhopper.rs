@@ -53,8 +53,7 @@ impl PeakHopperParams {
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.f >= 1.0, "f", "must be >= 1")?;
         check(self.b_max >= 0.0 && self.g >= 0.0, "b_max", "b_max and g must be >= 0")?;
-        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
-        check(self.nstart >= 1, "nstart", "must be >= 1")
+        crate::params::check_common(self.max_retransmit, self.nstart)
     }
 }
 
@@ -113,12 +112,7 @@ impl Controller for PeakHopper {
         ExchangeTimer::new(clamp_rto(initial, self.p.rto_max), start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
-        if ex.retransmissions >= self.p.max_retransmit {
-            return None;
-        }
-        ex.retransmissions += 1;
-        ex.armed = clamp_rto(ex.armed * 2.0, self.p.rto_max);
-        Some(ex.rto())
+        crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         self.marking.observe(ex, done);

@@ -26,7 +26,7 @@
 //! L_high = 0.1, fast/slow increase 1/2 and 1/8, decrease steps base/8 and base/2,
 //! rate bounds [1/60, 100] messages/s.
 
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Marking, Metrics, Sample, Start};
+use crate::controller::{Completion, Controller, ExchangeTimer, Marking, Metrics, Sample, Start};
 use crate::estimator::Rfc6298;
 use crate::params::{check, params};
 use crate::time::{Duration, Instant};
@@ -86,8 +86,7 @@ impl RttCoapParams {
         check(0.0 <= self.l_low && self.l_low <= self.l_high, "l_low", "need 0 <= l_low <= l_high")?;
         check(0.0 < self.rate_min && self.rate_min <= self.rate_max, "rate_min", "need 0 < rate_min <= rate_max")?;
         check(0.0 < self.rto_min && self.rto_min <= self.rto_max, "rto_min", "need 0 < rto_min <= rto_max")?;
-        check(self.max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
-        check(self.nstart >= 1, "nstart", "must be >= 1")
+        crate::params::check_common(self.max_retransmit, self.nstart)
     }
 }
 
@@ -197,12 +196,7 @@ impl Controller for RttCoap {
         ExchangeTimer::new(self.rto(), start, Marking::Option { number: RTT_COAP_OPTION, probe: false })
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
-        if ex.retransmissions >= self.p.max_retransmit {
-            return None;
-        }
-        ex.retransmissions += 1;
-        ex.armed = clamp_rto(ex.armed * 2.0, self.p.rto_max);
-        Some(ex.rto())
+        crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         let x = if ex.retransmissions > 0 { 1.0 } else { 0.0 };
