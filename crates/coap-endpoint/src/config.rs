@@ -23,6 +23,8 @@ pub struct Config {
     pub max_message_size: usize,
     /// Echo the transmission-number options in piggybacked responses (a server that knows them).
     pub echo_transmission_numbers: bool,
+    /// Emit [`crate::Event::Transmission`] for every request transmission (for logs).
+    pub transmission_events: bool,
 }
 
 impl Config {
@@ -37,6 +39,7 @@ impl Config {
             separate_ack_delay: Duration::from_millis(200),
             max_message_size: 1152,
             echo_transmission_numbers: true,
+            transmission_events: false,
         }
     }
 

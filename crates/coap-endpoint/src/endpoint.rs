@@ -50,6 +50,17 @@ pub enum Event<A> {
     },
     /// An exchange's final record (see [`ExchangeReport`]).
     Retired(ExchangeReport<A>),
+    /// A request transmission was queued (only with [`Config::transmission_events`]).
+    Transmission {
+        /// The exchange.
+        id: ExchangeId,
+        /// 0 for the original, 1 for the first retransmission, ….
+        number: u32,
+        /// When.
+        at: Instant,
+        /// The RTO armed for it (None for a NON).
+        rto: Option<Duration>,
+    },
 }
 
 /// Why a request was refused.
@@ -400,6 +411,10 @@ where
             self.by_mid.insert((dest.clone(), mid), id);
             self.by_token.insert((dest.clone(), token), id);
             self.pending.push_back(Pending::Request(id));
+            if self.cfg.transmission_events {
+                let rto = ex.confirmable.then(|| ex.rtos[0]);
+                self.events.push_back(Event::Transmission { id, number: 0, at: now, rto });
+            }
         }
     }
 
@@ -764,6 +779,10 @@ where
                 ex.n_sent += 1;
                 ex.phase = Phase::Waiting { timer: *timer, deadline: now + rto };
                 self.pending.push_back(Pending::Request(id));
+                if self.cfg.transmission_events {
+                    let number = ex.n_sent as u32 - 1;
+                    self.events.push_back(Event::Transmission { id, number, at: now, rto: Some(rto) });
+                }
             }
             _ => {
                 peer.cc.on_failure(now, timer);

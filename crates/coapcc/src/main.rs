@@ -5,8 +5,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod algorithms;
+mod net;
 mod progress;
 mod sim;
+mod uri;
 mod wall;
 
 /// coapcc — congestion control for CoAP: every retransmission-timeout algorithm of the
@@ -32,6 +34,14 @@ enum Command {
     /// Names and parameters are what `--cc NAME[:key=value,...]` takes, e.g.
     /// `fasor:max_retransmit=20` or `cocoa:aging=false`.
     Algorithms(algorithms::Args),
+    /// Serve /test (60-byte payload), /time, /echo and /.well-known/core over CoAP/UDP.
+    Server(net::ServerArgs),
+    /// Send one request and print the response's payload on stdout.
+    Client(net::ClientArgs),
+    /// Run N concurrent clients with the reference workload against a real server.
+    Load(net::LoadArgs),
+    /// A userspace link emulator: relay UDP through the reference bottleneck in real time.
+    Relay(net::RelayArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +49,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Algorithms(args) => algorithms::run(&args),
         Command::Sim(args) => sim::run(&args),
+        Command::Server(args) => net::server(&args),
+        Command::Client(args) => net::client(&args),
+        Command::Load(args) => net::load(&args),
+        Command::Relay(args) => net::relay(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -52,7 +52,7 @@ pub struct Args {
     out: Option<PathBuf>,
 }
 
-fn parse_buffer(s: &str) -> Result<u64, String> {
+pub fn parse_buffer(s: &str) -> Result<u64, String> {
     match s {
         "infinite" | "inf" => Ok(1_410_000),
         _ => s.parse().map_err(|_| format!("'{s}' is not a byte count (or `infinite`)")),

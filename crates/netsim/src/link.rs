@@ -117,6 +117,43 @@ impl<R: RngCore> Link<R> {
     }
 }
 
+impl<R: RngCore> Link<R> {
+    /// Offers an IP datagram of `size` bytes, fragmenting it to `mtu` (RFC 791: each fragment
+    /// carries a multiple of 8 payload bytes behind its own `ip_header`). It is delivered when
+    /// its last fragment is; lost if any fragment is.
+    pub fn offer_datagram(&mut self, t: Instant, size: u32, mtu: u32, ip_header: u32) -> Offer {
+        if size <= mtu {
+            return self.offer(t, size);
+        }
+        let per = ((mtu.saturating_sub(ip_header)) / 8 * 8).max(8);
+        let mut left = size.saturating_sub(ip_header);
+        let (mut buffer_drop, mut error_drop) = (false, false);
+        let (mut arrival, mut busy) = (Instant::ZERO, Duration::ZERO);
+        while left > 0 {
+            let part = left.min(per);
+            left -= part;
+            match self.offer(t, part + ip_header) {
+                Offer::Delivered { at, busy: b } => {
+                    arrival = arrival.max(at);
+                    busy = busy + b;
+                }
+                Offer::ErrorDrop { busy: b } => {
+                    busy = busy + b;
+                    error_drop = true;
+                }
+                Offer::BufferDrop => buffer_drop = true,
+            }
+        }
+        if buffer_drop {
+            Offer::BufferDrop
+        } else if error_drop {
+            Offer::ErrorDrop { busy }
+        } else {
+            Offer::Delivered { at: arrival, busy }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +203,19 @@ mod tests {
         assert!(matches!(l.offer(Instant::from_nanos(24_800_000), 93), Offer::Delivered { .. }));
         assert_eq!(l.stats.buffer_drops, 2);
         assert_eq!(l.stats.max_queue_bytes, 186);
+    }
+
+    #[test]
+    fn fragmentation_to_the_mtu() {
+        let mut l = link(1_000_000);
+        // 600 bytes through MTU 296: fragments carry 272 payload bytes (276 rounded down to 8):
+        // 580 payload bytes = 272 + 272 + 36 → IP sizes 292, 292, 56 = 640 bytes on the wire
+        let busy = l.serialization(292) + l.serialization(292) + l.serialization(56);
+        assert_eq!(
+            l.offer_datagram(Instant::ZERO, 600, 296, 20),
+            Offer::Delivered { at: Instant::ZERO + busy + Duration::from_millis(400), busy }
+        );
+        assert_eq!(l.stats.offered, 3);
+        assert_eq!(l.stats.bytes, 640);
     }
 }

@@ -1,5 +1,6 @@
 //! What one replication leaves behind.
 
+use coap_endpoint::{ExchangeReport, Outcome};
 use serde::Serialize;
 
 use crate::link::LinkStats;
@@ -62,4 +63,42 @@ pub struct RepResult {
     pub events: u64,
     /// Virtual time when the last client finished, ns.
     pub end_ns: u64,
+}
+
+/// A client's records from its exchange reports (sorted here by exchange id): the same
+/// bookkeeping for the simulator and for real clients (`coapcc load`).
+pub fn from_reports<A>(client: u32, reports: &mut [ExchangeReport<A>]) -> (ClientRecord, Vec<ExchangeRecord>) {
+    reports.sort_by_key(|r| r.id);
+    let mut rec = ClientRecord {
+        client,
+        fct_ns: None,
+        exchanges: reports.len() as u32,
+        failed: 0,
+        retransmissions: 0,
+        duplicates: 0,
+        max_expired_rto_ns: 0,
+    };
+    let mut exchanges = Vec::with_capacity(reports.len());
+    for (i, r) in reports.iter().enumerate() {
+        let expired: Vec<u64> = r.expired_rtos().iter().map(|d| d.as_nanos()).collect();
+        rec.max_expired_rto_ns = rec.max_expired_rto_ns.max(expired.iter().copied().max().unwrap_or(0));
+        rec.retransmissions += r.retransmissions();
+        rec.duplicates += r.duplicates;
+        rec.failed += matches!(r.outcome, Outcome::Failed(_)) as u32;
+        exchanges.push(ExchangeRecord {
+            client,
+            index: i as u32,
+            start_ns: r.sent.first().map_or(0, |t| t.as_nanos()),
+            rtt_ns: r.rtt().map(|d| d.as_nanos()),
+            retransmissions: r.retransmissions(),
+            expired_rtos_ns: expired,
+            duplicates: r.duplicates,
+        });
+    }
+    if let (Some(first), Some(last)) = (reports.first(), reports.last()) {
+        if let (Some(&start), Some(end)) = (first.sent.first(), last.responded_at) {
+            rec.fct_ns = Some((end - start).as_nanos());
+        }
+    }
+    (rec, exchanges)
 }

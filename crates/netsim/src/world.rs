@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use coap_cc::{CcConfig, Duration, Instant};
-use coap_endpoint::{Config, Endpoint, Event, ExchangeReport, Handler, Outcome, Reply, Request, RequestId, Response};
+use coap_endpoint::{Config, Endpoint, Event, ExchangeReport, Handler, Reply, Request, RequestId, Response};
 use coap_wire::{registry, Code, Message};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::link::{Link, Offer};
 use crate::loss::LossProcess;
 use crate::queue::EventQueue;
-use crate::record::{ClientRecord, ExchangeRecord, RepResult};
+use crate::record::RepResult;
 use crate::scenario::{Scenario, Workload};
 
 /// The server's address in client endpoints.
@@ -287,39 +287,6 @@ impl World<'_> {
         Duration::from_secs_f64(uniform(rng, scn.server_hop.delay_min_ms, scn.server_hop.delay_max_ms) / 1000.0)
     }
 
-    /// Offers an IP datagram to a link, fragmenting it to the MTU (RFC 791: fragments carry a
-    /// multiple of 8 payload bytes and their own header). Delivered when every fragment is.
-    fn offer(link: &mut Link<ChaCha8Rng>, t: Instant, size: u32, mtu: u32, ip_header: u32) -> Offer {
-        if size <= mtu {
-            return link.offer(t, size);
-        }
-        let per = ((mtu - ip_header) / 8 * 8).max(8);
-        let mut left = size - ip_header;
-        let (mut lost, mut arrival, mut busy) = (None, Instant::ZERO, Duration::ZERO);
-        while left > 0 {
-            let part = left.min(per);
-            left -= part;
-            match link.offer(t, part + ip_header) {
-                Offer::Delivered { at, busy: b } => {
-                    arrival = arrival.max(at);
-                    busy = busy + b;
-                }
-                Offer::ErrorDrop { busy: b } => {
-                    busy = busy + b;
-                    lost.get_or_insert(Offer::ErrorDrop { busy: Duration::ZERO });
-                }
-                Offer::BufferDrop => {
-                    lost = Some(Offer::BufferDrop);
-                }
-            }
-        }
-        match lost {
-            None => Offer::Delivered { at: arrival, busy },
-            Some(Offer::ErrorDrop { .. }) => Offer::ErrorDrop { busy },
-            Some(other) => other,
-        }
-    }
-
     fn after_client(&mut self, c: u32) {
         let scn = self.scn;
         // a finished exchange may start the next one, whose request must go out too
@@ -327,7 +294,7 @@ impl World<'_> {
             // datagrams: client host → uplink buffer → router → hop → server
             while let Some(tx) = self.clients[c as usize].host.ep.poll_transmit(&mut self.buf) {
                 let size = self.ip_size(tx.len);
-                let offer = Self::offer(&mut self.uplink, self.now, size, scn.uplink.mtu, scn.ip_header_bytes);
+                let offer = self.uplink.offer_datagram(self.now, size, scn.uplink.mtu, scn.ip_header_bytes);
                 if let Offer::Delivered { at, .. } = offer {
                     let hop = Self::hop_delay(&mut self.up_hop.0, scn);
                     let arrive = (at + hop).max(self.up_hop.1);
@@ -355,6 +322,7 @@ impl World<'_> {
                     }
                 }
                 Event::Retired(r) => self.clients[c as usize].reports.push(r),
+                Event::Transmission { .. } => {}
             }
         }
         let host = &mut self.clients[c as usize].host;
@@ -369,7 +337,7 @@ impl World<'_> {
             let hop = Self::hop_delay(&mut self.down_hop.0, scn);
             let at_router = (self.now + hop).max(self.down_hop.1);
             self.down_hop.1 = at_router;
-            let offer = Self::offer(&mut self.downlink, at_router, size, scn.downlink.mtu, scn.ip_header_bytes);
+            let offer = self.downlink.offer_datagram(at_router, size, scn.downlink.mtu, scn.ip_header_bytes);
             if let Offer::Delivered { at, busy } = offer {
                 let p = self.alloc_packet(tx.dest, tx.len);
                 self.packets[p as usize].down_busy = busy;
@@ -400,37 +368,8 @@ impl World<'_> {
                     cl.reports.push(r);
                 }
             }
-            cl.reports.sort_by_key(|r| r.id);
-            let mut rec = ClientRecord {
-                client: c as u32,
-                fct_ns: None,
-                exchanges: cl.reports.len() as u32,
-                failed: 0,
-                retransmissions: 0,
-                duplicates: 0,
-                max_expired_rto_ns: 0,
-            };
-            for (i, r) in cl.reports.iter().enumerate() {
-                let expired: Vec<u64> = r.expired_rtos().iter().map(|d| d.as_nanos()).collect();
-                rec.max_expired_rto_ns = rec.max_expired_rto_ns.max(expired.iter().copied().max().unwrap_or(0));
-                rec.retransmissions += r.retransmissions();
-                rec.duplicates += r.duplicates;
-                rec.failed += matches!(r.outcome, Outcome::Failed(_)) as u32;
-                exchanges.push(ExchangeRecord {
-                    client: c as u32,
-                    index: i as u32,
-                    start_ns: r.sent.first().map_or(0, |t| t.as_nanos()),
-                    rtt_ns: r.rtt().map(|d| d.as_nanos()),
-                    retransmissions: r.retransmissions(),
-                    expired_rtos_ns: expired,
-                    duplicates: r.duplicates,
-                });
-            }
-            if let (Some(first), Some(last)) = (cl.reports.first(), cl.reports.last()) {
-                if let (Some(&start), Some(end)) = (first.sent.first(), last.responded_at) {
-                    rec.fct_ns = Some((end - start).as_nanos());
-                }
-            }
+            let (rec, ex) = crate::record::from_reports(c as u32, &mut cl.reports);
+            exchanges.extend(ex);
             clients.push(rec);
         }
         RepResult {

@@ -1,0 +1,248 @@
+//! One tokio task per endpoint: it owns the sans-IO [`Endpoint`] and its UDP socket, feeds in
+//! datagrams, the clock and the application's commands, sends what `poll_transmit` returns and
+//! sleeps until `poll_timeout` (quinn's `drive_timer` pattern). All protocol logic stays in
+//! coap-endpoint.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use coap_cc::{Duration, Instant};
+use coap_endpoint::{Endpoint, Event, ExchangeId, ExchangeReport, FailReason, Request};
+use coap_wire::Code;
+use rand_chacha::ChaCha8Rng;
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::clock::Clock;
+
+/// A response, as the application receives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The response code.
+    pub code: Code,
+    /// Its payload.
+    pub payload: Vec<u8>,
+    /// First transmission to response.
+    pub rtt: Duration,
+    /// Transmissions sent (1 + retransmissions).
+    pub transmissions: u32,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestFailure {
+    /// No response after MAX_RETRANSMIT retransmissions (or NON_LIFETIME for a NON).
+    Timeout,
+    /// The server answered with RST.
+    Reset,
+    /// The request could not be sent (too large, or the endpoint is shutting down).
+    NotSent,
+}
+
+impl std::fmt::Display for RequestFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RequestFailure::Timeout => "no response (all retransmissions timed out)",
+            RequestFailure::Reset => "the server answered with Reset",
+            RequestFailure::NotSent => "the request could not be sent",
+        })
+    }
+}
+impl std::error::Error for RequestFailure {}
+
+/// A transmission, for logs (`coapcc client -v`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TransmissionLog {
+    /// The exchange.
+    pub id: ExchangeId,
+    /// 0 for the original.
+    pub number: u32,
+    /// The RTO armed for it.
+    pub rto: Option<Duration>,
+    /// Time since the endpoint started.
+    pub at: Instant,
+}
+
+/// Receives transmission logs.
+pub type LogFn = Box<dyn FnMut(TransmissionLog) + Send>;
+
+enum Command {
+    Request { dest: SocketAddr, req: Request, reply: oneshot::Sender<Result<Reply, RequestFailure>> },
+    ResetCc { dest: SocketAddr },
+    InFlight { reply: oneshot::Sender<usize> },
+    State { reply: oneshot::Sender<StateSize> },
+    Finish { reply: oneshot::Sender<Vec<ExchangeReport<SocketAddr>>> },
+}
+
+/// How much state an endpoint holds (bounded for servers under floods).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateSize {
+    /// Deduplication entries.
+    pub dedup: usize,
+    /// Exchanges, finished ones awaiting retirement included.
+    pub exchanges: usize,
+}
+
+/// The application's handle on an endpoint task.
+#[derive(Debug, Clone)]
+pub struct EndpointHandle {
+    cmds: mpsc::Sender<Command>,
+    local: SocketAddr,
+}
+
+impl EndpointHandle {
+    /// The socket's local address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Sends a request and waits for its outcome.
+    pub async fn request(&self, dest: SocketAddr, req: Request) -> Result<Reply, RequestFailure> {
+        let (tx, rx) = oneshot::channel();
+        self.cmds.send(Command::Request { dest, req, reply: tx }).await.map_err(|_| RequestFailure::NotSent)?;
+        rx.await.unwrap_or(Err(RequestFailure::NotSent))
+    }
+
+    /// Forgets the congestion-control state of `dest` (a new device).
+    pub async fn reset_cc(&self, dest: SocketAddr) {
+        let _ = self.cmds.send(Command::ResetCc { dest }).await;
+    }
+
+    /// Exchanges waiting for their outcome.
+    pub async fn in_flight(&self) -> usize {
+        let (tx, rx) = oneshot::channel();
+        if self.cmds.send(Command::InFlight { reply: tx }).await.is_err() {
+            return 0;
+        }
+        rx.await.unwrap_or(0)
+    }
+
+    /// How much state the endpoint holds.
+    pub async fn state(&self) -> Option<StateSize> {
+        let (tx, rx) = oneshot::channel();
+        self.cmds.send(Command::State { reply: tx }).await.ok()?;
+        rx.await.ok()
+    }
+
+    /// Stops the task and returns the reports of every exchange it ran.
+    pub async fn finish(self) -> Vec<ExchangeReport<SocketAddr>> {
+        let (tx, rx) = oneshot::channel();
+        if self.cmds.send(Command::Finish { reply: tx }).await.is_err() {
+            return Vec::new();
+        }
+        rx.await.unwrap_or_default()
+    }
+}
+
+/// Spawns the task driving `ep` over `socket`. It ends at [`EndpointHandle::finish`], or, unless
+/// it `serve`s, when every handle is dropped and no exchange is waiting.
+pub fn spawn(
+    socket: UdpSocket,
+    ep: Endpoint<SocketAddr, ChaCha8Rng>,
+    clock: Clock,
+    log: Option<LogFn>,
+    serve: bool,
+) -> EndpointHandle {
+    let (tx, rx) = mpsc::channel(64);
+    let local = socket.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+    tokio::spawn(run(Arc::new(socket), ep, clock, rx, log, serve));
+    EndpointHandle { cmds: tx, local }
+}
+
+struct Waiting {
+    reply: oneshot::Sender<Result<Reply, RequestFailure>>,
+    first: Option<Instant>,
+    transmissions: u32,
+}
+
+async fn run(
+    socket: Arc<UdpSocket>,
+    mut ep: Endpoint<SocketAddr, ChaCha8Rng>,
+    clock: Clock,
+    mut cmds: mpsc::Receiver<Command>,
+    mut log: Option<LogFn>,
+    serve: bool,
+) {
+    let mut inbuf = vec![0u8; 65536];
+    let mut out = Vec::with_capacity(1500);
+    let mut waiting: HashMap<ExchangeId, Waiting> = HashMap::new();
+    let mut finish: Option<oneshot::Sender<Vec<ExchangeReport<SocketAddr>>>> = None;
+    let mut reports = Vec::new();
+    let mut commands_open = true;
+    loop {
+        let deadline = ep.poll_timeout().map(|t| clock.tokio(t));
+        tokio::select! {
+            r = socket.recv_from(&mut inbuf) => {
+                // errors (an ICMP port unreachable surfaces here on Linux) are ignored
+                if let Ok((n, from)) = r {
+                    ep.handle_datagram(clock.now(), from, &inbuf[..n]);
+                }
+            }
+            cmd = cmds.recv(), if commands_open => match cmd {
+                Some(Command::Request { dest, req, reply }) => match ep.request(clock.now(), dest, req) {
+                    Ok(id) => {
+                        waiting.insert(id, Waiting { reply, first: None, transmissions: 0 });
+                    }
+                    Err(_) => {
+                        let _ = reply.send(Err(RequestFailure::NotSent));
+                    }
+                },
+                Some(Command::ResetCc { dest }) => ep.reset_cc(&dest),
+                Some(Command::InFlight { reply }) => {
+                    let _ = reply.send(waiting.len());
+                }
+                Some(Command::State { reply }) => {
+                    let _ = reply.send(StateSize { dedup: ep.dedup_len(), exchanges: ep.exchange_count() });
+                }
+                Some(Command::Finish { reply }) => {
+                    ep.retire_all();
+                    finish = Some(reply);
+                }
+                None => commands_open = false,
+            },
+            _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+                ep.handle_timeout(clock.now());
+            }
+        }
+        while let Some(tx) = ep.poll_transmit(&mut out) {
+            let _ = socket.send_to(&out[..tx.len], tx.dest).await;
+        }
+        while let Some(ev) = ep.poll_event() {
+            match ev {
+                Event::Transmission { id, number, at, rto } => {
+                    if let Some(w) = waiting.get_mut(&id) {
+                        w.first.get_or_insert(at);
+                        w.transmissions += 1;
+                    }
+                    if let Some(log) = log.as_mut() {
+                        log(TransmissionLog { id, number, rto, at });
+                    }
+                }
+                Event::Response { id, code, payload } => {
+                    if let Some(w) = waiting.remove(&id) {
+                        let rtt = clock.now() - w.first.unwrap_or_else(|| clock.now());
+                        let _ = w.reply.send(Ok(Reply { code, payload, rtt, transmissions: w.transmissions }));
+                    }
+                }
+                Event::Failed { id, reason } => {
+                    if let Some(w) = waiting.remove(&id) {
+                        let f = match reason {
+                            FailReason::Timeout => RequestFailure::Timeout,
+                            FailReason::Reset => RequestFailure::Reset,
+                        };
+                        let _ = w.reply.send(Err(f));
+                    }
+                }
+                Event::Retired(r) => reports.push(r),
+            }
+        }
+        if let Some(reply) = finish.take() {
+            let _ = reply.send(std::mem::take(&mut reports));
+            return;
+        }
+        if !commands_open && waiting.is_empty() && !serve {
+            return;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! CoAP on real networks, driving the same [`coap_endpoint`] and [`coap_cc`] code as the
+//! simulator.
+//!
+//! * [`driver`]: one tokio task per endpoint and UDP socket; [`EndpointHandle`] to use it.
+//! * [`resources`]: the server's resources (`/test`, `/time`, `/echo`, `/.well-known/core`).
+//! * [`load`]: N concurrent clients with the reference workload (`coapcc load`).
+//! * [`relay`]: a userspace link emulator applying a netsim scenario's bottleneck in real time
+//!   (`coapcc relay`), since the kernel's netem is not available everywhere.
+//!
+//! This crate reads the wall clock (it is a driver); it prints nothing: logs go to callbacks.
+
+pub mod clock;
+pub mod driver;
+pub mod load;
+pub mod relay;
+pub mod resources;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use coap_cc::CcConfig;
+use coap_endpoint::{Config, Endpoint};
+use rand_chacha::rand_core::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use tokio::net::UdpSocket;
+
+pub use clock::Clock;
+pub use driver::{EndpointHandle, LogFn, Reply, RequestFailure, StateSize, TransmissionLog};
+
+/// A seed from the operating system, for runs that need no reproducibility.
+pub fn os_seed() -> u64 {
+    let mut rng = ChaCha8Rng::from_os_rng();
+    rand_core::RngCore::next_u64(&mut rng)
+}
+
+/// The endpoint configuration the real-network drivers use: transmission events on, for logs
+/// and RTTs.
+pub fn config(cc: CcConfig) -> Config {
+    let mut c = Config::new(cc);
+    c.transmission_events = true;
+    c
+}
+
+/// A client endpoint on `bind` (port 0: any).
+pub async fn client(bind: SocketAddr, cc: CcConfig, seed: u64, log: Option<LogFn>) -> std::io::Result<EndpointHandle> {
+    let socket = UdpSocket::bind(bind).await?;
+    let ep =
+        Endpoint::new(config(cc), ChaCha8Rng::seed_from_u64(seed)).map_err(|e| std::io::Error::other(e.to_string()))?;
+    Ok(driver::spawn(socket, ep, Clock::new(), log, false))
+}
+
+/// A server on `bind` serving [`resources::Resources`]; [`EndpointHandle::finish`] stops it.
+pub async fn server(
+    bind: SocketAddr,
+    cfg: Config,
+    seed: u64,
+) -> std::io::Result<(EndpointHandle, Arc<resources::ServerStats>)> {
+    let socket = UdpSocket::bind(bind).await?;
+    let res = resources::Resources::default();
+    let stats = res.stats.clone();
+    let ep = Endpoint::new(cfg, ChaCha8Rng::seed_from_u64(seed))
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+        .with_handler(Box::new(res));
+    Ok((driver::spawn(socket, ep, Clock::new(), None, true), stats))
+}

@@ -1,0 +1,161 @@
+//! `coapcc relay`: a userspace link emulator. It relays UDP datagrams between clients and a
+//! server in real time through the bottleneck of a netsim [`Scenario`]: rates and propagation
+//! delays per direction, byte-counted tail-drop buffers, the MTU, the router–server hop's jitter
+//! (FIFO kept) and the link-error models. The queueing model is netsim's own
+//! [`netsim::link::Link`], driven by the wall clock instead of virtual time.
+//!
+//! Clients send to the relay's listen address. For each client address the relay opens an
+//! upstream socket, so the server sees one source port per client and answers it there; the
+//! relay maps answers back to the client. At most `MAX_CLIENTS` mappings are kept.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use coap_cc::{Duration, Instant};
+use netsim::link::{Link, LinkStats, Offer};
+use netsim::loss::LossProcess;
+use netsim::Scenario;
+use rand_chacha::ChaCha8Rng;
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+
+use crate::clock::Clock;
+
+/// The most client addresses mapped at once; datagrams from further ones are dropped.
+pub const MAX_CLIENTS: usize = 4096;
+
+/// What the relay counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RelayStats {
+    /// Clients → server.
+    pub uplink: LinkStats,
+    /// Server → clients.
+    pub downlink: LinkStats,
+    /// Datagrams dropped because the client table was full.
+    pub unmapped_drops: u64,
+    /// Clients mapped.
+    pub clients: usize,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Delivery {
+    at: u64,
+    seq: u64,
+    up: bool,
+    client: SocketAddr,
+    bytes: Vec<u8>,
+}
+
+impl Ord for Delivery {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+impl PartialOrd for Delivery {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+fn hop(rng: &mut ChaCha8Rng, s: &Scenario) -> Duration {
+    Duration::from_secs_f64(coap_cc::rng::uniform(rng, s.server_hop.delay_min_ms, s.server_hop.delay_max_ms) / 1000.0)
+}
+
+/// Relays between clients at `listen` and the server at `upstream` until `stop` completes.
+/// `scn` must be resolved ([`Scenario::resolve`]).
+pub async fn run(
+    listen: SocketAddr,
+    upstream: SocketAddr,
+    scn: &Scenario,
+    stop: impl Future<Output = ()>,
+) -> std::io::Result<RelayStats> {
+    let listener = Arc::new(UdpSocket::bind(listen).await?);
+    let clock = Clock::new();
+    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
+    let rng = |c| netsim::component_rng(scn.seed, 0, c);
+    let mut uplink = Link::new(
+        scn.uplink.rate_bps,
+        ms(scn.uplink.delay_ms),
+        scn.uplink.buffer_bytes,
+        LossProcess::new(scn.uplink.loss, rng(0xFFFF_0002)),
+    );
+    let mut downlink = Link::new(
+        scn.downlink.rate_bps,
+        ms(scn.downlink.delay_ms),
+        scn.downlink.buffer_bytes,
+        LossProcess::new(scn.downlink.loss, rng(0xFFFF_0003)),
+    );
+    let (mut up_hop, mut down_hop) = ((rng(0xFFFF_0004), Instant::ZERO), (rng(0xFFFF_0005), Instant::ZERO));
+    let overhead = scn.ip_header_bytes + scn.udp_header_bytes;
+    let (down_tx, mut down_rx) = mpsc::channel::<(SocketAddr, Vec<u8>, Instant)>(4096);
+    let mut map: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
+    let mut heap = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut stats = RelayStats::default();
+    let mut buf = vec![0u8; 65536];
+    let upstream_bind: SocketAddr = if upstream.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+    tokio::pin!(stop);
+    loop {
+        let next = heap.peek().map(|d: &Delivery| clock.tokio(Instant::from_nanos(d.at)));
+        tokio::select! {
+            _ = &mut stop => break,
+            r = listener.recv_from(&mut buf) => {
+                let Ok((n, client)) = r else { continue };
+                let now = clock.now();
+                if !map.contains_key(&client) {
+                    if map.len() >= MAX_CLIENTS {
+                        stats.unmapped_drops += 1;
+                        continue;
+                    }
+                    let sock = Arc::new(UdpSocket::bind(upstream_bind).await?);
+                    sock.connect(upstream).await?;
+                    let (reader, tx) = (sock.clone(), down_tx.clone());
+                    tokio::spawn(async move {
+                        let mut b = vec![0u8; 65536];
+                        while let Ok(n) = reader.recv(&mut b).await {
+                            if tx.send((client, b[..n].to_vec(), clock.now())).await.is_err() {
+                                break;
+                            }
+                        }
+                    });
+                    map.insert(client, sock);
+                }
+                let size = n as u32 + overhead;
+                if let Offer::Delivered { at, .. } = uplink.offer_datagram(now, size, scn.uplink.mtu, scn.ip_header_bytes) {
+                    let arrive = (at + hop(&mut up_hop.0, scn)).max(up_hop.1);
+                    up_hop.1 = arrive;
+                    heap.push(Delivery { at: arrive.as_nanos(), seq, up: true, client, bytes: buf[..n].to_vec() });
+                    seq += 1;
+                }
+            }
+            Some((client, bytes, t)) = down_rx.recv() => {
+                let at_router = (t + hop(&mut down_hop.0, scn)).max(down_hop.1).max(down_hop.1);
+                down_hop.1 = at_router;
+                let size = bytes.len() as u32 + overhead;
+                if let Offer::Delivered { at, .. } = downlink.offer_datagram(at_router, size, scn.downlink.mtu, scn.ip_header_bytes) {
+                    heap.push(Delivery { at: at.as_nanos(), seq, up: false, client, bytes });
+                    seq += 1;
+                }
+            }
+            _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
+                let now = clock.now().as_nanos();
+                while heap.peek().is_some_and(|d| d.at <= now) {
+                    let d = heap.pop().expect("peeked");
+                    if d.up {
+                        if let Some(s) = map.get(&d.client) {
+                            let _ = s.send(&d.bytes).await;
+                        }
+                    } else {
+                        let _ = listener.send_to(&d.bytes, d.client).await;
+                    }
+                }
+            }
+        }
+    }
+    stats.uplink = uplink.stats;
+    stats.downlink = downlink.stats;
+    stats.clients = map.len();
+    Ok(stats)
+}

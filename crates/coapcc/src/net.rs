@@ -1,0 +1,314 @@
+//! `coapcc server`, `client`, `load` and `relay`: the real-network commands.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use coap_cc::CcConfig;
+use coap_endpoint::Request;
+use coap_wire::Code;
+use netsim::loss::ErrorProfile;
+use netsim::{Scenario, Summary, Workload};
+
+type Error = Box<dyn std::error::Error>;
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Arguments of `coapcc server`.
+#[derive(Debug, clap::Args)]
+pub struct ServerArgs {
+    /// Address and port to serve on.
+    #[arg(long, default_value = "0.0.0.0:5683")]
+    bind: SocketAddr,
+    /// Congestion control of the server's own separate responses (rarely matters).
+    #[arg(long = "cc", default_value = "default")]
+    cc: String,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+}
+
+/// Runs `coapcc server`.
+pub fn server(args: &ServerArgs) -> Result<(), Error> {
+    let cc = CcConfig::parse(&args.cc)?;
+    runtime()?.block_on(async {
+        let (h, stats) = coap_net::server(args.bind, coap_net::config(cc), coap_net::os_seed())
+            .await
+            .map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
+        eprintln!("coapcc server: serving /test, /time, /echo, /.well-known/core on {} (Ctrl-C stops)", h.local_addr());
+        match args.duration {
+            Some(d) => tokio::time::sleep(std::time::Duration::from_secs_f64(d)).await,
+            None => ctrl_c().await,
+        }
+        let _ = h.finish().await;
+        eprintln!(
+            "coapcc server: stopped after {} requests",
+            stats.requests.load(std::sync::atomic::Ordering::Relaxed)
+        );
+        Ok(())
+    })
+}
+
+/// Arguments of `coapcc client`.
+#[derive(Debug, clap::Args)]
+pub struct ClientArgs {
+    /// The resource, e.g. coap://127.0.0.1/test.
+    uri: String,
+    /// Method.
+    #[arg(short, long, default_value = "get", value_parser = ["get", "post", "put", "delete"])]
+    method: String,
+    /// Request payload.
+    #[arg(long)]
+    payload: Option<String>,
+    /// Send a Confirmable request (the default).
+    #[arg(long, conflicts_with = "non")]
+    con: bool,
+    /// Send a Non-confirmable request.
+    #[arg(long)]
+    non: bool,
+    /// Congestion control, NAME[:key=value,...].
+    #[arg(long = "cc", default_value = "default")]
+    cc: String,
+    /// Log each transmission with its RTO, and the response's RTT, to stderr.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Seed of the endpoint's RNG (Message IDs, tokens, RTO dither); default: from the OS.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+/// Runs `coapcc client`.
+pub fn client(args: &ClientArgs) -> Result<(), Error> {
+    let cc = CcConfig::parse(&args.cc)?;
+    runtime()?.block_on(async {
+        let uri = crate::uri::parse(&args.uri).await?;
+        let bind: SocketAddr = if uri.addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+        let verbose = args.verbose;
+        let log: Option<coap_net::LogFn> = verbose.then(|| {
+            Box::new(|t: coap_net::TransmissionLog| {
+                let rto = t.rto.map_or("none (NON)".into(), |r| format!("{:.3} s", r.as_secs_f64()));
+                eprintln!("coapcc: transmission {} at {:.3} s, RTO {rto}", t.number, t.at.as_nanos() as f64 / 1e9);
+            }) as coap_net::LogFn
+        });
+        let h = coap_net::client(bind, cc, args.seed.unwrap_or_else(coap_net::os_seed), log).await?;
+        let code = match args.method.as_str() {
+            "post" => Code::POST,
+            "put" => Code::PUT,
+            "delete" => Code::DELETE,
+            _ => Code::GET,
+        };
+        let req = Request {
+            code,
+            options: uri.options.clone(),
+            payload: args.payload.clone().unwrap_or_default().into_bytes(),
+            confirmable: !args.non,
+        };
+        let reply = tokio::select! {
+            r = h.request(uri.addr, req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+            _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
+        };
+        if verbose {
+            eprintln!(
+                "coapcc: response {} after {:.3} ms, {} transmission(s)",
+                reply.code,
+                reply.rtt.as_secs_f64() * 1e3,
+                reply.transmissions
+            );
+        }
+        use std::io::Write;
+        std::io::stdout().write_all(&reply.payload)?;
+        if !reply.payload.is_empty() {
+            println!();
+        }
+        if reply.code.class() != 2 {
+            return Err(format!("{} answered {}", args.uri, reply.code).into());
+        }
+        Ok(())
+    })
+}
+
+/// Arguments of `coapcc load`.
+#[derive(Debug, clap::Args)]
+pub struct LoadArgs {
+    /// The resource every exchange requests (GET), e.g. coap://127.0.0.1/test.
+    #[arg(long)]
+    server: String,
+    /// Concurrent clients, each with its own socket, endpoint and controller.
+    #[arg(long, default_value_t = 10)]
+    clients: u32,
+    /// Exchanges per client.
+    #[arg(long, default_value_t = 50)]
+    exchanges: u32,
+    /// continuous: the next request when the previous ends; random: batches of 1..10 with all CC state reset between them.
+    #[arg(long, default_value = "continuous", value_parser = ["continuous", "random"])]
+    workload: String,
+    /// Congestion control, NAME[:key=value,...].
+    #[arg(long = "cc", default_value = "default")]
+    cc: String,
+    /// Seed of the clients' RNGs (default: from the OS).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Local address for the clients' sockets.
+    #[arg(long, default_value = "0.0.0.0:0")]
+    bind: SocketAddr,
+    /// Print one JSON object (the fields of `coapcc sim --json` that apply).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `coapcc load`.
+pub fn load(args: &LoadArgs) -> Result<(), Error> {
+    let cc = CcConfig::parse(&args.cc)?;
+    if args.clients == 0 || args.exchanges == 0 {
+        return Err("--clients and --exchanges must be at least 1".into());
+    }
+    runtime()?.block_on(async {
+        let uri = crate::uri::parse(&args.server).await?;
+        let workload = if args.workload == "random" { Workload::Random } else { Workload::Continuous };
+        let spec = coap_net::load::LoadSpec {
+            server: uri.addr,
+            request: Request { code: Code::GET, options: uri.options, payload: Vec::new(), confirmable: true },
+            clients: args.clients,
+            exchanges: args.exchanges,
+            workload,
+            batch: (1, 10),
+            cc: cc.clone(),
+            seed: args.seed.unwrap_or_else(coap_net::os_seed),
+            bind: args.bind,
+        };
+        let watch = crate::wall::Stopwatch::start();
+        let result = coap_net::load::run(&spec, ctrl_c()).await?;
+        let wall_s = watch.seconds();
+        if result.interrupted {
+            eprintln!("coapcc load: interrupted with {} exchange(s) in flight", result.in_flight);
+        }
+        let mut rep = netsim::RepResult {
+            rep: 0,
+            clients: Vec::new(),
+            exchanges: Vec::new(),
+            uplink: Default::default(),
+            downlink: Default::default(),
+            wasted_downlink_ns: 0,
+            events: 0,
+            end_ns: 0,
+        };
+        for (c, mut reports) in result.reports.into_iter().enumerate() {
+            let (rec, ex) = netsim::record::from_reports(c as u32, &mut reports);
+            rep.clients.push(rec);
+            rep.exchanges.extend(ex);
+        }
+        let s = Summary::new(std::slice::from_ref(&rep));
+        let requests: u64 = rep.exchanges.len() as u64
+            + s.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum::<u64>();
+        if args.json {
+            let v = serde_json::json!({
+                "fct_s": s.fct_s,
+                "exchanges": s.exchanges,
+                "failed_exchanges": s.failed_exchanges,
+                "retransmissions_hist": s.retransmissions_hist,
+                "rtt_s": s.rtt_s,
+                "unnecessary_retx_per_client": s.unnecessary_retx_per_client,
+                "max_expired_rto_per_client_s": s.max_expired_rto_per_client_s,
+                "requests_sent": requests,
+                "wall_s": wall_s,
+                "requests_per_s": requests as f64 / wall_s.max(1e-9),
+                "interrupted": result.interrupted,
+                "in_flight": result.in_flight,
+                "cc": cc.to_string(),
+                "clients": args.clients,
+                "workload": args.workload,
+                "server": args.server,
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            println!("{} clients × {} exchanges against {} with {}", args.clients, args.exchanges, args.server, cc);
+            println!(
+                "FCT s: p10 {:.3}  median {:.3}  p90 {:.3}  max {:.3}",
+                s.fct_s.p10, s.fct_s.p50, s.fct_s.p90, s.fct_s.max
+            );
+            println!(
+                "exchanges {} (failed {}), retransmissions per exchange {:.3}, median duplicates per client {}",
+                s.exchanges,
+                s.failed_exchanges,
+                (requests - s.exchanges) as f64 / s.exchanges.max(1) as f64,
+                s.unnecessary_retx_per_client.p50
+            );
+            println!("{requests} requests in {wall_s:.2} s ({:.0} requests/s)", requests as f64 / wall_s.max(1e-9));
+        }
+        Ok(())
+    })
+}
+
+/// Arguments of `coapcc relay`.
+#[derive(Debug, clap::Args)]
+pub struct RelayArgs {
+    /// Address the clients send to.
+    #[arg(long)]
+    listen: SocketAddr,
+    /// The server's address.
+    #[arg(long)]
+    upstream: SocketAddr,
+    /// A scenario file (the simulator's): its links, buffers, hop jitter and error models.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Buffer of both directions, bytes (or `infinite`).
+    #[arg(long, value_parser = crate::sim::parse_buffer)]
+    buffer: Option<u64>,
+    /// Link-error profile of both directions.
+    #[arg(long, value_parser = ["none", "low", "medium", "high"])]
+    errors: Option<String>,
+    /// Seed of the loss and jitter draws.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long, value_name = "SECS")]
+    duration: Option<f64>,
+}
+
+/// Runs `coapcc relay`.
+pub fn relay(args: &RelayArgs) -> Result<(), Error> {
+    let mut s = match &args.scenario {
+        Some(p) => {
+            Scenario::from_toml(&std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?)?
+        }
+        None => Scenario::thesis(),
+    };
+    if let Some(b) = args.buffer {
+        s.uplink.buffer_bytes = b;
+        s.downlink.buffer_bytes = b;
+    }
+    if let Some(e) = &args.errors {
+        s.errors = ErrorProfile::parse(e).ok_or("bad --errors")?;
+    }
+    if let Some(seed) = args.seed {
+        s.seed = seed;
+    }
+    let s = s.resolve()?;
+    runtime()?.block_on(async {
+        eprintln!(
+            "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {:?} (Ctrl-C stops)",
+            args.listen, args.upstream, s.uplink.rate_bps, s.uplink.delay_ms, s.downlink.rate_bps, s.downlink.delay_ms,
+            s.uplink.buffer_bytes, s.downlink.buffer_bytes, s.errors
+        );
+        let duration = args.duration;
+        let stop = async move {
+            match duration {
+                Some(d) => tokio::time::sleep(std::time::Duration::from_secs_f64(d)).await,
+                None => ctrl_c().await,
+            }
+        };
+        let st = coap_net::relay::run(args.listen, args.upstream, &s, stop).await?;
+        eprintln!(
+            "coapcc relay: {} clients; up {} packets ({} buffer drops, {} error drops); down {} packets ({} buffer drops, {} error drops)",
+            st.clients, st.uplink.offered, st.uplink.buffer_drops, st.uplink.error_drops, st.downlink.offered, st.downlink.buffer_drops, st.downlink.error_drops
+        );
+        Ok(())
+    })
+}

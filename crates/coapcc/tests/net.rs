@@ -1,0 +1,82 @@
+//! The real-network commands as a user runs them.
+
+use std::process::{Command, Stdio};
+
+fn free_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn load_reports_exchanges_in_flight_on_ctrl_c() {
+    // nothing listens on the port: every exchange stays in flight until interrupted
+    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    let child = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["load", "--server", &uri, "--clients", "3", "--exchanges", "5", "--cc", "default"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("interrupted with 3 exchange(s) in flight"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 clients × 5 exchanges"));
+}
+
+#[test]
+fn load_and_client_against_our_server() {
+    let port = free_port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["server", "--bind", &format!("127.0.0.1:{port}"), "--duration", "20"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let uri = format!("coap://127.0.0.1:{port}/test");
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args([
+            "load",
+            "--server",
+            &uri,
+            "--clients",
+            "4",
+            "--exchanges",
+            "25",
+            "--cc",
+            "fasor",
+            "--json",
+            "--seed",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["exchanges"], 100);
+    assert_eq!(v["failed_exchanges"], 0);
+    assert!(v["fct_s"]["p50"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["retransmissions_hist"][0], 100, "no loss on loopback");
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-v", &uri]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(out.stdout.len(), 61); // 60 bytes + newline
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("transmission 0 at") && err.contains("RTO") && err.contains("response 2.05 after"), "{err}");
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+#[test]
+fn client_failure_is_a_clear_error() {
+    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["client", "--cc", "default:max_retransmit=0,ack_timeout=0.2", &uri])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no response"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "http://example.com/"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("only coap://"));
+}

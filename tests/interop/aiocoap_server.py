@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""An aiocoap server for coapcc's interoperability tests: /test answers the reference
+workload's 60-byte payload, /echo echoes POST/PUT payloads. Usage: aiocoap_server.py PORT"""
+import asyncio
+import sys
+
+import aiocoap
+import aiocoap.resource as resource
+
+PAYLOAD = b"x" * 60
+
+
+class Test(resource.Resource):
+    async def render_get(self, request):
+        return aiocoap.Message(payload=PAYLOAD)
+
+
+class Echo(resource.Resource):
+    async def render_post(self, request):
+        return aiocoap.Message(code=aiocoap.CHANGED, payload=request.payload)
+
+    async def render_put(self, request):
+        return aiocoap.Message(code=aiocoap.CHANGED, payload=request.payload)
+
+
+async def main(port):
+    root = resource.Site()
+    root.add_resource(["test"], Test())
+    root.add_resource(["echo"], Echo())
+    await aiocoap.Context.create_server_context(root, bind=("127.0.0.1", port))
+    print("ready", flush=True)
+    await asyncio.get_running_loop().create_future()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1])))
