@@ -1,5 +1,5 @@
 //! The server's resources (`coapcc server`):
-//! * `/test`: GET → 2.05 with a 60-byte payload, the reference workload's response;
+//! * `/test`: GET → 2.05 with a 60-byte payload and no option, the reference workload's response;
 //! * `/time`: GET → 2.05, seconds since the Unix epoch as text;
 //! * `/echo`: POST and PUT → 2.04 Changed with the request's payload;
 //! * `/.well-known/core`: GET → the resources in RFC 6690 link format (content-format 40).
@@ -49,7 +49,8 @@ impl Handler<SocketAddr> for Resources {
         }
         let m = req.code;
         match (path.as_slice(), m) {
-            ([b"test"], Code::GET) => text(Code::CONTENT, &TEST_PAYLOAD),
+            // exactly the reference response: 2.05, no options, 60 bytes (testbed.md)
+            ([b"test"], Code::GET) => Reply::Now(Response::new(Code::CONTENT, TEST_PAYLOAD.to_vec())),
             ([b"time"], Code::GET) => {
                 #[allow(clippy::disallowed_methods)] // the resource reports the wall clock
                 let secs = std::time::SystemTime::now()
