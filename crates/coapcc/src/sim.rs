@@ -124,10 +124,10 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
     let mut runs = Vec::new();
     for s in &scenarios {
-        let cc = s.cc_config()?;
+        let transport = s.transport()?;
         let watch = Stopwatch::start();
         let reps: Vec<RepResult> =
-            pool.install(|| (0..s.reps).into_par_iter().map(|r| run_rep(s, &cc, r, Some(&progress))).collect());
+            pool.install(|| (0..s.reps).into_par_iter().map(|r| run_rep(s, &transport, r, Some(&progress))).collect());
         let wall_s = watch.seconds();
         let summary = Summary::new(&reps);
         let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };

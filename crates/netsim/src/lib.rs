@@ -17,9 +17,25 @@ pub mod queue;
 pub mod record;
 pub mod scenario;
 pub mod summary;
+pub mod tcp;
+mod tcp_world;
 mod world;
 
 pub use record::{ClientRecord, ExchangeRecord, RepResult};
-pub use scenario::{Scenario, ScenarioError, Workload};
+pub use scenario::{Scenario, ScenarioError, Transport, Workload};
 pub use summary::Summary;
-pub use world::{component_rng, run_rep};
+pub use world::{component_rng, run_rep_udp};
+
+/// Runs replication `rep` of a resolved scenario over its transport. `progress`, if given, is
+/// incremented for every finished exchange.
+pub fn run_rep(
+    scn: &Scenario,
+    transport: &Transport,
+    rep: u32,
+    progress: Option<&std::sync::atomic::AtomicU64>,
+) -> RepResult {
+    match transport {
+        Transport::Udp(cc) => world::run_rep_udp(scn, cc, rep, progress),
+        Transport::Tcp(p) => tcp_world::run_rep_tcp(scn, p, rep, progress),
+    }
+}

@@ -97,6 +97,15 @@ impl Default for Scenario {
     }
 }
 
+/// How the clients talk to the server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// CoAP over UDP (RFC 7252) with a congestion-control algorithm.
+    Udp(CcConfig),
+    /// CoAP over TCP (RFC 8323) with the simulator's TCP model.
+    Tcp(crate::tcp::TcpParams),
+}
+
 /// An impossible or unknown scenario setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError(pub String);
@@ -152,11 +161,7 @@ impl Scenario {
         let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
         let (name, explicit) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
         if name.trim() == "tcp" {
-            return Err(ScenarioError(
-                "cc: `tcp` (CoAP over TCP, RFC 8323) is not simulated yet: it needs the simulator's TCP model, which is \
-                 still to be built; choose a UDP algorithm (see `coapcc algorithms`)"
-                    .into(),
-            ));
+            return Err(ScenarioError("cc: `tcp` is CoAP over TCP, not a UDP congestion-control algorithm".into()));
         }
         let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
         for (k, v) in &self.cc_defaults {
@@ -172,13 +177,26 @@ impl Scenario {
         Ok(cfg)
     }
 
+    /// The transport `cc` names: `tcp[:key=value,...]` or a UDP algorithm.
+    pub fn transport(&self) -> Result<Transport, ScenarioError> {
+        let (name, params) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
+        if name.trim() == "tcp" {
+            let mut p = crate::tcp::TcpParams::parse(params).map_err(ScenarioError)?;
+            p.mss = self.uplink.mtu.min(self.downlink.mtu).saturating_sub(self.ip_header_bytes + 20).max(8);
+            return Ok(Transport::Tcp(p));
+        }
+        self.cc_config().map(Transport::Udp)
+    }
+
     /// Checks every value and resolves the derived ones: the error profile into both links' loss
     /// models and `cc` into its full configuration. What [`crate::run`] needs and what reports show.
     pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
         let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
         let mut s = self.clone();
-        let cc = self.cc_config()?;
-        s.cc = cc.to_string();
+        s.cc = match self.transport()? {
+            Transport::Udp(cc) => cc.to_string(),
+            Transport::Tcp(p) => p.to_spec(),
+        };
         if let Some(model) = self.errors.model() {
             s.uplink.loss = model;
             s.downlink.loss = model;
@@ -270,8 +288,10 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("scenario: uplink.buffer_bytes (100) is smaller than one packet"));
-        let s = Scenario { cc: "tcp".into(), ..Scenario::thesis() };
-        assert!(s.resolve().unwrap_err().to_string().contains("not simulated yet"));
+        let s = Scenario { cc: "tcp:initial_rto=1".into(), ..Scenario::thesis() };
+        assert_eq!(s.resolve().unwrap().cc, "tcp:initial_rto=1");
+        let s = Scenario { cc: "tcp:foo=1".into(), ..Scenario::thesis() };
+        assert!(s.resolve().unwrap_err().to_string().contains("tcp has no parameter 'foo'"));
         let s = Scenario { cc: "fasor:k=x".into(), ..Scenario::thesis() };
         assert!(s.resolve().unwrap_err().to_string().starts_with("cc: fasor: bad value 'x' for k"));
     }

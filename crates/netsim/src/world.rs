@@ -127,7 +127,7 @@ struct World<'a> {
 
 /// Runs replication `rep` of a resolved scenario. `progress`, if given, is incremented by one for
 /// every finished exchange (for a progress bar).
-pub fn run_rep(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
+pub fn run_rep_udp(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
     let seed = scn.seed;
     let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
     let link = |spec: &crate::scenario::LinkSpec, comp| {

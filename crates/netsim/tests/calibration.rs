@@ -8,8 +8,8 @@ fn run(cc: &str, clients: u32, buffer: u64, reps: u32, seed: u64) -> Summary {
     s.uplink.buffer_bytes = buffer;
     s.downlink.buffer_bytes = buffer;
     let s = s.resolve().unwrap();
-    let cc = s.cc_config().unwrap();
-    let results: Vec<_> = (0..reps).map(|r| run_rep(&s, &cc, r, None)).collect();
+    let t = s.transport().unwrap();
+    let results: Vec<_> = (0..reps).map(|r| run_rep(&s, &t, r, None)).collect();
     Summary::new(&results)
 }
 
@@ -83,4 +83,67 @@ fn default_collapses_and_fasor_does_not_with_400_clients_and_infinite_buffer() {
     assert!(retx(&f) < 0.5, "{}", retx(&f));
     assert!(f.wasted_downlink_fraction < 0.2);
     assert!(f.fct_s.p50 < 1.25 * floor, "{}", f.fct_s.p50);
+}
+
+fn run_scn(s: Scenario) -> Summary {
+    let s = s.resolve().unwrap();
+    let t = s.transport().unwrap();
+    Summary::new(&(0..s.reps).map(|r| run_rep(&s, &t, r, None)).collect::<Vec<_>>())
+}
+
+/// Serialization of `bytes` at `bps`, s.
+fn ser(bytes: f64, bps: f64) -> f64 {
+    bytes * 8.0 / bps
+}
+
+#[test]
+fn one_tcp_client_continuous() {
+    // RFC 8323 frames: request = Len/TKL + code + Uri-Path "hello" (6) = 8 bytes → 48-byte
+    // segment (20 IP + 20 TCP); response = Len/TKL + extended length + code + marker + 60 = 64
+    // bytes → 104-byte segment. Responses piggyback the ACK of the request, the next request
+    // the ACK of the response: no pure ACK, no Nagle wait.
+    let fixed = ser(48.0, 60_000.0) + 0.200 + ser(104.0, 30_000.0) + 0.400; // 0.6341333 s
+    let s = run_scn(Scenario { cc: "tcp".into(), clients: 1, ..Scenario::thesis() });
+    let fct = s.fct_s.p50;
+    assert!(fct >= 50.0 * fixed + 1.0 && fct <= 50.0 * fixed + 2.0, "{fct}"); // + 100 hops of 10..20 ms
+    assert!((fct - 33.2).abs() < 0.15, "{fct}"); // the calibration point; UDP's is 33.0
+    assert_eq!(s.retransmissions_hist, vec![50]);
+    // 20 seeds: the median sits at the mean-hop value 50 · (fixed + 0.030) = 33.207 s
+    let s = run_scn(Scenario { cc: "tcp".into(), clients: 1, reps: 20, ..Scenario::thesis() });
+    assert!((s.fct_s.p50 - 50.0 * (fixed + 0.030)).abs() < 0.03, "{}", s.fct_s.p50);
+}
+
+#[test]
+fn one_tcp_client_random_pays_handshakes_and_csm() {
+    // 10 batches of 5: every batch opens a connection. Per batch, at mean hop delay (15 ms):
+    // * the handshake: SYN (48 B: 8 bytes of options) up, SYN/ACK down:
+    //   6.4 ms + 200 + 15 + 12.8 ms + 400 + 15 = 649.2 ms (+ 5.3 ms behind the previous
+    //   connection's FIN on the uplink, + ~4 ms behind the server's FIN on the downlink);
+    // * the first request is written with the CSM, but Nagle holds it until the CSM is
+    //   acknowledged: the handshake's ACK (40 B) and the CSM (45 B) go up (11.3 ms + 215), the
+    //   server's delayed ACK waits 200 ms, comes down (15 + 10.7 ms + 400): 852 ms.
+    let rtt = ser(48.0, 60_000.0) + ser(104.0, 30_000.0) + 0.630;
+    let handshake = ser(48.0, 60_000.0) + ser(48.0, 30_000.0) + 0.630;
+    let csm_hold = ser(40.0, 60_000.0) + ser(45.0, 60_000.0) + 0.215 + 0.200 + 0.015 + ser(40.0, 30_000.0) + 0.400;
+    let expected = 50.0 * rtt + 10.0 * (handshake + csm_hold) + 9.0 * (ser(40.0, 60_000.0) + 0.004);
+    let mut scn = Scenario { cc: "tcp".into(), clients: 1, workload: netsim::Workload::Random, ..Scenario::thesis() };
+    scn.batch_min = 5;
+    scn.batch_max = 5;
+    let s = run_scn(scn);
+    assert!((s.fct_s.p50 - expected).abs() < 0.25, "{} vs {expected}", s.fct_s.p50);
+    assert!(s.fct_s.p50 > 47.5, "markedly longer than the continuous 33.2 s");
+}
+
+#[test]
+fn tcp_with_many_clients_completes_and_is_deterministic() {
+    for workload in [netsim::Workload::Continuous, netsim::Workload::Random] {
+        let scn = Scenario { cc: "tcp".into(), clients: 50, reps: 2, workload, ..Scenario::thesis() };
+        let a = run_scn(scn.clone());
+        let b = run_scn(scn);
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+        assert_eq!(a.exchanges, 2 * 50 * 50);
+        assert_eq!(a.failed_exchanges, 0);
+        // the downlink carries at least 2500 responses of 104 bytes
+        assert!(a.fct_s.max >= 2500.0 * ser(104.0, 30_000.0), "{:?}", a.fct_s);
+    }
 }
