@@ -27,6 +27,7 @@ mod config;
 mod endpoint;
 mod report;
 mod server;
+pub mod stream;
 mod token;
 
 pub use coap_cc::{Duration, Instant};
@@ -34,6 +35,7 @@ pub use config::{Config, ConfigError};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
 pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 pub use server::{Handler, NotFound, Reply, RequestId, Response};
+pub use stream::{CloseReason, StreamConnection, StreamEvent};
 
 /// A request to send.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! * [`driver`]: one tokio task per endpoint and UDP socket; [`EndpointHandle`] to use it.
 //! * [`resources`]: the server's resources (`/test`, `/time`, `/echo`, `/.well-known/core`).
 //! * [`load`]: N concurrent clients with the reference workload (`coapcc load`).
+//! * [`tcp`]: CoAP over TCP (RFC 8323) with the OS's TCP: server and client connections.
 //! * [`relay`]: a userspace link emulator applying a netsim scenario's bottleneck in real time
 //!   (`coapcc relay`), since the kernel's netem is not available everywhere.
 //!
@@ -14,6 +15,7 @@ pub mod driver;
 pub mod load;
 pub mod relay;
 pub mod resources;
+pub mod tcp;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 
 use coap_cc::CcConfig;
-use coap_endpoint::{ExchangeReport, Request};
+use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request};
 use netsim::Workload;
 use rand_chacha::ChaCha8Rng;
 
@@ -24,8 +24,8 @@ pub struct LoadSpec {
     pub workload: Workload,
     /// Batch sizes of random clients.
     pub batch: (u32, u32),
-    /// Congestion control.
-    pub cc: CcConfig,
+    /// Congestion control; `None`: CoAP over TCP (RFC 8323), the OS's TCP.
+    pub cc: Option<CcConfig>,
     /// Seed of the clients' RNGs (client i uses stream i of it, as in the simulator).
     pub seed: u64,
     /// Local address to bind the clients' sockets to (port 0).
@@ -49,10 +49,11 @@ fn batch_size(rng: &mut ChaCha8Rng, lo: u32, hi: u32) -> u32 {
 
 /// Runs the clients until they finish or `stop` completes (Ctrl-C).
 pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
+    let Some(cc) = spec.cc.clone() else { return run_tcp(spec, stop).await };
     let mut handles = Vec::new();
     for c in 0..spec.clients {
         let seed = rand_core::RngCore::next_u64(&mut netsim::component_rng(spec.seed, 0, c as u64));
-        handles.push(crate::client(spec.bind, spec.cc.clone(), seed, None).await?);
+        handles.push(crate::client(spec.bind, cc.clone(), seed, None).await?);
     }
     let mut tasks = tokio::task::JoinSet::new();
     for (c, h) in handles.iter().enumerate() {
@@ -87,4 +88,94 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         reports.push(h.finish().await);
     }
     Ok(LoadResult { reports, in_flight, interrupted })
+}
+
+fn report(
+    id: u64,
+    server: SocketAddr,
+    start: coap_cc::Instant,
+    end: coap_cc::Instant,
+    outcome: Outcome,
+) -> ExchangeReport<SocketAddr> {
+    ExchangeReport {
+        id: ExchangeId(id),
+        dest: server,
+        sent: vec![start],
+        rtos: Vec::new(),
+        expired: 0,
+        acked_at: matches!(outcome, Outcome::Response(_)).then_some(end),
+        responded_at: matches!(outcome, Outcome::Response(_)).then_some(end),
+        outcome,
+        duplicates: 0,
+    }
+}
+
+/// CoAP over TCP: continuous clients connect and exchange CSMs before the clock starts; random
+/// clients open a connection per batch (its set-up counts in the batch's first exchange) and
+/// release it after.
+async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
+    let clock = crate::Clock::new();
+    let mut pre = Vec::new();
+    if spec.workload == Workload::Continuous {
+        for _ in 0..spec.clients {
+            pre.push(Some(crate::tcp::connect(spec.server).await?));
+        }
+    } else {
+        pre.resize_with(spec.clients as usize, || None);
+    }
+    let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (c, conn) in pre.into_iter().enumerate() {
+        let spec = spec.clone();
+        let in_flight = in_flight.clone();
+        tasks.spawn(async move {
+            let mut rng = netsim::component_rng(spec.seed, 0, 0xFFFF_0006 + c as u64);
+            let mut reports = Vec::new();
+            let mut conn = conn;
+            let mut left_in_batch = 0;
+            let mut setup_start = None;
+            for done in 0..spec.exchanges {
+                if spec.workload == Workload::Random && left_in_batch == 0 {
+                    if let Some(old) = conn.take() {
+                        old.release().await;
+                    }
+                    left_in_batch = batch_size(&mut rng, spec.batch.0, spec.batch.1).min(spec.exchanges - done);
+                    setup_start = Some(clock.now());
+                    conn = crate::tcp::connect(spec.server).await.ok();
+                }
+                left_in_batch = left_in_batch.saturating_sub(1);
+                let start = setup_start.take().unwrap_or_else(|| clock.now());
+                let outcome = match &conn {
+                    Some(k) => {
+                        in_flight.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let r = k.request(spec.request.clone()).await;
+                        in_flight.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                        match r {
+                            Ok(reply) => Outcome::Response(reply.code),
+                            Err(_) => Outcome::Failed(FailReason::Reset),
+                        }
+                    }
+                    None => Outcome::Failed(FailReason::Timeout),
+                };
+                reports.push(report(done as u64, spec.server, start, clock.now(), outcome));
+            }
+            if let Some(k) = conn {
+                k.release().await;
+            }
+            (c, reports)
+        });
+    }
+    let mut reports: Vec<Vec<ExchangeReport<SocketAddr>>> = vec![Vec::new(); spec.clients as usize];
+    let collect = async {
+        while let Some(r) = tasks.join_next().await {
+            if let Ok((c, rep)) = r {
+                reports[c] = rep;
+            }
+        }
+    };
+    let interrupted = tokio::select! {
+        _ = collect => false,
+        _ = stop => true,
+    };
+    Ok(LoadResult { reports, in_flight: in_flight.load(std::sync::atomic::Ordering::Relaxed), interrupted })
 }

@@ -33,11 +33,31 @@ pub struct ServerArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
+    /// Serve CoAP over TCP (RFC 8323) instead of UDP.
+    #[arg(long)]
+    tcp: bool,
 }
 
 /// Runs `coapcc server`.
 pub fn server(args: &ServerArgs) -> Result<(), Error> {
     let cc = CcConfig::parse(&args.cc)?;
+    if args.tcp {
+        return runtime()?.block_on(async {
+            let s = coap_net::tcp::serve(args.bind).await.map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
+            eprintln!(
+                "coapcc server: serving /test, /time, /echo, /.well-known/core over TCP on {} (Ctrl-C stops)",
+                s.local
+            );
+            match args.duration {
+                Some(d) => tokio::time::sleep(std::time::Duration::from_secs_f64(d)).await,
+                None => ctrl_c().await,
+            }
+            let n = s.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+            s.stop();
+            eprintln!("coapcc server: stopped after {n} requests");
+            Ok(())
+        });
+    }
     runtime()?.block_on(async {
         let (h, stats) = coap_net::server(args.bind, coap_net::config(cc), coap_net::os_seed())
             .await
@@ -110,9 +130,19 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             payload: args.payload.clone().unwrap_or_default().into_bytes(),
             confirmable: !args.non,
         };
-        let reply = tokio::select! {
-            r = h.request(uri.addr, req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
-            _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
+        let reply = if uri.tcp {
+            let conn = coap_net::tcp::connect(uri.addr).await.map_err(|e| format!("{}: {e}", args.uri))?;
+            let r = tokio::select! {
+                r = conn.request(req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+                _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
+            };
+            conn.release().await;
+            r
+        } else {
+            tokio::select! {
+                r = h.request(uri.addr, req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+                _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
+            }
         };
         if verbose {
             eprintln!(
@@ -149,7 +179,7 @@ pub struct LoadArgs {
     /// continuous: the next request when the previous ends; random: batches of 1..10 with all CC state reset between them.
     #[arg(long, default_value = "continuous", value_parser = ["continuous", "random"])]
     workload: String,
-    /// Congestion control, NAME[:key=value,...].
+    /// Congestion control, NAME[:key=value,...]; `tcp` for CoAP over TCP (RFC 8323).
     #[arg(long = "cc", default_value = "default")]
     cc: String,
     /// Seed of the clients' RNGs (default: from the OS).
@@ -165,7 +195,7 @@ pub struct LoadArgs {
 
 /// Runs `coapcc load`.
 pub fn load(args: &LoadArgs) -> Result<(), Error> {
-    let cc = CcConfig::parse(&args.cc)?;
+    let cc = if args.cc == "tcp" { None } else { Some(CcConfig::parse(&args.cc)?) };
     if args.clients == 0 || args.exchanges == 0 {
         return Err("--clients and --exchanges must be at least 1".into());
     }
@@ -221,14 +251,15 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 "requests_per_s": requests as f64 / wall_s.max(1e-9),
                 "interrupted": result.interrupted,
                 "in_flight": result.in_flight,
-                "cc": cc.to_string(),
+                "cc": cc.as_ref().map_or("tcp".to_string(), |c| c.to_string()),
                 "clients": args.clients,
                 "workload": args.workload,
                 "server": args.server,
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         } else {
-            println!("{} clients × {} exchanges against {} with {}", args.clients, args.exchanges, args.server, cc);
+            let name = cc.as_ref().map_or("tcp".to_string(), |c| c.to_string());
+            println!("{} clients × {} exchanges against {} with {name}", args.clients, args.exchanges, args.server);
             println!(
                 "FCT s: p10 {:.3}  median {:.3}  p90 {:.3}  max {:.3}",
                 s.fct_s.p10, s.fct_s.p50, s.fct_s.p90, s.fct_s.max

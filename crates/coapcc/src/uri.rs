@@ -11,14 +11,18 @@ pub struct CoapUri {
     pub addr: SocketAddr,
     /// Uri-Path and Uri-Query options, in order.
     pub options: Vec<(u16, Vec<u8>)>,
+    /// `coap+tcp://`: CoAP over TCP (RFC 8323).
+    pub tcp: bool,
 }
 
 /// Parses and resolves a `coap://` URI (default port 5683).
 pub async fn parse(text: &str) -> Result<CoapUri, String> {
     let url = url::Url::parse(text).map_err(|e| format!("'{text}' is not a URI: {e}"))?;
-    if url.scheme() != "coap" {
-        return Err(format!("'{text}': only coap:// URIs are supported (coaps and coap+tcp are not)"));
-    }
+    let tcp = match url.scheme() {
+        "coap" => false,
+        "coap+tcp" => true,
+        _ => return Err(format!("'{text}': only coap:// and coap+tcp:// URIs are supported")),
+    };
     let host = url.host_str().ok_or_else(|| format!("'{text}' has no host"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let port = url.port().unwrap_or(5683);
@@ -39,7 +43,7 @@ pub async fn parse(text: &str) -> Result<CoapUri, String> {
             options.push((registry::URI_QUERY, percent_decode(part)));
         }
     }
-    Ok(CoapUri { addr, options })
+    Ok(CoapUri { addr, options, tcp })
 }
 
 fn percent_decode(s: &str) -> Vec<u8> {
@@ -74,6 +78,7 @@ mod tests {
         );
         assert_eq!(parse("coap://[::1]/test").await.unwrap().addr, "[::1]:5683".parse().unwrap());
         assert!(parse("http://x/").await.unwrap_err().contains("only coap://"));
+        assert!(parse("coap+tcp://127.0.0.1/a").await.unwrap().tcp);
         assert!(parse("nonsense").await.is_err());
     }
 }

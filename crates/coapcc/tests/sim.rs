@@ -122,3 +122,16 @@ fn table_by_default() {
             && out.contains("fasor:max_retransmit=20")
     );
 }
+
+#[test]
+fn tcp_in_sim_for_both_workloads() {
+    for wl in ["continuous", "random"] {
+        let args = ["sim", "--json", "--cc", "tcp", "--clients", "10", "--reps", "3", "--workload", wl];
+        let a = without_wall_clock(json(&[&args[..], &["--threads", "1"]].concat()));
+        let b = without_wall_clock(json(&[&args[..], &["--threads", "2"]].concat()));
+        assert_eq!(a, b);
+        assert_eq!(a["scenario"]["cc"], "tcp");
+        assert_eq!(a["exchanges"], 3 * 10 * 50);
+        assert_eq!(a["failed_exchanges"], 0);
+    }
+}

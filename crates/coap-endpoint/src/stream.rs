@@ -1,0 +1,384 @@
+//! CoAP over reliable streams (RFC 8323 §3–§5), sans-IO: bytes in, bytes and events out.
+//!
+//! * Each side's first message is a CSM (7.01) with its Max-Message-Size; a first message that
+//!   is not a CSM, a CSM with an unknown critical option, a frame larger than our
+//!   Max-Message-Size, or a malformed frame aborts the connection with 7.05 Abort (with
+//!   Bad-CSM-Option where §5.3 asks for it) and a diagnostic payload.
+//! * Ping (7.02) is answered with Pong (7.03), echoing its token. Release (7.04) and Abort
+//!   (7.05) from the peer end the connection ([`StreamEvent::Closed`]).
+//! * Requests carry a token (4 bytes by default); any number may be outstanding; responses are
+//!   matched by token. A server side hands requests to a [`Handler`] and writes its reply
+//!   (a handler answering later gets 5.03: deferred replies are not supported over streams).
+//! * The application writes everything [`StreamConnection::take_output`] returns, in order.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use coap_cc::Instant;
+use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Error as WireError, Frame, Options};
+
+use crate::server::{Handler, Reply, RequestId, Response};
+use crate::Request;
+
+/// RFC 8323 §5.3.1: the Max-Message-Size assumed before the peer's CSM.
+pub const DEFAULT_MAX_MESSAGE_SIZE: u64 = 1152;
+
+/// Why the connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CloseReason {
+    /// The peer sent 7.04 Release.
+    Released,
+    /// The peer sent 7.05 Abort (with its diagnostic).
+    AbortedByPeer(String),
+    /// We aborted (with this diagnostic).
+    Aborted(String),
+}
+
+/// What the application learns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// The peer's CSM arrived: requests may flow.
+    Ready {
+        /// The peer's Max-Message-Size.
+        max_message_size: u64,
+    },
+    /// A response to request `id`.
+    Response {
+        /// The request.
+        id: u64,
+        /// Its code.
+        code: Code,
+        /// Its payload.
+        payload: Vec<u8>,
+    },
+    /// A Pong to our Ping.
+    Pong,
+    /// The connection is over; close the socket after writing the pending output.
+    Closed(CloseReason),
+}
+
+/// One RFC 8323 connection, client or server side.
+pub struct StreamConnection<A> {
+    peer: A,
+    handler: Option<Box<dyn Handler<A>>>,
+    max_message_size: u64,
+    peer_max_message_size: u64,
+    rx: Vec<u8>,
+    out: Vec<u8>,
+    csm_received: bool,
+    closed: bool,
+    next_token: u32,
+    next_request: u64,
+    pending: BTreeMap<[u8; 4], u64>,
+    events: VecDeque<StreamEvent>,
+}
+
+impl<A: core::fmt::Debug> core::fmt::Debug for StreamConnection<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StreamConnection")
+            .field("peer", &self.peer)
+            .field("pending", &self.pending.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn write_frame(out: &mut Vec<u8>, code: Code, token: &[u8], options: &[CoapOption<'_>], payload: &[u8]) {
+    let mut opts: smallvec::SmallVec<[CoapOption<'_>; 8]> = options.iter().copied().collect();
+    opts.sort_by_key(|o| o.number);
+    let f = Frame { code, token, options: Options::from_list(&opts), payload };
+    if let Ok(bytes) = f.to_vec() {
+        out.extend_from_slice(&bytes);
+    }
+}
+
+impl<A: Clone> StreamConnection<A> {
+    /// A connection to `peer` accepting frames up to `max_message_size`; it queues our CSM.
+    /// With a handler it serves requests.
+    pub fn new(peer: A, max_message_size: u64, handler: Option<Box<dyn Handler<A>>>) -> Self {
+        let mut c = StreamConnection {
+            peer,
+            handler,
+            max_message_size,
+            peer_max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            rx: Vec::new(),
+            out: Vec::new(),
+            csm_received: false,
+            closed: false,
+            next_token: 0,
+            next_request: 0,
+            pending: BTreeMap::new(),
+            events: VecDeque::new(),
+        };
+        let mut b = [0u8; 4];
+        let mms = encode_uint(max_message_size.min(u32::MAX as u64) as u32, &mut b);
+        write_frame(
+            &mut c.out,
+            Code::CSM,
+            &[],
+            &[CoapOption { number: registry::CSM_MAX_MESSAGE_SIZE, value: mms }],
+            &[],
+        );
+        c
+    }
+
+    /// Bytes to write to the stream now.
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<StreamEvent> {
+        self.events.pop_front()
+    }
+
+    /// Has the connection ended?
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Requests awaiting their response.
+    pub fn outstanding(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Sends a request (its `confirmable` flag has no meaning on streams); returns its id.
+    pub fn request(&mut self, req: &Request) -> Option<u64> {
+        if self.closed {
+            return None;
+        }
+        self.next_token = self.next_token.wrapping_add(1);
+        let token = self.next_token.to_be_bytes();
+        let options: Vec<CoapOption<'_>> =
+            req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+        let before = self.out.len();
+        write_frame(&mut self.out, req.code, &token, &options, &req.payload);
+        if (self.out.len() - before) as u64 > self.peer_max_message_size {
+            self.out.truncate(before);
+            return None;
+        }
+        let id = self.next_request;
+        self.next_request += 1;
+        self.pending.insert(token, id);
+        Some(id)
+    }
+
+    /// Sends a Ping.
+    pub fn ping(&mut self) {
+        write_frame(&mut self.out, Code::PING, &[0xAB], &[], &[]);
+    }
+
+    /// Ends the connection gracefully (7.04 Release).
+    pub fn release(&mut self) {
+        if !self.closed {
+            write_frame(&mut self.out, Code::RELEASE, &[], &[], &[]);
+            self.closed = true;
+        }
+    }
+
+    fn abort(&mut self, diagnostic: &str, bad_csm_option: Option<u16>) {
+        if self.closed {
+            return;
+        }
+        let mut b = [0u8; 4];
+        let opt;
+        let options: &[CoapOption<'_>] = match bad_csm_option {
+            Some(n) => {
+                opt = [CoapOption { number: registry::ABORT_BAD_CSM_OPTION, value: encode_uint(n as u32, &mut b) }];
+                &opt
+            }
+            None => &[],
+        };
+        write_frame(&mut self.out, Code::ABORT, &[], options, diagnostic.as_bytes());
+        self.closed = true;
+        self.events.push_back(StreamEvent::Closed(CloseReason::Aborted(diagnostic.into())));
+    }
+
+    /// Feeds bytes read from the stream.
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        if self.closed {
+            return;
+        }
+        // frames borrow the receive buffer while `on_frame` needs `self`: move it out meanwhile
+        let mut rx = std::mem::take(&mut self.rx);
+        rx.extend_from_slice(bytes);
+        let mut used = 0;
+        while !self.closed {
+            match Frame::decode(&rx[used..], self.max_message_size) {
+                Ok((f, n)) => {
+                    self.on_frame(now, &f);
+                    used += n;
+                }
+                Err(WireError::Truncated) => break,
+                Err(WireError::FrameTooLarge { len }) => {
+                    //= https://www.rfc-editor.org/rfc/rfc8323#section-5.3.1
+                    //# ... an endpoint MAY abort the connection if a message exceeds the
+                    //# Max-Message-Size it indicated.
+                    self.abort(
+                        &format!("message of {len} bytes exceeds Max-Message-Size {}", self.max_message_size),
+                        None,
+                    );
+                }
+                Err(e) => self.abort(&format!("malformed message: {e}"), None),
+            }
+        }
+        rx.drain(..used.min(rx.len()));
+        self.rx = rx;
+    }
+
+    fn on_frame(&mut self, now: Instant, f: &Frame<'_>) {
+        if !self.csm_received && f.code != Code::CSM {
+            //= https://www.rfc-editor.org/rfc/rfc8323#section-5.3
+            //# ... each endpoint MUST send a CSM as its first message; a missing or invalid
+            //# CSM is a connection error.
+            self.abort("the first message must be a CSM", None);
+            return;
+        }
+        match f.code {
+            Code::CSM => {
+                for o in f.options.iter() {
+                    match o.number {
+                        registry::CSM_MAX_MESSAGE_SIZE => {
+                            self.peer_max_message_size =
+                                decode_uint(o.value).map_or(DEFAULT_MAX_MESSAGE_SIZE, u64::from);
+                        }
+                        registry::CSM_BLOCK_WISE_TRANSFER => {}
+                        n if registry::is_critical(n) => {
+                            self.abort("unknown critical CSM option", Some(n));
+                            return;
+                        }
+                        _ => {}
+                    }
+                }
+                if !self.csm_received {
+                    self.csm_received = true;
+                    self.events.push_back(StreamEvent::Ready { max_message_size: self.peer_max_message_size });
+                }
+            }
+            Code::PING => write_frame(&mut self.out, Code::PONG, f.token, &[], &[]),
+            Code::PONG => self.events.push_back(StreamEvent::Pong),
+            Code::RELEASE => {
+                self.closed = true;
+                self.events.push_back(StreamEvent::Closed(CloseReason::Released));
+            }
+            Code::ABORT => {
+                self.closed = true;
+                let diag = String::from_utf8_lossy(f.payload).into_owned();
+                self.events.push_back(StreamEvent::Closed(CloseReason::AbortedByPeer(diag)));
+            }
+            c if c.is_request() => {
+                let reply = match self.handler.as_mut() {
+                    Some(h) => {
+                        let m = coap_wire::Message {
+                            ty: coap_wire::MessageType::Con,
+                            code: f.code,
+                            message_id: 0,
+                            token: f.token,
+                            options: f.options,
+                            payload: f.payload,
+                        };
+                        let id = RequestId(self.next_request);
+                        self.next_request += 1;
+                        h.handle(now, &self.peer, id, &m)
+                    }
+                    None => Reply::Now(Response::new(Code::NOT_FOUND, Vec::new())),
+                };
+                let resp = match reply {
+                    Reply::Now(r) => r,
+                    Reply::Later => Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()),
+                };
+                let options: Vec<CoapOption<'_>> =
+                    resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+                write_frame(&mut self.out, resp.code, f.token, &options, &resp.payload);
+            }
+            c if c.is_response() => {
+                if let Ok(token) = <[u8; 4]>::try_from(f.token) {
+                    if let Some(id) = self.pending.remove(&token) {
+                        self.events.push_back(StreamEvent::Response { id, code: c, payload: f.payload.to_vec() });
+                    }
+                }
+            }
+            _ => {} // an empty frame (keep-alive) or an unknown signaling code: ignored
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NotFound;
+
+    fn pair() -> (StreamConnection<u8>, StreamConnection<u8>) {
+        (StreamConnection::new(1, 1152, None), StreamConnection::new(2, 1152, Some(Box::new(NotFound))))
+    }
+
+    fn shuttle(a: &mut StreamConnection<u8>, b: &mut StreamConnection<u8>) {
+        for _ in 0..4 {
+            let x = a.take_output();
+            b.handle_bytes(Instant::ZERO, &x);
+            let y = b.take_output();
+            a.handle_bytes(Instant::ZERO, &y);
+        }
+    }
+
+    #[test]
+    fn csm_then_requests_matched_by_token_even_byte_by_byte() {
+        let (mut c, mut s) = pair();
+        let id1 = c.request(&Request::get("a")).unwrap();
+        let id2 = c.request(&Request::get("b")).unwrap();
+        // deliver the client's bytes one at a time: frames are reassembled
+        for b in c.take_output() {
+            s.handle_bytes(Instant::ZERO, &[b]);
+        }
+        let back = s.take_output();
+        c.handle_bytes(Instant::ZERO, &back);
+        assert_eq!(c.poll_event(), Some(StreamEvent::Ready { max_message_size: 1152 }));
+        assert_eq!(c.poll_event(), Some(StreamEvent::Response { id: id1, code: Code::NOT_FOUND, payload: vec![] }));
+        assert_eq!(c.poll_event(), Some(StreamEvent::Response { id: id2, code: Code::NOT_FOUND, payload: vec![] }));
+        assert_eq!(c.outstanding(), 0);
+    }
+
+    #[test]
+    fn ping_pong_and_release() {
+        let (mut c, mut s) = pair();
+        shuttle(&mut c, &mut s);
+        c.ping();
+        shuttle(&mut c, &mut s);
+        assert!(std::iter::from_fn(|| c.poll_event()).any(|e| e == StreamEvent::Pong));
+        c.release();
+        shuttle(&mut c, &mut s);
+        assert!(s.is_closed());
+        assert!(std::iter::from_fn(|| s.poll_event()).any(|e| e == StreamEvent::Closed(CloseReason::Released)));
+    }
+
+    #[test]
+    fn bad_input_aborts() {
+        // a first message that is not a CSM
+        let mut s = StreamConnection::<u8>::new(2, 1152, Some(Box::new(NotFound)));
+        let _ = s.take_output();
+        s.handle_bytes(Instant::ZERO, &[0x01, 0x01, 0x07]); // GET with token 7, no CSM before
+        let out = s.take_output();
+        let (f, _) = Frame::decode(&out, u64::MAX).unwrap();
+        assert_eq!(f.code, Code::ABORT);
+        assert!(s.is_closed());
+        // a frame announcing more than our Max-Message-Size
+        let mut s = StreamConnection::<u8>::new(2, 1152, None);
+        let _ = s.take_output();
+        s.handle_bytes(Instant::ZERO, &[0xF0, 0x00, 0x10, 0x00, 0x00]);
+        let out = s.take_output();
+        let (f, _) = Frame::decode(&out, u64::MAX).unwrap();
+        assert_eq!(f.code, Code::ABORT);
+        assert!(String::from_utf8_lossy(f.payload).contains("exceeds Max-Message-Size"));
+        // garbage: reserved token length
+        let mut s = StreamConnection::<u8>::new(2, 1152, None);
+        let _ = s.take_output();
+        s.handle_bytes(Instant::ZERO, &[0x0F, 0xFF]);
+        assert_eq!(Frame::decode(&s.take_output(), u64::MAX).unwrap().0.code, Code::ABORT);
+        // an unknown critical CSM option (9): Abort with Bad-CSM-Option 9
+        let mut s = StreamConnection::<u8>::new(2, 1152, None);
+        let _ = s.take_output();
+        s.handle_bytes(Instant::ZERO, &[0x10, 0xE1, 0x90]);
+        let out = s.take_output();
+        let (f, _) = Frame::decode(&out, u64::MAX).unwrap();
+        assert_eq!(f.code, Code::ABORT);
+        assert_eq!(f.options.get(registry::ABORT_BAD_CSM_OPTION), Some(&[9u8][..]));
+    }
+}
