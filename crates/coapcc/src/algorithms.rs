@@ -32,12 +32,32 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         Some(spec) => vec![CcConfig::parse(spec)?],
         None => ALGORITHMS.iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?,
     };
-    let out = if args.json { json(&configs) } else { text(&configs) };
+    let show_tcp = args.spec.is_none();
+    let out = if args.json { json(&configs, show_tcp) } else { text(&configs, show_tcp) };
     print!("{out}");
     Ok(())
 }
 
-fn text(configs: &[CcConfig]) -> String {
+/// The `tcp` transport's entry: not a coap-cc controller, but a `--cc` choice of the simulator
+/// and of `coapcc load`.
+fn tcp_params() -> Vec<(&'static str, String, &'static str)> {
+    let p = netsim::tcp::TcpParams::default();
+    vec![
+        ("init_cwnd", p.init_cwnd.to_string(), "Initial congestion window, segments (Linux, RFC 6928)."),
+        ("initial_rto", p.initial_rto.to_string(), "RTO before any sample, s (the thesis: 2)."),
+        ("min_rto", p.min_rto.to_string(), "Lower bound of the RTO, s (Linux)."),
+        ("max_rto", p.max_rto.to_string(), "Upper bound of the RTO, s (Linux)."),
+        ("syn_retries", p.syn_retries.to_string(), "SYN and SYN/ACK retransmissions (the testbed: 40)."),
+        ("delayed_ack", p.delayed_ack.to_string(), "Delayed-ACK timer, s (the testbed: constant 200 ms)."),
+        ("nagle", p.nagle.to_string(), "Nagle's algorithm (the testbed: on)."),
+        ("syn_options", p.syn_options.to_string(), "Bytes of TCP options in SYN and SYN/ACK (MSS, window scale)."),
+    ]
+}
+
+const TCP_SUMMARY: &str = "CoAP over TCP: no CoAP retransmission; reliability and congestion control from TCP (NewReno model in sim, the OS's TCP in load)";
+const TCP_SOURCE: &str = "RFC 8323; testbed.md \"CoAP over TCP in the reference runs\"";
+
+fn text(configs: &[CcConfig], show_tcp: bool) -> String {
     let mut out = String::new();
     for cfg in configs {
         let a = cfg.algorithm();
@@ -51,11 +71,18 @@ fn text(configs: &[CcConfig]) -> String {
         }
         out.push('\n');
     }
+    if show_tcp {
+        let _ = writeln!(out, "tcp  —  {TCP_SUMMARY}\n    source: {TCP_SOURCE}");
+        for (k, v, doc) in tcp_params() {
+            let kv = format!("{k}={v}");
+            let _ = writeln!(out, "    {kv:<22}  {doc}");
+        }
+    }
     out
 }
 
-fn json(configs: &[CcConfig]) -> String {
-    let list: Vec<serde_json::Value> = configs
+fn json(configs: &[CcConfig], show_tcp: bool) -> String {
+    let mut list: Vec<serde_json::Value> = configs
         .iter()
         .map(|cfg| {
             let a = cfg.algorithm();
@@ -66,6 +93,13 @@ fn json(configs: &[CcConfig]) -> String {
             serde_json::json!({ "name": a.name, "source": a.source, "summary": a.summary, "spec": cfg.to_string(), "parameters": ps })
         })
         .collect();
+    if show_tcp {
+        let ps: Vec<serde_json::Value> = tcp_params()
+            .into_iter()
+            .map(|(k, v, doc)| serde_json::json!({ "name": k, "default": v, "doc": doc }))
+            .collect();
+        list.push(serde_json::json!({ "name": "tcp", "source": TCP_SOURCE, "summary": TCP_SUMMARY, "spec": "tcp", "parameters": ps }));
+    }
     let mut s = serde_json::to_string_pretty(&list).unwrap_or_default();
     s.push('\n');
     s

@@ -37,6 +37,7 @@ fn algorithms_lists_every_algorithm_with_source_and_defaults() {
         "gsrtc",
         "cocoa_pp",
         "peakhopper",
+        "tcp",
     ] {
         assert!(out.lines().any(|l| l.starts_with(&format!("{name}  —"))), "{name} missing");
     }
