@@ -5,9 +5,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod algorithms;
+mod experiments;
 mod net;
 mod progress;
+mod report;
 mod sim;
+mod svg;
+mod sweep;
 mod uri;
 mod wall;
 
@@ -34,6 +38,15 @@ enum Command {
     /// Names and parameters are what `--cc NAME[:key=value,...]` takes, e.g.
     /// `fasor:max_retransmit=20` or `cocoa:aging=false`.
     Algorithms(algorithms::Args),
+    /// Run a plan: the cartesian product of scenario parameters × replications, on all cores,
+    /// resumable and shardable; one JSON per cell and a tidy per-client CSV.
+    Sweep(experiments::SweepArgs),
+    /// Combine the results directories of `sweep --shard` runs.
+    Merge(experiments::MergeArgs),
+    /// Run the literature's reference matrix and write its report (`coapcc reproduce thesis`).
+    Reproduce(experiments::ReproduceArgs),
+    /// Write an HTML report (plots and tables, self-contained, opens offline) of a results directory.
+    Report(report::Args),
     /// Serve /test (60-byte payload), /time, /echo and /.well-known/core over CoAP/UDP.
     Server(net::ServerArgs),
     /// Send one request and print the response's payload on stdout.
@@ -49,6 +62,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Algorithms(args) => algorithms::run(&args),
         Command::Sim(args) => sim::run(&args),
+        Command::Sweep(args) => experiments::sweep(&args),
+        Command::Merge(args) => experiments::merge(&args),
+        Command::Reproduce(args) => experiments::reproduce(&args),
+        Command::Report(args) => report::run(&args),
         Command::Server(args) => net::server(&args),
         Command::Client(args) => net::client(&args),
         Command::Load(args) => net::load(&args),

@@ -1,0 +1,460 @@
+//! `coapcc report`: one self-contained `index.html` (inline CSS and SVG, no script, opens
+//! offline) from a results directory of `coapcc sweep` / `reproduce`.
+//!
+//! Figures are grouped by workload × clients × error profile (and any other parameter the plan
+//! varied except the algorithm and the buffer): FCT boxplots in the literature's style (box =
+//! quartiles, line = median, whiskers = p10 and p90; one box per algorithm, grouped by buffer),
+//! FCT CDFs per buffer, boxplots of unnecessary retransmissions per client, and each cell's
+//! retransmission-count histogram as a table with inline bars. Then a table of medians per cell
+//! and the run's metadata. Every statistic is computed here (netsim's type-7 quantiles).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use netsim::summary::{quantile, Distribution};
+
+use crate::svg::{esc, Plot, PALETTE};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// Arguments of `coapcc report`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A results directory written by `coapcc sweep` or `coapcc reproduce`.
+    dir: PathBuf,
+    /// Where to write index.html (default: DIR/report).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Runs `coapcc report`.
+pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let out = args.out.clone().unwrap_or_else(|| args.dir.join("report"));
+    let n = write(&args.dir, &out).map_err(|e| e.to_string())?;
+    eprintln!("coapcc report: {n} cells; {}", out.join("index.html").display());
+    Ok(())
+}
+
+/// One cell as the report needs it.
+#[derive(Debug, Clone)]
+struct CellData {
+    id: String,
+    algo: String,
+    workload: String,
+    buffer: u64,
+    clients: u64,
+    errors: String,
+    extra: BTreeMap<String, String>,
+    reps: u64,
+    summary: serde_json::Value,
+    fcts: Vec<f64>,
+    dups: Vec<f64>,
+}
+
+impl CellData {
+    /// The figure this cell belongs to.
+    fn group(&self) -> (String, u64, String, String) {
+        let extra: Vec<String> = self.extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        (self.workload.clone(), self.clients, self.errors.clone(), extra.join(", "))
+    }
+}
+
+fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
+    let cells_dir = dir.join("cells");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&cells_dir)
+        .map_err(|e| format!("{}: {e} (not a results directory of coapcc sweep?)", cells_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    paths.sort();
+    let mut cells = Vec::new();
+    for p in paths {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p)?).map_err(|e| format!("{}: {e}", p.display()))?;
+        let s = &v["scenario"];
+        let params = v["cell"]["params"].as_object().cloned().unwrap_or_default();
+        let id = v["cell"]["id"].as_str().unwrap_or_default().to_string();
+        let cc = s["cc"].as_str().unwrap_or("?");
+        let algo =
+            params.get("cc").and_then(|x| x.as_str()).unwrap_or_else(|| cc.split(':').next().unwrap_or(cc)).to_string();
+        let extra = params
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "cc" | "buffer" | "reps" | "workload" | "clients" | "errors"))
+            .filter(|(k, _)| !k.ends_with("buffer_bytes"))
+            .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+            .collect();
+        let (mut fcts, mut dups) = (Vec::new(), Vec::new());
+        let csv_path = cells_dir.join(format!("{id}.clients.csv"));
+        if let Ok(mut r) = csv::Reader::from_path(&csv_path) {
+            let h = r.headers()?.clone();
+            let (fi, di) = (h.iter().position(|x| x == "fct_s"), h.iter().position(|x| x == "duplicates"));
+            for row in r.records() {
+                let row = row?;
+                if let Some(f) = fi.and_then(|i| row.get(i)).and_then(|x| x.parse::<f64>().ok()) {
+                    fcts.push(f);
+                }
+                if let Some(d) = di.and_then(|i| row.get(i)).and_then(|x| x.parse::<f64>().ok()) {
+                    dups.push(d);
+                }
+            }
+        }
+        fcts.sort_by(f64::total_cmp);
+        dups.sort_by(f64::total_cmp);
+        cells.push(CellData {
+            id,
+            algo,
+            workload: s["workload"].as_str().unwrap_or("?").to_string(),
+            buffer: s["downlink"]["buffer_bytes"].as_u64().unwrap_or(0),
+            clients: s["clients"].as_u64().unwrap_or(0),
+            errors: s["errors"].as_str().unwrap_or("none").to_string(),
+            extra,
+            reps: s["reps"].as_u64().unwrap_or(0),
+            summary: v,
+            fcts,
+            dups,
+        });
+    }
+    Ok(cells)
+}
+
+fn buffer_label(b: u64) -> String {
+    if b >= 1_000_000 {
+        format!("{b} B (infinite)")
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn five(v: &[f64]) -> [f64; 5] {
+    [quantile(v, 0.10), quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75), quantile(v, 0.90)]
+}
+
+/// Boxplots: x groups = buffers, one box per algorithm; `stats` gives (p10, p25, p50, p75, p90).
+fn boxplot(
+    caption: &str,
+    title: &str,
+    ylabel: &str,
+    cells: &[&CellData],
+    algos: &[String],
+    stats: &dyn Fn(&CellData) -> [f64; 5],
+) -> String {
+    let buffers: BTreeSet<u64> = cells.iter().map(|c| c.buffer).collect();
+    let slots = buffers.len() * algos.len();
+    let mut p = Plot::new((160.0 + 26.0 * slots as f64).clamp(420.0, 980.0), 320.0);
+    let all: Vec<[f64; 5]> = cells.iter().map(|c| stats(c)).filter(|s| s.iter().all(|x| x.is_finite())).collect();
+    let top = all.iter().map(|s| s[4]).fold(0.0, f64::max);
+    let bottom = all.iter().map(|s| s[0]).fold(f64::INFINITY, f64::min);
+    // from zero, unless the data sit far above it (then the boxes would be flat lines)
+    let (lo, hi) = if top <= 0.0 {
+        (0.0, 1.0)
+    } else if bottom > 0.5 * top {
+        let span = (top - bottom).max(top * 0.02);
+        let lo = crate::svg::ticks(bottom - 0.15 * span, top, 5)[0].max(0.0);
+        (lo, top + 0.1 * span)
+    } else {
+        (0.0, top * 1.08)
+    };
+    p.caption(caption);
+    p.y_axis(lo, hi, ylabel);
+    let (x0, x1) = (p.x0(), p.x1());
+    let group_w = (x1 - x0) / buffers.len().max(1) as f64;
+    let box_w = (group_w * 0.8 / algos.len().max(1) as f64).min(28.0);
+    for (gi, b) in buffers.iter().enumerate() {
+        let gx = x0 + group_w * gi as f64;
+        let y0 = p.y0();
+        p.text(gx + group_w / 2.0, y0 + 15.0, "middle", 11.0, &buffer_label(*b));
+        for (ai, a) in algos.iter().enumerate() {
+            let Some(c) = cells.iter().find(|c| c.buffer == *b && &c.algo == a) else { continue };
+            let s = stats(c);
+            if !s.iter().all(|x| x.is_finite()) {
+                continue;
+            }
+            let color = PALETTE[ai % PALETTE.len()];
+            let cx = gx + group_w * 0.1 + box_w * (ai as f64 + 0.5);
+            let y = |v: f64| p.ypix(v, lo, hi);
+            let (y10, y25, y50, y75, y90) = (y(s[0]), y(s[1]), y(s[2]), y(s[3]), y(s[4]));
+            let tip = format!(
+                "{a}, {}: p10 {:.2}, p25 {:.2}, median {:.2}, p75 {:.2}, p90 {:.2}",
+                buffer_label(*b),
+                s[0],
+                s[1],
+                s[2],
+                s[3],
+                s[4]
+            );
+            p.line(cx, y90, cx, y75, "#333", 1.0);
+            p.line(cx, y25, cx, y10, "#333", 1.0);
+            p.line(cx - box_w * 0.25, y90, cx + box_w * 0.25, y90, "#333", 1.0);
+            p.line(cx - box_w * 0.25, y10, cx + box_w * 0.25, y10, "#333", 1.0);
+            p.rect((cx - box_w * 0.4, y75, box_w * 0.8, (y25 - y75).max(1.0)), color, "#333", &tip);
+            p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "#111", 2.0);
+        }
+    }
+    let (y0, x0b, x1b) = (p.y0(), p.x0(), p.x1());
+    p.line(x0b, y0, x1b, y0, "#555", 1.0);
+    let legend: Vec<(String, &str)> =
+        algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
+    p.legend(&legend);
+    p.finish(title)
+}
+
+/// CDFs of FCT, one line per algorithm.
+fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> String {
+    let mut p = Plot::new(460.0, 290.0);
+    p.caption(caption);
+    let lo = cells.iter().filter_map(|c| c.fcts.first()).copied().fold(f64::INFINITY, f64::min);
+    let hi = cells.iter().filter_map(|c| c.fcts.last()).copied().fold(0.0, f64::max);
+    let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (0.0, 1.0) };
+    let pad = (hi - lo) * 0.03;
+    let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
+    p.y_axis(0.0, 1.0, "share of clients");
+    p.x_axis(lo, hi, "flow completion time (s)");
+    for (ai, a) in algos.iter().enumerate() {
+        let Some(c) = cells.iter().find(|c| &c.algo == a) else { continue };
+        if c.fcts.is_empty() {
+            continue;
+        }
+        let n = c.fcts.len() as f64;
+        let mut pts = vec![(p.xpix(c.fcts[0], lo, hi), p.ypix(0.0, 0.0, 1.0))];
+        for (i, f) in c.fcts.iter().enumerate() {
+            let x = p.xpix(*f, lo, hi);
+            pts.push((x, p.ypix(i as f64 / n, 0.0, 1.0)));
+            pts.push((x, p.ypix((i + 1) as f64 / n, 0.0, 1.0)));
+        }
+        p.polyline(&pts, PALETTE[ai % PALETTE.len()]);
+    }
+    let legend: Vec<(String, &str)> =
+        algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
+    p.legend(&legend);
+    p.finish(title)
+}
+
+/// A small horizontal bar chart of a histogram (shares).
+fn hist_bars(shares: &[f64], title: &str) -> String {
+    let mut p = Plot { w: 180.0, h: 20.0, left: 1.0, right: 1.0, top: 1.0, bottom: 1.0, body: String::new() };
+    let n = shares.len().max(1) as f64;
+    let bw = (p.x1() - p.x0()) / n;
+    for (i, s) in shares.iter().enumerate() {
+        let h = (p.y0() - p.y1()) * s;
+        let label =
+            format!("{i}{} retransmission(s): {:.1} %", if i + 1 == shares.len() { "+" } else { "" }, 100.0 * s);
+        p.rect((p.x0() + bw * i as f64 + 1.0, p.y0() - h, (bw - 2.0).max(1.0), h.max(0.5)), "#0072B2", "none", &label);
+    }
+    p.finish(title)
+}
+
+const HIST_COLS: usize = 9; // 0..7 and 8+
+
+fn hist_shares(c: &CellData) -> Vec<f64> {
+    let h: Vec<f64> = c.summary["retransmissions_hist"]
+        .as_array()
+        .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect())
+        .unwrap_or_default();
+    let total: f64 = h.iter().sum::<f64>().max(1.0);
+    let mut out = vec![0.0; HIST_COLS];
+    for (i, n) in h.iter().enumerate() {
+        out[i.min(HIST_COLS - 1)] += n / total;
+    }
+    out
+}
+
+fn num(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+fn f2(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "–".into()
+    }
+}
+
+/// Writes `out/index.html` for the results in `dir`; returns the number of cells.
+pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
+    let cells = load(dir)?;
+    if cells.is_empty() {
+        return Err(format!("{}: no finished cells", dir.display()).into());
+    }
+    std::fs::create_dir_all(out)?;
+    let mut algo_order: Vec<String> = Vec::new();
+    for c in &cells {
+        if !algo_order.contains(&c.algo) {
+            algo_order.push(c.algo.clone());
+        }
+    }
+    let mut groups: BTreeMap<(String, u64, String, String), Vec<&CellData>> = BTreeMap::new();
+    for c in &cells {
+        groups.entry(c.group()).or_default().push(c);
+    }
+    let mut html = String::new();
+    let _ = write!(
+        html,
+        r##"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>coapcc report</title>
+<style>
+body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 24px auto; max-width: 1100px; color: #222; padding: 0 16px; }}
+h1 {{ font-size: 24px; margin-bottom: 4px; }} h2 {{ font-size: 19px; margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }}
+h3 {{ font-size: 15px; margin: 18px 0 6px; color: #333; }}
+.figs {{ display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }}
+svg.plot {{ border: 1px solid #eee; border-radius: 4px; }} td svg.plot {{ border: none; vertical-align: middle; }}
+table {{ border-collapse: collapse; font-size: 12.5px; margin: 6px 0 14px; }}
+th, td {{ padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; }}
+th {{ background: #f6f6f6; position: sticky; top: 0; }} td.l, th.l {{ text-align: left; }}
+.meta {{ font-size: 13px; color: #444; }} pre {{ background: #f7f7f7; padding: 10px; font-size: 12px; overflow-x: auto; }}
+nav a {{ margin-right: 10px; font-size: 13px; }}
+</style></head><body>
+<h1>coapcc report</h1>
+<p class="meta">{} cells, {} algorithms. FCT = flow completion time per client (first transmission of its first request to the first response of its last). Boxes: quartiles; line: median; whiskers: p10 and p90. Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
+<nav><a href="#figures">Figures</a><a href="#medians">Medians</a><a href="#meta">Run</a></nav>
+<h2 id="figures">Figures</h2>
+"##,
+        cells.len(),
+        algo_order.len()
+    );
+    let mut plots = 0;
+    for ((workload, clients, errors, extra), members) in &groups {
+        let algos: Vec<String> = algo_order.iter().filter(|a| members.iter().any(|c| &c.algo == *a)).cloned().collect();
+        let name = format!(
+            "{workload} workload, {clients} client{}, link errors {errors}{}",
+            if *clients == 1 { "" } else { "s" },
+            if extra.is_empty() { String::new() } else { format!(", {extra}") }
+        );
+        let _ = write!(html, "<h3>{}</h3><div class=\"figs\">", esc(&name));
+        html += &boxplot(
+            "Flow completion time",
+            &format!("FCT, {name}"),
+            "flow completion time (s)",
+            members,
+            &algos,
+            &|c| {
+                let f = &c.summary["fct_s"];
+                [num(&f["p10"]), num(&f["p25"]), num(&f["p50"]), num(&f["p75"]), num(&f["p90"])]
+            },
+        );
+        html += &boxplot(
+            "Unnecessary retransmissions",
+            &format!("Unnecessary retransmissions per client, {name}"),
+            "duplicate responses per client",
+            members,
+            &algos,
+            &|c| five(&c.dups),
+        );
+        plots += 2;
+        let buffers: BTreeSet<u64> = members.iter().map(|c| c.buffer).collect();
+        for b in &buffers {
+            let in_b: Vec<&CellData> = members.iter().copied().filter(|c| c.buffer == *b).collect();
+            let caption = format!("CDF of FCT, buffer {}", buffer_label(*b));
+            html += &cdf(&caption, &format!("CDF of FCT, {name}, buffer {}", buffer_label(*b)), &in_b, &algos);
+            plots += 1;
+        }
+        html += "</div>";
+        // the retransmission histograms (paper 001, Table 2 style)
+        html += "<table><tr><th class=\"l\">algorithm</th><th>buffer</th>";
+        for i in 0..HIST_COLS {
+            let _ = write!(html, "<th>{i}{}</th>", if i + 1 == HIST_COLS { "+" } else { "" });
+        }
+        html += "<th class=\"l\">exchanges by retransmissions</th></tr>";
+        for b in &buffers {
+            for a in &algos {
+                let Some(c) = members.iter().find(|c| c.buffer == *b && &c.algo == a) else { continue };
+                let shares = hist_shares(c);
+                let _ = write!(html, "<tr><td class=\"l\">{}</td><td>{}</td>", esc(a), esc(&buffer_label(*b)));
+                for s in &shares {
+                    let _ = write!(html, "<td>{:.1} %</td>", 100.0 * s);
+                }
+                let _ = write!(
+                    html,
+                    "<td class=\"l\">{}</td></tr>",
+                    hist_bars(&shares, &format!("retransmissions, {a}, {name}, {}", buffer_label(*b)))
+                );
+                plots += 1;
+            }
+        }
+        html += "</table>";
+    }
+    // medians per cell
+    html += "<h2 id=\"medians\">Medians per cell</h2><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th><th>reps</th><th>FCT p10</th><th>FCT median</th><th>FCT p90</th><th>retx / exchange</th><th>dup / client (median)</th><th>wasted downlink</th><th>failed exchanges</th><th class=\"l\">cell</th></tr>";
+    let mut sorted: Vec<&CellData> = cells.iter().collect();
+    sorted.sort_by(|a, b| {
+        (&a.errors, &a.workload, a.clients, a.buffer, algo_order.iter().position(|x| *x == a.algo)).cmp(&(
+            &b.errors,
+            &b.workload,
+            b.clients,
+            b.buffer,
+            algo_order.iter().position(|x| *x == b.algo),
+        ))
+    });
+    for c in &sorted {
+        let s = &c.summary;
+        let h: Vec<f64> = s["retransmissions_hist"]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect())
+            .unwrap_or_default();
+        let retx: f64 = h.iter().enumerate().map(|(i, n)| i as f64 * n).sum::<f64>() / num(&s["exchanges"]).max(1.0);
+        let _ = write!(
+            html,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td class=\"l\"><code>{}</code></td></tr>",
+            esc(&c.algo),
+            esc(&c.workload),
+            c.buffer,
+            c.clients,
+            esc(&c.errors),
+            c.reps,
+            f2(num(&s["fct_s"]["p10"])),
+            f2(num(&s["fct_s"]["p50"])),
+            f2(num(&s["fct_s"]["p90"])),
+            retx,
+            f2(Distribution::of(c.dups.clone()).p50),
+            100.0 * num(&s["wasted_downlink_fraction"]),
+            s["failed_exchanges"].as_u64().unwrap_or(0),
+            esc(&c.id)
+        );
+    }
+    html += "</table>";
+    // metadata
+    html += "<h2 id=\"meta\">Run</h2><div class=\"meta\"><ul>";
+    let _ = write!(
+        html,
+        "<li>coapcc {} (git {})</li>",
+        env!("CARGO_PKG_VERSION"),
+        option_env!("COAPCC_GIT_HASH").unwrap_or("unknown")
+    );
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-")))
+        .collect();
+    runs.sort();
+    for r in runs {
+        if let Ok(v) =
+            std::fs::read_to_string(&r).map(|t| serde_json::from_str::<serde_json::Value>(&t).unwrap_or_default())
+        {
+            let _ = write!(
+                html,
+                "<li>{}: plan seed {}, {} cells run, {} skipped, shard {}, {:.1} s wall on {}</li>",
+                esc(&r.file_name().unwrap_or_default().to_string_lossy()),
+                v["plan_seed"],
+                v["cells_run"],
+                v["cells_skipped"],
+                esc(v["shard"].as_str().unwrap_or("all")),
+                num(&v["wall_s"]),
+                esc(v["machine"].as_str().unwrap_or("?"))
+            );
+        }
+    }
+    let seeds: Vec<String> =
+        sorted.iter().take(6).map(|c| format!("{} → {}", c.id, c.summary["scenario"]["seed"])).collect();
+    let _ = write!(
+        html,
+        "<li>each cell's seed derives from its id and the plan seed; e.g. {} …</li></ul>",
+        esc(&seeds.join(", "))
+    );
+    if let Ok(plan) = std::fs::read_to_string(dir.join("plan.toml")) {
+        let _ = write!(html, "<h3>Plan</h3><pre>{}</pre>", esc(&plan));
+    }
+    let _ = writeln!(html, "</div><!-- plots: {plots} --></body></html>");
+    let tmp = out.join("index.html.tmp");
+    std::fs::write(&tmp, html)?;
+    std::fs::rename(&tmp, out.join("index.html"))?;
+    Ok(cells.len())
+}

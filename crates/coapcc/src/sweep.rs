@@ -1,0 +1,432 @@
+//! `coapcc sweep`, `coapcc merge`: cartesian products of scenarios, run on all cores,
+//! resumable, shardable.
+//!
+//! A plan is TOML: `seed`, `reps`, an optional `[base]` scenario table (any scenario key; the
+//! `thesis` preset fills the rest) and a `[matrix]` table whose values are lists. Matrix keys are
+//! scenario keys, dotted for nested ones (`downlink.delay_ms`), plus `buffer` (both directions'
+//! `buffer_bytes`). A plan may also hold several `[[matrices]]` (their cells are united).
+//!
+//! Each cell's scenario is resolved (so `cc = "fasor"` and `cc = "fasor:max_retransmit=20"` under
+//! the preset are one cell); its id is the first 16 hex digits of the SHA-256 of the resolved
+//! scenario's canonical JSON with the seed zeroed, and its seed is derived from that id and the
+//! plan's seed. A cell's results are `cells/ID.json` (the `sim --json` object plus `cell`) and
+//! `cells/ID.clients.csv`, written to a temporary file and renamed, so a killed sweep loses
+//! nothing that finished and a re-run skips finished cells.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use netsim::{run_rep, RepResult, Scenario, Summary};
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use crate::wall::Stopwatch;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A cell: its id, the values the matrix gave it, its resolved scenario.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Stable id.
+    pub id: String,
+    /// Matrix key → value, as written in the plan.
+    pub params: BTreeMap<String, String>,
+    /// The resolved scenario, seed included.
+    pub scenario: Scenario,
+}
+
+/// A parsed plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The plan's text (kept with the results).
+    pub text: String,
+    /// Master seed.
+    pub seed: u64,
+    /// The cells, in plan order, without duplicates.
+    pub cells: Vec<Cell>,
+}
+
+fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    if key == "buffer" {
+        set_path(table, "uplink.buffer_bytes", value.clone())?;
+        return set_path(table, "downlink.buffer_bytes", value);
+    }
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().ok_or("empty matrix key")?;
+    let mut t = table;
+    for p in parts {
+        t = t
+            .entry(p.to_string())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+            .as_table_mut()
+            .ok_or_else(|| format!("matrix key '{key}': '{p}' is not a table"))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn display(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The thesis preset as a TOML table (so that matrix keys can address nested fields).
+fn preset_table() -> toml::Table {
+    toml::Table::try_from(Scenario::thesis()).expect("the preset serializes")
+}
+
+fn merge_into(dst: &mut toml::Table, src: &toml::Table) {
+    for (k, v) in src {
+        match (dst.get_mut(k), v) {
+            (Some(toml::Value::Table(d)), toml::Value::Table(s)) => merge_into(d, s),
+            _ => {
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// The id of a resolved scenario (seed zeroed).
+pub fn cell_id(s: &Scenario) -> String {
+    let canonical = serde_json::to_string(&Scenario { seed: 0, ..s.clone() }).expect("serializable");
+    let digest = Sha256::digest(canonical.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The seed of a cell from its id and the plan's seed.
+fn cell_seed(id: &str, plan_seed: u64) -> u64 {
+    let digest = Sha256::digest(format!("{id}/{plan_seed}").as_bytes());
+    u64::from_be_bytes(digest[..8].try_into().expect("8 bytes"))
+}
+
+/// Parses a plan and expands its cells.
+pub fn parse_plan(text: &str) -> Result<Plan, String> {
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("plan: {}", e.to_string().trim_end()))?;
+    let mut seed = 1u64;
+    let mut reps = 1i64;
+    let mut base = toml::Table::new();
+    let mut matrices = Vec::new();
+    for (k, v) in &doc {
+        match (k.as_str(), v) {
+            ("seed", toml::Value::Integer(s)) if *s >= 0 => seed = *s as u64,
+            ("reps", toml::Value::Integer(r)) if *r >= 1 => reps = *r,
+            ("base", toml::Value::Table(t)) => base = t.clone(),
+            ("matrix", toml::Value::Table(t)) => matrices.push(t.clone()),
+            ("matrices", toml::Value::Array(a)) => {
+                for m in a {
+                    matrices.push(m.as_table().ok_or("plan: each [[matrices]] entry must be a table")?.clone());
+                }
+            }
+            (k, _) => {
+                return Err(format!(
+                    "plan: unknown or invalid key '{k}' (expected seed, reps, [base], [matrix] or [[matrices]])"
+                ))
+            }
+        }
+    }
+    if matrices.is_empty() {
+        matrices.push(toml::Table::new());
+    }
+    let mut cells = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for matrix in &matrices {
+        let dims: Vec<(String, Vec<toml::Value>)> = matrix
+            .iter()
+            .map(|(k, v)| match v {
+                toml::Value::Array(a) if !a.is_empty() => Ok((k.clone(), a.clone())),
+                _ => Err(format!("plan: matrix key '{k}' must be a non-empty list")),
+            })
+            .collect::<Result<_, _>>()?;
+        let total: usize = dims.iter().map(|d| d.1.len()).product();
+        for n in 0..total {
+            let mut table = preset_table();
+            merge_into(&mut table, &base);
+            table.insert("reps".into(), toml::Value::Integer(reps));
+            let mut params = BTreeMap::new();
+            let mut rest = n;
+            for (k, values) in dims.iter().rev() {
+                let v = &values[rest % values.len()];
+                rest /= values.len();
+                set_path(&mut table, k, v.clone())?;
+                params.insert(k.clone(), display(v));
+            }
+            let scenario: Scenario = table
+                .try_into()
+                .map_err(|e: toml::de::Error| format!("plan: cell {params:?}: {}", e.to_string().trim_end()))?;
+            let mut scenario = scenario.resolve().map_err(|e| format!("plan: cell {params:?}: {e}"))?;
+            let id = cell_id(&scenario);
+            scenario.seed = cell_seed(&id, seed);
+            if seen.insert(id.clone()) {
+                cells.push(Cell { id, params, scenario });
+            }
+        }
+    }
+    Ok(Plan { text: text.to_string(), seed, cells })
+}
+
+/// Is `id` in shard `k` of `n` (1-based)?
+pub fn in_shard(id: &str, k: u64, n: u64) -> bool {
+    u64::from_str_radix(&id[..id.len().min(16)], 16).map_or(true, |v| v % n == k - 1)
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The columns of the tidy per-client table.
+const CLIENT_COLUMNS: [&str; 9] =
+    ["rep", "client", "fct_s", "exchanges", "failed", "retransmissions", "duplicates", "max_expired_rto_s", "cell"];
+
+/// Runs one cell and writes its results.
+fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> {
+    let s = &cell.scenario;
+    let transport = s.transport()?;
+    let watch = Stopwatch::start();
+    let reps: Vec<RepResult> = (0..s.reps).into_par_iter().map(|r| run_rep(s, &transport, r, None)).collect();
+    let wall_s = watch.seconds();
+    let summary = Summary::new(&reps);
+    let mut v = serde_json::to_value(&summary)?;
+    let obj = v.as_object_mut().ok_or("summary is an object")?;
+    obj.insert("wall_s".into(), wall_s.into());
+    obj.insert("events_per_s".into(), (summary.events as f64 / wall_s.max(1e-9)).into());
+    obj.insert("scenario".into(), serde_json::to_value(s)?);
+    obj.insert("cell".into(), serde_json::json!({ "id": cell.id, "params": cell.params }));
+    // per-client rows: the plan's parameters as columns, then the client's numbers
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = plan_keys.to_vec();
+    header.extend(CLIENT_COLUMNS.iter().map(|c| c.to_string()));
+    w.write_record(&header)?;
+    for rep in &reps {
+        for c in &rep.clients {
+            let mut row: Vec<String> =
+                plan_keys.iter().map(|k| cell.params.get(k).cloned().unwrap_or_default()).collect();
+            row.extend([
+                rep.rep.to_string(),
+                c.client.to_string(),
+                c.fct_ns.map(|n| format!("{:.9}", n as f64 / 1e9)).unwrap_or_default(),
+                c.exchanges.to_string(),
+                c.failed.to_string(),
+                c.retransmissions.to_string(),
+                c.duplicates.to_string(),
+                format!("{:.9}", c.max_expired_rto_ns as f64 / 1e9),
+                cell.id.clone(),
+            ]);
+            w.write_record(&row)?;
+        }
+    }
+    let cells = dir.join("cells");
+    write_atomic(&cells.join(format!("{}.clients.csv", cell.id)), &w.into_inner().map_err(|e| e.to_string())?)?;
+    // the JSON last: its presence marks the cell finished
+    write_atomic(&cells.join(format!("{}.json", cell.id)), serde_json::to_string_pretty(&v)?.as_bytes())?;
+    Ok(())
+}
+
+/// What a sweep did.
+#[derive(Debug)]
+pub struct SweepOutcome {
+    /// Cells run now.
+    pub ran: usize,
+    /// Cells found finished.
+    pub skipped: usize,
+    /// Cells in other shards.
+    pub other_shards: usize,
+    /// Wall time, s.
+    pub wall_s: f64,
+}
+
+/// Every matrix key of the plan, in order of first appearance (the CSV's parameter columns).
+fn plan_keys(plan: &Plan) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for c in &plan.cells {
+        for k in c.params.keys() {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    keys
+}
+
+/// Runs the plan's cells (those of shard `shard`, if given) into `dir`.
+pub fn run(plan: &Plan, dir: &Path, shard: Option<(u64, u64)>, threads: Option<usize>) -> Result<SweepOutcome, Error> {
+    std::fs::create_dir_all(dir.join("cells")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    write_atomic(&dir.join("plan.toml"), plan.text.as_bytes())?;
+    let keys = plan_keys(plan);
+    let mine: Vec<&Cell> = plan.cells.iter().filter(|c| shard.is_none_or(|(k, n)| in_shard(&c.id, k, n))).collect();
+    let other_shards = plan.cells.len() - mine.len();
+    let todo: Vec<&Cell> =
+        mine.iter().copied().filter(|c| !dir.join("cells").join(format!("{}.json", c.id)).exists()).collect();
+    let skipped = mine.len() - todo.len();
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        builder = builder.num_threads(t);
+    }
+    let pool = builder.build()?;
+    let done = Arc::new(AtomicU64::new(0));
+    let bar = crate::progress::Bar::start(todo.len() as u64, done.clone(), "cells");
+    let watch = Stopwatch::start();
+    let results: Vec<Result<(), String>> = pool.install(|| {
+        todo.par_iter()
+            .map(|c| {
+                let r = run_cell(dir, c, &keys).map_err(|e| format!("cell {}: {e}", c.id));
+                done.fetch_add(1, Ordering::Relaxed);
+                r
+            })
+            .collect()
+    });
+    bar.finish();
+    for r in results {
+        r?;
+    }
+    let wall_s = watch.seconds();
+    rebuild_clients_csv(dir)?;
+    let meta = serde_json::json!({
+        "coapcc_version": env!("CARGO_PKG_VERSION"),
+        "git": option_env!("COAPCC_GIT_HASH").unwrap_or("unknown"),
+        "plan_seed": plan.seed,
+        "cells_in_plan": plan.cells.len(),
+        "cells_run": todo.len(),
+        "cells_skipped": skipped,
+        "shard": shard.map(|(k, n)| format!("{k}/{n}")),
+        "wall_s": wall_s,
+        "machine": machine(),
+    });
+    write_atomic(
+        &dir.join(format!("run-{}.json", shard.map_or("all".into(), |(k, n)| format!("{k}of{n}")))),
+        serde_json::to_string_pretty(&meta)?.as_bytes(),
+    )?;
+    Ok(SweepOutcome { ran: todo.len(), skipped, other_shards, wall_s })
+}
+
+/// A description of this machine for reports.
+pub fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!("{cpu}, {cores} cores, {} {}", std::env::consts::OS, std::env::consts::ARCH)
+}
+
+/// Rebuilds DIR/clients.csv from every cell's per-client table (the union of their columns).
+pub fn rebuild_clients_csv(dir: &Path) -> Result<(), Error> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("cells"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".clients.csv"))
+        .collect();
+    files.sort();
+    let mut columns: Vec<String> = Vec::new();
+    let mut tables = Vec::new();
+    for f in &files {
+        let mut r = csv::Reader::from_path(f)?;
+        let header: Vec<String> = r.headers()?.iter().map(str::to_string).collect();
+        for h in &header {
+            if !columns.contains(h) {
+                columns.push(h.clone());
+            }
+        }
+        let rows: Vec<csv::StringRecord> = r.records().collect::<Result<_, _>>()?;
+        tables.push((header, rows));
+    }
+    // parameters first, then the client columns in their fixed order
+    columns.sort_by_key(|c| CLIENT_COLUMNS.iter().position(|x| x == c).map_or(0, |i| i + 1));
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(&columns)?;
+    for (header, rows) in tables {
+        let idx: Vec<Option<usize>> = columns.iter().map(|c| header.iter().position(|h| h == c)).collect();
+        for row in rows {
+            w.write_record(idx.iter().map(|i| i.and_then(|i| row.get(i)).unwrap_or("")))?;
+        }
+    }
+    write_atomic(&dir.join("clients.csv"), &w.into_inner().map_err(|e| e.to_string())?)?;
+    Ok(())
+}
+
+/// Copies the finished cells of shard directories into `out` and rebuilds its tables.
+pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<usize, Error> {
+    std::fs::create_dir_all(out.join("cells"))?;
+    let mut copied = 0;
+    for dir in shards {
+        let cells = dir.join("cells");
+        let entries = std::fs::read_dir(&cells).map_err(|e| format!("{}: {e}", cells.display()))?;
+        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        names.sort();
+        for p in names {
+            let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+            if name.ends_with(".tmp") {
+                continue; // an unfinished write
+            }
+            let dst = out.join("cells").join(&name);
+            if !dst.exists() {
+                write_atomic(&dst, &std::fs::read(&p)?)?;
+                copied += name.ends_with(".json") as usize;
+            }
+        }
+        for f in ["plan.toml"] {
+            if dir.join(f).exists() && !out.join(f).exists() {
+                std::fs::copy(dir.join(f), out.join(f))?;
+            }
+        }
+        for e in std::fs::read_dir(dir)?.filter_map(|e| e.ok()) {
+            let n = e.file_name().to_string_lossy().to_string();
+            if n.starts_with("run-") && n.ends_with(".json") {
+                std::fs::copy(e.path(), out.join(&n))?;
+            }
+        }
+    }
+    rebuild_clients_csv(out)?;
+    Ok(copied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_expansion_ids_and_seeds() {
+        let p = parse_plan("seed = 5\nreps = 2\n[matrix]\ncc = [\"default\", \"fasor\"]\nclients = [1, 10]\nbuffer = [2500, 1410000]\n").unwrap();
+        assert_eq!(p.cells.len(), 8);
+        let c = &p.cells[0];
+        assert_eq!(c.params["cc"], "default");
+        assert_eq!(c.scenario.uplink.buffer_bytes, 2500);
+        assert_eq!(c.scenario.downlink.buffer_bytes, 2500);
+        assert_eq!(c.scenario.reps, 2);
+        // the same plan gives the same ids and seeds; another plan seed, other seeds, same ids
+        let q = parse_plan("seed = 6\nreps = 2\n[matrix]\ncc = [\"default\", \"fasor\"]\nclients = [1, 10]\nbuffer = [2500, 1410000]\n").unwrap();
+        assert_eq!(
+            p.cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
+            q.cells.iter().map(|c| &c.id).collect::<Vec<_>>()
+        );
+        assert_ne!(p.cells[0].scenario.seed, q.cells[0].scenario.seed);
+        // resolution unites equal cells
+        let r = parse_plan("[matrix]\ncc = [\"fasor\", \"fasor:max_retransmit=20\"]\n").unwrap();
+        assert_eq!(r.cells.len(), 1);
+        // nested keys, [[matrices]], and clear errors
+        let n =
+            parse_plan("[[matrices]]\n\"downlink.delay_ms\" = [100.0]\n[[matrices]]\nerrors = [\"low\"]\n").unwrap();
+        assert_eq!(n.cells.len(), 2);
+        assert_eq!(n.cells[0].scenario.downlink.delay_ms, 100.0);
+        assert!(parse_plan("[matrix]\nclientz = [1]\n").unwrap_err().contains("unknown field `clientz`"));
+        assert!(parse_plan("[matrix]\nclients = 1\n").unwrap_err().contains("must be a non-empty list"));
+        assert!(parse_plan("[matrix]\ncc = [\"tcp\", \"nope\"]\n").unwrap_err().contains("unknown algorithm 'nope'"));
+    }
+
+    #[test]
+    fn shards_partition_the_cells() {
+        let p = parse_plan("[matrix]\nclients = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n").unwrap();
+        let counts: Vec<usize> = (1..=3).map(|k| p.cells.iter().filter(|c| in_shard(&c.id, k, 3)).count()).collect();
+        assert_eq!(counts.iter().sum::<usize>(), 10);
+        // every cell in exactly one shard
+        assert!(p.cells.iter().all(|c| (1..=3).filter(|&k| in_shard(&c.id, k, 3)).count() == 1));
+    }
+}

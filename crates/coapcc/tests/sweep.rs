@@ -1,0 +1,151 @@
+//! `coapcc sweep`, `merge`, `report` as users run them: two shards locally then merged (the
+//! README's cluster recipe in miniature), resumption, and the report in headless Chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn coapcc(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("coapcc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const PLAN: &str = "seed = 7\nreps = 2\n[matrix]\ncc = [\"default\", \"fasor\", \"tcp\"]\nbuffer = [2500, 1410000]\nclients = [5, 30]\n";
+
+fn cells(dir: &Path) -> Vec<(String, serde_json::Value)> {
+    let mut v: Vec<(String, serde_json::Value)> = std::fs::read_dir(dir.join("cells"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let mut j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            for k in ["wall_s", "events_per_s"] {
+                j.as_object_mut().unwrap().remove(k);
+            }
+            (p.file_name().unwrap().to_string_lossy().into_owned(), j)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn two_shards_merged_equal_one_run_and_resumption_skips_finished_cells() {
+    let d = tmp("sweep");
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let p = plan.to_str().unwrap();
+    let (a, b, m, w) = (d.join("s1"), d.join("s2"), d.join("merged"), d.join("whole"));
+    assert!(coapcc(&["sweep", p, "--out", a.to_str().unwrap(), "--shard", "1/2"]).0);
+    assert!(coapcc(&["sweep", p, "--out", b.to_str().unwrap(), "--shard", "2/2"]).0);
+    assert!(coapcc(&["merge", "--out", m.to_str().unwrap(), a.to_str().unwrap(), b.to_str().unwrap()]).0);
+    let (ok, err) = coapcc(&["sweep", p, "--out", w.to_str().unwrap(), "--threads", "1"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("12 cells run, 0 already finished"), "{err}");
+    let (merged, whole) = (cells(&m), cells(&w));
+    assert_eq!(merged.len(), 12);
+    assert_eq!(merged, whole, "sharding and threads change nothing");
+    // the tidy table: the plan's parameters as columns, one row per client and replication
+    let csv = std::fs::read_to_string(m.join("clients.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("buffer,cc,clients,rep,client,fct_s"), "{header}");
+    assert_eq!(csv.lines().count(), 1 + 2 * 2 * 3 * (5 + 30)); // reps × buffers × algorithms × clients
+                                                               // resumption: a finished cell is skipped; a lost one (or a leftover .tmp) is run again
+    let first = &merged[0].0;
+    std::fs::remove_file(w.join("cells").join(first)).unwrap();
+    std::fs::write(w.join("cells").join("junk.json.tmp"), "half-written").unwrap();
+    let (ok, err) = coapcc(&["sweep", p, "--out", w.to_str().unwrap()]);
+    assert!(ok && err.contains("1 cells run, 11 already finished"), "{err}");
+    assert_eq!(cells(&w), whole);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_plans_and_shards_are_clear_errors() {
+    let d = tmp("badplan");
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, "[matrix]\nclient = [1]\n").unwrap();
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", d.join("o").to_str().unwrap()]);
+    assert!(!ok && err.contains("unknown field `client`"), "{err}");
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", "x", "--shard", "3/2"]);
+    assert!(!ok && err.contains("need 1 <= K <= N"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn browser() -> Option<&'static str> {
+    let found =
+        Command::new("sh").arg("-c").arg("command -v chromium").output().map(|o| o.status.success()).unwrap_or(false);
+    if !found {
+        assert!(
+            std::env::var("COAPCC_BROWSER").is_err(),
+            "chromium is missing but COAPCC_BROWSER is set (scripts/test installs it)"
+        );
+        eprintln!("skipped the browser check: chromium is not installed (scripts/test installs it)");
+        return None;
+    }
+    Some("chromium")
+}
+
+#[test]
+fn report_has_every_plot_and_loads_cleanly_in_chromium() {
+    let d = tmp("report");
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let out = d.join("r");
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"]);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    // 2 figure groups (5 and 30 clients); each: 2 boxplots + 2 CDFs (one per buffer) + 6 histogram bars
+    let expected = 2 * (2 + 2 + 6);
+    assert_eq!(html.matches("<svg class=\"plot\"").count(), expected);
+    assert!(!html.contains("<script"), "self-contained and script-free");
+    assert!(html.contains("Medians per cell") && html.contains("seed = 7"));
+    let Some(chromium) = browser() else { return };
+    let profile = d.join("profile");
+    let url = format!("file://{}", out.join("report/index.html").display());
+    let flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+    ];
+    let dom = Command::new(chromium)
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--dump-dom", &url])
+        .output()
+        .unwrap();
+    assert!(dom.status.success());
+    let dom_text = String::from_utf8_lossy(&dom.stdout);
+    assert_eq!(dom_text.matches("<svg class=\"plot\"").count(), expected, "every plot is in the rendered page");
+    let log = String::from_utf8_lossy(&dom.stderr);
+    let console_errors: Vec<&str> =
+        log.lines().filter(|l| l.contains(":CONSOLE") && (l.contains("Error") || l.contains("Uncaught"))).collect();
+    assert!(console_errors.is_empty(), "{console_errors:?}");
+    // a screenshot, kept as an artifact
+    let shot: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "report-screenshot.png"].iter().collect();
+    let st = Command::new(chromium)
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--hide-scrollbars", "--window-size=1200,1400"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(st.status.success());
+    assert!(std::fs::metadata(&shot).unwrap().len() > 20_000, "a real picture");
+    eprintln!("report screenshot: {}", shot.display());
+    std::fs::remove_dir_all(&d).unwrap();
+}
