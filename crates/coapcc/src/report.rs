@@ -36,6 +36,9 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// A figure: workload, clients, (severity rank, error profile), other varied parameters.
+type GroupKey = (String, u64, (usize, String), String);
+
 /// One cell as the report needs it.
 #[derive(Debug, Clone)]
 struct CellData {
@@ -53,10 +56,11 @@ struct CellData {
 }
 
 impl CellData {
-    /// The figure this cell belongs to.
-    fn group(&self) -> (String, u64, String, String) {
+    /// The figure this cell belongs to (error profiles ordered by severity).
+    fn group(&self) -> GroupKey {
         let extra: Vec<String> = self.extra.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        (self.workload.clone(), self.clients, self.errors.clone(), extra.join(", "))
+        let rank = ["none", "low", "medium", "high", "custom"].iter().position(|e| *e == self.errors).unwrap_or(9);
+        (self.workload.clone(), self.clients, (rank, self.errors.clone()), extra.join(", "))
     }
 }
 
@@ -156,6 +160,9 @@ fn boxplot(
         (0.0, top * 1.08)
     };
     p.caption(caption);
+    let legend: Vec<(String, &str)> =
+        algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
+    p.legend(&legend);
     p.y_axis(lo, hi, ylabel);
     let (x0, x1) = (p.x0(), p.x1());
     let group_w = (x1 - x0) / buffers.len().max(1) as f64;
@@ -199,10 +206,16 @@ fn boxplot(
     p.finish(title)
 }
 
+/// At most this many points per CDF line.
+const CDF_POINTS: usize = 400;
+
 /// CDFs of FCT, one line per algorithm.
 fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> String {
     let mut p = Plot::new(460.0, 290.0);
     p.caption(caption);
+    let legend: Vec<(String, &str)> =
+        algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
+    p.legend(&legend);
     let lo = cells.iter().filter_map(|c| c.fcts.first()).copied().fold(f64::INFINITY, f64::min);
     let hi = cells.iter().filter_map(|c| c.fcts.last()).copied().fold(0.0, f64::max);
     let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (0.0, 1.0) };
@@ -215,12 +228,16 @@ fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> Str
         if c.fcts.is_empty() {
             continue;
         }
-        let n = c.fcts.len() as f64;
+        // the empirical CDF's steps; beyond CDF_POINTS clients, that many evenly spaced
+        // quantiles (a difference of less than a pixel at this size)
+        let n = c.fcts.len();
+        let m = n.min(CDF_POINTS);
         let mut pts = vec![(p.xpix(c.fcts[0], lo, hi), p.ypix(0.0, 0.0, 1.0))];
-        for (i, f) in c.fcts.iter().enumerate() {
-            let x = p.xpix(*f, lo, hi);
-            pts.push((x, p.ypix(i as f64 / n, 0.0, 1.0)));
-            pts.push((x, p.ypix((i + 1) as f64 / n, 0.0, 1.0)));
+        for j in 0..m {
+            let i = if m == n { j } else { j * (n - 1) / (m - 1).max(1) };
+            let x = p.xpix(c.fcts[i], lo, hi);
+            pts.push((x, p.ypix(i as f64 / n as f64, 0.0, 1.0)));
+            pts.push((x, p.ypix((i + 1) as f64 / n as f64, 0.0, 1.0)));
         }
         p.polyline(&pts, PALETTE[ai % PALETTE.len()]);
     }
@@ -284,7 +301,15 @@ pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
             algo_order.push(c.algo.clone());
         }
     }
-    let mut groups: BTreeMap<(String, u64, String, String), Vec<&CellData>> = BTreeMap::new();
+    // the registry's order (the specification's), then tcp; a label with parameters after its base
+    let rank = |label: &str| {
+        let base = label.split(':').next().unwrap_or(label);
+        let pos =
+            coap_cc::ALGORITHMS.iter().position(|a| a.name == base).unwrap_or(if base == "tcp" { 1000 } else { 2000 });
+        (pos, label.to_string())
+    };
+    algo_order.sort_by_key(|a| rank(a));
+    let mut groups: BTreeMap<GroupKey, Vec<&CellData>> = BTreeMap::new();
     for c in &cells {
         groups.entry(c.group()).or_default().push(c);
     }
@@ -313,7 +338,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         algo_order.len()
     );
     let mut plots = 0;
-    for ((workload, clients, errors, extra), members) in &groups {
+    for ((workload, clients, (_, errors), extra), members) in &groups {
         let algos: Vec<String> = algo_order.iter().filter(|a| members.iter().any(|c| &c.algo == *a)).cloned().collect();
         let name = format!(
             "{workload} workload, {clients} client{}, link errors {errors}{}",

@@ -4,8 +4,11 @@
 
 use std::fmt::Write;
 
-/// Colour-blind-safe palette (Okabe & Ito).
-pub const PALETTE: [&str; 8] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"];
+/// Colour-blind-safe palette: Okabe & Ito's eight, then Tol's wine, teal and grey.
+pub const PALETTE: [&str; 11] = [
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#882255", "#44AA99",
+    "#999999",
+];
 
 /// Escapes text for XML.
 pub fn esc(s: &str) -> String {
@@ -142,14 +145,22 @@ impl Plot {
         self.line(x0, y0, x1, y0, "#555", 1.0);
         self.text((x0 + x1) / 2.0, self.h - 8.0, "middle", 12.0, label);
     }
-    /// A legend across the top.
+    /// A legend across the top, wrapped into rows; the plot area moves down below it. Call it
+    /// before drawing anything that depends on the plot area.
     pub fn legend(&mut self, entries: &[(String, &str)]) {
-        let mut x = self.x0();
+        let (mut x, mut y) = (self.x0(), 24.0);
         for (name, color) in entries {
-            self.rect((x, 24.0, 10.0, 10.0), color, color, name);
-            self.text(x + 14.0, 33.0, "start", 11.0, name);
-            x += 24.0 + 6.5 * name.len() as f64;
+            let w = 24.0 + 6.5 * name.len() as f64;
+            if x + w > self.x1() && x > self.x0() {
+                x = self.x0();
+                y += 15.0;
+            }
+            self.rect((x, y, 10.0, 10.0), color, color, name);
+            self.text(x + 14.0, y + 9.0, "start", 11.0, name);
+            x += w;
         }
+        self.top = y + 22.0;
+        self.h += y - 24.0;
     }
     /// The finished SVG element.
     pub fn finish(self, title: &str) -> String {
