@@ -1,8 +1,8 @@
 //! `coapcc relay`: a userspace link emulator. It relays UDP datagrams between clients and a
 //! server in real time through the bottleneck of a netsim [`Scenario`]: rates and propagation
 //! delays per direction, byte-counted tail-drop buffers, the MTU, the router–server hop's jitter
-//! (FIFO kept) and the link-error models. The queueing model is netsim's own
-//! [`netsim::link::Link`], driven by the wall clock instead of virtual time.
+//! (FIFO kept) and the link-error models. The model is netsim's own [`Network`], driven by the
+//! wall clock instead of virtual time.
 //!
 //! Clients send to the relay's listen address. For each client address the relay opens an
 //! upstream socket, so the server sees one source port per client and answers it there; the
@@ -13,11 +13,10 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use coap_cc::{Duration, Instant};
-use netsim::link::{Link, LinkStats, Offer};
-use netsim::loss::LossProcess;
+use coap_cc::Instant;
+use netsim::link::LinkStats;
+use netsim::network::Network;
 use netsim::Scenario;
-use rand_chacha::ChaCha8Rng;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
@@ -59,10 +58,6 @@ impl PartialOrd for Delivery {
     }
 }
 
-fn hop(rng: &mut ChaCha8Rng, s: &Scenario) -> Duration {
-    Duration::from_secs_f64(coap_cc::rng::uniform(rng, s.server_hop.delay_min_ms, s.server_hop.delay_max_ms) / 1000.0)
-}
-
 /// Relays between clients at `listen` and the server at `upstream` until `stop` completes.
 /// `scn` must be resolved ([`Scenario::resolve`]).
 pub async fn run(
@@ -73,25 +68,12 @@ pub async fn run(
 ) -> std::io::Result<RelayStats> {
     let listener = Arc::new(UdpSocket::bind(listen).await?);
     let clock = Clock::new();
-    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
-    let rng = |c| netsim::component_rng(scn.seed, 0, c);
-    let mut uplink = Link::new(
-        scn.uplink.rate_bps,
-        ms(scn.uplink.delay_ms),
-        scn.uplink.buffer_bytes,
-        LossProcess::new(scn.uplink.loss, rng(0xFFFF_0002)),
-    );
-    let mut downlink = Link::new(
-        scn.downlink.rate_bps,
-        ms(scn.downlink.delay_ms),
-        scn.downlink.buffer_bytes,
-        LossProcess::new(scn.downlink.loss, rng(0xFFFF_0003)),
-    );
-    let (mut up_hop, mut down_hop) = ((rng(0xFFFF_0004), Instant::ZERO), (rng(0xFFFF_0005), Instant::ZERO));
+    let mut net = Network::new(scn, 0);
     let overhead = scn.ip_header_bytes + scn.udp_header_bytes;
     let (down_tx, mut down_rx) = mpsc::channel::<(SocketAddr, Vec<u8>, Instant)>(4096);
     let mut map: HashMap<SocketAddr, Arc<UdpSocket>> = HashMap::new();
     let mut heap = BinaryHeap::new();
+    let mut last_down = Instant::ZERO;
     let mut seq = 0u64;
     let mut stats = RelayStats::default();
     let mut buf = vec![0u8; 65536];
@@ -122,19 +104,16 @@ pub async fn run(
                     });
                     map.insert(client, sock);
                 }
-                let size = n as u32 + overhead;
-                if let Offer::Delivered { at, .. } = uplink.offer_datagram(now, size, scn.uplink.mtu, scn.ip_header_bytes) {
-                    let arrive = (at + hop(&mut up_hop.0, scn)).max(up_hop.1);
-                    up_hop.1 = arrive;
+                if let Some(arrive) = net.upstream(now, n as u32 + overhead) {
                     heap.push(Delivery { at: arrive.as_nanos(), seq, up: true, client, bytes: buf[..n].to_vec() });
                     seq += 1;
                 }
             }
             Some((client, bytes, t)) = down_rx.recv() => {
-                let at_router = (t + hop(&mut down_hop.0, scn)).max(down_hop.1).max(down_hop.1);
-                down_hop.1 = at_router;
-                let size = bytes.len() as u32 + overhead;
-                if let Offer::Delivered { at, .. } = downlink.offer_datagram(at_router, size, scn.downlink.mtu, scn.ip_header_bytes) {
+                // the upstream sockets' readers may deliver slightly out of order: times only go forward
+                let t = t.max(last_down);
+                last_down = t;
+                if let Some((at, _)) = net.downstream(t, bytes.len() as u32 + overhead) {
                     heap.push(Delivery { at: at.as_nanos(), seq, up: false, client, bytes });
                     seq += 1;
                 }
@@ -154,8 +133,7 @@ pub async fn run(
             }
         }
     }
-    stats.uplink = uplink.stats;
-    stats.downlink = downlink.stats;
+    (stats.uplink, stats.downlink) = net.stats();
     stats.clients = map.len();
     Ok(stats)
 }

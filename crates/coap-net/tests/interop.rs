@@ -4,6 +4,8 @@
 //! The peers are installed by `scripts/test`, which sets COAPCC_INTEROP=1: then a missing peer
 //! fails the test. Without it (a bare `cargo test`), tests whose peer is missing are skipped
 //! with a note on stderr.
+mod common;
+use common::have;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -15,23 +17,6 @@ use coap_endpoint::{Config, Endpoint, Event, Request};
 use coap_wire::{registry, Code, Message, MessageType};
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn have(bin: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {bin}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        assert!(
-            std::env::var("COAPCC_INTEROP").is_err(),
-            "{bin} is missing but COAPCC_INTEROP is set (scripts/test installs it)"
-        );
-        eprintln!("skipped: {bin} is not installed (scripts/test installs it)");
-    }
-    found
-}
 
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

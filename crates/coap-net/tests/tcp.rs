@@ -1,6 +1,9 @@
 //! CoAP over TCP (RFC 8323) on real sockets: interop with libcoap both ways, CSM, Ping/Pong,
 //! Release, and bad input that aborts a connection cleanly without harming the server.
 
+mod common;
+use common::have;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
@@ -8,20 +11,6 @@ use std::time::Duration;
 
 use coap_endpoint::Request;
 use coap_wire::{registry, Code, Frame};
-
-fn have(bin: &str) -> bool {
-    let found = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {bin}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !found {
-        assert!(std::env::var("COAPCC_INTEROP").is_err(), "{bin} is missing but COAPCC_INTEROP is set");
-        eprintln!("skipped: {bin} is not installed (scripts/test installs it)");
-    }
-    found
-}
 
 fn our_server() -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -13,6 +13,7 @@
 
 pub mod link;
 pub mod loss;
+pub mod network;
 pub mod queue;
 pub mod record;
 pub mod scenario;

@@ -24,8 +24,7 @@ use coap_cc::{Duration, Instant};
 use coap_wire::{encode_uint, registry, CoapOption, Code, Frame, Options};
 use rand_chacha::ChaCha8Rng;
 
-use crate::link::{Link, Offer};
-use crate::loss::LossProcess;
+use crate::network::{streams, Network};
 use crate::queue::EventQueue;
 use crate::record::{ClientRecord, ExchangeRecord, RepResult};
 use crate::scenario::{Scenario, Workload};
@@ -111,10 +110,7 @@ struct World<'a> {
     clients: Vec<Client>,
     server: Vec<ServerConn>,
     server_index: HashMap<(u32, u32), u32>,
-    uplink: Link<ChaCha8Rng>,
-    downlink: Link<ChaCha8Rng>,
-    up_hop: (ChaCha8Rng, Instant),
-    down_hop: (ChaCha8Rng, Instant),
+    net: Network,
     workload_rng: ChaCha8Rng,
     packets: Vec<Pkt>,
     free: Vec<u32>,
@@ -137,15 +133,6 @@ fn frame(code: Code, options: &[CoapOption<'_>], payload: &[u8]) -> Vec<u8> {
 /// Runs replication `rep` of a resolved scenario whose transport is TCP.
 pub fn run_rep_tcp(scn: &Scenario, p: &TcpParams, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
     let seed = scn.seed;
-    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
-    let link = |spec: &crate::scenario::LinkSpec, comp| {
-        Link::new(
-            spec.rate_bps,
-            ms(spec.delay_ms),
-            spec.buffer_bytes,
-            LossProcess::new(spec.loss, component_rng(seed, rep, comp)),
-        )
-    };
     let mut mms = [0u8; 4];
     let csm = frame(
         Code::CSM,
@@ -176,11 +163,8 @@ pub fn run_rep_tcp(scn: &Scenario, p: &TcpParams, rep: u32, progress: Option<&At
             .collect(),
         server: Vec::new(),
         server_index: HashMap::new(),
-        uplink: link(&scn.uplink, 0xFFFF_0002),
-        downlink: link(&scn.downlink, 0xFFFF_0003),
-        up_hop: (component_rng(seed, rep, 0xFFFF_0004), Instant::ZERO),
-        down_hop: (component_rng(seed, rep, 0xFFFF_0005), Instant::ZERO),
-        workload_rng: component_rng(seed, rep, 0xFFFF_0006),
+        net: Network::new(scn, rep),
+        workload_rng: component_rng(seed, rep, streams::WORKLOAD),
         packets: Vec::new(),
         free: Vec::new(),
         request: frame(Code::GET, &path, &[]),
@@ -477,7 +461,6 @@ impl World<'_> {
 
     fn client_transmit(&mut self, c: u32) {
         let now = self.now;
-        let scn = self.scn;
         let mut out: Vec<(u32, Segment)> = Vec::new();
         {
             let cl = &mut self.clients[c as usize];
@@ -505,15 +488,7 @@ impl World<'_> {
         }
         for (conn, seg) in out {
             let size = seg.wire_size(self.p);
-            if let Offer::Delivered { at, .. } =
-                self.uplink.offer_datagram(now, size, scn.uplink.mtu, scn.ip_header_bytes)
-            {
-                let hop = Duration::from_secs_f64(
-                    coap_cc::rng::uniform(&mut self.up_hop.0, scn.server_hop.delay_min_ms, scn.server_hop.delay_max_ms)
-                        / 1000.0,
-                );
-                let arrive = (at + hop).max(self.up_hop.1);
-                self.up_hop.1 = arrive;
+            if let Some(arrive) = self.net.upstream(now, size) {
                 let p = self.alloc(Pkt { seg, client: c, conn, down_busy: Duration::ZERO });
                 self.queue.push_lane(LANE_UP, arrive.as_nanos(), Ev::ToServer(p));
             }
@@ -522,7 +497,6 @@ impl World<'_> {
 
     fn server_step(&mut self, slot: u32) {
         let now = self.now;
-        let scn = self.scn;
         let (client, conn) = {
             let sc = &mut self.server[slot as usize];
             if sc.tcp.is_established() && !sc.csm_sent {
@@ -566,15 +540,7 @@ impl World<'_> {
         }
         for seg in out {
             let size = seg.wire_size(self.p);
-            let hop = Duration::from_secs_f64(
-                coap_cc::rng::uniform(&mut self.down_hop.0, scn.server_hop.delay_min_ms, scn.server_hop.delay_max_ms)
-                    / 1000.0,
-            );
-            let at_router = (now + hop).max(self.down_hop.1);
-            self.down_hop.1 = at_router;
-            if let Offer::Delivered { at, busy } =
-                self.downlink.offer_datagram(at_router, size, scn.downlink.mtu, scn.ip_header_bytes)
-            {
+            if let Some((at, busy)) = self.net.downstream(now, size) {
                 let p = self.alloc(Pkt { seg, client, conn, down_busy: busy });
                 self.queue.push_lane(LANE_DOWN, at.as_nanos(), Ev::ToClient(p));
             }
@@ -634,8 +600,8 @@ impl World<'_> {
             rep,
             clients,
             exchanges,
-            uplink: self.uplink.stats,
-            downlink: self.downlink.stats,
+            uplink: self.net.uplink.stats,
+            downlink: self.net.downlink.stats,
             wasted_downlink_ns: self.wasted_down_ns,
             events: self.events,
             end_ns: self.end.as_nanos(),

@@ -21,8 +21,7 @@ use coap_wire::{registry, Code, Message};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::link::{Link, Offer};
-use crate::loss::LossProcess;
+use crate::network::{streams, Network};
 use crate::queue::EventQueue;
 use crate::record::RepResult;
 use crate::scenario::{Scenario, Workload};
@@ -32,16 +31,6 @@ const SERVER: u32 = u32::MAX;
 /// Event-queue lanes: deliveries of each path are FIFO in time.
 const LANE_UP: usize = 0;
 const LANE_DOWN: usize = 1;
-
-/// Stream numbers of the components' RNGs (client `i` uses stream `i`).
-mod stream {
-    pub const SERVER: u64 = 0xFFFF_0001;
-    pub const UPLINK_LOSS: u64 = 0xFFFF_0002;
-    pub const DOWNLINK_LOSS: u64 = 0xFFFF_0003;
-    pub const UP_HOP: u64 = 0xFFFF_0004;
-    pub const DOWN_HOP: u64 = 0xFFFF_0005;
-    pub const WORKLOAD: u64 = 0xFFFF_0006;
-}
 
 /// The RNG of one component of one replication: ChaCha8 seeded with the master seed, on its own
 /// stream `rep << 32 | component`. Portable and independent of thread scheduling.
@@ -108,10 +97,7 @@ struct World<'a> {
     queue: EventQueue<Ev>,
     clients: Vec<ClientState>,
     server: Host,
-    uplink: Link<ChaCha8Rng>,
-    downlink: Link<ChaCha8Rng>,
-    up_hop: (ChaCha8Rng, Instant),
-    down_hop: (ChaCha8Rng, Instant),
+    net: Network,
     workload_rng: ChaCha8Rng,
     packets: Vec<Packet>,
     free: Vec<u32>,
@@ -129,20 +115,11 @@ struct World<'a> {
 /// every finished exchange (for a progress bar).
 pub fn run_rep_udp(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
     let seed = scn.seed;
-    let ms = |v: f64| Duration::from_secs_f64(v / 1000.0);
-    let link = |spec: &crate::scenario::LinkSpec, comp| {
-        Link::new(
-            spec.rate_bps,
-            ms(spec.delay_ms),
-            spec.buffer_bytes,
-            LossProcess::new(spec.loss, component_rng(seed, rep, comp)),
-        )
-    };
     let client_cfg = Config::new(cc.clone());
     let mut server_cfg = Config::new(cc.clone());
     // the server's cache must hold every client's recent exchanges: a larger cap than a device's
     server_cfg.max_dedup_entries = (scn.clients as usize * 64).max(4096);
-    let server = Endpoint::new(server_cfg, component_rng(seed, rep, stream::SERVER))
+    let server = Endpoint::new(server_cfg, component_rng(seed, rep, streams::SERVER))
         .expect("valid endpoint config")
         .with_handler(Box::new(SimServer { payload: vec![0x2A; scn.payload_bytes as usize] }));
     let clients = (0..scn.clients)
@@ -164,11 +141,8 @@ pub fn run_rep_udp(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&At
         queue: EventQueue::new(2),
         clients,
         server: Host { ep: server, timer_at: None, timer_gen: 0 },
-        uplink: link(&scn.uplink, stream::UPLINK_LOSS),
-        downlink: link(&scn.downlink, stream::DOWNLINK_LOSS),
-        up_hop: (component_rng(seed, rep, stream::UP_HOP), Instant::ZERO),
-        down_hop: (component_rng(seed, rep, stream::DOWN_HOP), Instant::ZERO),
-        workload_rng: component_rng(seed, rep, stream::WORKLOAD),
+        net: Network::new(scn, rep),
+        workload_rng: component_rng(seed, rep, streams::WORKLOAD),
         packets: Vec::new(),
         free: Vec::new(),
         buf: Vec::with_capacity(1500),
@@ -283,10 +257,6 @@ impl World<'_> {
         len as u32 + self.scn.ip_header_bytes + self.scn.udp_header_bytes
     }
 
-    fn hop_delay(rng: &mut ChaCha8Rng, scn: &Scenario) -> Duration {
-        Duration::from_secs_f64(uniform(rng, scn.server_hop.delay_min_ms, scn.server_hop.delay_max_ms) / 1000.0)
-    }
-
     fn after_client(&mut self, c: u32) {
         let scn = self.scn;
         // a finished exchange may start the next one, whose request must go out too
@@ -294,11 +264,7 @@ impl World<'_> {
             // datagrams: client host → uplink buffer → router → hop → server
             while let Some(tx) = self.clients[c as usize].host.ep.poll_transmit(&mut self.buf) {
                 let size = self.ip_size(tx.len);
-                let offer = self.uplink.offer_datagram(self.now, size, scn.uplink.mtu, scn.ip_header_bytes);
-                if let Offer::Delivered { at, .. } = offer {
-                    let hop = Self::hop_delay(&mut self.up_hop.0, scn);
-                    let arrive = (at + hop).max(self.up_hop.1);
-                    self.up_hop.1 = arrive;
+                if let Some(arrive) = self.net.upstream(self.now, size) {
                     let p = self.alloc_packet(c, tx.len);
                     self.queue.push_lane(LANE_UP, arrive.as_nanos(), Ev::ToServer(p));
                 }
@@ -331,14 +297,9 @@ impl World<'_> {
 
     fn after_server(&mut self) {
         // datagrams: server → hop → router → downlink buffer → client
-        let scn = self.scn;
         while let Some(tx) = self.server.ep.poll_transmit(&mut self.buf) {
             let size = self.ip_size(tx.len);
-            let hop = Self::hop_delay(&mut self.down_hop.0, scn);
-            let at_router = (self.now + hop).max(self.down_hop.1);
-            self.down_hop.1 = at_router;
-            let offer = self.downlink.offer_datagram(at_router, size, scn.downlink.mtu, scn.ip_header_bytes);
-            if let Offer::Delivered { at, busy } = offer {
+            if let Some((at, busy)) = self.net.downstream(self.now, size) {
                 let p = self.alloc_packet(tx.dest, tx.len);
                 self.packets[p as usize].down_busy = busy;
                 self.queue.push_lane(LANE_DOWN, at.as_nanos(), Ev::ToClient(p));
@@ -376,8 +337,8 @@ impl World<'_> {
             rep,
             clients,
             exchanges,
-            uplink: self.uplink.stats,
-            downlink: self.downlink.stats,
+            uplink: self.net.uplink.stats,
+            downlink: self.net.downlink.stats,
             wasted_downlink_ns: self.wasted_down_ns,
             events: self.events,
             end_ns: self.end.as_nanos(),
