@@ -306,14 +306,15 @@ where
     pub fn request(&mut self, now: Instant, dest: A, mut req: Request) -> Result<ExchangeId, RequestError> {
         req.options.sort_by_key(|o| o.0);
         // header + token (with marking byte) + options + a marking option (≤ 4 bytes) + payload
-        let opts: SmallVec<[CoapOption<'_>; 8]> =
-            req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
-        let body = Options::from_list(&opts).encoded_len();
+        let body = {
+            let opts: SmallVec<[CoapOption<'_>; 8]> =
+                req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+            Options::from_list(&opts).encoded_len()
+        };
         let payload = if req.payload.is_empty() { 0 } else { 1 + req.payload.len() };
         if 4 + 1 + self.cfg.token_len + body + 4 + payload > self.cfg.max_message_size {
             return Err(RequestError::TooLarge);
         }
-        drop(opts);
         let id = ExchangeId(self.next_id);
         self.next_id += 1;
         let confirmable = req.confirmable;

@@ -228,6 +228,7 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
             wasted_downlink_ns: 0,
             events: 0,
             end_ns: 0,
+            truncated: false,
         };
         for (c, mut reports) in result.reports.into_iter().enumerate() {
             let (rec, ex) = netsim::record::from_reports(c as u32, &mut reports);

@@ -63,6 +63,8 @@ pub struct RepResult {
     pub events: u64,
     /// Virtual time when the last client finished, ns.
     pub end_ns: u64,
+    /// The run reached `max_time_s` before every client finished: unfinished exchanges are missing.
+    pub truncated: bool,
 }
 
 /// A client's records from its exchange reports (sorted here by exchange id): the same

@@ -89,6 +89,9 @@ pub struct Scenario {
     pub ip_header_bytes: u32,
     /// UDP header bytes added to every CoAP message.
     pub udp_header_bytes: u32,
+    /// A replication still running at this virtual time is cut short and marked truncated (a
+    /// safety net: no reference run comes near it).
+    pub max_time_s: f64,
 }
 
 impl Default for Scenario {
@@ -147,6 +150,7 @@ impl Scenario {
             payload_bytes: 60,
             ip_header_bytes: 20,
             udp_header_bytes: 8,
+            max_time_s: 100_000.0,
         }
     }
 
@@ -242,6 +246,9 @@ impl Scenario {
         }
         if s.path.is_empty() || s.path.len() > 255 {
             return bad("path", "must be 1 to 255 bytes");
+        }
+        if !(s.max_time_s > 0.0 && s.max_time_s.is_finite()) {
+            return bad("max_time_s", "must be a finite number > 0");
         }
         if s.payload_bytes > 1024 {
             return bad("payload_bytes", "must be at most 1024 (RFC 7252's 1152-byte messages)");

@@ -120,6 +120,8 @@ pub struct Summary {
     pub links: Links,
     /// Events processed.
     pub events: u64,
+    /// Replications cut short at the scenario's `max_time_s`.
+    pub truncated_reps: u64,
 }
 
 impl Summary {
@@ -166,6 +168,7 @@ impl Summary {
                 downlink: LinkTotals::of(reps.iter().map(|r| &r.downlink)),
             },
             events: sum(&|r| r.events),
+            truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,
         }
     }
 }

@@ -17,6 +17,9 @@
 //!   every second full segment, out-of-order or duplicate data, a filled hole, or a FIN; else
 //!   after the delayed-ACK timer. Data segments carry the ACK (piggybacking).
 //! * Nagle: a segment smaller than the MSS waits while data is unacknowledged.
+//! * A connection ends in failure after `retries2` RTO expirations without progress (Linux's
+//!   tcp_retries2, 15), or on a reset; a host with no connection for an arriving segment (a
+//!   gave-up or never-opened one) answers it with RST, as Linux does.
 //! * The receive window never limits (the reference's buffers are far larger than its flows).
 //! * Header bytes: 20 (IPv4) + 20 (TCP, no timestamps); SYN and SYN/ACK add 8 bytes of options
 //!   (MSS and window scale; SACK is off for NewReno). Chosen: the testbed does not list them.
@@ -47,6 +50,8 @@ pub struct TcpParams {
     pub nagle: bool,
     /// Bytes of TCP options in SYN and SYN/ACK.
     pub syn_options: u32,
+    /// RTO expirations of data without progress before the connection is given up (Linux: 15).
+    pub retries2: u32,
 }
 
 impl Default for TcpParams {
@@ -61,6 +66,7 @@ impl Default for TcpParams {
             delayed_ack: 0.2,
             nagle: true,
             syn_options: 8,
+            retries2: 15,
         }
     }
 }
@@ -90,9 +96,10 @@ impl TcpParams {
                 "delayed_ack" => p.delayed_ack = num()?,
                 "nagle" => p.nagle = v.parse().map_err(|_| format!("tcp: bad value '{v}' for nagle: expected true or false"))?,
                 "syn_options" => p.syn_options = int()?,
+                "retries2" => p.retries2 = int()?,
                 _ => {
                     return Err(format!(
-                        "tcp has no parameter '{k}'; valid parameters: init_cwnd, initial_rto, min_rto, max_rto, syn_retries, delayed_ack, nagle, syn_options"
+                        "tcp has no parameter '{k}'; valid parameters: init_cwnd, initial_rto, min_rto, max_rto, syn_retries, delayed_ack, nagle, syn_options, retries2"
                     ))
                 }
             }
@@ -110,7 +117,7 @@ impl TcpParams {
         macro_rules! diff {
             ($($f:ident),*) => { $( if self.$f != d.$f { parts.push(format!("{}={}", stringify!($f), self.$f)); } )* };
         }
-        diff!(init_cwnd, initial_rto, min_rto, max_rto, syn_retries, delayed_ack, nagle, syn_options);
+        diff!(init_cwnd, initial_rto, min_rto, max_rto, syn_retries, delayed_ack, nagle, syn_options, retries2);
         if parts.is_empty() {
             "tcp".into()
         } else {
@@ -125,6 +132,8 @@ pub const SYN: u8 = 1;
 pub const ACK: u8 = 2;
 /// Sender has finished.
 pub const FIN: u8 = 4;
+/// Reset: the connection is gone.
+pub const RST: u8 = 8;
 
 /// A segment.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -208,6 +217,8 @@ pub struct Tcp {
     peer_fin: bool,
     /// The handshake's third segment, a pure ACK sent at once (Linux, blocking connect()).
     handshake_ack: bool,
+    /// A reset to send (we have no connection for what arrived).
+    send_rst: Option<u64>,
     /// The counters.
     pub stats: TcpStats,
 }
@@ -243,6 +254,7 @@ impl Tcp {
             delack_deadline: None,
             peer_fin: false,
             handshake_ack: false,
+            send_rst: None,
             stats: TcpStats::default(),
         }
     }
@@ -330,6 +342,10 @@ impl Tcp {
             self.timed = None;
             self.backoff += 1;
             self.rto = (self.rto * 2.0).min(self.p.max_rto);
+            if self.state == State::Established && self.backoff > self.p.retries2 {
+                self.fail();
+                return;
+            }
             if matches!(self.state, State::SynSent | State::SynReceived) {
                 self.syn_tries += 1;
                 if self.syn_tries > self.p.syn_retries {
@@ -347,16 +363,33 @@ impl Tcp {
         }
     }
 
+    fn fail(&mut self) {
+        self.state = State::Failed;
+        self.rto_deadline = None;
+        self.delack_deadline = None;
+        self.ack_now = false;
+    }
+
     /// Handles an arriving segment.
     pub fn on_segment(&mut self, now: Instant, seg: &Segment) {
+        if seg.flags & RST != 0 {
+            if self.state != State::Closed {
+                self.fail();
+            }
+            return;
+        }
         match self.state {
-            State::Failed => return,
-            State::Closed if seg.flags & SYN != 0 => {
+            State::Failed | State::Closed if seg.flags & SYN == 0 || self.state == State::Failed => {
+                // no connection here: reset the peer's (RFC 9293 §3.10.7.1)
+                self.send_rst = Some(if seg.flags & ACK != 0 { seg.ack } else { 0 });
+                return;
+            }
+            State::Closed => {
                 self.state = State::SynReceived;
                 self.rcv_nxt = seg.seq + 1;
                 return;
             }
-            State::Closed => return,
+            State::Failed => return,
             State::SynSent if seg.flags & SYN != 0 && seg.flags & ACK != 0 && seg.ack == 1 => {
                 self.rcv_nxt = seg.seq + 1;
                 self.established(now, 1);
@@ -514,6 +547,9 @@ impl Tcp {
 
     /// The next segment to send now, if any. Call until `None`.
     pub fn poll_segment(&mut self, now: Instant) -> Option<Segment> {
+        if let Some(seq) = self.send_rst.take() {
+            return Some(Segment { flags: RST, seq, ..Segment::default() });
+        }
         match self.state {
             State::Failed | State::Closed => return None,
             State::SynSent | State::SynReceived => {
@@ -804,6 +840,38 @@ mod tests {
         assert!(s.peer_closed());
         pump(t(0.4), &mut s, &mut c);
         assert!(c.all_acked());
+    }
+
+    #[test]
+    fn a_host_without_the_connection_resets_it_and_retries2_ends_a_dead_one() {
+        let p = TcpParams::default();
+        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p.clone()));
+        pump(t(0.0), &mut c, &mut s);
+        pump(t(0.5), &mut s, &mut c);
+        assert!(c.is_established());
+        // the server forgets the connection (its SYN/ACK retries ran out, say): a fresh listener
+        let mut s = Tcp::listen(p.clone());
+        c.write(b"csm");
+        let out = pump(t(0.5), &mut c, &mut s);
+        assert!(out.iter().any(|x| !x.payload.is_empty()));
+        let rst = s.poll_segment(t(0.6)).unwrap();
+        assert_eq!(rst.flags, RST);
+        c.on_segment(t(1.0), &rst);
+        assert!(c.has_failed());
+        assert!(c.poll_timeout().is_none());
+        // without any answer, 15 backed-off RTOs end it too
+        let mut c = Tcp::connect(TcpParams { retries2: 3, ..p.clone() });
+        let mut s = Tcp::listen(p);
+        pump(t(0.0), &mut c, &mut s);
+        pump(t(0.5), &mut s, &mut c);
+        c.write(b"x");
+        let _ = pump(t(0.5), &mut c, &mut Tcp::listen(TcpParams::default()));
+        for _ in 0..4 {
+            let now = c.poll_timeout().unwrap();
+            c.on_timeout(now);
+            while c.poll_segment(now).is_some() {}
+        }
+        assert!(c.has_failed());
     }
 
     #[test]

@@ -118,9 +118,12 @@ struct World<'a> {
     response: Vec<u8>,
     csm: Vec<u8>,
     csm_done: u32,
+    /// Continuous clients: every connection is ready (or failed), the clock has started.
+    go: bool,
     finished_clients: u32,
     stopping: bool,
     events: u64,
+    truncated: bool,
     wasted_down_ns: u64,
     end: Instant,
     progress: Option<&'a AtomicU64>,
@@ -171,9 +174,11 @@ pub fn run_rep_tcp(scn: &Scenario, p: &TcpParams, rep: u32, progress: Option<&At
         response: frame(Code::CONTENT, &[], &vec![0x2A; scn.payload_bytes as usize]),
         csm,
         csm_done: 0,
+        go: false,
         finished_clients: 0,
         stopping: false,
         events: 0,
+        truncated: false,
         wasted_down_ns: 0,
         end: Instant::ZERO,
         progress,
@@ -188,7 +193,13 @@ pub fn run_rep_tcp(scn: &Scenario, p: &TcpParams, rep: u32, progress: Option<&At
 
 impl World<'_> {
     fn run(&mut self) {
+        let limit = Duration::from_secs_f64(self.scn.max_time_s).as_nanos();
         while let Some((t, ev)) = self.queue.pop() {
+            if t > limit {
+                self.truncated = true;
+                self.end = Instant::from_nanos(limit);
+                break;
+            }
             self.now = Instant::from_nanos(t);
             match ev {
                 Ev::ClientTimer(..) | Ev::ServerTimer(..) if self.stopping => continue,
@@ -382,6 +393,11 @@ impl World<'_> {
         // a connection that could not be established fails what its batch had left
         let failed = self.clients[c as usize].conns.last().is_some_and(|x| x.tcp.has_failed());
         if failed && !self.clients[c as usize].finished {
+            if !self.clients[c as usize].started {
+                // it will never be ready: it must not hold the others' start back
+                self.clients[c as usize].started = true;
+                self.csm_done += 1;
+            }
             let left = {
                 let cl = &self.clients[c as usize];
                 if self.scn.workload == Workload::Random {
@@ -414,7 +430,6 @@ impl World<'_> {
             }
         }
         // 2. CSM once established; the barrier of continuous clients
-        let mut all_ready = false;
         {
             let csm = &self.csm;
             let cl = &mut self.clients[c as usize];
@@ -429,21 +444,23 @@ impl World<'_> {
                 if !cl.started && conn.csm_sent && conn.csm_received && conn.tcp.all_acked() {
                     cl.started = true; // counted once towards the barrier
                     self.csm_done += 1;
-                    all_ready = self.csm_done == self.scn.clients;
                 }
             }
         }
         if self.scn.workload == Workload::Continuous {
-            if all_ready {
-                // every client has its connection and CSMs: the clock starts for all at once
+            if !self.go && self.csm_done == self.scn.clients {
+                // every client has its connection and CSMs (or failed): the clock starts for all
+                self.go = true;
                 for other in 0..self.scn.clients {
-                    if other != c {
+                    let o = &self.clients[other as usize];
+                    if !o.outstanding && !o.finished {
                         self.write_request(other);
-                        self.client_transmit(other);
+                        if other != c {
+                            self.client_transmit(other);
+                        }
                     }
                 }
-                self.write_request(c);
-            } else if self.csm_done == self.scn.clients {
+            } else if self.go {
                 let cl = &self.clients[c as usize];
                 if !cl.outstanding && !cl.finished {
                     self.write_request(c);
@@ -605,6 +622,7 @@ impl World<'_> {
             wasted_downlink_ns: self.wasted_down_ns,
             events: self.events,
             end_ns: self.end.as_nanos(),
+            truncated: self.truncated,
         }
     }
 }

@@ -106,6 +106,7 @@ struct World<'a> {
     finished_clients: u32,
     stopping: bool,
     events: u64,
+    truncated: bool,
     wasted_down_ns: u64,
     end: Instant,
     progress: Option<&'a AtomicU64>,
@@ -155,6 +156,7 @@ pub fn run_rep_udp(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&At
         finished_clients: 0,
         stopping: false,
         events: 0,
+        truncated: false,
         wasted_down_ns: 0,
         end: Instant::ZERO,
         progress,
@@ -169,7 +171,13 @@ pub fn run_rep_udp(scn: &Scenario, cc: &CcConfig, rep: u32, progress: Option<&At
 
 impl World<'_> {
     fn run(&mut self) {
+        let limit = Duration::from_secs_f64(self.scn.max_time_s).as_nanos();
         while let Some((t, ev)) = self.queue.pop() {
+            if t > limit {
+                self.truncated = true;
+                self.end = Instant::from_nanos(limit);
+                break;
+            }
             self.now = Instant::from_nanos(t);
             match ev {
                 Ev::Timer(..) if self.stopping => continue,
@@ -342,6 +350,7 @@ impl World<'_> {
             wasted_downlink_ns: self.wasted_down_ns,
             events: self.events,
             end_ns: self.end.as_nanos(),
+            truncated: self.truncated,
         }
     }
 }

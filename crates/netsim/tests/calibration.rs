@@ -147,3 +147,26 @@ fn tcp_with_many_clients_completes_and_is_deterministic() {
         assert!(a.fct_s.max >= 2500.0 * ser(104.0, 30_000.0), "{:?}", a.fct_s);
     }
 }
+
+#[test]
+fn tcp_connections_that_cannot_be_established_fail_their_exchanges_and_the_run_ends() {
+    // no SYN retries and 18 % link errors: some handshakes fail for good
+    for workload in [netsim::Workload::Continuous, netsim::Workload::Random] {
+        let mut scn = Scenario { cc: "tcp:syn_retries=0".into(), clients: 20, reps: 3, workload, ..Scenario::thesis() };
+        scn.errors = netsim::loss::ErrorProfile::High;
+        let s = run_scn(scn);
+        assert_eq!(s.exchanges, 3 * 20 * 50, "{workload:?}");
+        assert!(s.failed_exchanges > 0, "{workload:?}: some connection failed");
+        assert!(s.failed_exchanges < s.exchanges, "{workload:?}: the others went on");
+    }
+}
+
+#[test]
+fn a_run_that_cannot_end_is_cut_at_max_time() {
+    // the 20 continuous clients need ~33 s; a 10 s limit cuts every replication
+    let s = run_scn(Scenario { clients: 20, reps: 2, max_time_s: 10.0, ..Scenario::thesis() });
+    assert_eq!(s.truncated_reps, 2);
+    assert!(s.exchanges < 2 * 20 * 50);
+    let s = run_scn(Scenario { clients: 20, reps: 2, ..Scenario::thesis() });
+    assert_eq!(s.truncated_reps, 0);
+}
