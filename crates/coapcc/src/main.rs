@@ -18,7 +18,14 @@ mod wall;
 /// coapcc — congestion control for CoAP: every retransmission-timeout algorithm of the
 /// literature, one implementation, on a simulated reference bottleneck and on real networks.
 #[derive(Debug, Parser)]
-#[command(name = "coapcc", version, about, long_about = None)]
+#[command(
+    name = "coapcc",
+    version,
+    about = "coapcc: congestion control for CoAP: every RTO/congestion-control algorithm of the literature, \
+             simulated on the reference bottleneck and run on real networks with the same code",
+    after_help = "Start with:  coapcc sim --clients 100 --buffer infinite --cc default --cc fasor\n\
+                  Then:        coapcc algorithms;  coapcc reproduce thesis --out results/thesis"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,7 +54,7 @@ enum Command {
     Reproduce(experiments::ReproduceArgs),
     /// Write an HTML report (plots and tables, self-contained, opens offline) of a results directory.
     Report(report::Args),
-    /// Serve /test (60-byte payload), /time, /echo and /.well-known/core over CoAP/UDP.
+    /// Serve /test (60-byte payload), /time, /echo and /.well-known/core over CoAP/UDP (or TCP with --tcp).
     Server(net::ServerArgs),
     /// Send one request and print the response's payload on stdout.
     Client(net::ClientArgs),
