@@ -23,6 +23,13 @@
 //! * NON traffic: at most one NON per RTO to a destination ([`Controller::earliest_start`]);
 //!   every `non_con_interval`-th NON (8: 2 of 16) is sent as CON to keep the estimator fed.
 //!
+//! Compared with Californium's CoCoA (the implementation by CoCoA's author): same VBF thresholds
+//! (exactly 1 s and 3 s take ×2), same first-sample and weighting rules; but Californium's
+//! estimators use α = 0.25 and β = 0.125, swapped relative to RFC 6298's α = 1/8, β = 1/4, which
+//! the specification prescribes and this module follows; and Californium's aging restarts its
+//! clock at "now" after aging (leftover idle time is dropped) and compares strictly, where this
+//! module carries the leftover over and compares with ≥.
+//!
 //! Full Backoff (ANRW 2018): `cocoa_fb1`: after an exchange that needed retransmissions the
 //! next exchange uses exactly the backed-off RTO in use when the response arrived (it also
 //! becomes the overall RTO, replacing the weighted update). `cocoa_fb2`: after retransmissions
