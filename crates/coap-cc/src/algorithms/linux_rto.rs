@@ -2,19 +2,24 @@
 //! `__tcp_set_rto`; also ported as Californium's LinuxRto): the literature's "Linux RTO".
 //!
 //! Unambiguous samples only. First sample R: SRTT = R, mdev = R/2, mdev_max = max(mdev, 50 ms),
-//! RTTVAR = mdev_max. Later, with err = R − SRTT (the OLD SRTT, as Linux computes it before
-//! updating): SRTT += err/8; if R < SRTT_old − mdev then mdev = 31/32·mdev + |err|/32 else
-//! mdev = 3/4·mdev + |err|/4 (Linux's scaled arithmetic, unscaled); if mdev > mdev_max
+//! RTTVAR = mdev_max. Later: SRTT += (R − SRTT)/8; then, with the NEW SRTT (the specification's
+//! order, as Californium's LinuxRto computes it), if R < SRTT − mdev then mdev = 31/32·mdev +
+//! |R − SRTT|/32 else mdev = 3/4·mdev + |R − SRTT|/4; if mdev > mdev_max
 //! { mdev_max = mdev; RTTVAR = max(RTTVAR, mdev_max) }; once per RTT, here once per sample:
 //! if mdev_max < RTTVAR then RTTVAR −= (RTTVAR − mdev_max)/4, and mdev_max resets to 50 ms.
 //! RTO = SRTT + 4·RTTVAR within [0.2, 120] s; initial 1 s (`initial_rto`; the thesis testbed
 //! used 2). Timeouts double (capped at 120 s). Karn: a retransmitted exchange gives no sample,
 //! and its backed-off RTO is kept for the next exchange until an unambiguous sample arrives.
 //! No dither (Linux has none).
+//!
+//! Open point: Linux itself computes the error against the OLD SRTT (`m = R − srtt` before
+//! `srtt += m/8`), and its scaled arithmetic then gives exactly the rules above with SRTT_old:
+//! `mdev_srtt=old` selects that reading; the default `new` follows the specification's text and
+//! Californium.
 
 use crate::controller::{Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
-use crate::params::{check, params};
+use crate::params::{check, choice, params};
 use crate::time::{Duration, Instant};
 use rand_core::RngCore;
 
@@ -35,7 +40,14 @@ params! {
         nstart: u32 = 1,
         /// Accurate RTT samples: none, token or option.
         rtt_marking: MarkingKind = MarkingKind::None,
+        /// SRTT used by the mdev rule: new (the specification, Californium) or old (Linux's own code).
+        mdev_srtt: MdevSrtt = MdevSrtt::New,
     }
+}
+
+choice! {
+    /// Which SRTT the mdev rule compares against.
+    pub enum MdevSrtt { New = "new", Old = "old" }
 }
 
 impl LinuxParams {
@@ -89,10 +101,14 @@ impl LinuxRto {
                 Estimate { srtt: r, mdev, mdev_max, rttvar: mdev_max }
             }
             Some(mut e) => {
-                let err = r - e.srtt;
-                let below = r < e.srtt - e.mdev;
-                e.srtt += err / 8.0;
-                e.mdev = if below { 31.0 / 32.0 * e.mdev + err.abs() / 32.0 } else { 0.75 * e.mdev + err.abs() / 4.0 };
+                let old = e.srtt;
+                e.srtt += (r - old) / 8.0;
+                let srtt = match self.p.mdev_srtt {
+                    MdevSrtt::New => e.srtt,
+                    MdevSrtt::Old => old,
+                };
+                let err = (r - srtt).abs();
+                e.mdev = if r < srtt - e.mdev { 31.0 / 32.0 * e.mdev + err / 32.0 } else { 0.75 * e.mdev + err / 4.0 };
                 if e.mdev > e.mdev_max {
                     e.mdev_max = e.mdev;
                     e.rttvar = e.rttvar.max(e.mdev_max);
@@ -155,21 +171,39 @@ mod tests {
         // R = 0.6: SRTT 0.6, mdev 0.3, mdev_max 0.3, RTTVAR 0.3 → RTO 0.6 + 1.2 = 1.8
         c.update(0.6);
         assert_close(c.rto, 1.8);
-        // R = 0.2 (< 0.6 − 0.3): err = −0.4; SRTT = 0.55; mdev = 31/32·0.3 + 0.4/32 = 0.303125;
-        // mdev > mdev_max(0.3) → mdev_max = RTTVAR = 0.303125; no decay; mdev_max → 0.05.
+        // R = 0.2: SRTT = 0.6 − 0.4/8 = 0.55; 0.2 < 0.55 − 0.3 → mdev = 31/32·0.3 + |0.2 − 0.55|/32
+        // = 0.3015625 > mdev_max → mdev_max = RTTVAR = 0.3015625; no decay; mdev_max → 0.05
+        c.update(0.2);
+        let e = c.est.unwrap();
+        assert_close(e.srtt, 0.55);
+        assert_close(e.mdev, 0.3015625);
+        assert_close(e.rttvar, 0.3015625);
+        assert_close(c.rto, 0.55 + 4.0 * 0.3015625);
+        // R = 0.55: SRTT stays; mdev = 0.75·0.3015625 = 0.226171875 > 0.05 → mdev_max = 0.226…;
+        // RTTVAR stays 0.3015625, then decays by (0.3015625 − 0.226171875)/4 → 0.28271484375
+        c.update(0.55);
+        let e = c.est.unwrap();
+        assert_close(e.mdev, 0.226171875);
+        assert_close(e.rttvar, 0.28271484375);
+        assert_close(c.rto, 0.55 + 4.0 * 0.28271484375);
+    }
+
+    #[test]
+    fn linux_own_reading_uses_the_old_srtt() {
+        let mut c = LinuxRto::new(LinuxParams { mdev_srtt: MdevSrtt::Old, ..LinuxParams::default() });
+        c.update(0.6);
+        // R = 0.2 against SRTT_old 0.6: 0.2 < 0.6 − 0.3 → mdev = 31/32·0.3 + 0.4/32 = 0.303125
         c.update(0.2);
         let e = c.est.unwrap();
         assert_close(e.srtt, 0.55);
         assert_close(e.mdev, 0.303125);
         assert_close(e.rttvar, 0.303125);
-        assert_close(c.rto, 0.55 + 4.0 * 0.303125);
-        // R = 0.55: err 0; mdev = 0.75·0.303125 = 0.22734375 > 0.05 → mdev_max = 0.227…,
-        // RTTVAR stays 0.303125 then decays: −(0.303125 − 0.22734375)/4 → 0.2841796875
+        // R = 0.55 against SRTT_old 0.55: mdev = 0.75·0.303125 = 0.22734375; RTTVAR decays by
+        // (0.303125 − 0.22734375)/4 → 0.2841796875
         c.update(0.55);
         let e = c.est.unwrap();
         assert_close(e.mdev, 0.22734375);
         assert_close(e.rttvar, 0.2841796875);
-        assert_close(c.rto, 0.55 + 4.0 * 0.2841796875);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! δ = |R − R_prev|/R; B = min(max(2δ, D·B), B_max); RTT_max = max(R, R_prev);
 //! RTO = max(D·RTO, (1 + B)·RTT_max, RTT_max + (1 + B_max)·G, max(history) + 2·G); R_prev = R.
 //! Californium computes δ with integer division, which makes it almost always 0: a bug; real
-//! division is used here. B starts at 0. Before any sample the RTO of an exchange is drawn
+//! division is used here. B starts at 0. R_prev is the first sample after the first sample
+//! (Californium leaves it at 0, so its second sample sees δ = 1 and B = 1: read here as an
+//! oversight, since the history is meant to hold the previous sample). Before any sample the RTO of an exchange is drawn
 //! like DefaultCoAP's, from [2, 3] s (`initial_rto` × U[1, `ack_random_factor`]); after, the RTO
 //! is used as is. Timeouts double, capped at `rto_max` = 60 s; no Karn carry-over (the source
 //! keeps none).
