@@ -96,9 +96,12 @@ pub async fn run(
                     let (reader, tx) = (sock.clone(), down_tx.clone());
                     tokio::spawn(async move {
                         let mut b = vec![0u8; 65536];
-                        while let Ok(n) = reader.recv(&mut b).await {
+                        loop {
+                            // an ICMP error (say, the server was not up yet) surfaces here on Linux:
+                            // it must not end this client's return path
+                            let Ok(n) = reader.recv(&mut b).await else { continue };
                             if tx.send((client, b[..n].to_vec(), clock.now())).await.is_err() {
-                                break;
+                                break; // the relay stopped
                             }
                         }
                     });

@@ -80,3 +80,39 @@ fn client_failure_is_a_clear_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "http://example.com/"]).output().unwrap();
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("only coap://"));
 }
+
+#[test]
+fn relay_survives_a_server_that_starts_late() {
+    // the first request reaches the server's port before the server is up (an ICMP error on the
+    // relay's upstream socket); the retransmission must still come back through the relay
+    let (relay_port, server_port) = (free_port(), free_port());
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    let mut relay = Command::new(bin)
+        .args([
+            "relay",
+            "--listen",
+            &format!("127.0.0.1:{relay_port}"),
+            "--upstream",
+            &format!("127.0.0.1:{server_port}"),
+        ])
+        .args(["--duration", "15"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let client = Command::new(bin)
+        .args(["client", "--cc", "default:ack_timeout=1", &format!("coap://127.0.0.1:{relay_port}/test")])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let mut server = Command::new(bin)
+        .args(["server", "--bind", &format!("127.0.0.1:{server_port}"), "--duration", "12"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = client.wait_with_output().unwrap();
+    let _ = (relay.kill(), server.kill(), relay.wait(), server.wait());
+    assert!(out.status.success());
+    assert_eq!(out.stdout.len(), 61);
+}
