@@ -256,3 +256,32 @@ fn same_seed_same_trace() {
     assert_eq!(trace(42), trace(42));
     assert_ne!(trace(42), trace(43));
 }
+
+#[test]
+fn lost_ack_of_a_separate_response_is_answered_again() {
+    let mut server = Config::new(CcConfig::parse("default").unwrap());
+    server.separate_ack_delay = coap_cc::Duration::from_millis(100);
+    let mut p = Pair::with(Config::new(CcConfig::parse("default").unwrap()), server, true, 13);
+    // the client's datagrams: 0 = the request, 1 = the ACK of the separate response (lost)
+    p.drop = Box::new(|from, i, _| from == C && i == 1);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(1.0);
+    let id = p.deferred.lock().unwrap()[0];
+    p.server.respond(p.now, id, Response::new(Code::CONTENT, b"sep".to_vec()));
+    p.run_until(100.0);
+    let from_server = p.sent_by(S);
+    // empty ACK, the CON response, and its retransmission after the lost ACK (RFC 7252 timer 2..3 s)
+    let cons: Vec<f64> = from_server
+        .iter()
+        .filter(|(_, b)| Message::decode(b).unwrap().ty == MessageType::Con)
+        .map(|(t, _)| *t)
+        .collect();
+    assert_eq!(cons.len(), 2, "{cons:?}");
+    assert!((2.0..3.0).contains(&(cons[1] - cons[0])), "{cons:?}");
+    // the client acknowledged both copies and counted the second as a duplicate
+    let acks = p.sent_by(C).iter().filter(|(_, b)| Message::decode(b).unwrap().ty == MessageType::Ack).count();
+    assert_eq!(acks, 2);
+    let r = &p.reports()[0];
+    assert_eq!((r.outcome, r.duplicates), (Outcome::Response(Code::CONTENT), 1));
+    assert!(close(secs(r.responded_at.unwrap()), 1.1));
+}
