@@ -178,7 +178,8 @@ fn boxplot(
                 continue;
             }
             let color = PALETTE[ai % PALETTE.len()];
-            let cx = gx + group_w * 0.1 + box_w * (ai as f64 + 0.5);
+            // the group's boxes centred in its slot
+            let cx = gx + (group_w - box_w * algos.len() as f64) / 2.0 + box_w * (ai as f64 + 0.5);
             let y = |v: f64| p.ypix(v, lo, hi);
             let (y10, y25, y50, y75, y90) = (y(s[0]), y(s[1]), y(s[2]), y(s[3]), y(s[4]));
             let tip = format!(
