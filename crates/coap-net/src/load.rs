@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request};
+use netsim::scenario::draw_batch;
 use netsim::Workload;
-use rand_chacha::ChaCha8Rng;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -43,10 +43,6 @@ pub struct LoadResult {
     pub interrupted: bool,
 }
 
-fn batch_size(rng: &mut ChaCha8Rng, lo: u32, hi: u32) -> u32 {
-    (coap_cc::rng::uniform(rng, lo as f64, hi as f64 + 1.0) as u32).min(hi)
-}
-
 /// Runs the clients until they finish or `stop` completes (Ctrl-C).
 pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let Some(cc) = spec.cc.clone() else { return run_tcp(spec, stop).await };
@@ -67,7 +63,7 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                     if done > 0 {
                         h.reset_cc(spec.server).await;
                     }
-                    left_in_batch = batch_size(&mut rng, spec.batch.0, spec.batch.1).min(spec.exchanges - done);
+                    left_in_batch = draw_batch(&mut rng, spec.batch.0, spec.batch.1, spec.exchanges - done);
                 }
                 left_in_batch = left_in_batch.saturating_sub(1);
                 let _ = h.request(spec.server, spec.request.clone()).await;
@@ -139,7 +135,7 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                     if let Some(old) = conn.take() {
                         old.release().await;
                     }
-                    left_in_batch = batch_size(&mut rng, spec.batch.0, spec.batch.1).min(spec.exchanges - done);
+                    left_in_batch = draw_batch(&mut rng, spec.batch.0, spec.batch.1, spec.exchanges - done);
                     setup_start = Some(clock.now());
                     conn = crate::tcp::connect(spec.server).await.ok();
                 }

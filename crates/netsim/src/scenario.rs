@@ -20,6 +20,14 @@ pub enum Workload {
     Random,
 }
 
+/// The size of a random-workload batch: uniform over `min..=max` exchanges, cut to the
+/// `remaining` ones. The simulator and the real load generator both draw it here, so a seed
+/// gives both the same batches.
+pub fn draw_batch(rng: &mut dyn rand_core::RngCore, min: u32, max: u32, remaining: u32) -> u32 {
+    let size = (coap_cc::rng::uniform(rng, min as f64, max as f64 + 1.0) as u32).min(max);
+    size.min(remaining)
+}
+
 /// One direction of the bottleneck.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -260,6 +268,26 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batches_are_uniform_over_min_to_max_and_cut_to_what_is_left() {
+        use rand_chacha::rand_core::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        // testbed.md: batches of uniformly 1..10 exchanges, each size with probability 1/10
+        let mut seen = [0u32; 11];
+        for _ in 0..20_000 {
+            seen[draw_batch(&mut rng, 1, 10, 50) as usize] += 1;
+        }
+        assert_eq!(seen[0], 0);
+        for (size, &n) in seen.iter().enumerate().skip(1) {
+            assert!((1800..2200).contains(&n), "size {size} drawn {n} times in 20000, expected ~2000");
+        }
+        // the last batch is shorter: it never runs past the client's 50th exchange
+        for _ in 0..100 {
+            assert!(draw_batch(&mut rng, 1, 10, 3) <= 3);
+            assert_eq!(draw_batch(&mut rng, 4, 4, 50), 4);
+        }
+    }
 
     #[test]
     fn thesis_defaults_resolve() {

@@ -27,7 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::network::{streams, Network};
 use crate::queue::EventQueue;
 use crate::record::{ClientRecord, ExchangeRecord, RepResult};
-use crate::scenario::{Scenario, Workload};
+use crate::scenario::{draw_batch, Scenario, Workload};
 use crate::tcp::{Segment, Tcp, TcpParams};
 use crate::world::component_rng;
 
@@ -304,9 +304,8 @@ impl World<'_> {
             csm_received: false,
         });
         if self.scn.workload == Workload::Random {
-            let (lo, hi) = (self.scn.batch_min as f64, self.scn.batch_max as f64 + 1.0);
-            let size = (coap_cc::rng::uniform(&mut self.workload_rng, lo, hi) as u32).min(self.scn.batch_max);
-            cl.batch_left = size.min(self.scn.exchanges - cl.done);
+            let scn = self.scn;
+            cl.batch_left = draw_batch(&mut self.workload_rng, scn.batch_min, scn.batch_max, scn.exchanges - cl.done);
         }
     }
 

@@ -24,7 +24,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::network::{streams, Network};
 use crate::queue::EventQueue;
 use crate::record::RepResult;
-use crate::scenario::{Scenario, Workload};
+use crate::scenario::{draw_batch, Scenario, Workload};
 
 /// The server's address in client endpoints.
 const SERVER: u32 = u32::MAX;
@@ -233,9 +233,7 @@ impl World<'_> {
             if cl.done > 0 {
                 cl.host.ep.reset_cc(&SERVER); // a new short-lived device
             }
-            let size = (uniform(&mut self.workload_rng, scn.batch_min as f64, scn.batch_max as f64 + 1.0) as u32)
-                .min(scn.batch_max);
-            cl.batch_left = size.min(scn.exchanges - cl.done);
+            cl.batch_left = draw_batch(&mut self.workload_rng, scn.batch_min, scn.batch_max, scn.exchanges - cl.done);
         }
         cl.batch_left = cl.batch_left.saturating_sub(1);
         // the request is small and valid: it always fits the maximum message size
