@@ -130,6 +130,11 @@ pub(crate) fn check_common(max_retransmit: u32, nstart: u32) -> Result<(), (&'st
     check(nstart >= 1, "nstart", "must be >= 1")
 }
 
+/// The initial RTO must be positive and within the cap.
+pub(crate) fn check_initial_rto(initial_rto: f64, rto_max: f64) -> Result<(), (&'static str, &'static str)> {
+    check(initial_rto > 0.0 && initial_rto <= rto_max, "initial_rto", "need 0 < initial_rto <= rto_max")
+}
+
 /// Checks a value against a range, for `validate` methods.
 pub(crate) fn check(ok: bool, key: &'static str, rule: &'static str) -> Result<(), (&'static str, &'static str)> {
     if ok {

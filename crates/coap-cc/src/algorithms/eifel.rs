@@ -54,11 +54,7 @@ params! {
 impl EifelParams {
     /// Checks the values; on failure, the offending key and the rule it breaks.
     pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        check(
-            self.initial_rto > 0.0 && self.initial_rto <= self.rto_max,
-            "initial_rto",
-            "need 0 < initial_rto <= rto_max",
-        )?;
+        crate::params::check_initial_rto(self.initial_rto, self.rto_max)?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.gain > 0.0 && self.gain <= 1.0, "gain", "must be in (0, 1]")?;
         check(self.tick >= 0.0, "tick", "must be >= 0")?;

@@ -87,11 +87,7 @@ params! {
 impl FasorParams {
     /// Checks the values; on failure, the offending key and the rule it breaks.
     pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        check(
-            self.initial_rto > 0.0 && self.initial_rto <= self.rto_max,
-            "initial_rto",
-            "need 0 < initial_rto <= rto_max",
-        )?;
+        crate::params::check_initial_rto(self.initial_rto, self.rto_max)?;
         crate::params::check_common(self.max_retransmit, self.nstart)?;
         check(self.k >= 0.0, "k", "must be >= 0")?;
         check(self.slow_factor > 0.0, "slow_factor", "must be > 0")?;

@@ -47,11 +47,7 @@ params! {
 impl PeakHopperParams {
     /// Checks the values; on failure, the offending key and the rule it breaks.
     pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
-        check(
-            self.initial_rto > 0.0 && self.initial_rto <= self.rto_max,
-            "initial_rto",
-            "need 0 < initial_rto <= rto_max",
-        )?;
+        crate::params::check_initial_rto(self.initial_rto, self.rto_max)?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         check(self.f >= 1.0, "f", "must be >= 1")?;
         check(self.b_max >= 0.0 && self.g >= 0.0, "b_max", "b_max and g must be >= 0")?;
