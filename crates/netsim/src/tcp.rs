@@ -672,6 +672,16 @@ mod tests {
         v
     }
 
+    /// A client and a server with default parameters after the handshake: SYN at 0 s, the
+    /// SYN-ACK (and the client's ACK) at `syn_ack_at` s.
+    fn established(syn_ack_at: f64) -> (Tcp, Tcp) {
+        let p = TcpParams::default();
+        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
+        pump(t(0.0), &mut c, &mut s);
+        pump(t(syn_ack_at), &mut s, &mut c);
+        (c, s)
+    }
+
     #[test]
     fn handshake_data_and_piggybacked_acks() {
         let p = TcpParams::default();
@@ -704,10 +714,7 @@ mod tests {
 
     #[test]
     fn delayed_ack_timer_fires_after_200_ms() {
-        let p = TcpParams::default();
-        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
-        pump(t(0.0), &mut c, &mut s);
-        pump(t(0.0), &mut s, &mut c);
+        let (mut c, mut s) = established(0.0);
         c.write(b"x");
         pump(t(0.0), &mut c, &mut s);
         assert!(s.poll_segment(t(0.1)).is_none()); // nothing to send before the timer
@@ -718,10 +725,7 @@ mod tests {
 
     #[test]
     fn nagle_holds_small_segments_while_data_is_unacknowledged() {
-        let p = TcpParams::default();
-        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
-        pump(t(0.0), &mut c, &mut s);
-        pump(t(0.0), &mut s, &mut c);
+        let (mut c, mut s) = established(0.0);
         c.write(b"csm");
         let first = pump(t(0.0), &mut c, &mut s);
         assert_eq!(first.last().unwrap().payload, b"csm");
@@ -735,10 +739,7 @@ mod tests {
 
     #[test]
     fn a_lost_segment_alone_in_flight_is_recovered_by_the_rto() {
-        let p = TcpParams::default();
-        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
-        pump(t(0.0), &mut c, &mut s);
-        pump(t(1.0), &mut s, &mut c); // SYN RTT 1 s: SRTT 1, RTTVAR 0.5 → RTO 3 s
+        let (mut c, mut s) = established(1.0); // SYN RTT 1 s: SRTT 1, RTTVAR 0.5 → RTO 3 s
         assert_eq!(c.rto, 3.0);
         c.write(b"data");
         let _ack_of_synack = c.poll_segment(t(1.0)).unwrap();
@@ -789,10 +790,7 @@ mod tests {
 
     #[test]
     fn three_duplicate_acks_trigger_fast_retransmit() {
-        let p = TcpParams::default();
-        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
-        pump(t(0.0), &mut c, &mut s);
-        pump(t(0.1), &mut s, &mut c);
+        let (mut c, mut s) = established(0.1);
         c.write(&[7u8; 256 * 5]);
         let mut segs = Vec::new();
         while let Some(seg) = c.poll_segment(t(0.1)) {
@@ -825,10 +823,7 @@ mod tests {
 
     #[test]
     fn fin_closes_and_spurious_data_is_counted() {
-        let p = TcpParams::default();
-        let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
-        pump(t(0.0), &mut c, &mut s);
-        pump(t(0.1), &mut s, &mut c);
+        let (mut c, mut s) = established(0.1);
         c.write(b"last");
         let data = pump(t(0.1), &mut c, &mut s);
         let d = data.iter().find(|x| !x.payload.is_empty()).unwrap().clone();
