@@ -1,0 +1,54 @@
+//! Recorded results: `coapcc sim --json` (less its wall-clock figures) for six scenarios that
+//! cover both transports, both workloads, link errors and 50 and 400 clients. A refactor must
+//! leave every one byte-identical; a deliberate change of results updates them in a commit of its
+//! own that says why (`cargo insta review`, or `INSTA_UPDATE=always cargo test -p coapcc --test
+//! snapshots`).
+
+use std::process::Command;
+
+fn sim_json(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["sim", "--json", "--threads", "2"])
+        .args(args)
+        .output()
+        .expect("coapcc runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    let obj = v.as_object_mut().expect("an object");
+    for k in ["wall_s", "events_per_s"] {
+        assert!(obj.remove(k).is_some(), "{k} is reported");
+    }
+    serde_json::to_string_pretty(&v).expect("serializes")
+}
+
+#[test]
+fn udp_continuous_50_clients() {
+    insta::assert_snapshot!(sim_json(&["--clients", "50", "--cc", "default"]));
+}
+
+#[test]
+fn udp_random_50_clients_medium_errors() {
+    let args = ["--clients", "50", "--workload", "random", "--errors", "medium", "--cc", "cocoa", "--reps", "2"];
+    insta::assert_snapshot!(sim_json(&args));
+}
+
+#[test]
+fn udp_continuous_400_clients_infinite_buffer() {
+    insta::assert_snapshot!(sim_json(&["--clients", "400", "--buffer", "infinite", "--cc", "default"]));
+}
+
+#[test]
+fn tcp_continuous_50_clients_low_errors() {
+    insta::assert_snapshot!(sim_json(&["--clients", "50", "--cc", "tcp", "--errors", "low"]));
+}
+
+#[test]
+fn tcp_random_50_clients_high_errors() {
+    let args = ["--clients", "50", "--cc", "tcp", "--workload", "random", "--errors", "high", "--reps", "2"];
+    insta::assert_snapshot!(sim_json(&args));
+}
+
+#[test]
+fn tcp_random_400_clients() {
+    insta::assert_snapshot!(sim_json(&["--clients", "400", "--cc", "tcp", "--workload", "random"]));
+}
