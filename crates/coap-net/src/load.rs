@@ -6,8 +6,7 @@ use std::net::SocketAddr;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request};
-use netsim::scenario::draw_batch;
-use netsim::Workload;
+use netmodel::{ClientWorkload, Next, Stream, WorkloadKind, WorkloadSpec};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -21,7 +20,7 @@ pub struct LoadSpec {
     /// Exchanges per client.
     pub exchanges: u32,
     /// Continuous, or random batches with CC state reset between them.
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     /// Batch sizes of random clients.
     pub batch: (u32, u32),
     /// Congestion control; `None`: CoAP over TCP (RFC 8323), the OS's TCP.
@@ -48,7 +47,7 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
     let Some(cc) = spec.cc.clone() else { return run_tcp(spec, stop).await };
     let mut handles = Vec::new();
     for c in 0..spec.clients {
-        let seed = rand_core::RngCore::next_u64(&mut netsim::component_rng(spec.seed, 0, c as u64));
+        let seed = rand_core::RngCore::next_u64(&mut Stream::Host(c).rng(spec.seed, 0));
         handles.push(crate::client(spec.bind, cc.clone(), seed, None).await?);
     }
     let mut tasks = tokio::task::JoinSet::new();
@@ -56,17 +55,16 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         let h = h.clone();
         let spec = spec.clone();
         tasks.spawn(async move {
-            let mut rng = netsim::component_rng(spec.seed, 0, 0xFFFF_0006 + c as u64);
-            let mut left_in_batch = 0;
-            for done in 0..spec.exchanges {
-                if spec.workload == Workload::Random && left_in_batch == 0 {
-                    if done > 0 {
-                        h.reset_cc(spec.server).await;
-                    }
-                    left_in_batch = draw_batch(&mut rng, spec.batch.0, spec.batch.1, spec.exchanges - done);
+            // the simulator's workload and draws: client c's batches come from its own stream
+            let (wspec, mut rng) = (workload_spec(&spec), Stream::Workload(c as u32).rng(spec.seed, 0));
+            let mut w = ClientWorkload::default();
+            let mut next = w.start(&wspec, &mut rng);
+            while let Next::Exchange { fresh } = next {
+                if fresh {
+                    h.reset_cc(spec.server).await;
                 }
-                left_in_batch = left_in_batch.saturating_sub(1);
                 let _ = h.request(spec.server, spec.request.clone()).await;
+                next = w.ended(&wspec, &mut rng);
             }
         });
     }
@@ -84,6 +82,16 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         reports.push(h.finish().await);
     }
     Ok(LoadResult { reports, in_flight, interrupted })
+}
+
+fn workload_spec(spec: &LoadSpec) -> WorkloadSpec {
+    WorkloadSpec {
+        kind: spec.workload,
+        exchanges: spec.exchanges,
+        batch_min: spec.batch.0,
+        batch_max: spec.batch.1,
+        start_spread_s: 0.0,
+    }
 }
 
 fn report(
@@ -112,7 +120,7 @@ fn report(
 async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let clock = crate::Clock::new();
     let mut pre = Vec::new();
-    if spec.workload == Workload::Continuous {
+    if spec.workload == WorkloadKind::Continuous {
         for _ in 0..spec.clients {
             pre.push(Some(crate::tcp::connect(spec.server).await?));
         }
@@ -125,21 +133,21 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         let spec = spec.clone();
         let in_flight = in_flight.clone();
         tasks.spawn(async move {
-            let mut rng = netsim::component_rng(spec.seed, 0, 0xFFFF_0006 + c as u64);
+            let (wspec, mut rng) = (workload_spec(&spec), Stream::Workload(c as u32).rng(spec.seed, 0));
+            let mut w = ClientWorkload::default();
             let mut reports = Vec::new();
             let mut conn = conn;
-            let mut left_in_batch = 0;
             let mut setup_start = None;
-            for done in 0..spec.exchanges {
-                if spec.workload == Workload::Random && left_in_batch == 0 {
+            let mut next = w.start(&wspec, &mut rng);
+            while let Next::Exchange { fresh } = next {
+                let done = w.done();
+                if spec.workload == WorkloadKind::Random && (fresh || done == 0) {
                     if let Some(old) = conn.take() {
                         old.release().await;
                     }
-                    left_in_batch = draw_batch(&mut rng, spec.batch.0, spec.batch.1, spec.exchanges - done);
                     setup_start = Some(clock.now());
                     conn = crate::tcp::connect(spec.server).await.ok();
                 }
-                left_in_batch = left_in_batch.saturating_sub(1);
                 let start = setup_start.take().unwrap_or_else(|| clock.now());
                 let outcome = match &conn {
                     Some(k) => {
@@ -154,6 +162,7 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                     None => Outcome::Failed(FailReason::Timeout),
                 };
                 reports.push(report(done as u64, spec.server, start, clock.now(), outcome));
+                next = w.ended(&wspec, &mut rng);
             }
             if let Some(k) = conn {
                 k.release().await;

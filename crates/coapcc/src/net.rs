@@ -7,7 +7,7 @@ use coap_cc::CcConfig;
 use coap_endpoint::Request;
 use coap_wire::Code;
 use netsim::loss::ErrorProfile;
-use netsim::{Scenario, Summary, Workload};
+use netsim::{Scenario, Summary, WorkloadKind};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -201,7 +201,7 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
     }
     runtime()?.block_on(async {
         let uri = crate::uri::parse(&args.server).await?;
-        let workload = if args.workload == "random" { Workload::Random } else { Workload::Continuous };
+        let workload = if args.workload == "random" { WorkloadKind::Random } else { WorkloadKind::Continuous };
         let spec = coap_net::load::LoadSpec {
             server: uri.addr,
             request: Request { code: Code::GET, options: uri.options, payload: Vec::new(), confirmable: true },
@@ -336,10 +336,13 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
                 None => ctrl_c().await,
             }
         };
-        let st = coap_net::relay::run(args.listen, args.upstream, &s, stop).await?;
+        let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
+        let overhead = s.ip_header_bytes + s.udp_header_bytes;
+        let st = coap_net::relay::run(args.listen, args.upstream, medium, overhead, stop).await?;
+        let (up, down) = (st.network.uplink, st.network.downlink);
         eprintln!(
-            "coapcc relay: {} clients; up {} packets ({} buffer drops, {} error drops); down {} packets ({} buffer drops, {} error drops)",
-            st.clients, st.uplink.offered, st.uplink.buffer_drops, st.uplink.error_drops, st.downlink.offered, st.downlink.buffer_drops, st.downlink.error_drops
+            "coapcc relay: {} clients ({} datagrams from further ones dropped); up {} packets ({} buffer drops, {} error drops); down {} packets ({} buffer drops, {} error drops)",
+            st.clients, st.unmapped_drops, up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops
         );
         Ok(())
     })

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use netsim::loss::ErrorProfile;
-use netsim::{run_rep, RepResult, Scenario, Summary, Workload};
+use netsim::{run_rep, RepResult, Scenario, Summary, WorkloadKind};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -78,7 +78,7 @@ fn scenario(args: &Args) -> Result<Scenario, Error> {
         s.downlink.buffer_bytes = v;
     }
     if let Some(w) = &args.workload {
-        s.workload = if w == "random" { Workload::Random } else { Workload::Continuous };
+        s.workload = if w == "random" { WorkloadKind::Random } else { WorkloadKind::Continuous };
     }
     if let Some(e) = &args.errors {
         s.errors = ErrorProfile::parse(e).ok_or("bad --errors")?;

@@ -3,7 +3,7 @@
 use coap_endpoint::{ExchangeReport, Outcome};
 use serde::Serialize;
 
-use crate::link::LinkStats;
+use netmodel::link::LinkStats;
 
 /// One exchange.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -8,51 +8,8 @@ use std::fmt;
 use coap_cc::CcConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::loss::{ErrorProfile, LossModel};
-
-/// How clients issue their exchanges (testbed.md, "Workload").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Workload {
-    /// The next request as soon as the previous response arrived.
-    Continuous,
-    /// Batches of uniformly `batch_min..=batch_max` exchanges, all CC state reset after each.
-    Random,
-}
-
-/// The size of a random-workload batch: uniform over `min..=max` exchanges, cut to the
-/// `remaining` ones. The simulator and the real load generator both draw it here, so a seed
-/// gives both the same batches.
-pub fn draw_batch(rng: &mut dyn rand_core::RngCore, min: u32, max: u32, remaining: u32) -> u32 {
-    let size = (coap_cc::rng::uniform(rng, min as f64, max as f64 + 1.0) as u32).min(max);
-    size.min(remaining)
-}
-
-/// One direction of the bottleneck.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    /// Bits per second.
-    pub rate_bps: u64,
-    /// One-way propagation delay, ms.
-    pub delay_ms: f64,
-    /// Tail-drop buffer in front of the link, bytes of IP packets.
-    pub buffer_bytes: u64,
-    /// Largest IP packet; larger datagrams are fragmented.
-    pub mtu: u32,
-    /// Link errors (used when `errors = "custom"`, otherwise set from the profile).
-    pub loss: LossModel,
-}
-
-/// The hop between the router and the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HopSpec {
-    /// Smallest extra one-way delay, ms.
-    pub delay_min_ms: f64,
-    /// Largest extra one-way delay, ms (uniform per packet; FIFO order is kept).
-    pub delay_max_ms: f64,
-}
+use netmodel::loss::{ErrorProfile, LossModel};
+use netmodel::{BottleneckSpec, HopSpec, LinkSpec, WorkloadKind, WorkloadSpec};
 
 /// A complete scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,7 +31,7 @@ pub struct Scenario {
     /// Exchanges per client.
     pub exchanges: u32,
     /// Continuous or random clients.
-    pub workload: Workload,
+    pub workload: WorkloadKind,
     /// Smallest batch of a random client.
     pub batch_min: u32,
     /// Largest batch of a random client.
@@ -146,7 +103,7 @@ impl Scenario {
                 .collect(),
             clients: 50,
             exchanges: 50,
-            workload: Workload::Continuous,
+            workload: WorkloadKind::Continuous,
             batch_min: 1,
             batch_max: 10,
             start_spread_ms: 0.0,
@@ -159,6 +116,27 @@ impl Scenario {
             ip_header_bytes: 20,
             udp_header_bytes: 8,
             max_time_s: 100_000.0,
+        }
+    }
+
+    /// The bottleneck's part of the scenario.
+    pub fn bottleneck(&self) -> BottleneckSpec {
+        BottleneckSpec {
+            uplink: self.uplink.clone(),
+            downlink: self.downlink.clone(),
+            server_hop: self.server_hop.clone(),
+            ip_header_bytes: self.ip_header_bytes,
+        }
+    }
+
+    /// The workload's part of the scenario.
+    pub fn workload_spec(&self) -> WorkloadSpec {
+        WorkloadSpec {
+            kind: self.workload,
+            exchanges: self.exchanges,
+            batch_min: self.batch_min,
+            batch_max: self.batch_max,
+            start_spread_s: self.start_spread_ms / 1000.0,
         }
     }
 
@@ -270,26 +248,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batches_are_uniform_over_min_to_max_and_cut_to_what_is_left() {
-        use rand_chacha::rand_core::SeedableRng;
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        // testbed.md: batches of uniformly 1..10 exchanges, each size with probability 1/10
-        let mut seen = [0u32; 11];
-        for _ in 0..20_000 {
-            seen[draw_batch(&mut rng, 1, 10, 50) as usize] += 1;
-        }
-        assert_eq!(seen[0], 0);
-        for (size, &n) in seen.iter().enumerate().skip(1) {
-            assert!((1800..2200).contains(&n), "size {size} drawn {n} times in 20000, expected ~2000");
-        }
-        // the last batch is shorter: it never runs past the client's 50th exchange
-        for _ in 0..100 {
-            assert!(draw_batch(&mut rng, 1, 10, 3) <= 3);
-            assert_eq!(draw_batch(&mut rng, 4, 4, 50), 4);
-        }
-    }
-
-    #[test]
     fn thesis_defaults_resolve() {
         let s = Scenario::thesis().resolve().unwrap();
         assert_eq!(s.cc, "default:max_retransmit=20");
@@ -307,7 +265,7 @@ mod tests {
         let s = Scenario::from_toml("clients = 10\nworkload = \"random\"\n[downlink]\nrate_bps = 1000\ndelay_ms = 1\nbuffer_bytes = 3000\nmtu = 296\nloss = { model = \"none\" }\n").unwrap();
         assert_eq!(
             (s.clients, s.workload, s.downlink.rate_bps, s.uplink.rate_bps),
-            (10, Workload::Random, 1000, 60_000)
+            (10, WorkloadKind::Random, 1000, 60_000)
         );
         let e = Scenario::from_toml("client = 10").unwrap_err().to_string();
         assert!(e.contains("unknown field `client`"), "{e}");

@@ -70,7 +70,7 @@ pub struct LinkTotals {
 }
 
 impl LinkTotals {
-    fn of<'a>(stats: impl Iterator<Item = &'a crate::link::LinkStats>) -> Self {
+    fn of<'a>(stats: impl Iterator<Item = &'a netmodel::link::LinkStats>) -> Self {
         let mut t = LinkTotals { packets: 0, bytes: 0, busy_s: 0.0, max_queue_bytes: 0 };
         let mut busy_ns = 0u64;
         for s in stats {

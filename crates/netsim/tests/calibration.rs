@@ -126,7 +126,8 @@ fn one_tcp_client_random_pays_handshakes_and_csm() {
     let handshake = ser(48.0, 60_000.0) + ser(48.0, 30_000.0) + 0.630;
     let csm_hold = ser(40.0, 60_000.0) + ser(45.0, 60_000.0) + 0.215 + 0.200 + 0.015 + ser(40.0, 30_000.0) + 0.400;
     let expected = 50.0 * rtt + 10.0 * (handshake + csm_hold) + 9.0 * (ser(40.0, 60_000.0) + 0.004);
-    let mut scn = Scenario { cc: "tcp".into(), clients: 1, workload: netsim::Workload::Random, ..Scenario::thesis() };
+    let mut scn =
+        Scenario { cc: "tcp".into(), clients: 1, workload: netsim::WorkloadKind::Random, ..Scenario::thesis() };
     scn.batch_min = 5;
     scn.batch_max = 5;
     let s = run_scn(scn);
@@ -136,7 +137,7 @@ fn one_tcp_client_random_pays_handshakes_and_csm() {
 
 #[test]
 fn tcp_with_many_clients_completes_and_is_deterministic() {
-    for workload in [netsim::Workload::Continuous, netsim::Workload::Random] {
+    for workload in [netsim::WorkloadKind::Continuous, netsim::WorkloadKind::Random] {
         let scn = Scenario { cc: "tcp".into(), clients: 50, reps: 2, workload, ..Scenario::thesis() };
         let a = run_scn(scn.clone());
         let b = run_scn(scn);
@@ -151,7 +152,7 @@ fn tcp_with_many_clients_completes_and_is_deterministic() {
 #[test]
 fn tcp_connections_that_cannot_be_established_fail_their_exchanges_and_the_run_ends() {
     // no SYN retries and 18 % link errors: some handshakes fail for good
-    for workload in [netsim::Workload::Continuous, netsim::Workload::Random] {
+    for workload in [netsim::WorkloadKind::Continuous, netsim::WorkloadKind::Random] {
         let mut scn = Scenario { cc: "tcp:syn_retries=0".into(), clients: 20, reps: 3, workload, ..Scenario::thesis() };
         scn.errors = netsim::loss::ErrorProfile::High;
         let s = run_scn(scn);

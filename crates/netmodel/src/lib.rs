@@ -1,0 +1,26 @@
+//! Sans-IO network models for coapcc, below both of its drivers: the discrete-event simulator
+//! (`netsim`) drives them in virtual time, the real-time relay (`coap-net`) on the wall clock.
+//!
+//! # Contract
+//! No sockets, no clocks, no threads, no global RNG: time and seeded generators come in,
+//! decisions come out. Nothing here prints.
+//!
+//! * [`medium`]: the [`Medium`] trait every network model implements (packets in; deliveries,
+//!   drops and the model's own wake-ups out), host and packet identities.
+//! * [`bottleneck`]: the wired reference bottleneck (two [`link::Link`]s with byte-counted
+//!   tail-drop buffers, link errors from [`loss`], the router–server hop's FIFO jitter). It
+//!   computes every path ahead and schedules no event of its own.
+//! * [`streams`]: the typed RNG streams of a replication, all in one place.
+//! * [`workload`]: what clients do and when (continuous, random batches), as a [`Workload`].
+
+pub mod bottleneck;
+pub mod link;
+pub mod loss;
+pub mod medium;
+pub mod streams;
+pub mod workload;
+
+pub use bottleneck::{Bottleneck, BottleneckReport, BottleneckSpec, HopSpec, LinkSpec};
+pub use medium::{HostId, Medium, Packet, PacketId, Schedule};
+pub use streams::{component_rng, Stream};
+pub use workload::{ClientWorkload, Next, Workload, WorkloadKind, WorkloadSpec};

@@ -1,0 +1,89 @@
+//! The interface between a driver and a network model.
+//!
+//! A driver (the simulator's engine, or the relay) owns the packets' bytes; a model sees only a
+//! [`Packet`]: who sends to whom, how many bytes cross the network, and the driver's handle. On
+//! [`Medium::send`] the model decides the packet's fate through a [`Schedule`]: delivered to its
+//! destination at some time, or discarded. A model whose state at time t depends on decisions
+//! made after the packet was sent (a shared radio channel, a CSMA queue) asks to be woken with an
+//! event of its own ([`Schedule::wake`]) and decides then; a model that can compute the whole
+//! path at once (the wired bottleneck) never does, and costs one event per packet.
+//!
+//! Deliveries go on FIFO *lanes*: a lane's delivery times never decrease (the driver checks),
+//! which lets the simulator's event queue handle them in O(1). A model with no FIFO paths uses
+//! any lane; order is exact either way.
+
+use coap_cc::Instant;
+
+/// A host: an index into the driver's list of hosts. A host may be a client, a server and a
+/// router at once; what it does is up to the stack and the workload, not the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct HostId(pub u32);
+
+impl HostId {
+    /// As an index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The driver's handle of a packet in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PacketId(pub u32);
+
+/// A packet as a model sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    /// The driver's handle.
+    pub id: PacketId,
+    /// Sending host.
+    pub from: HostId,
+    /// Destination host.
+    pub to: HostId,
+    /// Bytes on the network layer (IP header included).
+    pub size: u32,
+    /// The model's own annotation, kept with the packet by the driver and handed back in
+    /// [`Medium::unnecessary`] (the wired bottleneck: the packet's downlink busy time).
+    pub note: u64,
+}
+
+/// What a model asks of its driver.
+pub trait Schedule<E> {
+    /// Deliver `packet` (with its `note`) to `packet.to` at `at`, on FIFO lane `lane`
+    /// (< [`Medium::lanes`]).
+    fn deliver(&mut self, at: Instant, lane: usize, packet: Packet);
+    /// The packet is lost; the driver forgets it.
+    fn discard(&mut self, packet: Packet);
+    /// Call [`Medium::handle`] with `event` at `at` (not before the current time).
+    fn wake(&mut self, at: Instant, event: E);
+}
+
+/// A network model.
+pub trait Medium {
+    /// The model's own events (a model that computes paths ahead has none: use
+    /// [`core::convert::Infallible`]).
+    type Event: Copy + core::fmt::Debug;
+    /// The model's counters at the end of a run: its own section of the results.
+    type Report;
+
+    /// FIFO delivery lanes this model uses.
+    fn lanes(&self) -> usize {
+        1
+    }
+
+    /// `packet` leaves `packet.from` at `now`. Calls come in non-decreasing `now`.
+    fn send<S: Schedule<Self::Event>>(&mut self, now: Instant, packet: Packet, sched: &mut S);
+
+    /// One of the model's own events, at the time it asked for.
+    fn handle<S: Schedule<Self::Event>>(&mut self, now: Instant, event: Self::Event, sched: &mut S) {
+        let _ = (now, event, sched);
+    }
+
+    /// A delivered packet turned out unnecessary (its receiver already had what it carried: a
+    /// duplicate response, a spurious retransmission), for wasted-capacity accounting.
+    fn unnecessary(&mut self, packet: &Packet) {
+        let _ = packet;
+    }
+
+    /// The counters, at the end of a run.
+    fn report(&self) -> Self::Report;
+}

@@ -1,0 +1,294 @@
+//! The discrete-event engine: one event loop for every network model and transport.
+//!
+//! ```text
+//!            Workload ── start / ended ──┐
+//!                                        ▼
+//!   EventQueue ──▶ Sim ──▶ Stack (per host: UDP endpoint, or TCP + RFC 8323) ──send──▶ Medium
+//!      ▲            │                                                                   │
+//!      └────────────┴──────────── deliveries, timers, the medium's own wake-ups ◀───────┘
+//!                   └──▶ Observer (progress; builds the results)
+//! ```
+//!
+//! The engine knows no topology: hosts are indices ([`HostId`]), packets are slots of a reused
+//! pool, and the [`Medium`] decides where and when each packet arrives. It is generic over the
+//! medium, the stack, the workload and the observer, so every combination is monomorphised and
+//! the hot path has no dynamic dispatch.
+//!
+//! Events: `Start(host)` (its workload begins), `Deliver(packet)`, `Timer(host, slot, gen)` (a
+//! stack's timer; stale generations are skipped and not counted), and the medium's own events.
+//! The queue orders by (time, insertion); the medium's FIFO lanes keep that order exactly (see
+//! [`crate::queue`]). A run ends when every workload host is done (then timers stop firing but
+//! packets in flight are still delivered, so late duplicates count) or at the time limit
+//! (truncated).
+
+use coap_cc::Instant;
+use netmodel::{HostId, Medium, Next, Packet, PacketId, Schedule, Workload};
+
+use crate::queue::EventQueue;
+use crate::record::{ClientRecord, ExchangeRecord};
+
+/// An event.
+#[derive(Debug, Clone, Copy)]
+enum Ev<E> {
+    Start(HostId),
+    Deliver(PacketId),
+    Timer(HostId, u32, u32),
+    Medium(E),
+}
+
+/// What a stack may ask of the engine while it handles an event.
+pub trait Context<P> {
+    /// The current virtual time.
+    fn now(&self) -> Instant;
+    /// Every workload host is done: timers are no longer armed.
+    fn stopping(&self) -> bool;
+    /// Sends a packet of `size` network-layer bytes from `from` to `to`; `fill` writes its
+    /// payload into a reused slot.
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P));
+    /// Fires [`Stack::timeout`] for (`host`, `slot`, `gen`) at `at`.
+    fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant);
+    /// `host`'s workload starts: its first step.
+    fn start(&mut self, host: HostId) -> Next;
+    /// One of `host`'s exchanges ended: its next step.
+    fn ended(&mut self, host: HostId) -> Next;
+}
+
+/// The transport and application layers of every host: what it does with starts, packets and
+/// timers. Implementations: [`crate::udp::UdpStack`] (CoAP over UDP, `coap_endpoint::Endpoint`)
+/// and [`crate::tcp_stack::TcpStack`] (CoAP over the TCP model).
+pub trait Stack {
+    /// What a packet carries.
+    type Payload: Default;
+    /// `host`'s workload starts.
+    fn start<C: Context<Self::Payload>>(&mut self, ctx: &mut C, host: HostId);
+    /// A packet arrives at `packet.to`. Returns whether it was unnecessary (its receiver had
+    /// what it carried already: a duplicate response, a spurious retransmission).
+    fn receive<C: Context<Self::Payload>>(&mut self, ctx: &mut C, packet: &Packet, payload: &Self::Payload) -> bool;
+    /// Timer (`host`, `slot`) of generation `gen` fires. Returns false for a stale one.
+    fn timeout<C: Context<Self::Payload>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool;
+    /// The end of the run: every workload host's records, in host order.
+    fn finish(self) -> Records;
+}
+
+/// Per-client and per-exchange records.
+#[derive(Debug, Default)]
+pub struct Records {
+    /// One per workload host.
+    pub clients: Vec<ClientRecord>,
+    /// By client, then exchange.
+    pub exchanges: Vec<ExchangeRecord>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunEnd {
+    /// Events processed.
+    pub events: u64,
+    /// When the last workload host finished (or the time limit), ns.
+    pub end_ns: u64,
+    /// The time limit came first.
+    pub truncated: bool,
+}
+
+/// Sees a run and builds its results from the stack's records and the medium's report.
+pub trait Observer<R> {
+    /// The results.
+    type Output;
+    /// An exchange of `host` ended.
+    fn exchange_ended(&mut self, now: Instant, host: HostId) {
+        let _ = (now, host);
+    }
+    /// The run is over.
+    fn finish(self, end: RunEnd, records: Records, network: R) -> Self::Output;
+}
+
+/// One armed timer of a host, re-armed only when its deadline changes; an event of an older
+/// generation is stale.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimerSlot {
+    at: Option<Instant>,
+    gen: u32,
+}
+
+impl TimerSlot {
+    /// Arms the slot for `next` unless it already is (or the run is stopping).
+    pub fn rearm<P, C: Context<P>>(&mut self, ctx: &mut C, host: HostId, slot: u32, next: Option<Instant>) {
+        if next != self.at && !ctx.stopping() {
+            self.at = next;
+            self.gen = self.gen.wrapping_add(1);
+            if let Some(t) = next {
+                ctx.timer(host, slot, self.gen, t);
+            }
+        }
+    }
+
+    /// An event of generation `gen` fires: true if it is current (the slot is then disarmed).
+    pub fn fire(&mut self, gen: u32) -> bool {
+        if gen != self.gen {
+            return false;
+        }
+        self.at = None;
+        true
+    }
+}
+
+struct Slot<P> {
+    packet: Packet,
+    payload: P,
+}
+
+/// Everything but the stack: what [`Context`] exposes.
+struct Core<M: Medium, W, O, P> {
+    now: Instant,
+    queue: EventQueue<Ev<M::Event>>,
+    medium: M,
+    workload: W,
+    observer: O,
+    pool: Vec<Slot<P>>,
+    free: Vec<u32>,
+    hosts_done: u32,
+    stopping: bool,
+    end: Instant,
+}
+
+/// The medium's view of the queue and the pool.
+struct Sched<'a, E, P> {
+    queue: &'a mut EventQueue<Ev<E>>,
+    pool: &'a mut [Slot<P>],
+    free: &'a mut Vec<u32>,
+}
+
+impl<E, P> Schedule<E> for Sched<'_, E, P> {
+    fn deliver(&mut self, at: Instant, lane: usize, packet: Packet) {
+        self.pool[packet.id.0 as usize].packet.note = packet.note;
+        self.queue.push_lane(lane, at.as_nanos(), Ev::Deliver(packet.id));
+    }
+    fn discard(&mut self, packet: Packet) {
+        self.free.push(packet.id.0);
+    }
+    fn wake(&mut self, at: Instant, event: E) {
+        self.queue.push(at.as_nanos(), Ev::Medium(event));
+    }
+}
+
+impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for Core<M, W, O, P> {
+    fn now(&self) -> Instant {
+        self.now
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping
+    }
+
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) {
+        let id = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.pool
+                    .push(Slot { packet: Packet { id: PacketId(0), from, to, size, note: 0 }, payload: P::default() });
+                (self.pool.len() - 1) as u32
+            }
+        };
+        let packet = Packet { id: PacketId(id), from, to, size, note: 0 };
+        let slot = &mut self.pool[id as usize];
+        slot.packet = packet;
+        fill(&mut slot.payload);
+        let mut sched = Sched { queue: &mut self.queue, pool: &mut self.pool, free: &mut self.free };
+        self.medium.send(self.now, packet, &mut sched);
+    }
+
+    fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
+        self.queue.push(at.as_nanos(), Ev::Timer(host, slot, gen));
+    }
+
+    fn start(&mut self, host: HostId) -> Next {
+        let next = self.workload.start(host);
+        self.on_next(host, next);
+        next
+    }
+
+    fn ended(&mut self, host: HostId) -> Next {
+        self.observer.exchange_ended(self.now, host);
+        let next = self.workload.ended(host);
+        self.on_next(host, next);
+        next
+    }
+}
+
+impl<M: Medium, W: Workload, O, P> Core<M, W, O, P> {
+    fn on_next(&mut self, _host: HostId, next: Next) {
+        if next == Next::Done {
+            self.hosts_done += 1;
+            if self.hosts_done == self.workload.hosts() {
+                self.stopping = true;
+                self.end = self.now;
+            }
+        }
+    }
+}
+
+/// Runs `stack` over `medium` with `workload` until every workload host is done or `limit`,
+/// and hands what happened to `observer`.
+pub fn run<M, S, W, O>(medium: M, mut stack: S, workload: W, observer: O, limit: Instant) -> O::Output
+where
+    M: Medium,
+    S: Stack,
+    W: Workload,
+    O: Observer<M::Report>,
+{
+    let lanes = medium.lanes();
+    let mut core: Core<M, W, O, S::Payload> = Core {
+        now: Instant::ZERO,
+        queue: EventQueue::new(lanes),
+        medium,
+        workload,
+        observer,
+        pool: Vec::new(),
+        free: Vec::new(),
+        hosts_done: 0,
+        stopping: false,
+        end: Instant::ZERO,
+    };
+    for (host, at) in core.workload.starts() {
+        core.queue.push(at.as_nanos(), Ev::Start(host));
+    }
+    let (mut events, mut truncated) = (0u64, false);
+    while let Some((t, ev)) = core.queue.pop() {
+        if t > limit.as_nanos() {
+            truncated = true;
+            core.end = limit;
+            break;
+        }
+        core.now = Instant::from_nanos(t);
+        match ev {
+            Ev::Timer(..) if core.stopping => continue,
+            Ev::Timer(host, slot, gen) => {
+                if !stack.timeout(&mut core, host, slot, gen) {
+                    continue;
+                }
+            }
+            Ev::Start(host) => stack.start(&mut core, host),
+            Ev::Deliver(id) => {
+                let slot = &mut core.pool[id.0 as usize];
+                let packet = slot.packet;
+                // moved out while the stack (which may send, so use the pool) looks at it
+                let payload = std::mem::take(&mut slot.payload);
+                let unnecessary = stack.receive(&mut core, &packet, &payload);
+                core.pool[id.0 as usize].payload = payload; // its buffers are reused
+                core.free.push(id.0);
+                if unnecessary {
+                    core.medium.unnecessary(&packet);
+                }
+            }
+            Ev::Medium(e) => {
+                let mut sched = Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free };
+                core.medium.handle(core.now, e, &mut sched);
+            }
+        }
+        events += 1;
+    }
+    let end = RunEnd { events, end_ns: core.end.as_nanos(), truncated };
+    let records = stack.finish();
+    let network = core.medium.report();
+    core.observer.finish(end, records, network)
+}

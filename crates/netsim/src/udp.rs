@@ -1,0 +1,155 @@
+//! CoAP over UDP (RFC 7252) on every host: the real `coap_endpoint::Endpoint` with its
+//! `coap_cc` controller, driven by the engine.
+//!
+//! A client host runs its workload against its server: every exchange the workload asks for is
+//! one request (with a fresh start, its controller is reset: a new short-lived device). A server
+//! host answers with its handler. A host's endpoint has one timer slot, re-armed whenever its
+//! next deadline changes. A response that arrives as a duplicate (the endpoint counts it) makes
+//! the packet unnecessary, which the medium books as wasted capacity.
+
+use coap_cc::Instant;
+use coap_endpoint::{Endpoint, Event, ExchangeReport, Handler, Reply, Request, RequestId, Response};
+use coap_wire::{Code, Message};
+use netmodel::{HostId, Next, Packet};
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::{Context, Records, Stack, TimerSlot};
+
+/// Serves one fixed response (2.05 with the given payload) to every request.
+#[derive(Debug)]
+pub struct FixedResponse {
+    /// The payload.
+    pub payload: Vec<u8>,
+}
+
+impl Handler<HostId> for FixedResponse {
+    fn handle(&mut self, _: Instant, _: &HostId, _: RequestId, _: &Message<'_>) -> Reply {
+        Reply::Now(Response::new(Code::CONTENT, self.payload.clone()))
+    }
+}
+
+/// One host's endpoint.
+#[derive(Debug)]
+pub struct UdpHost {
+    ep: Endpoint<HostId, ChaCha8Rng>,
+    timer: TimerSlot,
+    /// Where its workload's requests go (None: it runs no workload).
+    server: Option<HostId>,
+    reports: Vec<ExchangeReport<HostId>>,
+}
+
+impl UdpHost {
+    /// A host that runs a workload against `server` (expecting about `exchanges` reports).
+    pub fn client(ep: Endpoint<HostId, ChaCha8Rng>, server: HostId, exchanges: usize) -> Self {
+        UdpHost { ep, timer: TimerSlot::default(), server: Some(server), reports: Vec::with_capacity(exchanges) }
+    }
+
+    /// A host that only answers (its endpoint has a handler).
+    pub fn server(ep: Endpoint<HostId, ChaCha8Rng>) -> Self {
+        UdpHost { ep, timer: TimerSlot::default(), server: None, reports: Vec::new() }
+    }
+}
+
+/// Every host's endpoint.
+#[derive(Debug)]
+pub struct UdpStack {
+    hosts: Vec<UdpHost>,
+    request: Request,
+    /// Bytes added to every CoAP message on the network (IP and UDP headers).
+    overhead: u32,
+    buf: Vec<u8>,
+}
+
+impl UdpStack {
+    /// Hosts (indexed by [`HostId`]) sending `request` for every exchange; `overhead` header
+    /// bytes are added to each datagram's size.
+    pub fn new(hosts: Vec<UdpHost>, request: Request, overhead: u32) -> Self {
+        UdpStack { hosts, request, overhead, buf: Vec::with_capacity(1500) }
+    }
+
+    /// Opens the exchange the workload asked for.
+    fn issue(&mut self, now: Instant, h: HostId, next: Next) {
+        let host = &mut self.hosts[h.index()];
+        let (Next::Exchange { fresh }, Some(server)) = (next, host.server) else { return };
+        if fresh {
+            host.ep.reset_cc(&server); // a new short-lived device
+        }
+        // the request is small and valid: it always fits the maximum message size
+        let _ = host.ep.request(now, server, self.request.clone());
+    }
+
+    /// Sends what the endpoint has, follows its events, re-arms its timer.
+    fn after<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, h: HostId) {
+        // a finished exchange may start the next one, whose request must go out too
+        loop {
+            let host = &mut self.hosts[h.index()];
+            while let Some(tx) = host.ep.poll_transmit(&mut self.buf) {
+                let bytes = &self.buf[..tx.len];
+                ctx.send(h, tx.dest, tx.len as u32 + self.overhead, |p| {
+                    p.clear();
+                    p.extend_from_slice(bytes);
+                });
+            }
+            let Some(ev) = host.ep.poll_event() else { break };
+            match ev {
+                Event::Response { .. } | Event::Failed { .. } => {
+                    let next = ctx.ended(h);
+                    self.issue(ctx.now(), h, next);
+                }
+                Event::Retired(r) => host.reports.push(r),
+                Event::Transmission { .. } => {}
+            }
+        }
+        let host = &mut self.hosts[h.index()];
+        let next = host.ep.poll_timeout();
+        host.timer.rearm(ctx, h, 0, next);
+    }
+}
+
+impl Stack for UdpStack {
+    type Payload = Vec<u8>;
+
+    fn start<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId) {
+        let next = ctx.start(host);
+        self.issue(ctx.now(), host, next);
+        self.after(ctx, host);
+    }
+
+    fn receive<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, packet: &Packet, payload: &Vec<u8>) -> bool {
+        let ep = &mut self.hosts[packet.to.index()].ep;
+        let dups = ep.duplicates_received();
+        ep.handle_datagram(ctx.now(), packet.from, payload);
+        let duplicate = ep.duplicates_received() > dups;
+        self.after(ctx, packet.to);
+        duplicate
+    }
+
+    fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, _slot: u32, gen: u32) -> bool {
+        let h = &mut self.hosts[host.index()];
+        if !h.timer.fire(gen) {
+            return false;
+        }
+        h.ep.handle_timeout(ctx.now());
+        self.after(ctx, host);
+        true
+    }
+
+    fn finish(self) -> Records {
+        let mut out = Records::default();
+        for (i, mut h) in self.hosts.into_iter().enumerate() {
+            if h.server.is_none() {
+                continue;
+            }
+            h.ep.retire_all();
+            while let Some(ev) = h.ep.poll_event() {
+                if let Event::Retired(r) = ev {
+                    h.reports.push(r);
+                }
+            }
+            let (rec, ex) = crate::record::from_reports(i as u32, &mut h.reports);
+            out.exchanges.extend(ex);
+            out.clients.push(rec);
+        }
+        out
+    }
+}
