@@ -6,8 +6,11 @@
 //!   Bad-CSM-Option where §5.3 asks for it) and a diagnostic payload.
 //! * Ping (7.02) is answered with Pong (7.03), echoing its token. Release (7.04) and Abort
 //!   (7.05) from the peer end the connection ([`StreamEvent::Closed`]).
-//! * Requests carry a token (4 bytes by default); any number may be outstanding; responses are
-//!   matched by token. A server side hands requests to a [`Handler`] and writes its reply
+//! * Requests carry a token (4 bytes by default, 0 to 8 with [`StreamConnection::with_token_len`]);
+//!   any number may be outstanding; responses are matched by token. With empty tokens (a client
+//!   that, like the reference testbed's, sends no token) responses are matched in request order,
+//!   which is exact when one request is outstanding at a time and a peer answering in order
+//!   otherwise. A server side hands requests to a [`Handler`] and writes its reply
 //!   (a handler answering later gets 5.03: deferred replies are not supported over streams).
 //! * The application writes everything [`StreamConnection::take_output`] returns, in order.
 
@@ -66,9 +69,12 @@ pub struct StreamConnection<A> {
     out: Vec<u8>,
     csm_received: bool,
     closed: bool,
-    next_token: u32,
+    token_len: usize,
+    next_token: u64,
     next_request: u64,
-    pending: BTreeMap<[u8; 4], u64>,
+    pending: BTreeMap<([u8; 8], usize), u64>,
+    /// Requests sent with an empty token, oldest first.
+    pending_empty: VecDeque<u64>,
     events: VecDeque<StreamEvent>,
 }
 
@@ -103,9 +109,11 @@ impl<A: Clone> StreamConnection<A> {
             out: Vec::new(),
             csm_received: false,
             closed: false,
+            token_len: 4,
             next_token: 0,
             next_request: 0,
             pending: BTreeMap::new(),
+            pending_empty: VecDeque::new(),
             events: VecDeque::new(),
         };
         let mut b = [0u8; 4];
@@ -118,6 +126,12 @@ impl<A: Clone> StreamConnection<A> {
             &[],
         );
         c
+    }
+
+    /// Tokens of `len` bytes (at most 8; 0: no token, responses matched in request order).
+    pub fn with_token_len(mut self, len: usize) -> Self {
+        self.token_len = len.min(coap_wire::MAX_TOKEN_LEN);
+        self
     }
 
     /// Bytes to write to the stream now.
@@ -137,7 +151,7 @@ impl<A: Clone> StreamConnection<A> {
 
     /// Requests awaiting their response.
     pub fn outstanding(&self) -> usize {
-        self.pending.len()
+        self.pending.len() + self.pending_empty.len()
     }
 
     /// Sends a request (its `confirmable` flag has no meaning on streams); returns its id.
@@ -146,18 +160,24 @@ impl<A: Clone> StreamConnection<A> {
             return None;
         }
         self.next_token = self.next_token.wrapping_add(1);
-        let token = self.next_token.to_be_bytes();
+        let mut key = [0u8; 8];
+        let len = self.token_len;
+        key[..len].copy_from_slice(&self.next_token.to_be_bytes()[8 - len..]);
         let options: Vec<CoapOption<'_>> =
             req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
         let before = self.out.len();
-        write_frame(&mut self.out, req.code, &token, &options, &req.payload);
+        write_frame(&mut self.out, req.code, &key[..len], &options, &req.payload);
         if (self.out.len() - before) as u64 > self.peer_max_message_size {
             self.out.truncate(before);
             return None;
         }
         let id = self.next_request;
         self.next_request += 1;
-        self.pending.insert(token, id);
+        if len == 0 {
+            self.pending_empty.push_back(id);
+        } else {
+            self.pending.insert((key, len), id);
+        }
         Some(id)
     }
 
@@ -290,10 +310,15 @@ impl<A: Clone> StreamConnection<A> {
                 write_frame(&mut self.out, resp.code, f.token, &options, &resp.payload);
             }
             c if c.is_response() => {
-                if let Ok(token) = <[u8; 4]>::try_from(f.token) {
-                    if let Some(id) = self.pending.remove(&token) {
-                        self.events.push_back(StreamEvent::Response { id, code: c, payload: f.payload.to_vec() });
-                    }
+                let id = if f.token.is_empty() {
+                    self.pending_empty.pop_front()
+                } else {
+                    let mut key = [0u8; 8];
+                    key[..f.token.len()].copy_from_slice(f.token);
+                    self.pending.remove(&(key, f.token.len()))
+                };
+                if let Some(id) = id {
+                    self.events.push_back(StreamEvent::Response { id, code: c, payload: f.payload.to_vec() });
                 }
             }
             _ => {} // an empty frame (keep-alive) or an unknown signaling code: ignored
@@ -334,6 +359,32 @@ mod tests {
         assert_eq!(c.poll_event(), Some(StreamEvent::Response { id: id1, code: Code::NOT_FOUND, payload: vec![] }));
         assert_eq!(c.poll_event(), Some(StreamEvent::Response { id: id2, code: Code::NOT_FOUND, payload: vec![] }));
         assert_eq!(c.outstanding(), 0);
+    }
+
+    #[test]
+    fn empty_tokens_are_matched_in_order_and_other_lengths_by_value() {
+        for len in [0, 1, 8] {
+            let (c, mut s) = pair();
+            let mut c = c.with_token_len(len);
+            let ids = [c.request(&Request::get("a")).unwrap(), c.request(&Request::get("b")).unwrap()];
+            let out = c.take_output();
+            // CSM (3 bytes: Len/TKL, code, Max-Message-Size 1152 in 2 bytes after its header)
+            // then a GET: Len/TKL, code, token, Uri-Path "a" (2 bytes)
+            let (csm, n) = Frame::decode(&out, 1152).unwrap();
+            assert_eq!(csm.code, Code::CSM);
+            let (get, _) = Frame::decode(&out[n..], 1152).unwrap();
+            assert_eq!(get.token.len(), len);
+            s.handle_bytes(Instant::ZERO, &out);
+            c.handle_bytes(Instant::ZERO, &s.take_output());
+            let got: Vec<u64> = std::iter::from_fn(|| c.poll_event())
+                .filter_map(|e| match e {
+                    StreamEvent::Response { id, .. } => Some(id),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(got, ids, "token length {len}");
+            assert_eq!(c.outstanding(), 0);
+        }
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! CoAP over TCP (RFC 8323) on every host, over the TCP model of [`crate::tcp`].
+//! CoAP over TCP (RFC 8323) on every host: the shipped RFC 8323 code
+//! ([`coap_endpoint::StreamConnection`]) over the TCP model of [`crate::tcp`].
 //!
+//! * Requests carry no token (the testbed's token length 0; one request is outstanding per
+//!   connection, so responses match in order).
 //! * Every client has its own connection(s) to its server. It sends a CSM (7.01 with
 //!   Max-Message-Size) as soon as its connection is established, as the server does; requests
 //!   follow their CSM at once (Nagle holds them until the CSM is acknowledged).
@@ -22,14 +25,23 @@
 use std::collections::HashMap;
 
 use coap_cc::{Duration, Instant};
-use coap_wire::{encode_uint, registry, CoapOption, Code, Frame, Options};
+use coap_endpoint::{Request, StreamConnection, StreamEvent};
 use netmodel::{HostId, Next, Packet};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 use crate::record::{ClientRecord, ExchangeRecord};
 use crate::tcp::{Segment, Tcp, TcpParams};
+use crate::udp::FixedResponse;
 
-const MAX_FRAME: u64 = 1152 + 64;
+/// Max-Message-Size each side announces in its CSM (RFC 8323 §5.3.1's default).
+const MAX_MESSAGE_SIZE: u64 = 1152;
+
+/// Writes what the RFC 8323 connection has to send into the TCP stream; returns its length.
+fn pump(tcp: &mut Tcp, coap: &mut StreamConnection<HostId>) -> u64 {
+    let out = coap.take_output();
+    tcp.write(&out);
+    out.len() as u64
+}
 
 /// What a packet carries: a segment of one of the sender's connections.
 #[derive(Debug, Default)]
@@ -43,9 +55,9 @@ pub struct TcpPayload {
 struct ClientConn {
     id: u32,
     tcp: Tcp,
-    rx: Vec<u8>,
+    /// The RFC 8323 connection, from the moment TCP is established (its CSM goes out then).
+    coap: Option<StreamConnection<HostId>>,
     written: u64,
-    csm_sent: bool,
     csm_received: bool,
 }
 
@@ -80,10 +92,9 @@ struct Client {
 #[derive(Debug)]
 struct ServerConn {
     tcp: Tcp,
-    rx: Vec<u8>,
+    coap: Option<StreamConnection<HostId>>,
     client: HostId,
     conn: u32,
-    csm_sent: bool,
     fin_sent: bool,
     timer: TimerSlot,
 }
@@ -104,37 +115,27 @@ pub struct TcpStack {
     continuous: bool,
     hosts: Vec<TcpHost>,
     clients: Vec<HostId>,
-    request: Vec<u8>,
-    response: Vec<u8>,
-    csm: Vec<u8>,
+    request: Request,
+    /// The payload every request is answered with.
+    payload: Vec<u8>,
     csm_done: u32,
     /// Continuous clients: every connection is ready (or failed), the clock has started.
     go: bool,
 }
 
-fn frame(code: Code, options: &[CoapOption<'_>], payload: &[u8]) -> Vec<u8> {
-    Frame { code, token: &[], options: Options::from_list(options), payload }.to_vec().expect("a valid frame")
-}
-
 impl TcpStack {
     /// `hosts` hosts; each `(client, server)` pair runs a workload from `client` to `server`,
-    /// requesting `path` and answered with `payload`. `continuous`: one connection per client,
+    /// sending `request` for every exchange, answered with `payload`. `continuous`: one connection per client,
     /// set up before the clock starts; else one per batch.
     pub fn new(
         p: TcpParams,
         hosts: u32,
         pairs: &[(HostId, HostId)],
         continuous: bool,
-        path: &str,
+        request: Request,
         payload: &[u8],
         exchanges: usize,
     ) -> Self {
-        let mut mms = [0u8; 4];
-        let csm = frame(
-            Code::CSM,
-            &[CoapOption { number: registry::CSM_MAX_MESSAGE_SIZE, value: encode_uint(1152, &mut mms) }],
-            &[],
-        );
         let mut all: Vec<TcpHost> = (0..hosts).map(|_| TcpHost::default()).collect();
         for &(c, server) in pairs {
             all[c.index()].client = Some(Client {
@@ -150,15 +151,13 @@ impl TcpStack {
                 dups: 0,
             });
         }
-        let path = [CoapOption { number: registry::URI_PATH, value: path.as_bytes() }];
         TcpStack {
             p,
             continuous,
             hosts: all,
             clients: pairs.iter().map(|&(c, _)| c).collect(),
-            request: frame(Code::GET, &path, &[]),
-            response: frame(Code::CONTENT, &[], payload),
-            csm,
+            request,
+            payload: payload.to_vec(),
             csm_done: 0,
             go: false,
         }
@@ -183,23 +182,18 @@ impl TcpStack {
         let id = cl.next_conn;
         cl.next_conn += 1;
         cl.first_syn.get_or_insert(now);
-        cl.conns.push(ClientConn {
-            id,
-            tcp: Tcp::connect(p),
-            rx: Vec::new(),
-            written: 0,
-            csm_sent: false,
-            csm_received: false,
-        });
+        cl.conns.push(ClientConn { id, tcp: Tcp::connect(p), coap: None, written: 0, csm_received: false });
     }
 
     fn write_request(&mut self, now: Instant, c: HostId) {
         let req = &self.request;
         let cl = self.hosts[c.index()].client.as_mut().expect("a workload host");
         let Some(conn) = cl.conns.last_mut() else { return };
-        conn.tcp.write(req);
+        let Some(coap) = conn.coap.as_mut() else { return };
+        // a small GET always fits the peer's Max-Message-Size
+        let _ = coap.request(req);
         let begin = conn.written;
-        conn.written += req.len() as u64;
+        conn.written += pump(&mut conn.tcp, coap);
         cl.exch.push(Exch {
             start: now,
             begin,
@@ -247,20 +241,16 @@ impl TcpStack {
             let cl = self.client(c);
             for conn in &mut cl.conns {
                 let bytes = conn.tcp.read();
-                if bytes.is_empty() {
-                    continue;
-                }
-                conn.rx.extend_from_slice(&bytes);
-                let mut used = 0;
-                while let Ok((f, n)) = Frame::decode(&conn.rx[used..], MAX_FRAME) {
-                    used += n;
-                    if f.code == Code::CSM {
-                        conn.csm_received = true;
-                    } else if f.code.is_response() {
-                        responses += 1;
+                let Some(coap) = conn.coap.as_mut().filter(|_| !bytes.is_empty()) else { continue };
+                coap.handle_bytes(now, &bytes);
+                conn.written += pump(&mut conn.tcp, coap);
+                while let Some(ev) = coap.poll_event() {
+                    match ev {
+                        StreamEvent::Ready { .. } => conn.csm_received = true,
+                        StreamEvent::Response { .. } => responses += 1,
+                        StreamEvent::Pong | StreamEvent::Closed(_) => {}
                     }
                 }
-                conn.rx.drain(..used);
             }
         }
         for _ in 0..responses {
@@ -305,17 +295,17 @@ impl TcpStack {
         }
         // 2. CSM once established; the barrier of continuous clients
         {
-            let csm = &self.csm;
             let cl = self.hosts[c.index()].client.as_mut().expect("a workload host");
+            let server = cl.server;
             if let Some(conn) = cl.conns.last_mut() {
-                if conn.tcp.is_established() && !conn.csm_sent {
-                    conn.tcp.write(csm);
-                    conn.written += csm.len() as u64;
-                    conn.csm_sent = true;
+                if conn.tcp.is_established() && conn.coap.is_none() {
+                    let mut coap = StreamConnection::new(server, MAX_MESSAGE_SIZE, None).with_token_len(0);
+                    conn.written += pump(&mut conn.tcp, &mut coap); // the CSM
+                    conn.coap = Some(coap);
                 }
                 // ready: both CSMs through and acknowledged (the connection idle), so that
                 // setup effects such as Nagle waiting for the CSM's delayed ACK stay before the clock
-                if !cl.started && conn.csm_sent && conn.csm_received && conn.tcp.all_acked() {
+                if !cl.started && conn.coap.is_some() && conn.csm_received && conn.tcp.all_acked() {
                     cl.started = true; // counted once towards the barrier
                     self.csm_done += 1;
                 }
@@ -343,7 +333,7 @@ impl TcpStack {
             }
         } else {
             let cl = self.client(c);
-            let ready = cl.conns.last().is_some_and(|x| x.csm_sent);
+            let ready = cl.conns.last().is_some_and(|x| x.coap.is_some());
             if ready && !cl.outstanding && !cl.finished {
                 self.write_request(now, c);
             }
@@ -380,23 +370,17 @@ impl TcpStack {
     fn server_step<C: Context<TcpPayload>>(&mut self, ctx: &mut C, h: HostId, slot: u32) {
         let now = ctx.now();
         let sc = &mut self.hosts[h.index()].accepted[slot as usize];
-        if sc.tcp.is_established() && !sc.csm_sent {
-            sc.tcp.write(&self.csm);
-            sc.csm_sent = true;
+        if sc.tcp.is_established() && sc.coap.is_none() {
+            let handler = Box::new(FixedResponse { payload: self.payload.clone() });
+            let mut coap = StreamConnection::new(sc.client, MAX_MESSAGE_SIZE, Some(handler));
+            pump(&mut sc.tcp, &mut coap); // the CSM
+            sc.coap = Some(coap);
         }
         let bytes = sc.tcp.read();
-        if !bytes.is_empty() {
-            sc.rx.extend_from_slice(&bytes);
-            let mut used = 0;
-            let mut requests = 0;
-            while let Ok((f, n)) = Frame::decode(&sc.rx[used..], MAX_FRAME) {
-                used += n;
-                requests += f.code.is_request() as u32;
-            }
-            sc.rx.drain(..used);
-            for _ in 0..requests {
-                sc.tcp.write(&self.response);
-            }
+        if let Some(coap) = sc.coap.as_mut().filter(|_| !bytes.is_empty()) {
+            coap.handle_bytes(now, &bytes); // the handler answers every request
+            pump(&mut sc.tcp, coap);
+            while coap.poll_event().is_some() {}
         }
         if sc.tcp.peer_closed() && !sc.fin_sent {
             sc.tcp.close();
@@ -450,10 +434,9 @@ impl Stack for TcpStack {
                 let s = h.accepted.len() as u32;
                 h.accepted.push(ServerConn {
                     tcp: Tcp::listen(self.p.clone()),
-                    rx: Vec::new(),
+                    coap: None,
                     client: packet.from,
                     conn: payload.conn,
-                    csm_sent: false,
                     fin_sent: false,
                     timer: TimerSlot::default(),
                 });

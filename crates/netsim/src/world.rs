@@ -72,7 +72,7 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
                 scn.clients + 1,
                 &pairs,
                 continuous,
-                &scn.path,
+                request(scn),
                 &payload,
                 scn.exchanges as usize,
             );
@@ -98,11 +98,15 @@ fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32) -> UdpStack {
         .expect("valid endpoint config")
         .with_handler(Box::new(FixedResponse { payload: vec![0x2A; scn.payload_bytes as usize] }));
     hosts.push(UdpHost::server(ep));
-    let request = Request {
+    UdpStack::new(hosts, request(scn), scn.ip_header_bytes + scn.udp_header_bytes)
+}
+
+/// The request of every exchange: a GET of the scenario's path (one Uri-Path option).
+fn request(scn: &Scenario) -> Request {
+    Request {
         code: Code::GET,
         options: vec![(registry::URI_PATH, scn.path.as_bytes().to_vec())],
         payload: Vec::new(),
         confirmable: true,
-    };
-    UdpStack::new(hosts, request, scn.ip_header_bytes + scn.udp_header_bytes)
+    }
 }
