@@ -8,7 +8,8 @@
 //! Component numbers (32 bits): hosts `0..2^28` are their own index; per-host kinds put a kind
 //! in the top nibble (`1`: the host's workload); `0xFFFF_00xx` are the singletons of the wired
 //! bottleneck (their values predate this module and are kept so that recorded results stay
-//! the same).
+//! the same; `0xFFFF_0006` was a workload stream shared by all clients, replaced by
+//! [`Stream::Workload`] and not to be reused).
 
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -30,9 +31,6 @@ pub enum Stream {
     UpHop,
     /// Server → router jitter.
     DownHop,
-    /// One stream shared by every client's workload, in the order the clients draw (the
-    /// simulator's before per-host workload streams; kept for reference, unused).
-    SharedWorkload,
 }
 
 impl Stream {
@@ -46,7 +44,6 @@ impl Stream {
             Stream::DownlinkLoss => 0xFFFF_0003,
             Stream::UpHop => 0xFFFF_0004,
             Stream::DownHop => 0xFFFF_0005,
-            Stream::SharedWorkload => 0xFFFF_0006,
         }
     }
 
@@ -80,7 +77,6 @@ mod tests {
             Stream::DownlinkLoss,
             Stream::UpHop,
             Stream::DownHop,
-            Stream::SharedWorkload,
         ];
         let mut c: Vec<u32> = all.iter().map(|s| s.component()).collect();
         c.sort();

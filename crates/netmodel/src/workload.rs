@@ -114,22 +114,21 @@ pub trait Workload {
     fn ended(&mut self, host: HostId) -> Next;
 }
 
-/// The reference workload of `clients` hosts `0..clients`, continuous or random.
+/// The reference workload of `clients` hosts `0..clients`, continuous or random. Client `i`
+/// draws its start offset, then its batch sizes, from its own [`Stream::Workload`]`(i)`: what
+/// one client draws does not depend on when the others draw, and the real load generator,
+/// stepping a [`ClientWorkload`] with the same stream, gets the same batches.
 #[derive(Debug)]
 pub struct Batches {
     spec: WorkloadSpec,
-    clients: Vec<ClientWorkload>,
-    rng: ChaCha8Rng,
+    clients: Vec<(ClientWorkload, ChaCha8Rng)>,
 }
 
 impl Batches {
-    /// Hosts `0..clients` of replication `rep`.
+    /// Hosts `0..clients` of replication `rep` of a run seeded with `seed`.
     pub fn new(spec: WorkloadSpec, clients: u32, seed: u64, rep: u32) -> Self {
-        Batches {
-            spec,
-            clients: vec![ClientWorkload::default(); clients as usize],
-            rng: Stream::SharedWorkload.rng(seed, rep),
-        }
+        let clients = (0..clients).map(|c| (ClientWorkload::default(), Stream::Workload(c).rng(seed, rep))).collect();
+        Batches { spec, clients }
     }
 }
 
@@ -140,20 +139,22 @@ impl Workload for Batches {
 
     fn starts(&mut self) -> Vec<(HostId, Instant)> {
         let spread = self.spec.start_spread_s;
-        (0..self.clients.len() as u32)
-            .map(|c| {
-                let offset = coap_cc::rng::uniform(&mut self.rng, 0.0, spread);
-                (HostId(c), Instant::ZERO + Duration::from_secs_f64(offset))
+        (self.clients.iter_mut().enumerate())
+            .map(|(c, (_, rng))| {
+                let offset = coap_cc::rng::uniform(rng, 0.0, spread);
+                (HostId(c as u32), Instant::ZERO + Duration::from_secs_f64(offset))
             })
             .collect()
     }
 
     fn start(&mut self, host: HostId) -> Next {
-        self.clients[host.index()].start(&self.spec, &mut self.rng)
+        let (w, rng) = &mut self.clients[host.index()];
+        w.start(&self.spec, rng)
     }
 
     fn ended(&mut self, host: HostId) -> Next {
-        self.clients[host.index()].ended(&self.spec, &mut self.rng)
+        let (w, rng) = &mut self.clients[host.index()];
+        w.ended(&self.spec, rng)
     }
 }
 
@@ -211,5 +212,37 @@ mod tests {
             steps.iter().enumerate().filter(|(_, n)| **n == Next::Exchange { fresh: true }).map(|(i, _)| i).collect();
         assert_eq!(fresh, [3, 6]);
         assert_eq!(steps[7], Next::Done);
+    }
+
+    fn random(exchanges: u32) -> WorkloadSpec {
+        WorkloadSpec { kind: WorkloadKind::Random, exchanges, batch_min: 1, batch_max: 10, start_spread_s: 0.0 }
+    }
+
+    /// Each client's steps under `Batches`, the clients stepped in the given order until done.
+    fn steps_in_order(order: &[u32], seed: u64) -> Vec<Vec<Next>> {
+        let mut b = Batches::new(random(20), 3, seed, 0);
+        let mut steps: Vec<Vec<Next>> = (0..3).map(|c| vec![b.start(HostId(c))]).collect();
+        for _ in 0..20 {
+            for &c in order {
+                steps[c as usize].push(b.ended(HostId(c)));
+            }
+        }
+        steps
+    }
+
+    #[test]
+    fn a_client_draws_the_same_batches_whatever_the_others_do_and_as_the_load_generator_does() {
+        let a = steps_in_order(&[0, 1, 2], 5);
+        let b = steps_in_order(&[2, 0, 1], 5);
+        assert_eq!(a, b, "one client's batches do not depend on the order the clients draw");
+        // the load generator steps client 1 alone, with its own stream of replication 0
+        let mut rng = Stream::Workload(1).rng(5, 0);
+        let mut w = ClientWorkload::default();
+        let mut alone = vec![w.start(&random(20), &mut rng)];
+        for _ in 0..20 {
+            alone.push(w.ended(&random(20), &mut rng));
+        }
+        assert_eq!(a[1], alone);
+        assert_ne!(a[0], a[1], "clients draw different batches");
     }
 }
