@@ -432,7 +432,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
             f2(num(&s["fct_s"]["p90"])),
             retx,
             f2(Distribution::of(c.dups.clone()).p50),
-            100.0 * num(&s["wasted_downlink_fraction"]),
+            100.0 * num(&s["network"]["wasted_downlink_fraction"]),
             s["failed_exchanges"].as_u64().unwrap_or(0),
             esc(&c.id)
         );

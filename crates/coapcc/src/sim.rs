@@ -180,6 +180,13 @@ fn table(base: &Scenario, runs: &[Run]) -> String {
     for r in runs {
         let m = &r.summary;
         let retx: u64 = m.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
+        let (drops, wasted) = match m.network.bottleneck() {
+            Some(b) => {
+                let d = &b.drops;
+                (format!("{}/{}", d.up_buffer + d.up_error, d.down_buffer + d.down_error), b.wasted_downlink_fraction)
+            }
+            None => ("-".into(), f64::NAN),
+        };
         let _ = writeln!(
             out,
             "{:<34} {:>9} {:>9} {:>9} {:>9}  {:>9.2} {:>8.0} {:>13} {:>6.1}%",
@@ -190,8 +197,8 @@ fn table(base: &Scenario, runs: &[Run]) -> String {
             fmt_s(m.fct_s.max),
             retx as f64 / m.exchanges.max(1) as f64,
             m.unnecessary_retx_per_client.p50,
-            format!("{}/{}", m.drops.up_buffer + m.drops.up_error, m.drops.down_buffer + m.drops.down_error),
-            100.0 * m.wasted_downlink_fraction
+            drops,
+            100.0 * wasted
         );
     }
     let events: u64 = runs.iter().map(|r| r.summary.events).sum();

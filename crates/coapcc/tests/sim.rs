@@ -30,9 +30,11 @@ fn json_has_the_fields_scripts_rely_on() {
         assert!(v["unnecessary_retx_per_client"][k].is_number());
     }
     for k in ["up_buffer", "down_buffer", "up_error", "down_error"] {
-        assert!(v["drops"][k].is_u64());
+        assert!(v["network"]["drops"][k].is_u64());
     }
-    for k in ["wasted_downlink_fraction", "events", "wall_s", "events_per_s"] {
+    assert_eq!(v["network"]["model"], "bottleneck");
+    assert!(v["network"]["wasted_downlink_fraction"].is_number());
+    for k in ["events", "wall_s", "events_per_s"] {
         assert!(v[k].is_number(), "{k}");
     }
     let s = &v["scenario"];
@@ -72,7 +74,7 @@ fn same_output_on_any_thread_count() {
     let three = without_wall_clock(json(&[&args[..], &["--threads", "3"]].concat()));
     assert_eq!(one, two);
     assert_eq!(one, three);
-    assert!(one["drops"]["down_error"].as_u64().unwrap() > 0, "medium errors drop packets");
+    assert!(one["network"]["drops"]["down_error"].as_u64().unwrap() > 0, "medium errors drop packets");
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub mod udp;
 mod world;
 
 pub use netmodel::{loss, WorkloadKind};
-pub use record::{ClientRecord, ExchangeRecord, RepResult};
+pub use record::{ClientRecord, ExchangeRecord, NetworkReport, RepResult};
 pub use scenario::{Scenario, ScenarioError, Transport};
 pub use summary::Summary;
 pub use world::{run_rep, Recorder};

@@ -3,7 +3,7 @@
 use coap_endpoint::{ExchangeReport, Outcome};
 use serde::Serialize;
 
-use netmodel::link::LinkStats;
+use netmodel::BottleneckReport;
 
 /// One exchange.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -44,27 +44,48 @@ pub struct ClientRecord {
     pub max_expired_rto_ns: u64,
 }
 
-/// One replication.
+/// The network model's counters of one replication: its own section of the results.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RepResult {
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum NetworkReport {
+    /// The wired reference bottleneck.
+    Bottleneck(BottleneckReport),
+    /// A real network (`coapcc load`): nothing modelled, nothing counted.
+    Real,
+}
+
+/// One replication; `N` is the network model's report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RepResult<N = NetworkReport> {
     /// Replication number.
     pub rep: u32,
     /// Per client.
     pub clients: Vec<ClientRecord>,
     /// Per exchange, by client then index.
     pub exchanges: Vec<ExchangeRecord>,
-    /// Clients → router.
-    pub uplink: LinkStats,
-    /// Router → clients.
-    pub downlink: LinkStats,
-    /// Downlink busy time spent on responses that arrived as duplicates, ns.
-    pub wasted_downlink_ns: u64,
+    /// The network model's counters.
+    pub network: N,
     /// Events processed.
     pub events: u64,
     /// Virtual time when the last client finished, ns.
     pub end_ns: u64,
     /// The run reached `max_time_s` before every client finished: unfinished exchanges are missing.
     pub truncated: bool,
+}
+
+impl<N> RepResult<N> {
+    /// The same results with the network's report mapped.
+    pub fn map_network<M>(self, f: impl FnOnce(N) -> M) -> RepResult<M> {
+        RepResult {
+            rep: self.rep,
+            clients: self.clients,
+            exchanges: self.exchanges,
+            network: f(self.network),
+            events: self.events,
+            end_ns: self.end_ns,
+            truncated: self.truncated,
+        }
+    }
 }
 
 /// A client's records from its exchange reports (sorted here by exchange id): the same

@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-use crate::record::RepResult;
+use netmodel::BottleneckReport;
+
+use crate::record::{NetworkReport, RepResult};
 
 /// The p-th quantile (p in [0, 1]) of sorted values, type 7; NaN for no values.
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
@@ -91,6 +93,62 @@ pub struct Links {
     pub downlink: LinkTotals,
 }
 
+/// The wired bottleneck's section of a summary.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BottleneckSummary {
+    /// Packet drops.
+    pub drops: Drops,
+    /// Share of the downlink's busy time spent on duplicate responses.
+    pub wasted_downlink_fraction: f64,
+    /// Share of the downlink's time it was busy, until the last client finished.
+    pub downlink_utilization: f64,
+    /// Traffic per link direction.
+    pub links: Links,
+}
+
+impl BottleneckSummary {
+    /// Over replications: (report, the replication's end time in ns).
+    fn of(reps: &[(&BottleneckReport, u64)]) -> Self {
+        let sum = |f: &dyn Fn(&BottleneckReport) -> u64| reps.iter().map(|(r, _)| f(r)).sum::<u64>();
+        let busy = sum(&|r| r.downlink.busy_ns);
+        let span: u64 = reps.iter().map(|(_, end)| end).sum();
+        BottleneckSummary {
+            drops: Drops {
+                up_buffer: sum(&|r| r.uplink.buffer_drops),
+                down_buffer: sum(&|r| r.downlink.buffer_drops),
+                up_error: sum(&|r| r.uplink.error_drops),
+                down_error: sum(&|r| r.downlink.error_drops),
+            },
+            wasted_downlink_fraction: if busy == 0 { 0.0 } else { sum(&|r| r.wasted_downlink_ns) as f64 / busy as f64 },
+            downlink_utilization: if span == 0 { 0.0 } else { busy as f64 / span as f64 },
+            links: Links {
+                uplink: LinkTotals::of(reps.iter().map(|(r, _)| &r.uplink)),
+                downlink: LinkTotals::of(reps.iter().map(|(r, _)| &r.downlink)),
+            },
+        }
+    }
+}
+
+/// The network model's section of a summary, tagged by `model`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "snake_case")]
+pub enum NetworkSummary {
+    /// The wired reference bottleneck.
+    Bottleneck(BottleneckSummary),
+    /// A real network: nothing modelled.
+    Real,
+}
+
+impl NetworkSummary {
+    /// The wired bottleneck's section, if that was the model.
+    pub fn bottleneck(&self) -> Option<&BottleneckSummary> {
+        match self {
+            NetworkSummary::Bottleneck(b) => Some(b),
+            NetworkSummary::Real => None,
+        }
+    }
+}
+
 /// Aggregates over all clients of all replications.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -110,14 +168,8 @@ pub struct Summary {
     pub unnecessary_retx_per_client: Tail,
     /// Each client's largest expired RTO, s.
     pub max_expired_rto_per_client_s: Tail,
-    /// Packet drops.
-    pub drops: Drops,
-    /// Share of the downlink's busy time spent on duplicate responses.
-    pub wasted_downlink_fraction: f64,
-    /// Share of the downlink's time it was busy, until the last client finished.
-    pub downlink_utilization: f64,
-    /// Traffic per link direction.
-    pub links: Links,
+    /// The network model's own statistics.
+    pub network: NetworkSummary,
     /// Events processed.
     pub events: u64,
     /// Replications cut short at the scenario's `max_time_s`.
@@ -143,9 +195,18 @@ impl Summary {
             let d = Distribution::of(v);
             Tail { p50: d.p50, p90: d.p90, max: d.max }
         };
-        let sum = |f: &dyn Fn(&RepResult) -> u64| reps.iter().map(f).sum::<u64>();
-        let busy = sum(&|r| r.downlink.busy_ns);
-        let span = sum(&|r| r.end_ns);
+        let bottleneck: Vec<(&BottleneckReport, u64)> = reps
+            .iter()
+            .filter_map(|r| match &r.network {
+                NetworkReport::Bottleneck(b) => Some((b, r.end_ns)),
+                NetworkReport::Real => None,
+            })
+            .collect();
+        let network = if bottleneck.is_empty() {
+            NetworkSummary::Real
+        } else {
+            NetworkSummary::Bottleneck(BottleneckSummary::of(&bottleneck))
+        };
         Summary {
             clients_without_fct: n_clients - fcts.len() as u64,
             fct_s: Distribution::of(fcts),
@@ -155,19 +216,8 @@ impl Summary {
             rtt_s: Distribution::of(exchanges.filter_map(|e| e.rtt_ns).map(|ns| ns as f64 / 1e9).collect()),
             unnecessary_retx_per_client: tail(clients.clone().map(|c| c.duplicates as f64).collect()),
             max_expired_rto_per_client_s: tail(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
-            drops: Drops {
-                up_buffer: sum(&|r| r.uplink.buffer_drops),
-                down_buffer: sum(&|r| r.downlink.buffer_drops),
-                up_error: sum(&|r| r.uplink.error_drops),
-                down_error: sum(&|r| r.downlink.error_drops),
-            },
-            wasted_downlink_fraction: if busy == 0 { 0.0 } else { sum(&|r| r.wasted_downlink_ns) as f64 / busy as f64 },
-            downlink_utilization: if span == 0 { 0.0 } else { busy as f64 / span as f64 },
-            links: Links {
-                uplink: LinkTotals::of(reps.iter().map(|r| &r.uplink)),
-                downlink: LinkTotals::of(reps.iter().map(|r| &r.downlink)),
-            },
-            events: sum(&|r| r.events),
+            network,
+            events: reps.iter().map(|r| r.events).sum(),
             truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,
         }
     }

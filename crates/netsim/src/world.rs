@@ -12,10 +12,10 @@ use coap_cc::{CcConfig, Duration, Instant};
 use coap_endpoint::{Config, Endpoint, Request};
 use coap_wire::{registry, Code};
 use netmodel::workload::Batches;
-use netmodel::{Bottleneck, BottleneckReport, HostId, Stream, WorkloadKind};
+use netmodel::{Bottleneck, HostId, Stream, WorkloadKind};
 
 use crate::engine::{self, Observer, Records, RunEnd};
-use crate::record::RepResult;
+use crate::record::{NetworkReport, RepResult};
 use crate::scenario::{Scenario, Transport};
 use crate::tcp_stack::TcpStack;
 use crate::udp::{FixedResponse, UdpHost, UdpStack};
@@ -29,8 +29,8 @@ pub struct Recorder<'a> {
     pub progress: Option<&'a AtomicU64>,
 }
 
-impl Observer<BottleneckReport> for Recorder<'_> {
-    type Output = RepResult;
+impl<R> Observer<R> for Recorder<'_> {
+    type Output = RepResult<R>;
 
     fn exchange_ended(&mut self, _: Instant, _: HostId) {
         if let Some(p) = self.progress {
@@ -38,14 +38,12 @@ impl Observer<BottleneckReport> for Recorder<'_> {
         }
     }
 
-    fn finish(self, end: RunEnd, records: Records, network: BottleneckReport) -> RepResult {
+    fn finish(self, end: RunEnd, records: Records, network: R) -> RepResult<R> {
         RepResult {
             rep: self.rep,
             clients: records.clients,
             exchanges: records.exchanges,
-            uplink: network.uplink,
-            downlink: network.downlink,
-            wasted_downlink_ns: network.wasted_downlink_ns,
+            network,
             events: end.events,
             end_ns: end.end_ns,
             truncated: end.truncated,
@@ -61,7 +59,7 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
     let workload = Batches::new(scn.workload_spec(), scn.clients, scn.seed, rep);
     let observer = Recorder { rep, progress };
     let limit = Instant::ZERO + Duration::from_secs_f64(scn.max_time_s);
-    match transport {
+    let result = match transport {
         Transport::Udp(cc) => engine::run(medium, udp_stack(scn, cc, rep), workload, observer, limit),
         Transport::Tcp(p) => {
             let pairs: Vec<(HostId, HostId)> = (0..scn.clients).map(|c| (HostId(c), server)).collect();
@@ -78,7 +76,8 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
             );
             engine::run(medium, stack, workload, observer, limit)
         }
-    }
+    };
+    result.map_network(NetworkReport::Bottleneck)
 }
 
 fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32) -> UdpStack {
