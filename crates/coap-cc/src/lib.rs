@@ -1,5 +1,5 @@
 //! Retransmission-timeout and congestion-control algorithms for CoAP, every one of
-//! `shared/spec/algorithms.md`, behind one trait.
+//! of the literature, behind one trait (`coapcc algorithms` lists them with their sources).
 //!
 //! # Contract
 //! No I/O, never reads a clock, never draws from a global RNG: time ([`Instant`]) and randomness

@@ -1,4 +1,4 @@
-//! Accurate RTT samples by numbering transmissions (algorithms.md "Accurate RTT";
+//! Accurate RTT samples by numbering transmissions (FASOR's "accurate RTT samples";
 //! draft-ietf-core-fasor-02 §4.4), as a switch every RTT-based algorithm offers: parameter
 //! `rtt_marking=none|token|option`.
 //!

@@ -33,7 +33,8 @@ pub struct Algorithm {
     make: fn() -> Kind,
 }
 
-/// Every registered algorithm, in the order of `shared/spec/algorithms.md`.
+/// Every registered algorithm, in a fixed order: DefaultCoAP and its variants first, then the
+/// literature roughly by date (the order `coapcc algorithms` lists them in).
 pub static ALGORITHMS: &[Algorithm] = &[
     alg(
         "default",

@@ -1,4 +1,4 @@
-//! Properties every algorithm must keep (algorithms.md, "Required properties"): for arbitrary
+//! Properties every algorithm must keep (the properties every RTO algorithm must have): for arbitrary
 //! sequences of events, every RTO handed out is finite, positive and within the algorithm's
 //! documented bounds; and the same seed and events give the same RTOs.
 

@@ -1,5 +1,5 @@
 //! `coapcc load`: N concurrent clients, each with its own socket, endpoint and controller,
-//! running the reference workload (testbed.md) against a real server.
+//! running the reference workload (docs/bottleneck.md) against a real server.
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -49,7 +49,7 @@ impl Handler<SocketAddr> for Resources {
         }
         let m = req.code;
         match (path.as_slice(), m) {
-            // exactly the reference response: 2.05, no options, 60 bytes (testbed.md)
+            // exactly the reference response: 2.05, no options, 60 bytes (docs/bottleneck.md)
             ([b"test"], Code::GET) => Reply::Now(Response::new(Code::CONTENT, TEST_PAYLOAD.to_vec())),
             ([b"time"], Code::GET) => {
                 #[allow(clippy::disallowed_methods)] // the resource reports the wall clock

@@ -197,7 +197,7 @@ mod tests {
 
     #[test]
     fn reference_workload_sizes() {
-        // testbed.md: request = 4-byte header + 6-byte Uri-Path option, no payload: Uri-Path of
+        // the reference testbed: request = 4-byte header + 6-byte Uri-Path option, no payload: Uri-Path of
         // 5 characters (1 header byte + 5) = 10 bytes; response = 4 + marker + 60 = 65 bytes.
         let opts = [CoapOption { number: URI_PATH, value: b"hello" }];
         let req = Message {

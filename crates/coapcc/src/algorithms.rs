@@ -55,7 +55,7 @@ fn tcp_params() -> Vec<(&'static str, String, &'static str)> {
 }
 
 const TCP_SUMMARY: &str = "CoAP over TCP: no CoAP retransmission; reliability and congestion control from TCP (NewReno model in sim, the OS's TCP in load)";
-const TCP_SOURCE: &str = "RFC 8323; testbed.md \"CoAP over TCP in the reference runs\"";
+const TCP_SOURCE: &str = "RFC 8323; the reference testbed's Linux TCP configuration (docs/bottleneck.md)";
 
 fn text(configs: &[CcConfig], show_tcp: bool) -> String {
     let mut out = String::new();

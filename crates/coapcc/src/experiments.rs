@@ -77,7 +77,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 /// Arguments of `coapcc reproduce`.
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
-    /// What to reproduce: `thesis` (the reference matrix of testbed.md).
+    /// What to reproduce: `thesis` (the literature's reference matrix; docs/bottleneck.md).
     #[arg(value_parser = ["thesis"])]
     what: String,
     /// Results and report directory.
@@ -91,10 +91,10 @@ pub struct ReproduceArgs {
     threads: Option<usize>,
 }
 
-/// The reference matrix of testbed.md and the Full Backoff comparison (ANRW 2018), as a plan.
+/// The literature's reference matrix and the Full Backoff comparison (ANRW 2018), as a plan.
 pub fn thesis_plan(reps: u32) -> String {
     format!(
-        r#"# The reference matrix (shared/spec/testbed.md), as `coapcc reproduce thesis` runs it.
+        r#"# The reference matrix of the CoAP congestion-control literature (docs/bottleneck.md), as `coapcc reproduce thesis` runs it.
 seed = 2019
 reps = {reps}
 

@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::wall::Stopwatch;
 
 /// Arguments of `coapcc sim`. Unset options take the scenario file's values, and those default
-/// to the `thesis` preset (testbed.md).
+/// to the `thesis` preset (docs/scenario.md).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Congestion control, `NAME[:key=value,...]` (see `coapcc algorithms`). Repeat to compare
@@ -41,7 +41,8 @@ pub struct Args {
     /// Worker threads for replications (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "T")]
     threads: Option<usize>,
-    /// A TOML scenario; see the README's "Model" section for its keys.
+    /// A TOML scenario (every key with its unit and default: docs/scenario.md; the preset written
+    /// out: scenarios/thesis.toml).
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     /// Print one JSON object on stdout instead of a table (with several --cc: {"runs": [...]}).

@@ -6,7 +6,7 @@
 //! packet is lost with probability 1-k if the state it arrived in was good, 1-h if bad. The
 //! stationary share of bad is π = p/(p+r), so the average loss is π(1-h) + (1-π)(1-k).
 //!
-//! The testbed gives the averages but not the transitions (testbed.md, "Link errors"). Chosen:
+//! The testbed gives the averages but not the transitions (docs/bottleneck.md, "Link errors"). Chosen:
 //! r = 0.5 — a bad burst lasts 1/r = 2 packets on average, "a few packets" — and p from the
 //! stationary average:
 //! * `low`: 2 % constant, no state alternation (Bernoulli 0.02);

@@ -1,4 +1,4 @@
-//! Scenarios: every parameter of the reference testbed (`shared/spec/testbed.md`) with the
+//! Scenarios: every parameter of the reference testbed (docs/bottleneck.md; every key in docs/scenario.md) with the
 //! `thesis` preset's values as defaults, read from TOML. Unknown keys and impossible values are
 //! refused with a message that names them.
 

@@ -1,4 +1,4 @@
-//! A TCP endpoint for the simulator's CoAP-over-TCP runs (testbed.md, "CoAP over TCP in the
+//! A TCP endpoint for the simulator's CoAP-over-TCP runs (docs/bottleneck.md, "CoAP over TCP in the
 //! reference runs": Linux NewReno, no timestamps, no Fast Open, SYN/SYN-ACK retries 40, delayed
 //! ACK on a constant 200 ms timer, Nagle on, initial RTO 2 s, RTO within [200 ms, 120 s]).
 //! Sans-IO like everything the simulator drives: segments and time in, segments out.

@@ -1,4 +1,4 @@
-//! The calibration points of testbed.md, with the expected values derived here from the
+//! The calibration points of the reference testbed (docs/bottleneck.md), with the expected values derived here from the
 //! model's arithmetic, and determinism.
 
 use netsim::{run_rep, Scenario, Summary};

@@ -1,5 +1,5 @@
 //! `default_fb1`, `default_fb2` — Full Backoff for DefaultCoAP (Järvinen, Raitahila, Cao, Kojo:
-//! "Is CoAP Congestion Safe?", ANRW 2018; algorithms.md "Full Backoff").
+//! "Is CoAP Congestion Safe?", ANRW 2018, "Full Backoff").
 //!
 //! What is carried from one exchange into the next:
 //! * FB1 (Karn-like): after an exchange that needed retransmissions, the next exchange starts

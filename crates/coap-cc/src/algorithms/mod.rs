@@ -1,4 +1,4 @@
-//! One module per algorithm of `shared/spec/algorithms.md`; each opens with its source, its
+//! One module per algorithm of the literature; each opens with its source, its
 //! rules, its constants and every reading chosen where the source is open.
 
 pub mod cocoa;
