@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request};
-use netmodel::{ClientWorkload, Next, Stream, WorkloadKind, WorkloadSpec};
+use netmodel::{ClientSteps, Next, Stream, WorkloadKind, WorkloadSpec};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -55,16 +55,16 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         let h = h.clone();
         let spec = spec.clone();
         tasks.spawn(async move {
-            // the simulator's workload and draws: client c's batches come from its own stream
-            let (wspec, mut rng) = (workload_spec(&spec), Stream::Workload(c as u32).rng(spec.seed, 0));
-            let mut w = ClientWorkload::default();
-            let mut next = w.start(&wspec, &mut rng);
+            // the simulator's workload and draws (replication 0): client c's own stream
+            let wspec = workload_spec(&spec);
+            let mut w = ClientSteps::new(c as u32, spec.seed, 0);
+            let mut next = w.start(&wspec);
             while let Next::Exchange { fresh } = next {
                 if fresh {
                     h.reset_cc(spec.server).await;
                 }
                 let _ = h.request(spec.server, spec.request.clone()).await;
-                next = w.ended(&wspec, &mut rng);
+                next = w.ended(&wspec);
             }
         });
     }
@@ -133,12 +133,12 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         let spec = spec.clone();
         let in_flight = in_flight.clone();
         tasks.spawn(async move {
-            let (wspec, mut rng) = (workload_spec(&spec), Stream::Workload(c as u32).rng(spec.seed, 0));
-            let mut w = ClientWorkload::default();
+            let wspec = workload_spec(&spec);
+            let mut w = ClientSteps::new(c as u32, spec.seed, 0);
             let mut reports = Vec::new();
             let mut conn = conn;
             let mut setup_start = None;
-            let mut next = w.start(&wspec, &mut rng);
+            let mut next = w.start(&wspec);
             while let Next::Exchange { fresh } = next {
                 let done = w.done();
                 if spec.workload == WorkloadKind::Random && (fresh || done == 0) {
@@ -162,7 +162,7 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                     None => Outcome::Failed(FailReason::Timeout),
                 };
                 reports.push(report(done as u64, spec.server, start, clock.now(), outcome));
-                next = w.ended(&wspec, &mut rng);
+                next = w.ended(&wspec);
             }
             if let Some(k) = conn {
                 k.release().await;

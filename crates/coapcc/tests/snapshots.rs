@@ -21,34 +21,23 @@ fn sim_json(args: &[&str]) -> String {
     serde_json::to_string_pretty(&v).expect("serializes")
 }
 
-#[test]
-fn udp_continuous_50_clients() {
-    insta::assert_snapshot!(sim_json(&["--clients", "50", "--cc", "default"]));
+/// One test per scenario, its snapshot named after it.
+macro_rules! snapshots {
+    ($($name:ident: [$($arg:literal),*];)*) => {$(
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(sim_json(&[$($arg),*]));
+        }
+    )*};
 }
 
-#[test]
-fn udp_random_50_clients_medium_errors() {
-    let args = ["--clients", "50", "--workload", "random", "--errors", "medium", "--cc", "cocoa", "--reps", "2"];
-    insta::assert_snapshot!(sim_json(&args));
-}
-
-#[test]
-fn udp_continuous_400_clients_infinite_buffer() {
-    insta::assert_snapshot!(sim_json(&["--clients", "400", "--buffer", "infinite", "--cc", "default"]));
-}
-
-#[test]
-fn tcp_continuous_50_clients_low_errors() {
-    insta::assert_snapshot!(sim_json(&["--clients", "50", "--cc", "tcp", "--errors", "low"]));
-}
-
-#[test]
-fn tcp_random_50_clients_high_errors() {
-    let args = ["--clients", "50", "--cc", "tcp", "--workload", "random", "--errors", "high", "--reps", "2"];
-    insta::assert_snapshot!(sim_json(&args));
-}
-
-#[test]
-fn tcp_random_400_clients() {
-    insta::assert_snapshot!(sim_json(&["--clients", "400", "--cc", "tcp", "--workload", "random"]));
+snapshots! {
+    udp_continuous_50_clients: ["--clients", "50", "--cc", "default"];
+    udp_random_50_clients_medium_errors:
+        ["--clients", "50", "--workload", "random", "--errors", "medium", "--cc", "cocoa", "--reps", "2"];
+    udp_continuous_400_clients_infinite_buffer: ["--clients", "400", "--buffer", "infinite", "--cc", "default"];
+    tcp_continuous_50_clients_low_errors: ["--clients", "50", "--cc", "tcp", "--errors", "low"];
+    tcp_random_50_clients_high_errors:
+        ["--clients", "50", "--cc", "tcp", "--workload", "random", "--errors", "high", "--reps", "2"];
+    tcp_random_400_clients: ["--clients", "400", "--cc", "tcp", "--workload", "random"];
 }

@@ -6,8 +6,8 @@
 //!   cut to what is left); each batch after the first starts afresh, as a new short-lived device
 //!   would (every congestion-control state reset; over TCP, a new connection).
 //!
-//! [`ClientWorkload`] is one client's state; the simulator and the real load generator
-//! (`coapcc load`) both step it with the client's own [`Stream::Workload`](crate::Stream) generator, so a seed
+//! [`ClientSteps`] is one client's state with its own [`Stream::Workload`] generator; the
+//! simulator ([`Batches`]) and the real load generator (`coapcc load`) both step it, so a seed
 //! gives both the same batches.
 
 use coap_cc::{Duration, Instant};
@@ -101,6 +101,41 @@ impl ClientWorkload {
     }
 }
 
+/// One client's workload drawing from its own stream, [`Stream::Workload`]`(client)` of
+/// replication `rep`.
+#[derive(Debug, Clone)]
+pub struct ClientSteps {
+    state: ClientWorkload,
+    rng: ChaCha8Rng,
+}
+
+impl ClientSteps {
+    /// Client `client` of replication `rep` of a run seeded with `seed`.
+    pub fn new(client: u32, seed: u64, rep: u32) -> Self {
+        ClientSteps { state: ClientWorkload::default(), rng: Stream::Workload(client).rng(seed, rep) }
+    }
+
+    /// A uniform start offset in [0, `spread_s`] seconds (no draw when the spread is 0).
+    pub fn start_offset(&mut self, spread_s: f64) -> f64 {
+        coap_cc::rng::uniform(&mut self.rng, 0.0, spread_s)
+    }
+
+    /// The client's first step.
+    pub fn start(&mut self, spec: &WorkloadSpec) -> Next {
+        self.state.start(spec, &mut self.rng)
+    }
+
+    /// An exchange ended: the client's next step.
+    pub fn ended(&mut self, spec: &WorkloadSpec) -> Next {
+        self.state.ended(spec, &mut self.rng)
+    }
+
+    /// Exchanges ended so far.
+    pub fn done(&self) -> u32 {
+        self.state.done()
+    }
+}
+
 /// What drives the clients of a run: who starts when, and what each does after an exchange.
 pub trait Workload {
     /// Hosts that run the workload (the run ends when every one is done).
@@ -117,17 +152,17 @@ pub trait Workload {
 /// The reference workload of `clients` hosts `0..clients`, continuous or random. Client `i`
 /// draws its start offset, then its batch sizes, from its own [`Stream::Workload`]`(i)`: what
 /// one client draws does not depend on when the others draw, and the real load generator,
-/// stepping a [`ClientWorkload`] with the same stream, gets the same batches.
+/// stepping the same [`ClientSteps`], gets the same batches.
 #[derive(Debug)]
 pub struct Batches {
     spec: WorkloadSpec,
-    clients: Vec<(ClientWorkload, ChaCha8Rng)>,
+    clients: Vec<ClientSteps>,
 }
 
 impl Batches {
     /// Hosts `0..clients` of replication `rep` of a run seeded with `seed`.
     pub fn new(spec: WorkloadSpec, clients: u32, seed: u64, rep: u32) -> Self {
-        let clients = (0..clients).map(|c| (ClientWorkload::default(), Stream::Workload(c).rng(seed, rep))).collect();
+        let clients = (0..clients).map(|c| ClientSteps::new(c, seed, rep)).collect();
         Batches { spec, clients }
     }
 }
@@ -140,21 +175,19 @@ impl Workload for Batches {
     fn starts(&mut self) -> Vec<(HostId, Instant)> {
         let spread = self.spec.start_spread_s;
         (self.clients.iter_mut().enumerate())
-            .map(|(c, (_, rng))| {
-                let offset = coap_cc::rng::uniform(rng, 0.0, spread);
+            .map(|(c, w)| {
+                let offset = w.start_offset(spread);
                 (HostId(c as u32), Instant::ZERO + Duration::from_secs_f64(offset))
             })
             .collect()
     }
 
     fn start(&mut self, host: HostId) -> Next {
-        let (w, rng) = &mut self.clients[host.index()];
-        w.start(&self.spec, rng)
+        self.clients[host.index()].start(&self.spec)
     }
 
     fn ended(&mut self, host: HostId) -> Next {
-        let (w, rng) = &mut self.clients[host.index()];
-        w.ended(&self.spec, rng)
+        self.clients[host.index()].ended(&self.spec)
     }
 }
 
@@ -236,11 +269,10 @@ mod tests {
         let b = steps_in_order(&[2, 0, 1], 5);
         assert_eq!(a, b, "one client's batches do not depend on the order the clients draw");
         // the load generator steps client 1 alone, with its own stream of replication 0
-        let mut rng = Stream::Workload(1).rng(5, 0);
-        let mut w = ClientWorkload::default();
-        let mut alone = vec![w.start(&random(20), &mut rng)];
+        let mut w = ClientSteps::new(1, 5, 0);
+        let mut alone = vec![w.start(&random(20))];
         for _ in 0..20 {
-            alone.push(w.ended(&random(20), &mut rng));
+            alone.push(w.ended(&random(20)));
         }
         assert_eq!(a[1], alone);
         assert_ne!(a[0], a[1], "clients draw different batches");

@@ -181,15 +181,11 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
     }
 
     fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) {
-        let id = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.pool
-                    .push(Slot { packet: Packet { id: PacketId(0), from, to, size, note: 0 }, payload: P::default() });
-                (self.pool.len() - 1) as u32
-            }
-        };
+        let id = self.free.pop().unwrap_or(self.pool.len() as u32);
         let packet = Packet { id: PacketId(id), from, to, size, note: 0 };
+        if id as usize == self.pool.len() {
+            self.pool.push(Slot { packet, payload: P::default() });
+        }
         let slot = &mut self.pool[id as usize];
         slot.packet = packet;
         fill(&mut slot.payload);
@@ -203,20 +199,21 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
 
     fn start(&mut self, host: HostId) -> Next {
         let next = self.workload.start(host);
-        self.on_next(host, next);
+        self.on_next(next);
         next
     }
 
     fn ended(&mut self, host: HostId) -> Next {
         self.observer.exchange_ended(self.now, host);
         let next = self.workload.ended(host);
-        self.on_next(host, next);
+        self.on_next(next);
         next
     }
 }
 
 impl<M: Medium, W: Workload, O, P> Core<M, W, O, P> {
-    fn on_next(&mut self, _host: HostId, next: Next) {
+    /// Counts the workload hosts that are done; the last one stops the run.
+    fn on_next(&mut self, next: Next) {
         if next == Next::Done {
             self.hosts_done += 1;
             if self.hosts_done == self.workload.hosts() {

@@ -73,6 +73,12 @@ struct Exch {
     failed: bool,
 }
 
+impl Exch {
+    fn new(start: Instant, begin: u64, end: u64, failed: bool) -> Self {
+        Exch { start, begin, end, done: None, retx: 0, expired: Vec::new(), dups: 0, failed }
+    }
+}
+
 /// A host's client side.
 #[derive(Debug)]
 struct Client {
@@ -194,16 +200,7 @@ impl TcpStack {
         let _ = coap.request(req);
         let begin = conn.written;
         conn.written += pump(&mut conn.tcp, coap);
-        cl.exch.push(Exch {
-            start: now,
-            begin,
-            end: conn.written,
-            done: None,
-            retx: 0,
-            expired: Vec::new(),
-            dups: 0,
-            failed: false,
-        });
+        cl.exch.push(Exch::new(now, begin, conn.written, false));
         cl.outstanding = true;
     }
 
@@ -274,16 +271,7 @@ impl TcpStack {
                     break;
                 }
                 if !cl.outstanding {
-                    cl.exch.push(Exch {
-                        start: now,
-                        begin: 0,
-                        end: 0,
-                        done: None,
-                        retx: 0,
-                        expired: Vec::new(),
-                        dups: 0,
-                        failed: true,
-                    });
+                    cl.exch.push(Exch::new(now, 0, 0, true));
                 } else if let Some(e) = cl.exch.last_mut() {
                     e.failed = true;
                 }
