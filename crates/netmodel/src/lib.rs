@@ -10,6 +10,9 @@
 //! * [`bottleneck`]: the wired reference bottleneck (two [`link::Link`]s with byte-counted
 //!   tail-drop buffers, link errors from [`loss`], the router–server hop's FIFO jitter). It
 //!   computes every path ahead and schedules no event of its own.
+//! * [`mesh`]: the IEEE 802.15.4 / 6LoWPAN / RPL mesh of the low-power literature (Cooja's
+//!   unit-disk medium, nullrdc, nullmac or Contiki's CSMA, a CPU per mote, min-hop routes); it
+//!   schedules its own events (frames, CPU jobs, MAC timers).
 //! * [`streams`]: the typed RNG streams of a replication, all in one place.
 //! * [`workload`]: what clients do and when (continuous, random batches), as a [`Workload`].
 
@@ -17,6 +20,7 @@ pub mod bottleneck;
 pub mod link;
 pub mod loss;
 pub mod medium;
+pub mod mesh;
 pub mod streams;
 pub mod workload;
 

@@ -6,7 +6,7 @@
 //! which threads or hosts run.
 //!
 //! Component numbers (32 bits): hosts `0..2^28` are their own index; per-host kinds put a kind
-//! in the top nibble (`1`: the host's workload, `2`: its MAC); `0xFFFF_00xx` are the singletons of the wired
+//! in the top nibble (`1`: the host's workload, `2`: its MAC, `3`: its radio's transmissions); `0xFFFF_00xx` are the singletons of the wired
 //! bottleneck (their values predate this module and are kept so that recorded results stay
 //! the same; `0xFFFF_0006` was a workload stream shared by all clients, replaced by
 //! [`Stream::Workload`] and not to be reused).
@@ -24,6 +24,8 @@ pub enum Stream {
     /// Node `i`'s link layer (MAC backoffs, radio duty-cycle phase) in models that have one;
     /// the wired bottleneck has none.
     Mac(u32),
+    /// Node `i`'s radio as a sender: the mesh's per-frame transmission-success draws.
+    Radio(u32),
     /// The wired bottleneck's server.
     Server,
     /// The bottleneck's uplink errors.
@@ -43,6 +45,7 @@ impl Stream {
             Stream::Host(i) => i & 0x0FFF_FFFF,
             Stream::Workload(i) => 0x1000_0000 | (i & 0x0FFF_FFFF),
             Stream::Mac(i) => 0x2000_0000 | (i & 0x0FFF_FFFF),
+            Stream::Radio(i) => 0x3000_0000 | (i & 0x0FFF_FFFF),
             Stream::Server => 0xFFFF_0001,
             Stream::UplinkLoss => 0xFFFF_0002,
             Stream::DownlinkLoss => 0xFFFF_0003,
@@ -78,6 +81,8 @@ mod tests {
             Stream::Workload(999_999),
             Stream::Mac(0),
             Stream::Mac(999_999),
+            Stream::Radio(0),
+            Stream::Radio(999_999),
             Stream::Server,
             Stream::UplinkLoss,
             Stream::DownlinkLoss,

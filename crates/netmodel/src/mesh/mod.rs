@@ -1,0 +1,812 @@
+//! The low-power wireless mesh: IEEE 802.15.4 radios on Cooja's unit-disk medium, Contiki 3.0's
+//! 6LoWPAN framing, nullrdc with nullmac or Contiki's CSMA, a single-threaded CPU per mote, and
+//! RPL storing-mode routes; as a [`Medium`] of the one simulation engine. Every detail, with its
+//! source and the choices we made where the sources are silent, is in `docs/mesh.md`.
+//!
+//! ```text
+//!  stack ─send─▶ [CPU: tx_prepare] ─▶ MAC (nullmac | CSMA queues) ─▶ [CPU: CCA, turnaround, airtime]
+//!                                                                        │ frame on the UDGM medium
+//!  stack ◀─deliver─ [CPU: rx_process (+ app at a server)] ◀─ RX FIFO ◀────┘ (or forward: tx_prepare …)
+//! ```
+//!
+//! * [`frame`]: PHY timing and per-hop frame sizes; [`topology`]: the literature's layouts;
+//!   [`routing`]: the converged min-hop tree and its next-hop table.
+//! * Medium (Cooja UDGM, "distance loss"): a frame reaches the radios within the transmission
+//!   range R, interferes those within the interference range I; a per-frame TX draw (p_tx, the
+//!   sender's [`Stream::Radio`]) and per-receiver RX draw (p_rx(d) = 1 − d²/R²·(1 − p_rx), the
+//!   receiver's [`Stream::Mac`]); a radio that is transmitting, interfered or already receiving
+//!   cannot take a new frame, and a second frame destroys a reception in progress. A destroyed
+//!   reception keeps the radio busy until its frame ends (choice). Carrier sense: the channel is
+//!   busy at r while a frame from a sender within `cca_range_m` (derived from Cooja's signal
+//!   strengths and Contiki's −90 dBm CCA threshold: R·80/85) is on the air.
+//! * nullrdc: CCA at the strobe; busy → COLLISION, else 224 µs turnaround and the airtime; no
+//!   ACKs (Contiki 3.0 does not request them with nullrdc), so OK does not mean delivered.
+//! * nullmac: a COLLISION drops the packet (`cca_busy`). CSMA: at most `max_neighbor_queues`
+//!   per-neighbour FIFOs sharing `queuebuf_num` buffers; a COLLISION retries after
+//!   T + U{0 … 2^min(transmissions, 3)·T − 1} ticks of 1/128 s, T = 125 ms; after a packet is
+//!   freed, the next one of the same queue waits T.
+//! * CPU: one FIFO of jobs per mote: `tx_prepare_us` before a packet reaches the MAC,
+//!   `rx_process_us` (+ `app_us` when a server's CoAP layer handles it) after a frame is taken
+//!   from the RX FIFO, which holds `rx_fifo_frames` frames; a transmission occupies the CPU from
+//!   its strobe to its last symbol. Forwarded packets queue a tx_prepare job behind the others.
+//!
+//! Every packet handed to [`Mesh::send`] is, once the run has drained, either delivered or
+//! dropped for exactly one counted cause; every frame sent either arrived or was lost for one
+//! counted cause (tested by a property test).
+//!
+//! Datagrams that would need RFC 4944 fragmentation are computed by [`frame`] but not carried:
+//! the simulator refuses a scenario whose messages do not fit one frame (no preset does).
+//!
+//! Equal-time events are handled in the order they were scheduled, which is deterministic (the
+//! specification's "node-id order" for simultaneous events at different motes is not enforced).
+
+pub mod frame;
+pub mod routing;
+pub mod topology;
+
+use std::collections::VecDeque;
+
+use coap_cc::Instant;
+use rand_chacha::ChaCha8Rng;
+use rand_core::RngCore;
+use serde::{Deserialize, Serialize};
+
+use crate::medium::{Medium, Packet, Schedule};
+use crate::streams::Stream;
+use frame::{airtime_ns, Compression, HopPlace};
+use routing::{Routes, NONE};
+use topology::{distance, NodeSpec, Role};
+
+/// Positions within this much of a range boundary count as inside (layouts drawn on an exact
+/// 10 m lattice with R = 10 m behave as their authors meant).
+pub const RANGE_EPSILON_M: f64 = 1e-6;
+/// One Contiki clock tick (CLOCK_SECOND = 128), ns.
+pub const TICK_NS: u64 = 7_812_500;
+
+/// The radio medium (Cooja UDGM).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RadioSpec {
+    /// R: frames are received up to this distance, m.
+    pub tx_range_m: f64,
+    /// I: frames interfere up to this distance, m (ignored below R).
+    pub interference_range_m: f64,
+    /// Share of frames that reach anybody (per-frame draw at the sender).
+    pub success_ratio_tx: f64,
+    /// Share of frames received at distance R (falls quadratically from 1 at distance 0).
+    pub success_ratio_rx: f64,
+    /// The channel is sensed busy while a sender within this distance is on the air, m.
+    pub cca_range_m: f64,
+    /// From the transmit strobe to the first preamble symbol, µs.
+    pub tx_turnaround_us: u32,
+}
+
+impl RadioSpec {
+    /// The carrier-sense range derived from Cooja's signal strengths (−10 − 85·d/R dBm within R)
+    /// and Contiki's CCA threshold (−90 dBm): R·80/85.
+    pub fn derived_cca_range(tx_range_m: f64) -> f64 {
+        tx_range_m * 80.0 / 85.0
+    }
+}
+
+/// The CPU delays of every mote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuSpec {
+    /// A received frame's processing (RX FIFO read, decompression, IPv6/RPL/UDP), µs.
+    pub rx_process_us: u32,
+    /// A packet's preparation before the MAC (compression, framing, TX FIFO load), µs.
+    pub tx_prepare_us: u32,
+    /// A server's CoAP processing of a request, µs.
+    pub app_us: u32,
+    /// Received frames the radio holds while the CPU is busy.
+    pub rx_fifo_frames: u32,
+}
+
+/// A mote's MAC layer (the RDC is nullrdc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mac", rename_all = "snake_case")]
+pub enum MacSpec {
+    /// No queue, no retry: a busy channel drops the packet.
+    Nullmac,
+    /// Contiki 3.0's CSMA.
+    Csma {
+        /// Packet buffers shared by all neighbour queues (QUEUEBUF_CONF_NUM).
+        queuebuf_num: u32,
+        /// Neighbour queues that may exist at once (CSMA_MAX_NEIGHBOR_QUEUES).
+        max_neighbor_queues: u32,
+        /// Transmissions before a packet is dropped (SICSLOWPAN_MAX_MAC_TRANSMISSIONS).
+        max_transmissions: u32,
+    },
+}
+
+/// Everything the mesh model needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshSpec {
+    /// The motes, in id order.
+    pub nodes: Vec<NodeSpec>,
+    /// Each mote's MAC, indexed like `nodes`.
+    pub macs: Vec<MacSpec>,
+    /// The medium.
+    pub radio: RadioSpec,
+    /// CPU delays.
+    pub cpu: CpuSpec,
+    /// 6LoWPAN compression.
+    pub compression: Compression,
+}
+
+/// Why a packet or a frame was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cause {
+    Collision,
+    CcaBusy,
+    CsmaRetryLimit,
+    QueueFull,
+    NoNeighborQueue,
+    RxOverflow,
+    NoRoute,
+    TxFail,
+    RxFail,
+    OutOfRange,
+}
+
+/// Losses by cause. Frame losses are counted at the frame's sender; packet drops where they happen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Drops {
+    /// The frame's receiver was transmitting, interfered or receiving another frame.
+    pub collision: u64,
+    /// nullmac found the channel busy.
+    pub cca_busy: u64,
+    /// CSMA gave up after its transmissions.
+    pub csma_retry_limit: u64,
+    /// No free CSMA packet buffer.
+    pub queue_full: u64,
+    /// No free CSMA neighbour queue.
+    pub no_neighbor_queue: u64,
+    /// The receiver's RX FIFO was full.
+    pub rx_overflow: u64,
+    /// No route to the destination.
+    pub no_route: u64,
+    /// The frame failed its transmission draw and reached nobody.
+    pub tx_fail: u64,
+    /// The receiver's reception draw failed.
+    pub rx_fail: u64,
+    /// The next hop was out of range.
+    pub out_of_range: u64,
+}
+
+impl Drops {
+    fn add(&mut self, cause: Cause) {
+        let c = match cause {
+            Cause::Collision => &mut self.collision,
+            Cause::CcaBusy => &mut self.cca_busy,
+            Cause::CsmaRetryLimit => &mut self.csma_retry_limit,
+            Cause::QueueFull => &mut self.queue_full,
+            Cause::NoNeighborQueue => &mut self.no_neighbor_queue,
+            Cause::RxOverflow => &mut self.rx_overflow,
+            Cause::NoRoute => &mut self.no_route,
+            Cause::TxFail => &mut self.tx_fail,
+            Cause::RxFail => &mut self.rx_fail,
+            Cause::OutOfRange => &mut self.out_of_range,
+        };
+        *c += 1;
+    }
+
+    /// Losses of frames this node sent.
+    pub fn frame_losses(&self) -> u64 {
+        self.collision + self.rx_overflow + self.tx_fail + self.rx_fail + self.out_of_range
+    }
+
+    /// Packets dropped at this node before a frame was sent.
+    pub fn packet_drops(&self) -> u64 {
+        self.cca_busy + self.csma_retry_limit + self.queue_full + self.no_neighbor_queue + self.no_route
+    }
+
+    /// Every loss.
+    pub fn total(&self) -> u64 {
+        self.frame_losses() + self.packet_drops()
+    }
+
+    /// Sums another's counts into this one.
+    pub fn merge(&mut self, o: &Drops) {
+        self.collision += o.collision;
+        self.cca_busy += o.cca_busy;
+        self.csma_retry_limit += o.csma_retry_limit;
+        self.queue_full += o.queue_full;
+        self.no_neighbor_queue += o.no_neighbor_queue;
+        self.rx_overflow += o.rx_overflow;
+        self.no_route += o.no_route;
+        self.tx_fail += o.tx_fail;
+        self.rx_fail += o.rx_fail;
+        self.out_of_range += o.out_of_range;
+    }
+}
+
+/// One mote's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NodeStats {
+    /// Packets its CoAP layer sent.
+    pub originated: u64,
+    /// Packets it received for others and queued for forwarding.
+    pub forwarded: u64,
+    /// Packets delivered to its CoAP layer.
+    pub delivered: u64,
+    /// Frames it put on the air.
+    pub frames_sent: u64,
+    /// Frames addressed to it that it took into its RX FIFO.
+    pub frames_received: u64,
+    /// CSMA transmission attempts that found the channel busy and were retried later.
+    pub csma_busy_retries: u64,
+    /// Time its radio spent transmitting, ns.
+    pub tx_busy_ns: u64,
+    /// Losses.
+    pub drops: Drops,
+}
+
+/// One mote in the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeReport {
+    /// Its id.
+    pub id: u32,
+    /// What it did.
+    pub role: Role,
+    /// Position, m.
+    pub x: f64,
+    /// Position, m.
+    pub y: f64,
+    /// Its RPL parent's id (None for the root or an unreachable mote).
+    pub parent: Option<u32>,
+    /// Hops to the border router (None: unreachable).
+    pub rank: Option<u32>,
+    /// Counters.
+    #[serde(flatten)]
+    pub stats: NodeStats,
+}
+
+/// The mesh's counters at the end of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeshReport {
+    /// Per mote, in id order.
+    pub nodes: Vec<NodeReport>,
+}
+
+/// The mesh's own events.
+#[derive(Debug, Clone, Copy)]
+pub enum MeshEvent {
+    /// A mote's current CPU job ends.
+    CpuDone(u16),
+    /// A mote's frame puts its first symbol on the air (after the turnaround).
+    FrameStart(u16),
+    /// A mote's frame puts its last symbol on the air.
+    FrameEnd(u16),
+    /// A CSMA neighbour queue's timer (mote, queue, generation).
+    CsmaTimer(u16, u16, u32),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Job {
+    Idle,
+    Rx(Packet),
+    Prepare(Packet),
+    /// Transmit to the next hop; from a CSMA queue or not.
+    Send(Packet, u16, bool),
+}
+
+#[derive(Debug, Default)]
+struct NbrQueue {
+    active: bool,
+    nbr: u16,
+    packets: VecDeque<Packet>,
+    transmissions: u32,
+    gen: u32,
+}
+
+#[derive(Debug)]
+struct Node {
+    // radio
+    transmitting: bool,
+    rx_from: u16,
+    rx_ok: bool,
+    interfered: u32,
+    cca_busy: u32,
+    // cpu
+    busy: bool,
+    current: Job,
+    jobs: VecDeque<Job>,
+    rx_pending: u32,
+    // mac
+    mac: MacSpec,
+    queues: Vec<NbrQueue>,
+    buffers: u32,
+    rng: ChaCha8Rng,
+    tx_rng: ChaCha8Rng,
+    stats: NodeStats,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Pending,
+    Lost(Cause),
+}
+
+#[derive(Debug)]
+struct Frame {
+    packet: Packet,
+    dest: u16,
+    airtime: u64,
+    visible: bool,
+    csma: bool,
+    fate: Fate,
+    receivers: Vec<u16>,
+    interfered: Vec<u16>,
+}
+
+/// Per-node lists in one array (compressed sparse rows).
+#[derive(Debug, Default)]
+struct Csr<T> {
+    start: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Csr<T> {
+    fn build(n: usize, mut f: impl FnMut(usize, &mut Vec<T>)) -> Self {
+        let mut c = Csr { start: vec![0], items: Vec::new() };
+        for i in 0..n {
+            f(i, &mut c.items);
+            c.start.push(c.items.len() as u32);
+        }
+        c
+    }
+    fn of(&self, i: usize) -> &[T] {
+        &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+/// The mesh as a [`Medium`]: hosts are motes (host i = node id i + 1).
+#[derive(Debug)]
+pub struct Mesh {
+    spec: MeshSpec,
+    routes: Routes,
+    nodes: Vec<Node>,
+    frames: Vec<Frame>,
+    /// Within R: (receiver, its RX success probability).
+    links: Csr<(u16, f64)>,
+    /// Within I but beyond R.
+    interferes: Csr<u16>,
+    /// Within the carrier-sense range.
+    senses: Csr<u16>,
+    /// Motes whose CoAP layer is a server (`app_us` on delivery).
+    app: Vec<bool>,
+    turnaround_ns: u64,
+}
+
+fn unit(rng: &mut ChaCha8Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+impl Mesh {
+    /// A mesh in its converged state (routes built), for replication `rep` of a run seeded
+    /// with `seed`.
+    pub fn new(spec: MeshSpec, seed: u64, rep: u32) -> Self {
+        let n = spec.nodes.len();
+        let r = &spec.radio;
+        let reach = r.tx_range_m + RANGE_EPSILON_M;
+        let interfere = r.interference_range_m.max(r.tx_range_m) + RANGE_EPSILON_M;
+        let dist = |a: usize, b: usize| distance(&spec.nodes[a], &spec.nodes[b]);
+        let links = Csr::build(n, |s, v| {
+            for q in (0..n).filter(|&q| q != s && dist(s, q) <= reach) {
+                let d = dist(s, q);
+                let p = 1.0 - (d * d) / (r.tx_range_m * r.tx_range_m) * (1.0 - r.success_ratio_rx);
+                v.push((q as u16, p.clamp(0.0, 1.0)));
+            }
+        });
+        let interferes = Csr::build(n, |s, v| {
+            v.extend((0..n).filter(|&q| q != s && dist(s, q) > reach && dist(s, q) <= interfere).map(|q| q as u16))
+        });
+        let cs = r.cca_range_m + RANGE_EPSILON_M;
+        let senses = Csr::build(n, |s, v| v.extend((0..n).filter(|&q| q != s && dist(s, q) <= cs).map(|q| q as u16)));
+        let root = spec.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
+        let routes = Routes::min_hop(n, root, |a, b| a != b && dist(a, b) <= reach, dist);
+        let nodes = (0..n)
+            .map(|i| {
+                let mac = spec.macs[i];
+                let queues = match mac {
+                    MacSpec::Nullmac => Vec::new(),
+                    MacSpec::Csma { max_neighbor_queues, queuebuf_num, .. } => (0..max_neighbor_queues)
+                        .map(|_| NbrQueue {
+                            packets: VecDeque::with_capacity(queuebuf_num as usize),
+                            ..Default::default()
+                        })
+                        .collect(),
+                };
+                Node {
+                    transmitting: false,
+                    rx_from: NONE,
+                    rx_ok: false,
+                    interfered: 0,
+                    cca_busy: 0,
+                    busy: false,
+                    current: Job::Idle,
+                    jobs: VecDeque::with_capacity(8),
+                    rx_pending: 0,
+                    mac,
+                    queues,
+                    buffers: 0,
+                    rng: Stream::Mac(i as u32).rng(seed, rep),
+                    tx_rng: Stream::Radio(i as u32).rng(seed, rep),
+                    stats: NodeStats::default(),
+                }
+            })
+            .collect();
+        let frames = (0..n)
+            .map(|i| Frame {
+                packet: Packet {
+                    id: crate::PacketId(0),
+                    from: crate::HostId(0),
+                    to: crate::HostId(0),
+                    size: 0,
+                    note: 0,
+                },
+                dest: NONE,
+                airtime: 0,
+                visible: false,
+                csma: false,
+                fate: Fate::Pending,
+                receivers: Vec::with_capacity(links.of(i).len()),
+                interfered: Vec::with_capacity(links.of(i).len() + interferes.of(i).len()),
+            })
+            .collect();
+        let app = spec.nodes.iter().map(|x| x.role == Role::Server).collect();
+        let turnaround_ns = r.tx_turnaround_us as u64 * 1000;
+        Mesh { spec, routes, nodes, frames, links, interferes, senses, app, turnaround_ns }
+    }
+
+    /// The routes.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
+    }
+
+    /// The specification.
+    pub fn spec(&self) -> &MeshSpec {
+        &self.spec
+    }
+
+    fn drop_packet<S: Schedule<MeshEvent>>(&mut self, at: usize, cause: Cause, p: Packet, sched: &mut S) {
+        self.nodes[at].stats.drops.add(cause);
+        sched.discard(p);
+    }
+
+    fn push_job<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, job: Job, sched: &mut S) {
+        self.nodes[n].jobs.push_back(job);
+        if !self.nodes[n].busy {
+            self.run_next(now, n, sched);
+        }
+    }
+
+    /// Starts `n`'s next job, if any.
+    fn run_next<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        loop {
+            let node = &mut self.nodes[n];
+            let Some(job) = node.jobs.pop_front() else {
+                node.busy = false;
+                node.current = Job::Idle;
+                return;
+            };
+            node.busy = true;
+            node.current = job;
+            let cpu = &self.spec.cpu;
+            match job {
+                Job::Rx(p) => {
+                    node.rx_pending -= 1;
+                    let mut us = cpu.rx_process_us;
+                    if p.to.index() == n && self.app[n] {
+                        us += cpu.app_us;
+                    }
+                    sched.wake(Instant::from_nanos(now + us as u64 * 1000), MeshEvent::CpuDone(n as u16));
+                    return;
+                }
+                Job::Prepare(_) => {
+                    let at = now + cpu.tx_prepare_us as u64 * 1000;
+                    sched.wake(Instant::from_nanos(at), MeshEvent::CpuDone(n as u16));
+                    return;
+                }
+                Job::Send(p, nh, csma) => {
+                    if self.strobe(now, n, p, nh, csma, sched) {
+                        return;
+                    }
+                }
+                Job::Idle => {}
+            }
+        }
+    }
+
+    fn cpu_done<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        match self.nodes[n].current {
+            Job::Rx(p) if p.to.index() == n => {
+                self.nodes[n].stats.delivered += 1;
+                sched.deliver(Instant::from_nanos(now), 0, p);
+            }
+            Job::Rx(p) => {
+                self.nodes[n].stats.forwarded += 1;
+                self.nodes[n].jobs.push_back(Job::Prepare(p));
+            }
+            Job::Prepare(p) => self.route(now, n, p, sched),
+            Job::Send(..) | Job::Idle => {}
+        }
+        self.run_next(now, n, sched);
+    }
+
+    /// A prepared packet goes to the MAC.
+    fn route<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
+        let nh = self.routes.next_hop(n, p.to.index());
+        if nh == NONE {
+            return self.drop_packet(n, Cause::NoRoute, p, sched);
+        }
+        match self.nodes[n].mac {
+            // nullmac hands it to the RDC in the same call: the transmission follows at once
+            MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh, false)),
+            MacSpec::Csma { queuebuf_num, .. } => self.csma_enqueue(now, n, p, nh, queuebuf_num, sched),
+        }
+    }
+
+    fn csma_enqueue<S: Schedule<MeshEvent>>(
+        &mut self,
+        _now: u64,
+        n: usize,
+        p: Packet,
+        nh: u16,
+        bufs: u32,
+        sched: &mut S,
+    ) {
+        let node = &mut self.nodes[n];
+        let qi = match node.queues.iter().position(|q| q.active && q.nbr == nh) {
+            Some(i) => i,
+            None => match node.queues.iter().position(|q| !q.active) {
+                Some(i) => i,
+                None => return self.drop_packet(n, Cause::NoNeighborQueue, p, sched),
+            },
+        };
+        if node.buffers >= bufs || node.queues[qi].packets.len() >= bufs as usize {
+            return self.drop_packet(n, Cause::QueueFull, p, sched);
+        }
+        let q = &mut node.queues[qi];
+        if !q.active {
+            q.active = true;
+            q.nbr = nh;
+            q.transmissions = 0;
+        }
+        q.packets.push_back(p);
+        node.buffers += 1;
+        if q.packets.len() == 1 {
+            // the head of an empty queue goes out at once (a 0-tick timer: behind the CPU's jobs)
+            node.jobs.push_back(Job::Send(p, nh, true));
+        }
+    }
+
+    /// The RDC's send: CCA, then the transmission. False when it returned at once (busy channel).
+    fn strobe<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        p: Packet,
+        nh: u16,
+        csma: bool,
+        sched: &mut S,
+    ) -> bool {
+        if self.nodes[n].cca_busy > 0 {
+            if csma {
+                self.csma_retry(now, n, nh, sched);
+            } else {
+                self.drop_packet(n, Cause::CcaBusy, p, sched);
+            }
+            return false;
+        }
+        let node = &mut self.nodes[n];
+        node.transmitting = true;
+        if node.rx_from != NONE {
+            node.rx_ok = false; // half duplex: the reception in progress is lost
+        }
+        let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize };
+        let mpdu = self.spec.compression.frames(hop, p.size).mpdu(0);
+        let airtime = airtime_ns(mpdu);
+        node.stats.frames_sent += 1;
+        node.stats.tx_busy_ns += airtime;
+        let f = &mut self.frames[n];
+        f.packet = p;
+        f.dest = nh;
+        f.airtime = airtime;
+        f.csma = csma;
+        f.fate = Fate::Pending;
+        f.visible = false;
+        sched.wake(Instant::from_nanos(now + self.turnaround_ns), MeshEvent::FrameStart(n as u16));
+        true
+    }
+
+    fn frame_start<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, sched: &mut S) {
+        let p_tx = self.spec.radio.success_ratio_tx;
+        let visible = p_tx >= 1.0 || unit(&mut self.nodes[s].tx_rng) <= p_tx;
+        let f = &mut self.frames[s];
+        f.visible = visible;
+        if !visible {
+            f.fate = Fate::Lost(Cause::TxFail);
+        } else {
+            for &r in self.senses.of(s) {
+                self.nodes[r as usize].cca_busy += 1;
+            }
+            let dest = f.dest;
+            for &(r, p_rx) in self.links.of(s) {
+                let rn = &mut self.nodes[r as usize];
+                let lost = if rn.transmitting || rn.interfered > 0 {
+                    Some(Cause::Collision)
+                } else if rn.rx_from != NONE {
+                    rn.rx_ok = false;
+                    Some(Cause::Collision)
+                } else if p_rx < 1.0 && unit(&mut rn.rng) > p_rx {
+                    Some(Cause::RxFail)
+                } else {
+                    None
+                };
+                match lost {
+                    Some(cause) => {
+                        rn.interfered += 1;
+                        f.interfered.push(r);
+                        if r == dest {
+                            f.fate = Fate::Lost(cause);
+                        }
+                    }
+                    None => {
+                        rn.rx_from = s as u16;
+                        rn.rx_ok = true;
+                        f.receivers.push(r);
+                    }
+                }
+            }
+            for &r in self.interferes.of(s) {
+                let rn = &mut self.nodes[r as usize];
+                rn.interfered += 1;
+                if rn.rx_from != NONE {
+                    rn.rx_ok = false;
+                }
+                f.interfered.push(r);
+            }
+        }
+        sched.wake(Instant::from_nanos(now + f.airtime), MeshEvent::FrameEnd(s as u16));
+    }
+
+    fn frame_end<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, sched: &mut S) {
+        let f = &mut self.frames[s];
+        let (p, dest, csma) = (f.packet, f.dest, f.csma);
+        let mut fate = f.fate;
+        let mut arrived = false;
+        if f.visible {
+            for &r in self.senses.of(s) {
+                self.nodes[r as usize].cca_busy -= 1;
+            }
+            for &r in &f.interfered {
+                self.nodes[r as usize].interfered -= 1;
+            }
+            for &r in &f.receivers {
+                let rn = &mut self.nodes[r as usize];
+                debug_assert_eq!(rn.rx_from as usize, s);
+                rn.rx_from = NONE;
+                if r == dest {
+                    if rn.rx_ok {
+                        arrived = true;
+                    } else {
+                        fate = Fate::Lost(Cause::Collision);
+                    }
+                }
+                // frames for other motes are discarded by the radio's address filter
+            }
+        }
+        f.interfered.clear();
+        f.receivers.clear();
+        if arrived {
+            let fifo = self.spec.cpu.rx_fifo_frames;
+            let d = &mut self.nodes[dest as usize];
+            if d.rx_pending >= fifo {
+                fate = Fate::Lost(Cause::RxOverflow);
+            } else {
+                d.rx_pending += 1;
+                d.stats.frames_received += 1;
+                self.push_job(now, dest as usize, Job::Rx(p), sched);
+            }
+        } else if fate == Fate::Pending {
+            fate = Fate::Lost(Cause::OutOfRange);
+        }
+        if let Fate::Lost(cause) = fate {
+            self.drop_packet(s, cause, p, sched);
+        }
+        self.nodes[s].transmitting = false;
+        if csma {
+            // with nullrdc every transmission reports OK: the packet is freed
+            self.csma_free_head(now, s, dest, sched);
+        }
+        self.run_next(now, s, sched);
+    }
+
+    fn queue_of(&self, n: usize, nbr: u16) -> usize {
+        self.nodes[n].queues.iter().position(|q| q.active && q.nbr == nbr).expect("an active CSMA queue")
+    }
+
+    /// The head packet of `nbr`'s queue is done with: the next one waits one time base.
+    fn csma_free_head<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, nbr: u16, sched: &mut S) {
+        let qi = self.queue_of(n, nbr);
+        let node = &mut self.nodes[n];
+        let q = &mut node.queues[qi];
+        q.packets.pop_front();
+        q.transmissions = 0;
+        node.buffers -= 1;
+        if q.packets.is_empty() {
+            q.active = false;
+        } else {
+            q.gen = q.gen.wrapping_add(1);
+            let at = Instant::from_nanos(now + 16 * TICK_NS);
+            sched.wake(at, MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
+        }
+    }
+
+    /// A COLLISION (busy channel): retry after a random backoff, or give up.
+    fn csma_retry<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, nbr: u16, sched: &mut S) {
+        let qi = self.queue_of(n, nbr);
+        let MacSpec::Csma { max_transmissions, .. } = self.nodes[n].mac else { return };
+        let node = &mut self.nodes[n];
+        node.stats.csma_busy_retries += 1;
+        let q = &mut node.queues[qi];
+        if q.transmissions >= max_transmissions {
+            let p = q.packets[0];
+            self.drop_packet(n, Cause::CsmaRetryLimit, p, sched);
+            return self.csma_free_head(now, n, nbr, sched);
+        }
+        let window = (1u64 << q.transmissions.min(3)) * 16;
+        let ticks = 16 + node.rng.next_u64() % window;
+        q.gen = q.gen.wrapping_add(1);
+        sched.wake(Instant::from_nanos(now + ticks * TICK_NS), MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
+    }
+
+    fn csma_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, qi: usize, gen: u32, sched: &mut S) {
+        let q = &self.nodes[n].queues[qi];
+        if !q.active || q.gen != gen {
+            return;
+        }
+        let job = Job::Send(q.packets[0], q.nbr, true);
+        self.push_job(now, n, job, sched);
+    }
+}
+
+impl Medium for Mesh {
+    type Event = MeshEvent;
+    type Report = MeshReport;
+
+    fn send<S: Schedule<MeshEvent>>(&mut self, now: Instant, packet: Packet, sched: &mut S) {
+        let n = packet.from.index();
+        self.nodes[n].stats.originated += 1;
+        self.push_job(now.as_nanos(), n, Job::Prepare(packet), sched);
+    }
+
+    fn handle<S: Schedule<MeshEvent>>(&mut self, now: Instant, event: MeshEvent, sched: &mut S) {
+        let now = now.as_nanos();
+        match event {
+            MeshEvent::CpuDone(n) => self.cpu_done(now, n as usize, sched),
+            MeshEvent::FrameStart(n) => self.frame_start(now, n as usize, sched),
+            MeshEvent::FrameEnd(n) => self.frame_end(now, n as usize, sched),
+            MeshEvent::CsmaTimer(n, q, gen) => self.csma_timer(now, n as usize, q as usize, gen, sched),
+        }
+    }
+
+    fn report(&self) -> MeshReport {
+        let nodes = (self.spec.nodes.iter().zip(&self.nodes).enumerate())
+            .map(|(i, (spec, node))| NodeReport {
+                id: spec.id,
+                role: spec.role,
+                x: spec.x,
+                y: spec.y,
+                parent: (self.routes.parent[i] != NONE).then(|| self.routes.parent[i] as u32 + 1),
+                rank: (self.routes.rank[i] != u32::MAX).then_some(self.routes.rank[i]),
+                stats: node.stats,
+            })
+            .collect();
+        MeshReport { nodes }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,256 @@
+//! The mesh driven on its own: a minimal event loop that records deliveries and discards.
+//! Expected values are derived in each test from the PHY/CPU constants, not read from a run.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::frame::{airtime_ns, Compression};
+use super::topology::{NodeSpec, Role};
+use super::*;
+use crate::{HostId, PacketId};
+
+#[derive(Debug, Default)]
+struct Harness {
+    heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    events: Vec<Option<MeshEvent>>,
+    seq: u64,
+    delivered: Vec<(u64, Packet)>,
+    discarded: Vec<Packet>,
+    starts: Vec<(u64, u16)>,
+}
+
+impl Schedule<MeshEvent> for Harness {
+    fn deliver(&mut self, at: Instant, _lane: usize, packet: Packet) {
+        self.delivered.push((at.as_nanos(), packet));
+    }
+    fn discard(&mut self, packet: Packet) {
+        self.discarded.push(packet);
+    }
+    fn wake(&mut self, at: Instant, event: MeshEvent) {
+        self.seq += 1;
+        self.events.push(Some(event));
+        self.heap.push(Reverse((at.as_nanos(), self.seq, self.events.len() - 1)));
+    }
+}
+
+/// Sends at given times, runs until the queue drains.
+fn run(mesh: &mut Mesh, sends: &[(u64, u32, u32, u32)]) -> Harness {
+    let mut h = Harness::default();
+    let mut sends: Vec<_> = sends.to_vec();
+    sends.sort_by_key(|s| s.0);
+    let mut next_send = 0;
+    let mut id = 0;
+    loop {
+        let next_ev = h.heap.peek().map(|Reverse((t, _, _))| *t);
+        let send_due = sends.get(next_send).map(|s| s.0);
+        match (send_due, next_ev) {
+            (Some(ts), ev) if ev.is_none_or(|te| ts <= te) => {
+                let (t, from, to, size) = sends[next_send];
+                next_send += 1;
+                let p = Packet { id: PacketId(id), from: HostId(from), to: HostId(to), size, note: 0 };
+                id += 1;
+                mesh.send(Instant::from_nanos(t), p, &mut h);
+            }
+            (_, Some(_)) => {
+                let Reverse((t, _, i)) = h.heap.pop().unwrap();
+                let ev = h.events[i].take().unwrap();
+                if let MeshEvent::FrameStart(n) = ev {
+                    h.starts.push((t, n));
+                }
+                mesh.handle(Instant::from_nanos(t), ev, &mut h);
+            }
+            _ => break,
+        }
+    }
+    h
+}
+
+const NITK: Compression = Compression { context_matches_lln_prefix: false, rpl_hbh_option: true };
+
+fn radio(p_tx: f64, p_rx: f64) -> RadioSpec {
+    RadioSpec {
+        tx_range_m: 10.0,
+        interference_range_m: 20.0,
+        success_ratio_tx: p_tx,
+        success_ratio_rx: p_rx,
+        cca_range_m: RadioSpec::derived_cca_range(10.0),
+        tx_turnaround_us: 224,
+    }
+}
+
+const CPU: CpuSpec = CpuSpec { rx_process_us: 2000, tx_prepare_us: 1000, app_us: 1000, rx_fifo_frames: 1 };
+
+/// Motes at the given positions, the first the border router, all with `mac`.
+fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
+    let nodes: Vec<NodeSpec> = pos
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| NodeSpec {
+            id: i as u32 + 1,
+            role: if i == 0 { Role::BorderRouter } else { Role::Client },
+            x,
+            y,
+        })
+        .collect();
+    let macs = vec![mac; nodes.len()];
+    Mesh::new(MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK }, seed, 0)
+}
+
+fn stats(m: &Mesh) -> Vec<NodeStats> {
+    m.report().nodes.iter().map(|n| n.stats).collect()
+}
+
+const MS: u64 = 1_000_000;
+const CSMA: MacSpec = MacSpec::Csma { queuebuf_num: 4, max_neighbor_queues: 2, max_transmissions: 4 };
+
+#[test]
+fn one_hop_delivery_time_is_prepare_turnaround_airtime_and_rx() {
+    let mut m = mesh(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15)]);
+    // 1000 µs prepare + 224 µs turnaround + 3040 µs airtime (89-byte MPDU) + 2000 µs rx
+    assert_eq!(h.delivered.len(), 1);
+    assert_eq!(h.delivered[0].0, 1_000_000 + 224_000 + 3_040_000 + 2_000_000);
+}
+
+#[test]
+fn two_senders_in_range_that_strobe_together_collide() {
+    // A and B 5 m apart (they sense each other) both send to C at t = 0: both CCAs are clear
+    // (nothing on the air during the turnaround), both frames go out and destroy each other at C
+    let mut m = mesh(&[(2.5, 5.0), (0.0, 0.0), (5.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (0, 2, 0, 15)]);
+    assert!(h.delivered.is_empty());
+    let s = stats(&m);
+    assert_eq!((s[1].drops.collision, s[2].drops.collision), (1, 1));
+    assert_eq!((s[1].frames_sent, s[2].frames_sent), (1, 1));
+}
+
+#[test]
+fn a_sender_that_senses_the_channel_busy_drops_under_nullmac_and_retries_under_csma() {
+    // B sends 2 ms after A, while A's frame (1.224 → 4.264 ms) is on the air and A is 5 m away
+    let pos = [(2.5, 5.0), (0.0, 0.0), (5.0, 0.0)];
+    let mut m = mesh(&pos, MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (2 * MS, 2, 0, 15)]);
+    // B's strobe at 3 ms: busy → dropped; A's frame arrives
+    assert_eq!(h.delivered.len(), 1);
+    assert_eq!(stats(&m)[2].drops.cca_busy, 1);
+    assert_eq!(stats(&m)[2].frames_sent, 0);
+
+    // CSMA: the retry comes 125 ms + U{0..15} ticks later (window 2^0·16 ticks)
+    let (lo, hi) = (3 * MS + 16 * TICK_NS, 3 * MS + 31 * TICK_NS);
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let mut m = mesh(&pos, CSMA, radio(1.0, 1.0), seed);
+        let h = run(&mut m, &[(0, 1, 0, 15), (2 * MS, 2, 0, 15)]);
+        assert_eq!(h.delivered.len(), 2);
+        assert_eq!(stats(&m)[2].csma_busy_retries, 1);
+        let start_b = h.starts.iter().find(|s| s.1 == 2).unwrap().0;
+        let strobe = start_b - 224_000;
+        assert!((lo..=hi).contains(&strobe), "retry strobe at {strobe}");
+        assert_eq!((strobe - 3 * MS) % TICK_NS, 0, "whole ticks");
+        seen.insert(strobe);
+    }
+    assert_eq!(seen.len(), 16, "every one of the 16 backoffs is drawn");
+}
+
+#[test]
+fn a_hidden_terminal_beyond_carrier_sense_range_collides() {
+    // A (0, 0) and B (19, 0) both reach C (9.5, 0); they are 19 m apart: hidden from CCA
+    // (9.41 m) but within each other's interference range
+    let mut m = mesh(&[(9.5, 0.0), (0.0, 0.0), (19.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (MS, 2, 0, 15)]);
+    assert!(h.delivered.is_empty(), "B's CCA was clear, its frame destroyed A's reception at C");
+    let s = stats(&m);
+    assert_eq!((s[1].drops.collision, s[2].drops.collision, s[2].drops.cca_busy), (1, 1, 0));
+}
+
+#[test]
+fn a_mote_between_r_and_i_is_interfered_but_receives_nothing() {
+    // E (24, 0) sends to D (15, 0), 9 m; 1 ms later A (0, 0) sends to C (−5, 0). A is 15 m from
+    // D: D receives nothing of A's frame, but the frame destroys D's reception of E's frame.
+    // C is 29 m from E (untouched by E's frame); F (7.5, 5) links A and D for the routes.
+    let pos = [(-5.0, 0.0), (0.0, 0.0), (15.0, 0.0), (24.0, 0.0), (7.5, 5.0)];
+    let mut m = mesh(&pos, MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    assert_eq!(m.routes().next_hop(3, 2), 2);
+    let h = run(&mut m, &[(0, 3, 2, 15), (MS, 1, 0, 15)]);
+    let s = stats(&m);
+    assert_eq!(h.delivered.len(), 1);
+    assert_eq!(h.delivered[0].1.from, HostId(1), "A's frame reached C");
+    assert_eq!(s[3].drops.collision, 1, "E's frame was destroyed at D");
+    assert_eq!(s[2].frames_received, 0);
+    // without A, E's frame arrives
+    let mut m = mesh(&pos, MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    assert_eq!(run(&mut m, &[(0, 3, 2, 15)]).delivered.len(), 1);
+}
+
+/// Binomial bounds: |x − n·p| ≤ 5·sqrt(n·p·(1 − p)).
+fn within(x: u64, n: u64, p: f64) -> bool {
+    let (n, x) = (n as f64, x as f64);
+    (x - n * p).abs() <= 5.0 * (n * p * (1.0 - p)).sqrt()
+}
+
+#[test]
+fn tx_and_rx_draws_have_their_frequencies() {
+    // 10,000 frames, one every 20 ms, from A to C at distance 8 m: p_tx = 0.7, and at 8 m
+    // p_rx(d) = 1 − 0.64·(1 − 0.5) = 0.68 of the frames that were sent
+    let n = 10_000u64;
+    let sends: Vec<_> = (0..n).map(|k| (k * 20 * MS, 1, 0, 15)).collect();
+    let mut m = mesh(&[(0.0, 0.0), (8.0, 0.0)], MacSpec::Nullmac, radio(0.7, 0.5), 3);
+    let h = run(&mut m, &sends);
+    let s = stats(&m)[1];
+    assert!(within(s.drops.tx_fail, n, 0.3), "tx_fail {}", s.drops.tx_fail);
+    let visible = n - s.drops.tx_fail;
+    assert!(within(s.drops.rx_fail, visible, 0.32), "rx_fail {} of {visible}", s.drops.rx_fail);
+    assert_eq!(h.delivered.len() as u64, n - s.drops.tx_fail - s.drops.rx_fail);
+    // at exactly R the ratio is p_rx itself
+    let mut m = mesh(&[(0.0, 0.0), (10.0, 0.0)], MacSpec::Nullmac, radio(1.0, 0.5), 4);
+    let h = run(&mut m, &sends);
+    assert!(within(h.delivered.len() as u64, n, 0.5));
+}
+
+#[test]
+fn csma_waits_one_time_base_between_packets_to_the_same_neighbour() {
+    let mut m = mesh(&[(0.0, 0.0), (9.0, 0.0)], CSMA, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (0, 1, 0, 15), (0, 1, 0, 15)]);
+    let t: Vec<u64> = h.delivered.iter().map(|d| d.0).collect();
+    // three prepare jobs (1 ms each) come before the first send job: it strobes at 3 ms
+    let air = 224_000 + airtime_ns(89);
+    assert_eq!(t[0], 3 * MS + air + 2 * MS);
+    // each later packet waits T = 125 ms after the previous one was freed (its last symbol)
+    assert_eq!(t[1] - t[0], 125 * MS + air);
+    assert_eq!(t[2] - t[1], 125 * MS + air);
+}
+
+#[test]
+fn csma_queue_and_neighbour_queue_limits() {
+    // 2 buffers: of 4 packets prepared back to back, the 3rd and 4th find no buffer
+    let small = MacSpec::Csma { queuebuf_num: 2, max_neighbor_queues: 2, max_transmissions: 4 };
+    let mut m = mesh(&[(0.0, 0.0), (9.0, 0.0)], small, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (0, 1, 0, 15), (0, 1, 0, 15), (0, 1, 0, 15)]);
+    assert_eq!((h.delivered.len(), stats(&m)[1].drops.queue_full), (2, 2));
+    // the root sends to three neighbours at once: only two neighbour queues exist
+    let pos = [(0.0, 0.0), (5.0, 0.0), (-5.0, 0.0), (0.0, 5.0)];
+    let mut m = mesh(&pos, CSMA, radio(1.0, 1.0), 1);
+    let h = run(&mut m, &[(0, 0, 1, 15), (0, 0, 2, 15), (0, 0, 3, 15)]);
+    assert_eq!((h.delivered.len(), stats(&m)[0].drops.no_neighbor_queue), (2, 1));
+}
+
+#[test]
+fn the_rx_fifo_holds_one_frame_while_the_cpu_is_busy() {
+    // C (the root, CSMA) prepares 8 packets for B from t = 0: its CPU is busy until 8 ms (its
+    // first send job queues behind the prepares). B (−9, 0) and D (9, 0) are hidden from each
+    // other (18 m). B's frame to C ends at 1 + 0.224 + 3.04 = 4.264 ms: it waits in the FIFO.
+    // D sends at 3.1 ms: strobe 4.1 ms, its frame ends at 7.364 ms: the FIFO is full.
+    let mut sends = vec![(0, 1, 0, 15), (3_100_000, 2, 0, 15)];
+    sends.extend((0..8).map(|_| (0, 0, 1, 15)));
+    let csma8 = MacSpec::Csma { queuebuf_num: 8, max_neighbor_queues: 2, max_transmissions: 4 };
+    let mut m8 = mesh(&[(0.0, 0.0), (-9.0, 0.0), (9.0, 0.0)], csma8, radio(1.0, 1.0), 1);
+    let h = run(&mut m8, &sends);
+    let s = stats(&m8);
+    assert_eq!(s[2].drops.rx_overflow, 1);
+    assert_eq!(s[0].frames_received, 1);
+    // C's CPU: prepares until 8 ms, its first transmission 8 → 11.264 ms, then B's frame's
+    // 2 ms: delivered at 13.264 ms
+    let from_b = h.delivered.iter().find(|d| d.1.from == HostId(1)).unwrap();
+    assert_eq!(from_b.0, 13_264_000);
+    assert_eq!(h.delivered.len(), 1 + 8);
+}
