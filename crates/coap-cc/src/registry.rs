@@ -339,6 +339,17 @@ impl CcConfig {
         }
     }
 
+    /// A parameter's current value, as `set` would take it.
+    pub fn get(&self, key: &str) -> Option<String> {
+        let mut v = None;
+        self.describe(&mut |p| {
+            if p.name == key {
+                v = Some(p.value.to_string());
+            }
+        });
+        v
+    }
+
     /// Does the algorithm have this parameter?
     pub fn has_param(&self, key: &str) -> bool {
         self.keys().contains(&key)

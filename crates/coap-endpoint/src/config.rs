@@ -25,6 +25,38 @@ pub struct Config {
     pub echo_transmission_numbers: bool,
     /// Emit [`crate::Event::Transmission`] for every request transmission (for logs).
     pub transmission_events: bool,
+    /// When a CON request that gets no answer fails.
+    pub give_up: GiveUp,
+}
+
+/// When a CON request that gets no answer fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GiveUp {
+    /// When the timer after the last retransmission expires (RFC 7252; Californium, libcoap).
+    #[default]
+    AfterLastTimer,
+    /// At the instant of the last retransmission: the transaction is freed as it is sent, and a
+    /// response to it is ignored (Contiki 3.0's Erbium).
+    AtLastSend,
+}
+
+impl GiveUp {
+    /// `after_last_timer` or `at_last_send`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "after_last_timer" => Some(GiveUp::AfterLastTimer),
+            "at_last_send" => Some(GiveUp::AtLastSend),
+            _ => None,
+        }
+    }
+
+    /// The name [`GiveUp::parse`] takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            GiveUp::AfterLastTimer => "after_last_timer",
+            GiveUp::AtLastSend => "at_last_send",
+        }
+    }
 }
 
 impl Config {
@@ -40,6 +72,7 @@ impl Config {
             max_message_size: 1152,
             echo_transmission_numbers: true,
             transmission_events: false,
+            give_up: GiveUp::AfterLastTimer,
         }
     }
 

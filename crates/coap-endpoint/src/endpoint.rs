@@ -7,7 +7,7 @@ use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Message, M
 use rand_core::RngCore;
 use smallvec::SmallVec;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, GiveUp};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
 use crate::token::Token;
@@ -219,6 +219,8 @@ pub struct Endpoint<A, R> {
     /// Arena of encoded replies waiting in `pending`; emptied whenever `pending` is.
     out: Vec<u8>,
     events: VecDeque<Event<A>>,
+    /// With [`GiveUp::AtLastSend`]: the retransmission (MAX_RETRANSMIT) at which an exchange fails.
+    give_up_at_retransmission: Option<u32>,
 }
 
 impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
@@ -239,8 +241,18 @@ where
     /// An endpoint answering 4.04 to every request (a pure client); see [`Endpoint::with_handler`].
     pub fn new(cfg: Config, mut rng: R) -> Result<Self, ConfigError> {
         cfg.validate()?;
+        let give_up_at_retransmission = match cfg.give_up {
+            GiveUp::AfterLastTimer => None,
+            GiveUp::AtLastSend => Some(
+                cfg.cc
+                    .get("max_retransmit")
+                    .and_then(|v| v.parse().ok())
+                    .ok_or(ConfigError("give_up = at_last_send needs an algorithm with max_retransmit"))?,
+            ),
+        };
         let next_mid = rng.next_u32() as u16;
         Ok(Endpoint {
+            give_up_at_retransmission,
             dedup: Dedup::new(cfg.max_dedup_entries),
             cfg,
             rng,
@@ -780,9 +792,14 @@ where
                 ex.n_sent += 1;
                 ex.phase = Phase::Waiting { timer: *timer, deadline: now + rto };
                 self.pending.push_back(Pending::Request(id));
+                let number = ex.n_sent as u32 - 1;
                 if self.cfg.transmission_events {
-                    let number = ex.n_sent as u32 - 1;
                     self.events.push_back(Event::Transmission { id, number, at: now, rto: Some(rto) });
+                }
+                if self.give_up_at_retransmission == Some(number) {
+                    // Erbium: the last retransmission goes out and the transaction is freed
+                    peer.cc.on_failure(now, timer);
+                    self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true);
                 }
             }
             _ => {

@@ -31,7 +31,7 @@ pub mod stream;
 mod token;
 
 pub use coap_cc::{Duration, Instant};
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
 pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 pub use server::{Handler, NotFound, Reply, RequestId, Response};

@@ -5,7 +5,7 @@
 mod harness;
 
 use coap_cc::CcConfig;
-use coap_endpoint::{Config, Event, FailReason, Outcome, Request, Response};
+use coap_endpoint::{Config, Event, FailReason, GiveUp, Outcome, Request, Response};
 use coap_wire::{registry, Code, Message, MessageType};
 use harness::*;
 use std::sync::atomic::Ordering;
@@ -50,6 +50,35 @@ fn gives_up_after_max_retransmit() {
     assert!(p.events.contains(&Event::Failed { id, reason: FailReason::Timeout }));
     let last = secs(*r.sent.last().unwrap()) + r.rtos[4].as_secs_f64();
     assert!(close(last, 31.0 * rto0));
+}
+
+/// Erbium's rule: the 4th retransmission is sent and the exchange fails at that instant; the
+/// timers are 3 s + k/128 s, then doubled: the 4th retransmission goes at (1 + 2 + 4 + 8)·rto0.
+#[test]
+fn gives_up_at_the_last_send_like_erbium() {
+    let erbium = || {
+        let mut c = Config::new(CcConfig::parse("default:ack_timeout=3,timer_tick=0.0078125").unwrap());
+        c.give_up = GiveUp::AtLastSend;
+        let mut p = Pair::with(c, Config::new(CcConfig::parse("default").unwrap()), false, 3);
+        p.drop = Box::new(|from, _, _| from == C);
+        p
+    };
+    let mut p = erbium();
+    let id = p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(1000.0);
+    let r = &p.reports()[0];
+    let rto0 = r.rtos[0].as_secs_f64();
+    assert!((rto0 - 3.0) * 128.0 == ((rto0 - 3.0) * 128.0).round() && (3.0..=4.5).contains(&rto0));
+    assert_eq!(r.sent.len(), 5);
+    assert_eq!(r.expired, 4, "the last transmission's timer never runs");
+    assert!(close(secs(r.sent[4]), 15.0 * rto0));
+    // not failed just before the last send, failed at it
+    let mut p = erbium();
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(15.0 * rto0 - 1e-3);
+    assert!(!p.events.iter().any(|e| matches!(e, Event::Failed { .. })));
+    p.run_until(15.0 * rto0 + 1e-9);
+    assert!(p.events.contains(&Event::Failed { id, reason: FailReason::Timeout }));
 }
 
 #[test]

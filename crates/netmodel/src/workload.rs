@@ -37,6 +37,9 @@ pub enum Next {
         /// A new batch after the first.
         fresh: bool,
     },
+    /// Run the next exchange (not fresh) at this time, later than now: a periodic client
+    /// waiting for its timer.
+    At(Instant),
     /// The client has run all its exchanges.
     Done,
 }
@@ -143,10 +146,10 @@ pub trait Workload {
     /// Each such host and its start time, in the order the driver schedules the starts. Called
     /// once, before the run.
     fn starts(&mut self) -> Vec<(HostId, Instant)>;
-    /// `host` starts: its first step.
-    fn start(&mut self, host: HostId) -> Next;
-    /// One of `host`'s exchanges ended (a response or a failure): its next step.
-    fn ended(&mut self, host: HostId) -> Next;
+    /// `host` starts at `now`: its first step.
+    fn start(&mut self, host: HostId, now: Instant) -> Next;
+    /// One of `host`'s exchanges ended (a response or a failure) at `now`: its next step.
+    fn ended(&mut self, host: HostId, now: Instant) -> Next;
 }
 
 /// The reference workload of `clients` hosts `0..clients`, continuous or random. Client `i`
@@ -182,12 +185,92 @@ impl Workload for Batches {
             .collect()
     }
 
-    fn start(&mut self, host: HostId) -> Next {
+    fn start(&mut self, host: HostId, _: Instant) -> Next {
         self.clients[host.index()].start(&self.spec)
     }
 
-    fn ended(&mut self, host: HostId) -> Next {
+    fn ended(&mut self, host: HostId, _: Instant) -> Next {
         self.clients[host.index()].ended(&self.spec)
+    }
+}
+
+/// Periodic blocking clients (Contiki's `er-example-client` loop): request k is sent at
+/// max(the end of request k − 1, t0 + k·interval) — periodic while the network keeps up, back to
+/// back while it catches up, never more than one outstanding — until `until`. Each client's
+/// start t0 is uniform in [0, `start_spread_s`] from its own [`Stream::Workload`].
+#[derive(Debug, Clone)]
+pub struct Periodic {
+    clients: Vec<HostId>,
+    /// Host index → position in `clients` (u32::MAX: not a client).
+    slot: Vec<u32>,
+    interval_ns: Vec<u64>,
+    t0: Vec<u64>,
+    k: Vec<u64>,
+    until_ns: u64,
+    start_spread_s: f64,
+    seed: u64,
+    rep: u32,
+}
+
+impl Periodic {
+    /// `clients` with their intervals (ns), all stopping at `until_ns`.
+    pub fn new(clients: &[(HostId, u64)], until_ns: u64, start_spread_s: f64, seed: u64, rep: u32) -> Self {
+        let hosts = clients.iter().map(|c| c.0.index() + 1).max().unwrap_or(0);
+        let mut slot = vec![u32::MAX; hosts];
+        for (i, c) in clients.iter().enumerate() {
+            slot[c.0.index()] = i as u32;
+        }
+        Periodic {
+            clients: clients.iter().map(|c| c.0).collect(),
+            slot,
+            interval_ns: clients.iter().map(|c| c.1).collect(),
+            t0: vec![0; clients.len()],
+            k: vec![0; clients.len()],
+            until_ns,
+            start_spread_s,
+            seed,
+            rep,
+        }
+    }
+
+    fn step(&mut self, host: HostId, now: Instant) -> Next {
+        let i = self.slot[host.index()] as usize;
+        let due = self.t0[i] + self.k[i] * self.interval_ns[i];
+        let at = due.max(now.as_nanos());
+        if at >= self.until_ns {
+            Next::Done
+        } else if at == now.as_nanos() {
+            Next::Exchange { fresh: false }
+        } else {
+            Next::At(Instant::from_nanos(at))
+        }
+    }
+}
+
+impl Workload for Periodic {
+    fn hosts(&self) -> u32 {
+        self.clients.len() as u32
+    }
+
+    fn starts(&mut self) -> Vec<(HostId, Instant)> {
+        let mut v = Vec::with_capacity(self.clients.len());
+        for (i, &h) in self.clients.iter().enumerate() {
+            let mut rng = Stream::Workload(h.0).rng(self.seed, self.rep);
+            let offset = coap_cc::rng::uniform(&mut rng, 0.0, self.start_spread_s);
+            self.t0[i] = Duration::from_secs_f64(offset).as_nanos();
+            v.push((h, Instant::from_nanos(self.t0[i])));
+        }
+        v
+    }
+
+    fn start(&mut self, host: HostId, now: Instant) -> Next {
+        self.step(host, now)
+    }
+
+    fn ended(&mut self, host: HostId, now: Instant) -> Next {
+        let i = self.slot[host.index()] as usize;
+        self.k[i] += 1;
+        self.step(host, now)
     }
 }
 
@@ -254,10 +337,10 @@ mod tests {
     /// Each client's steps under `Batches`, the clients stepped in the given order until done.
     fn steps_in_order(order: &[u32], seed: u64) -> Vec<Vec<Next>> {
         let mut b = Batches::new(random(20), 3, seed, 0);
-        let mut steps: Vec<Vec<Next>> = (0..3).map(|c| vec![b.start(HostId(c))]).collect();
+        let mut steps: Vec<Vec<Next>> = (0..3).map(|c| vec![b.start(HostId(c), Instant::ZERO)]).collect();
         for _ in 0..20 {
             for &c in order {
-                steps[c as usize].push(b.ended(HostId(c)));
+                steps[c as usize].push(b.ended(HostId(c), Instant::ZERO));
             }
         }
         steps
@@ -276,5 +359,25 @@ mod tests {
         }
         assert_eq!(a[1], alone);
         assert_ne!(a[0], a[1], "clients draw different batches");
+    }
+
+    #[test]
+    fn periodic_clients_wait_for_their_timer_or_catch_up() {
+        let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+        // one client, 100 ms interval, stops at 1 s, starts at 0
+        let mut w = Periodic::new(&[(HostId(4), 100_000_000)], 1_000_000_000, 0.0, 1, 0);
+        assert_eq!(w.starts(), vec![(HostId(4), ms(0))]);
+        assert_eq!(w.start(HostId(4), ms(0)), Next::Exchange { fresh: false });
+        // request 0 ended at 30 ms: request 1 at 100 ms
+        assert_eq!(w.ended(HostId(4), ms(30)), Next::At(ms(100)));
+        // request 1 ended at 350 ms (late): request 2 (due 200 ms) goes at once
+        assert_eq!(w.ended(HostId(4), ms(350)), Next::Exchange { fresh: false });
+        // request 2 ended at 360 ms: request 3 was due at 300 ms: at once; then back on the grid
+        assert_eq!(w.ended(HostId(4), ms(360)), Next::Exchange { fresh: false });
+        assert_eq!(w.ended(HostId(4), ms(370)), Next::At(ms(400)));
+        // request 4 ended at 999 ms: request 5 (due 500 ms) still starts before the end
+        assert_eq!(w.ended(HostId(4), ms(999)), Next::Exchange { fresh: false });
+        // request 5 ended at 1 s: nothing starts at or after the end
+        assert_eq!(w.ended(HostId(4), ms(1000)), Next::Done);
     }
 }

@@ -198,14 +198,14 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
     }
 
     fn start(&mut self, host: HostId) -> Next {
-        let next = self.workload.start(host);
+        let next = self.workload.start(host, self.now);
         self.on_next(next);
         next
     }
 
     fn ended(&mut self, host: HostId) -> Next {
         self.observer.exchange_ended(self.now, host);
-        let next = self.workload.ended(host);
+        let next = self.workload.ended(host, self.now);
         self.on_next(next);
         next
     }

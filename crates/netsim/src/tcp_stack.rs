@@ -226,6 +226,8 @@ impl TcpStack {
                 self.open_connection(ctx.now(), c);
             }
             Next::Exchange { fresh: false } => {}
+            // only the periodic mesh clients wait, and the mesh runs CoAP over UDP
+            Next::At(_) => debug_assert!(false, "a waiting workload over the TCP stack"),
         }
         next
     }
@@ -359,7 +361,7 @@ impl TcpStack {
         let now = ctx.now();
         let sc = &mut self.hosts[h.index()].accepted[slot as usize];
         if sc.tcp.is_established() && sc.coap.is_none() {
-            let handler = Box::new(FixedResponse { payload: self.payload.clone() });
+            let handler = Box::new(FixedResponse::payload(self.payload.clone()));
             let mut coap = StreamConnection::new(sc.client, MAX_MESSAGE_SIZE, Some(handler));
             pump(&mut sc.tcp, &mut coap); // the CSM
             sc.coap = Some(coap);

@@ -4,7 +4,8 @@
 //! A client host runs its workload against its server: every exchange the workload asks for is
 //! one request (with a fresh start, its controller is reset: a new short-lived device). A server
 //! host answers with its handler. A host's endpoint has one timer slot, re-armed whenever its
-//! next deadline changes. A response that arrives as a duplicate (the endpoint counts it) makes
+//! next deadline changes; a client whose workload waits ([`Next::At`]) has a second one, its
+//! application timer. A response that arrives as a duplicate (the endpoint counts it) makes
 //! the packet unnecessary, which the medium books as wasted capacity.
 
 use coap_cc::Instant;
@@ -15,16 +16,27 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 
-/// Serves one fixed response (2.05 with the given payload) to every request.
+/// Serves one fixed response (2.05 with the given options and payload) to every request.
 #[derive(Debug)]
 pub struct FixedResponse {
     /// The payload.
     pub payload: Vec<u8>,
+    /// Its options.
+    pub options: Vec<(u16, Vec<u8>)>,
+}
+
+impl FixedResponse {
+    /// 2.05 with this payload and no option.
+    pub fn payload(payload: Vec<u8>) -> Self {
+        FixedResponse { payload, options: Vec::new() }
+    }
 }
 
 impl Handler<HostId> for FixedResponse {
     fn handle(&mut self, _: Instant, _: &HostId, _: RequestId, _: &Message<'_>) -> Reply {
-        Reply::Now(Response::new(Code::CONTENT, self.payload.clone()))
+        let mut r = Response::new(Code::CONTENT, self.payload.clone());
+        r.options.clone_from(&self.options);
+        Reply::Now(r)
     }
 }
 
@@ -33,6 +45,8 @@ impl Handler<HostId> for FixedResponse {
 pub struct UdpHost {
     ep: Endpoint<HostId, ChaCha8Rng>,
     timer: TimerSlot,
+    /// When a waiting workload's next exchange starts.
+    app_timer: TimerSlot,
     /// Where its workload's requests go (None: it runs no workload).
     server: Option<HostId>,
     reports: Vec<ExchangeReport<HostId>>,
@@ -41,12 +55,18 @@ pub struct UdpHost {
 impl UdpHost {
     /// A host that runs a workload against `server` (expecting about `exchanges` reports).
     pub fn client(ep: Endpoint<HostId, ChaCha8Rng>, server: HostId, exchanges: usize) -> Self {
-        UdpHost { ep, timer: TimerSlot::default(), server: Some(server), reports: Vec::with_capacity(exchanges) }
+        UdpHost {
+            ep,
+            timer: TimerSlot::default(),
+            app_timer: TimerSlot::default(),
+            server: Some(server),
+            reports: Vec::with_capacity(exchanges),
+        }
     }
 
     /// A host that only answers (its endpoint has a handler).
     pub fn server(ep: Endpoint<HostId, ChaCha8Rng>) -> Self {
-        UdpHost { ep, timer: TimerSlot::default(), server: None, reports: Vec::new() }
+        UdpHost { ep, timer: TimerSlot::default(), app_timer: TimerSlot::default(), server: None, reports: Vec::new() }
     }
 }
 
@@ -67,9 +87,14 @@ impl UdpStack {
         UdpStack { hosts, request, overhead, buf: Vec::with_capacity(1500) }
     }
 
-    /// Opens the exchange the workload asked for.
-    fn issue(&mut self, now: Instant, h: HostId, next: Next) {
+    /// Opens the exchange the workload asked for, or sets the timer for it.
+    fn issue<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, h: HostId, next: Next) {
+        let now = ctx.now();
         let host = &mut self.hosts[h.index()];
+        if let Next::At(at) = next {
+            host.app_timer.rearm(ctx, h, 1, Some(at));
+            return;
+        }
         let (Next::Exchange { fresh }, Some(server)) = (next, host.server) else { return };
         if fresh {
             host.ep.reset_cc(&server); // a new short-lived device
@@ -94,7 +119,7 @@ impl UdpStack {
             match ev {
                 Event::Response { .. } | Event::Failed { .. } => {
                     let next = ctx.ended(h);
-                    self.issue(ctx.now(), h, next);
+                    self.issue(ctx, h, next);
                 }
                 Event::Retired(r) => host.reports.push(r),
                 Event::Transmission { .. } => {}
@@ -111,7 +136,7 @@ impl Stack for UdpStack {
 
     fn start<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId) {
         let next = ctx.start(host);
-        self.issue(ctx.now(), host, next);
+        self.issue(ctx, host, next);
         self.after(ctx, host);
     }
 
@@ -124,8 +149,16 @@ impl Stack for UdpStack {
         duplicate
     }
 
-    fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, _slot: u32, gen: u32) -> bool {
+    fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool {
         let h = &mut self.hosts[host.index()];
+        if slot == 1 {
+            if !h.app_timer.fire(gen) {
+                return false;
+            }
+            self.issue(ctx, host, Next::Exchange { fresh: false });
+            self.after(ctx, host);
+            return true;
+        }
         if !h.timer.fire(gen) {
             return false;
         }

@@ -95,7 +95,7 @@ fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32) -> UdpStack {
         .collect();
     let ep = Endpoint::new(server_cfg, Stream::Server.rng(scn.seed, rep))
         .expect("valid endpoint config")
-        .with_handler(Box::new(FixedResponse { payload: vec![0x2A; scn.payload_bytes as usize] }));
+        .with_handler(Box::new(FixedResponse::payload(vec![0x2A; scn.payload_bytes as usize])));
     hosts.push(UdpHost::server(ep));
     UdpStack::new(hosts, request(scn), scn.ip_header_bytes + scn.udp_header_bytes)
 }

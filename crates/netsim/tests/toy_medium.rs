@@ -89,7 +89,7 @@ fn udp_over_a_three_host_line() {
     let hosts = vec![
         UdpHost::client(ep(0), HostId(2), EXCHANGES as usize),
         UdpHost::server(ep(1)), // relays in the model; its endpoint sees nothing
-        UdpHost::server(ep(2).with_handler(Box::new(FixedResponse { payload: vec![7; 10] }))),
+        UdpHost::server(ep(2).with_handler(Box::new(FixedResponse::payload(vec![7; 10])))),
     ];
     let r = run(UdpStack::new(hosts, Request::get("x"), 28));
     // each exchange: request 2 hops, response 2 hops, 10 ms each: 40 ms; 5 back to back

@@ -35,6 +35,8 @@ params! {
         nstart: u32 = 1,
         /// Cap on a backed-off RTO, s (reference testbed: 60).
         rto_max: f64 = 60.0,
+        /// Clock tick of the initial RTO draw, s: 0 draws from the continuous range; Erbium (Contiki 3.0) draws ACK_TIMEOUT + U{0..n} ticks of 1/128 s (0.0078125).
+        timer_tick: f64 = 0.0,
     }
 }
 
@@ -44,6 +46,7 @@ impl DefaultParams {
         check(self.ack_timeout > 0.0, "ack_timeout", "must be > 0")?;
         check(self.ack_random_factor >= 1.0, "ack_random_factor", "must be >= 1")?;
         crate::params::check_common(self.max_retransmit, self.nstart)?;
+        check(self.timer_tick >= 0.0 && self.timer_tick.is_finite(), "timer_tick", "must be >= 0")?;
         check(
             self.rto_max >= self.ack_timeout * self.ack_random_factor,
             "rto_max",
@@ -54,8 +57,14 @@ impl DefaultParams {
     pub(crate) fn initial_max(&self) -> f64 {
         self.ack_timeout * self.ack_random_factor
     }
-    /// A fresh initial RTO in [ACK_TIMEOUT, ACK_TIMEOUT·ACK_RANDOM_FACTOR].
+    /// A fresh initial RTO in [ACK_TIMEOUT, ACK_TIMEOUT·ACK_RANDOM_FACTOR]; with a timer tick,
+    /// ACK_TIMEOUT plus a whole number of ticks, each of the n + 1 equally likely, n = the
+    /// range's width in ticks rounded (Erbium: 3 s + random_rand() % 193 ticks of 1/128 s).
     pub(crate) fn draw(&self, rng: &mut dyn RngCore) -> f64 {
+        if self.timer_tick > 0.0 {
+            let n = ((self.initial_max() - self.ack_timeout) / self.timer_tick + 0.5) as u64; // rounded (no_std)
+            return self.ack_timeout + (rng.next_u64() % (n + 1)) as f64 * self.timer_tick;
+        }
         uniform(rng, self.ack_timeout, self.initial_max())
     }
 }
@@ -122,6 +131,21 @@ impl Controller for DefaultCoap {
 mod tests {
     use super::*;
     use crate::testutil::*;
+    use rand_chacha::rand_core::SeedableRng;
+
+    #[test]
+    fn erbium_ticks_draw_3_s_plus_0_to_192_ticks_of_1_128_s() {
+        let p = DefaultParams { ack_timeout: 3.0, timer_tick: 1.0 / 128.0, ..DefaultParams::default() };
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..40_000 {
+            let rto = p.draw(&mut rng);
+            let ticks = (rto - 3.0) * 128.0;
+            assert!(ticks.fract() == 0.0 && (0.0..=192.0).contains(&ticks), "{rto}");
+            seen.insert(ticks as u32);
+        }
+        assert_eq!(seen.len(), 193, "every tick 0..=192 drawn, the ends included");
+    }
 
     fn ctl(carry: Carry, max_retransmit: u32) -> DefaultCoap {
         DefaultCoap::new("default", DefaultParams { max_retransmit, ..DefaultParams::default() }, carry)
