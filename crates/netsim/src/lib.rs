@@ -13,9 +13,12 @@
 //! * [`udp`], [`tcp_stack`]: the two stacks (CoAP over UDP; CoAP over the [`tcp`] model).
 //! * [`Scenario`]: every parameter of the reference bottleneck, TOML in, the `thesis` preset as
 //!   defaults; [`run_rep`]: one replication of it → [`RepResult`].
+//! * [`lln`]: the low-power mesh world ([`lln::LlnScenario`], `env = "lln"`) over
+//!   [`netmodel::mesh`], with periodic blocking clients and the mesh literature's metrics.
 //! * [`Summary`]: the statistics over replications.
 
 pub mod engine;
+pub mod lln;
 pub mod queue;
 pub mod record;
 pub mod scenario;

@@ -20,6 +20,8 @@ pub struct ExchangeRecord {
     pub retransmissions: u32,
     /// The RTOs that expired, ns.
     pub expired_rtos_ns: Vec<u64>,
+    /// The RTO armed for the transmission that got the response (it did not expire), ns.
+    pub last_rto_ns: Option<u64>,
     /// Responses that arrived after the first.
     pub duplicates: u32,
 }
@@ -50,6 +52,8 @@ pub struct ClientRecord {
 pub enum NetworkReport {
     /// The wired reference bottleneck.
     Bottleneck(BottleneckReport),
+    /// The low-power mesh.
+    Mesh(crate::lln::MeshRun),
     /// A real network (`coapcc load`): nothing modelled, nothing counted.
     Real,
 }
@@ -115,6 +119,8 @@ pub fn from_reports<A>(client: u32, reports: &mut [ExchangeReport<A>]) -> (Clien
             rtt_ns: r.rtt().map(|d| d.as_nanos()),
             retransmissions: r.retransmissions(),
             expired_rtos_ns: expired,
+            last_rto_ns: (r.responded_at.is_some() && r.rtos.len() > r.expired as usize)
+                .then(|| r.rtos[r.expired as usize].as_nanos()),
             duplicates: r.duplicates,
         });
     }

@@ -135,6 +135,8 @@ impl BottleneckSummary {
 pub enum NetworkSummary {
     /// The wired reference bottleneck.
     Bottleneck(BottleneckSummary),
+    /// The low-power mesh.
+    Mesh(crate::lln::MeshSummary),
     /// A real network: nothing modelled.
     Real,
 }
@@ -144,7 +146,7 @@ impl NetworkSummary {
     pub fn bottleneck(&self) -> Option<&BottleneckSummary> {
         match self {
             NetworkSummary::Bottleneck(b) => Some(b),
-            NetworkSummary::Real => None,
+            _ => None,
         }
     }
 }
@@ -168,6 +170,9 @@ pub struct Summary {
     pub unnecessary_retx_per_client: Tail,
     /// Each client's largest expired RTO, s.
     pub max_expired_rto_per_client_s: Tail,
+    /// The mesh literature's metrics (mesh runs only).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub lln: Option<crate::lln::LlnMetrics>,
     /// The network model's own statistics.
     pub network: NetworkSummary,
     /// Events processed.
@@ -199,13 +204,15 @@ impl Summary {
             .iter()
             .filter_map(|r| match &r.network {
                 NetworkReport::Bottleneck(b) => Some((b, r.end_ns)),
-                NetworkReport::Real => None,
+                _ => None,
             })
             .collect();
-        let network = if bottleneck.is_empty() {
-            NetworkSummary::Real
-        } else {
+        let network = if !bottleneck.is_empty() {
             NetworkSummary::Bottleneck(BottleneckSummary::of(&bottleneck))
+        } else if let Some(m) = crate::lln::summary::mesh_summary(reps) {
+            NetworkSummary::Mesh(m)
+        } else {
+            NetworkSummary::Real
         };
         Summary {
             clients_without_fct: n_clients - fcts.len() as u64,
@@ -216,6 +223,7 @@ impl Summary {
             rtt_s: Distribution::of(exchanges.filter_map(|e| e.rtt_ns).map(|ns| ns as f64 / 1e9).collect()),
             unnecessary_retx_per_client: tail(clients.clone().map(|c| c.duplicates as f64).collect()),
             max_expired_rto_per_client_s: tail(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
+            lln: crate::lln::summary::lln_metrics(reps),
             network,
             events: reps.iter().map(|r| r.events).sum(),
             truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,

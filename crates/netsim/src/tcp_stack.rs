@@ -496,6 +496,7 @@ impl Stack for TcpStack {
                     rtt_ns: e.done.filter(|_| !e.failed).map(|d| (d - e.start).as_nanos()),
                     retransmissions: e.retx,
                     expired_rtos_ns: e.expired.clone(),
+                    last_rto_ns: None, // TCP's timers are per connection, not per exchange
                     duplicates: e.dups,
                 });
             }

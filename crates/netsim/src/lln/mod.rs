@@ -1,0 +1,150 @@
+//! The low-power mesh world: every mote runs the real `coap_endpoint` (Erbium's behaviour:
+//! piggybacked responses, no token, one outstanding request per client, `give_up`), over
+//! [`netmodel::mesh::Mesh`], driven by the one engine with periodic blocking clients.
+//!
+//! Hosts are motes: host i is node id i + 1. Each client sends to its server (the nearest
+//! server, ties to the lower id). A replication runs for exactly `duration_s` of simulated time:
+//! exchanges still open then are not reported (neither success nor failure), and rates are per
+//! second of that duration. A client's FCT is the time from its first request's first
+//! transmission to the response of its `fct_successes`-th successful exchange (NITK's "time taken
+//! to exchange 50 messages successfully"); clients with fewer successes have none.
+
+pub mod scenario;
+pub mod summary;
+
+use std::sync::atomic::AtomicU64;
+
+use coap_cc::Instant;
+use coap_endpoint::{Config, Endpoint, Request};
+use netmodel::mesh::{Mesh, MeshReport};
+use netmodel::{HostId, Periodic, Stream};
+use serde::Serialize;
+
+use crate::engine;
+use crate::record::{ClientRecord, ExchangeRecord, NetworkReport, RepResult};
+use crate::udp::{FixedResponse, UdpHost, UdpStack};
+use crate::world::Recorder;
+pub use scenario::{LlnScenario, Resolved};
+pub use summary::{LlnMetrics, MeshSummary};
+
+/// One client's route.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Route {
+    /// The client's node id.
+    pub client: u32,
+    /// Its server's node id.
+    pub server: u32,
+    /// Hops of a request (None: no route).
+    pub hops: Option<u32>,
+    /// Hops of the response.
+    pub hops_back: Option<u32>,
+}
+
+/// What the mesh leaves of one replication.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeshRun {
+    /// The medium's counters.
+    #[serde(flatten)]
+    pub report: MeshReport,
+    /// Each client's route.
+    pub routes: Vec<Route>,
+    /// The request's CoAP bytes (for goodput).
+    pub request_bytes: u32,
+    /// The run's length, ns.
+    pub duration_ns: u64,
+}
+
+/// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
+pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
+    let medium = Mesh::new(res.mesh.clone(), scn.seed, rep);
+    let routes: Vec<Route> = res
+        .clients
+        .iter()
+        .map(|&(c, s)| Route {
+            client: c + 1,
+            server: s + 1,
+            hops: medium.routes().hops(c as usize, s as usize),
+            hops_back: medium.routes().hops(s as usize, c as usize),
+        })
+        .collect();
+    let duration_ns = (scn.duration_s * 1e9).round() as u64;
+    let clients: Vec<(HostId, u64)> =
+        res.clients.iter().zip(&res.intervals_ns).map(|(&(c, _), &i)| (HostId(c), i)).collect();
+    let w = &scn.workload;
+    let workload = Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep);
+    let stack = stack(scn, res, rep);
+    let observer = Recorder { rep, progress };
+    let mut result = engine::run(medium, stack, workload, observer, Instant::from_nanos(duration_ns));
+    // the planned end, not a truncation
+    result.truncated = false;
+    result.end_ns = duration_ns;
+    fct_of_first_successes(&mut result.clients, &result.exchanges, w.fct_successes);
+    result.map_network(|report| {
+        NetworkReport::Mesh(MeshRun { report, routes, request_bytes: res.request_bytes, duration_ns })
+    })
+}
+
+/// Every mote's endpoint: clients with their server, servers with the fixed response, the
+/// others (border router, routers) answering nothing.
+pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
+    let w = &scn.workload;
+    let mut cfg = Config::new(res.cc.clone());
+    cfg.token_len = w.token_len;
+    cfg.give_up = res.give_up;
+    // Erbium knows no transmission-number option: it echoes nothing
+    cfg.echo_transmission_numbers = false;
+    let n = res.mesh.nodes.len();
+    let mut server_of = vec![None; n];
+    for &(c, s) in &res.clients {
+        server_of[c as usize] = Some(s);
+    }
+    let mut response_options = Vec::new();
+    if w.response_etag_bytes > 0 {
+        response_options.push((coap_wire::registry::ETAG, vec![0x01; w.response_etag_bytes]));
+    }
+    if w.response_content_format {
+        response_options.push((coap_wire::registry::CONTENT_FORMAT, Vec::new()));
+    }
+    let per_client = (scn.duration_s * 20.0) as usize; // a guess for the reports' capacity
+    let hosts = (0..n)
+        .map(|i| {
+            let ep =
+                Endpoint::new(cfg.clone(), Stream::Host(i as u32).rng(scn.seed, rep)).expect("valid endpoint config");
+            match (server_of[i], res.mesh.nodes[i].role) {
+                (Some(s), _) => UdpHost::client(ep, HostId(s), per_client.min(1 << 16)),
+                (None, netmodel::mesh::topology::Role::Server) => {
+                    UdpHost::server(ep.with_handler(Box::new(FixedResponse {
+                        payload: w.response_payload.as_bytes().to_vec(),
+                        options: response_options.clone(),
+                    })))
+                }
+                (None, _) => UdpHost::server(ep),
+            }
+        })
+        .collect();
+    let path = w.uri_path.join("/");
+    UdpStack::new(hosts, Request::get(&path), 0)
+}
+
+/// Replaces each client's FCT by the time from its first transmission to the response of its
+/// `k`-th successful exchange (None with fewer successes).
+fn fct_of_first_successes(clients: &mut [ClientRecord], exchanges: &[ExchangeRecord], k: u32) {
+    let mut at = 0;
+    for c in clients.iter_mut() {
+        c.fct_ns = None;
+        let mine = exchanges[at..].iter().take_while(|e| e.client == c.client);
+        let n = mine.clone().count();
+        let first = mine.clone().next().map(|e| e.start_ns);
+        let mut ok = 0;
+        for e in mine {
+            if let Some(rtt) = e.rtt_ns {
+                ok += 1;
+                if ok == k {
+                    c.fct_ns = first.map(|f| e.start_ns + rtt - f);
+                    break;
+                }
+            }
+        }
+        at += n;
+    }
+}

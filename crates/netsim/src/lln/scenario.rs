@@ -1,0 +1,514 @@
+//! Mesh scenarios (`env = "lln"`): every parameter of the low-power mesh model, TOML in, with
+//! the `nitk-gst-cooja` preset's values as defaults. Every key, its unit and default, and which
+//! ones are our choices where the sources are silent: `docs/mesh.md`.
+
+use std::collections::BTreeMap;
+
+use coap_cc::CcConfig;
+use coap_endpoint::GiveUp;
+use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
+use netmodel::mesh::topology::{self, NodeSpec};
+use netmodel::mesh::{CpuSpec, MacSpec, MeshSpec, RadioSpec};
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::ScenarioError;
+
+/// A number, or a word that asks for the derived value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Derivable {
+    /// This value.
+    Value(f64),
+    /// `"derived"`.
+    Word(String),
+}
+
+/// The radio medium (Cooja UDGM).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Radio {
+    /// `udgm` (the only medium so far).
+    pub medium: String,
+    /// R, m.
+    pub tx_range_m: f64,
+    /// I, m.
+    pub interference_range_m: f64,
+    /// Cooja's TX success ratio.
+    pub success_ratio_tx: f64,
+    /// Cooja's RX success ratio (at distance R).
+    pub success_ratio_rx: f64,
+    /// Carrier-sense range, m, or `"derived"` (R·80/85).
+    pub cca_range_m: Derivable,
+    /// Transmit strobe to first symbol, µs.
+    pub tx_turnaround_us: u32,
+}
+
+impl Default for Radio {
+    fn default() -> Self {
+        Radio {
+            medium: "udgm".into(),
+            tx_range_m: 10.0,
+            interference_range_m: 20.0,
+            success_ratio_tx: 1.0,
+            success_ratio_rx: 1.0,
+            cca_range_m: Derivable::Word("derived".into()),
+            tx_turnaround_us: 224,
+        }
+    }
+}
+
+/// The border router's own MAC settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct BrStack {
+    /// Its MAC (else the motes').
+    pub mac: Option<String>,
+    /// Its packet buffers (else the motes').
+    pub queuebuf_num: Option<u32>,
+}
+
+/// The motes' network stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Stack {
+    /// `nullmac` or `csma`.
+    pub mac: String,
+    /// `nullrdc` (ContikiMAC is not modelled yet).
+    pub rdc: String,
+    /// CSMA packet buffers (QUEUEBUF_CONF_NUM).
+    pub queuebuf_num: u32,
+    /// CSMA neighbour queues.
+    pub csma_max_neighbor_queues: u32,
+    /// CSMA transmissions per packet.
+    pub csma_max_transmissions: u32,
+    /// The mesh prefix is Contiki's address context 0.
+    pub context_matches_lln_prefix: bool,
+    /// RPL's Hop-by-Hop option in every packet.
+    pub rpl_hbh_option: bool,
+    /// CPU: a received frame, µs.
+    pub rx_process_us: u32,
+    /// CPU: a packet before the MAC, µs.
+    pub tx_prepare_us: u32,
+    /// CPU: a server's CoAP processing, µs.
+    pub app_us: u32,
+    /// Frames the radio holds while the CPU is busy.
+    pub rx_fifo_frames: u32,
+    /// The border router's overrides.
+    pub br: BrStack,
+}
+
+impl Default for Stack {
+    fn default() -> Self {
+        Stack {
+            mac: "nullmac".into(),
+            rdc: "nullrdc".into(),
+            queuebuf_num: 8,
+            csma_max_neighbor_queues: 2,
+            csma_max_transmissions: 4,
+            context_matches_lln_prefix: false,
+            rpl_hbh_option: true,
+            rx_process_us: 2000,
+            tx_prepare_us: 1000,
+            app_us: 1000,
+            rx_fifo_frames: 1,
+            br: BrStack { mac: Some("csma".into()), queuebuf_num: Some(4) },
+        }
+    }
+}
+
+/// Where the motes are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Topology {
+    /// A named layout (`coapcc presets` lists them), or none when `nodes` is given.
+    pub layout: Option<String>,
+    /// Explicit motes `{ id, role, x, y }` (ids 1, 2, 3, …).
+    pub nodes: Option<Vec<NodeSpec>>,
+    /// `rpl_storing_minhop`.
+    pub routing: String,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology { layout: Some("grid3x3".into()), nodes: None, routing: "rpl_storing_minhop".into() }
+    }
+}
+
+/// What the clients do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlnWorkload {
+    /// `periodic_blocking`.
+    pub kind: String,
+    /// Request interval, ms (when no offered load is given).
+    pub interval_ms: f64,
+    /// Per-client offered load, kbit/s of the request's first-hop MPDU; 0: use `interval_ms`.
+    pub offered_load_kbps: f64,
+    /// Uri-Path segments of the GET.
+    pub uri_path: Vec<String>,
+    /// Token bytes of a request.
+    pub token_len: usize,
+    /// Payload of the 2.05 response.
+    pub response_payload: String,
+    /// ETag bytes in the response (0: none).
+    pub response_etag_bytes: usize,
+    /// The response carries Content-Format text/plain (a zero-length value).
+    pub response_content_format: bool,
+    /// Each client starts at a uniform offset in [0, this], ms.
+    pub start_spread_ms: f64,
+    /// The flow of interest: a client's first this-many successful exchanges (its FCT).
+    pub fct_successes: u32,
+}
+
+impl Default for LlnWorkload {
+    fn default() -> Self {
+        LlnWorkload {
+            kind: "periodic_blocking".into(),
+            interval_ms: 100.0,
+            offered_load_kbps: 0.0,
+            uri_path: vec!["test".into(), "hello".into()],
+            token_len: 0,
+            response_payload: "Hello World!".into(),
+            response_etag_bytes: 1,
+            response_content_format: true,
+            start_spread_ms: 1000.0,
+            fct_successes: 50,
+        }
+    }
+}
+
+/// The CoAP endpoints' behaviour beyond the algorithm.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EndpointKeys {
+    /// `at_last_send` (Erbium) or `after_last_timer` (RFC 7252).
+    pub give_up: String,
+}
+
+impl Default for EndpointKeys {
+    fn default() -> Self {
+        EndpointKeys { give_up: "at_last_send".into() }
+    }
+}
+
+/// A complete mesh scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlnScenario {
+    /// A name for reports.
+    pub name: String,
+    /// `lln`.
+    pub env: String,
+    /// One line on what it is.
+    pub description: String,
+    /// Master seed.
+    pub seed: u64,
+    /// Replications.
+    pub reps: u32,
+    /// Simulated time of a replication after the routes are formed, s.
+    pub duration_s: f64,
+    /// The algorithm of a single run, `name[:key=value,...]`.
+    pub cc: String,
+    /// The algorithms the source compared (what `sim --preset` runs without `--cc`).
+    pub algorithms: Vec<String>,
+    /// Applied to the algorithm wherever it has the parameter, before those in `cc` (Erbium's
+    /// timing on the motes).
+    pub cc_defaults: BTreeMap<String, String>,
+    /// Endpoint behaviour.
+    pub endpoint: EndpointKeys,
+    /// The medium.
+    pub radio: Radio,
+    /// The stack.
+    pub stack: Stack,
+    /// The motes.
+    pub topology: Topology,
+    /// The clients.
+    pub workload: LlnWorkload,
+}
+
+impl Default for LlnScenario {
+    fn default() -> Self {
+        let erbium =
+            [("ack_timeout", "3"), ("ack_random_factor", "1.5"), ("max_retransmit", "4"), ("timer_tick", "0.0078125")];
+        LlnScenario {
+            name: "nitk-gst-cooja".into(),
+            env: "lln".into(),
+            description: String::new(),
+            seed: 1,
+            reps: 5,
+            duration_s: 600.0,
+            cc: "default".into(),
+            algorithms: Vec::new(),
+            cc_defaults: erbium.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            endpoint: EndpointKeys::default(),
+            radio: Radio::default(),
+            stack: Stack::default(),
+            topology: Topology::default(),
+            workload: LlnWorkload::default(),
+        }
+    }
+}
+
+/// Bytes of a CoAP message: header 4, token, options (numbers ascending; (number, value bytes)),
+/// payload marker and payload (RFC 7252 §3).
+pub fn coap_bytes(token: usize, options: &[(u16, usize)], payload: usize) -> u32 {
+    let ext = |v: usize| match v {
+        0..=12 => 0,
+        13..=268 => 1,
+        _ => 2,
+    };
+    let mut prev = 0;
+    let mut n = 4 + token;
+    for &(number, len) in options {
+        n += 1 + ext((number - prev) as usize) + ext(len) + len;
+        prev = number;
+    }
+    if payload > 0 {
+        n += 1 + payload;
+    }
+    n as u32
+}
+
+/// What a resolved mesh scenario runs.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The network.
+    pub mesh: MeshSpec,
+    /// The algorithm.
+    pub cc: CcConfig,
+    /// When an unanswered request fails.
+    pub give_up: GiveUp,
+    /// Per client host: its server host.
+    pub clients: Vec<(u32, u32)>,
+    /// Per client, its request interval, ns.
+    pub intervals_ns: Vec<u64>,
+    /// The request's CoAP bytes.
+    pub request_bytes: u32,
+    /// The response's CoAP bytes.
+    pub response_bytes: u32,
+}
+
+impl LlnScenario {
+    /// Reads a TOML mesh scenario over the defaults.
+    pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
+        toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {}", e.to_string().trim_end())))
+    }
+
+    /// The algorithm: its defaults, `cc_defaults` where it has the key, then `cc`'s own.
+    pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
+        let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
+        let (name, explicit) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
+        if name.trim() == "tcp" {
+            return Err(ScenarioError("cc: the mesh runs CoAP over UDP (`tcp` is for the wired bottleneck)".into()));
+        }
+        let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
+        for (k, v) in &self.cc_defaults {
+            if cfg.has_param(k) {
+                cfg.set(k, v).map_err(err)?;
+            }
+        }
+        for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) =
+                kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
+            cfg.set(k.trim(), v.trim()).map_err(err)?;
+        }
+        Ok(cfg)
+    }
+
+    /// The motes.
+    pub fn nodes(&self) -> Result<Vec<NodeSpec>, ScenarioError> {
+        let t = &self.topology;
+        let nodes = match (&t.layout, &t.nodes) {
+            (Some(name), None) => topology::layout(name).ok_or_else(|| {
+                let names: Vec<&str> = topology::LAYOUTS.iter().map(|l| l.0).collect();
+                ScenarioError(format!("topology.layout: unknown layout '{name}' (known: {})", names.join(", ")))
+            })?,
+            (None, Some(nodes)) => nodes.clone(),
+            _ => return Err(ScenarioError("topology: give exactly one of `layout` and `nodes`".into())),
+        };
+        topology::validate(&nodes).map_err(ScenarioError)?;
+        Ok(nodes)
+    }
+
+    fn mac(&self, name: &str, queuebuf_num: u32) -> Result<MacSpec, ScenarioError> {
+        match name {
+            "nullmac" => Ok(MacSpec::Nullmac),
+            "csma" => Ok(MacSpec::Csma {
+                queuebuf_num,
+                max_neighbor_queues: self.stack.csma_max_neighbor_queues,
+                max_transmissions: self.stack.csma_max_transmissions,
+            }),
+            other => Err(ScenarioError(format!("stack.mac: '{other}' is not nullmac or csma"))),
+        }
+    }
+
+    /// Checks every value and builds what a replication needs.
+    pub fn resolve(&self) -> Result<Resolved, ScenarioError> {
+        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
+        if self.env != "lln" {
+            return bad("env", "must be \"lln\" for a mesh scenario");
+        }
+        if self.reps == 0 {
+            return bad("reps", "must be at least 1");
+        }
+        if !(self.duration_s > 0.0 && self.duration_s <= 1e7) {
+            return bad("duration_s", "must be > 0 and at most 10^7");
+        }
+        let r = &self.radio;
+        if r.medium != "udgm" {
+            return bad("radio.medium", "must be \"udgm\" (the only medium modelled)");
+        }
+        if !(r.tx_range_m > 0.0 && r.tx_range_m.is_finite() && r.interference_range_m.is_finite()) {
+            return bad("radio.tx_range_m", "must be a finite number > 0");
+        }
+        for (k, v) in [("radio.success_ratio_tx", r.success_ratio_tx), ("radio.success_ratio_rx", r.success_ratio_rx)] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(k, "must be in [0, 1]");
+            }
+        }
+        let cca = match &r.cca_range_m {
+            Derivable::Value(v) if *v >= 0.0 && v.is_finite() => *v,
+            Derivable::Word(w) if w == "derived" => RadioSpec::derived_cca_range(r.tx_range_m),
+            _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
+        };
+        let s = &self.stack;
+        if s.rdc != "nullrdc" {
+            return bad("stack.rdc", "must be \"nullrdc\" (ContikiMAC is not modelled yet)");
+        }
+        if s.queuebuf_num == 0 || s.csma_max_neighbor_queues == 0 || s.csma_max_transmissions == 0 {
+            return bad("stack.queuebuf_num", "and the CSMA limits must be at least 1");
+        }
+        if s.rx_fifo_frames == 0 {
+            return bad("stack.rx_fifo_frames", "must be at least 1");
+        }
+        if self.topology.routing != "rpl_storing_minhop" {
+            return bad("topology.routing", "must be \"rpl_storing_minhop\"");
+        }
+        let nodes = self.nodes()?;
+        let root = nodes.iter().position(|n| n.role == topology::Role::BorderRouter).unwrap_or(0);
+        let mote_mac = self.mac(&s.mac, s.queuebuf_num)?;
+        let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
+        let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
+        let w = &self.workload;
+        if w.kind != "periodic_blocking" {
+            return bad("workload.kind", "must be \"periodic_blocking\"");
+        }
+        if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
+            return bad("workload.start_spread_ms", "must be a finite number >= 0");
+        }
+        if w.token_len > 7 {
+            return bad("workload.token_len", "must be at most 7");
+        }
+        if w.uri_path.iter().any(|p| p.is_empty() || p.len() > 255) {
+            return bad("workload.uri_path", "segments must be 1 to 255 bytes");
+        }
+        let path: Vec<(u16, usize)> = w.uri_path.iter().map(|p| (coap_wire::registry::URI_PATH, p.len())).collect();
+        let request_bytes = coap_bytes(w.token_len, &path, 0);
+        let mut ropts = Vec::new();
+        if w.response_etag_bytes > 0 {
+            ropts.push((coap_wire::registry::ETAG, w.response_etag_bytes));
+        }
+        if w.response_content_format {
+            ropts.push((coap_wire::registry::CONTENT_FORMAT, 0));
+        }
+        let response_bytes = coap_bytes(w.token_len, &ropts, w.response_payload.len());
+        let compression =
+            Compression { context_matches_lln_prefix: s.context_matches_lln_prefix, rpl_hbh_option: s.rpl_hbh_option };
+        // the largest frame: a forwarded packet in the middle of its path
+        let middle = HopPlace { originated: false, last: false };
+        for (what, bytes) in [("request", request_bytes), ("response", response_bytes)] {
+            let f = compression.frames(middle, bytes);
+            if f.count() > 1 {
+                return Err(ScenarioError(format!(
+                    "workload: the {what} ({bytes} CoAP bytes, {} bytes of 6LoWPAN payload on a forwarding hop) \
+                     needs RFC 4944 fragmentation (over {MAX_LOWPAN_PAYLOAD} bytes), which the mesh model does not carry yet",
+                    f.lowpan_payload()
+                )));
+            }
+        }
+        let radio = RadioSpec {
+            tx_range_m: r.tx_range_m,
+            interference_range_m: r.interference_range_m,
+            success_ratio_tx: r.success_ratio_tx,
+            success_ratio_rx: r.success_ratio_rx,
+            cca_range_m: cca,
+            tx_turnaround_us: r.tx_turnaround_us,
+        };
+        let cpu = CpuSpec {
+            rx_process_us: s.rx_process_us,
+            tx_prepare_us: s.tx_prepare_us,
+            app_us: s.app_us,
+            rx_fifo_frames: s.rx_fifo_frames,
+        };
+        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression };
+        let servers = topology::assign_servers(&nodes);
+        let clients: Vec<(u32, u32)> =
+            servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
+        if clients.is_empty() {
+            return bad("topology", "has no client with a server");
+        }
+        let intervals_ns = if w.offered_load_kbps > 0.0 {
+            // per client: 8 · its request's first-hop MPDU / the load
+            let routes = netmodel::mesh::Mesh::new(mesh.clone(), 0, 0);
+            clients
+                .iter()
+                .map(|&(c, s)| {
+                    let nh = routes.routes().next_hop(c as usize, s as usize);
+                    let hop = HopPlace { originated: true, last: nh as u32 == s };
+                    let mpdu = compression.frames(hop, request_bytes).mpdu(0);
+                    (8.0 * mpdu as f64 / (w.offered_load_kbps * 1000.0) * 1e9).round() as u64
+                })
+                .collect()
+        } else if w.interval_ms > 0.0 && w.interval_ms.is_finite() {
+            vec![(w.interval_ms * 1e6).round() as u64; clients.len()]
+        } else {
+            return bad("workload.interval_ms", "must be > 0 (or give offered_load_kbps)");
+        };
+        let give_up = GiveUp::parse(&self.endpoint.give_up)
+            .ok_or_else(|| ScenarioError("endpoint.give_up: must be at_last_send or after_last_timer".into()))?;
+        Ok(Resolved { mesh, cc: self.cc_config()?, give_up, clients, intervals_ns, request_bytes, response_bytes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coap_sizes_of_the_nitk_messages() {
+        // GET /test/hello, no token: 4 + (1 + 4) + (1 + 5) = 15
+        let uri = coap_wire::registry::URI_PATH;
+        assert_eq!(coap_bytes(0, &[(uri, 4), (uri, 5)], 0), 15);
+        // 2.05, ETag 1 byte, Content-Format empty, "Hello World!": 4 + 2 + 1 + 1 + 12 = 20
+        assert_eq!(coap_bytes(0, &[(4, 1), (12, 0)], 12), 20);
+        let r = LlnScenario::default().resolve().unwrap();
+        assert_eq!((r.request_bytes, r.response_bytes), (15, 20));
+    }
+
+    #[test]
+    fn offered_load_sets_the_interval_from_the_first_hop_mpdu() {
+        // NITK request: 89-byte MPDU; 0.5 kbit/s → 8·89/500 = 1.424 s, 2.5 kbit/s → 0.2848 s
+        let mut s = LlnScenario::default();
+        s.workload.offered_load_kbps = 0.5;
+        assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 1_424_000_000));
+        s.workload.offered_load_kbps = 2.5;
+        assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 284_800_000));
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
+        let mut s = LlnScenario::default();
+        s.stack.rdc = "contikimac".into();
+        assert!(e(s).contains("stack.rdc"));
+        let mut s = LlnScenario::default();
+        s.topology.layout = Some("moon".into());
+        assert!(e(s).contains("unknown layout 'moon'"));
+        let mut s = LlnScenario::default();
+        s.workload.response_payload = "x".repeat(60);
+        assert!(e(s).contains("fragmentation"));
+        let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
+        assert!(e(s).contains("UDP"));
+        assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
+    }
+}

@@ -1,0 +1,213 @@
+//! The mesh literature's metrics over the replications of a mesh run (definitions in
+//! `docs/outputs.md`):
+//!
+//! * `transactions_per_s` (NITK) = `throughput_req_s` (CLOUD): completed exchanges per second of
+//!   the run, summed over clients, averaged over replications;
+//! * `goodput_bps`: CoAP bits of the requests of completed exchanges per second;
+//! * `jain_fairness`: Jain's index (Σx)²/(n·Σx²) of the clients' completed exchanges, averaged
+//!   over replications;
+//! * `pdr`: CoAP messages delivered to the servers / CoAP messages the clients sent (their
+//!   retransmissions included), pooled over replications;
+//! * `retries_per_request`: retransmissions / requests; `retransmissions_total`: all clients'
+//!   retransmissions in a run, averaged over replications;
+//! * `exchange_duration_s`: first transmission → response, completed exchanges;
+//! * `rto_s`: every armed RTO (the initial ones and the backed-off ones; a timer that a response
+//!   or Erbium's give-up cancelled before it could be armed again is counted once);
+//!   `max_mean` is the per-run maximum averaged over replications; `initial_rto_s` the first RTO
+//!   of each exchange.
+
+use serde::Serialize;
+
+use netmodel::mesh::{Drops, NodeReport};
+
+use super::{MeshRun, Route};
+use crate::record::{NetworkReport, RepResult};
+use crate::summary::{quantile, Distribution};
+
+/// Percentiles and mean.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub mean: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+}
+
+impl Spread {
+    fn of(mut v: Vec<f64>) -> Self {
+        v.sort_by(f64::total_cmp);
+        let mean = if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+        let q = |p| quantile(&v, p);
+        Spread { mean, p10: q(0.1), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9) }
+    }
+}
+
+/// Armed RTOs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RtoStats {
+    pub mean: f64,
+    pub max: f64,
+    /// The per-run maximum, averaged over replications.
+    pub max_mean: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+}
+
+/// Mean and max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MeanMax {
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// The mesh metrics (flattened into the summary of a mesh run).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlnMetrics {
+    pub duration_s: f64,
+    pub transactions_per_s: f64,
+    pub throughput_req_s: f64,
+    pub goodput_bps: f64,
+    pub jain_fairness: f64,
+    pub pdr: f64,
+    pub retries_per_request: f64,
+    pub retransmissions_total: f64,
+    pub exchange_duration_s: Spread,
+    /// Mean FCT over clients that reached their successes, s.
+    pub fct_mean_s: f64,
+    pub rto_s: RtoStats,
+    pub initial_rto_s: MeanMax,
+}
+
+/// One mote over all replications.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeshSummary {
+    /// Per mote: position, parent, rank, counters summed over replications.
+    pub nodes: Vec<NodeReport>,
+    /// Drops by cause, all motes and replications.
+    pub drops: Drops,
+    /// Each client's route.
+    pub routes: Vec<Route>,
+}
+
+fn mesh_runs(reps: &[RepResult]) -> Vec<(&RepResult, &MeshRun)> {
+    reps.iter()
+        .filter_map(|r| match &r.network {
+            NetworkReport::Mesh(m) => Some((r, m)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The mesh section: None unless the runs are mesh runs.
+pub fn mesh_summary(reps: &[RepResult]) -> Option<MeshSummary> {
+    let runs = mesh_runs(reps);
+    let (_, first) = runs.first()?;
+    let mut nodes = first.report.nodes.clone();
+    for n in &mut nodes {
+        n.stats = Default::default();
+    }
+    let mut drops = Drops::default();
+    for (_, m) in &runs {
+        for (sum, n) in nodes.iter_mut().zip(&m.report.nodes) {
+            let (a, b) = (&mut sum.stats, &n.stats);
+            a.originated += b.originated;
+            a.forwarded += b.forwarded;
+            a.delivered += b.delivered;
+            a.frames_sent += b.frames_sent;
+            a.frames_received += b.frames_received;
+            a.csma_busy_retries += b.csma_busy_retries;
+            a.tx_busy_ns += b.tx_busy_ns;
+            a.drops.merge(&b.drops);
+            drops.merge(&b.drops);
+        }
+    }
+    Some(MeshSummary { nodes, drops, routes: first.routes.clone() })
+}
+
+/// The metrics: None unless the runs are mesh runs.
+pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
+    let runs = mesh_runs(reps);
+    if runs.is_empty() {
+        return None;
+    }
+    let k = runs.len() as f64;
+    let mut tps = 0.0;
+    let mut goodput = 0.0;
+    let mut jain = 0.0;
+    let (mut delivered, mut sent) = (0u64, 0u64);
+    let (mut retx, mut requests) = (0u64, 0u64);
+    let mut durations = Vec::new();
+    let mut rtos = Vec::new();
+    let mut initial = Vec::new();
+    let mut max_sum = 0.0;
+    for (r, m) in &runs {
+        let secs = m.duration_ns as f64 / 1e9;
+        let mut per = vec![0.0; r.clients.iter().map(|c| c.client as usize + 1).max().unwrap_or(0)];
+        for e in r.exchanges.iter().filter(|e| e.rtt_ns.is_some()) {
+            per[e.client as usize] += 1.0;
+        }
+        let done: Vec<f64> = r.clients.iter().map(|c| per[c.client as usize]).collect();
+        let total: f64 = done.iter().sum();
+        tps += total / secs;
+        goodput += total * 8.0 * m.request_bytes as f64 / secs;
+        let sq: f64 = done.iter().map(|x| x * x).sum();
+        jain += if sq > 0.0 { total * total / (done.len() as f64 * sq) } else { 0.0 };
+        for n in &m.report.nodes {
+            match n.role {
+                netmodel::mesh::topology::Role::Server => delivered += n.stats.delivered,
+                netmodel::mesh::topology::Role::Client => sent += n.stats.originated,
+                _ => {}
+            }
+        }
+        let mut run_max: f64 = 0.0;
+        for e in &r.exchanges {
+            retx += e.retransmissions as u64;
+            requests += 1;
+            if let Some(rtt) = e.rtt_ns {
+                durations.push(rtt as f64 / 1e9);
+            }
+            let armed = e.expired_rtos_ns.iter().chain(e.last_rto_ns.iter());
+            if let Some(&first) = e.expired_rtos_ns.first().or(e.last_rto_ns.as_ref()) {
+                initial.push(first as f64 / 1e9);
+            }
+            for &rto in armed {
+                let s = rto as f64 / 1e9;
+                run_max = run_max.max(s);
+                rtos.push(s);
+            }
+        }
+        max_sum += run_max;
+    }
+    let fcts: Vec<f64> =
+        runs.iter().flat_map(|(r, _)| &r.clients).filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
+    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let d = Distribution::of(rtos.clone());
+    Some(LlnMetrics {
+        duration_s: runs[0].1.duration_ns as f64 / 1e9,
+        transactions_per_s: tps / k,
+        throughput_req_s: tps / k,
+        goodput_bps: goodput / k,
+        jain_fairness: jain / k,
+        pdr: if sent == 0 { f64::NAN } else { delivered as f64 / sent as f64 },
+        retries_per_request: if requests == 0 { f64::NAN } else { retx as f64 / requests as f64 },
+        retransmissions_total: retx as f64 / k,
+        exchange_duration_s: Spread::of(durations),
+        fct_mean_s: mean(&fcts),
+        rto_s: RtoStats {
+            mean: mean(&rtos),
+            max: d.max,
+            max_mean: max_sum / k,
+            p10: d.p10,
+            p25: d.p25,
+            p50: d.p50,
+            p75: d.p75,
+            p90: d.p90,
+        },
+        initial_rto_s: MeanMax { mean: mean(&initial), max: initial.iter().copied().fold(f64::NAN, f64::max) },
+    })
+}
