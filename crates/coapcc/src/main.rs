@@ -10,6 +10,7 @@ mod net;
 mod progress;
 mod report;
 mod sim;
+mod sim_lln;
 mod svg;
 mod sweep;
 mod uri;
@@ -33,13 +34,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Simulate the reference testbed: N clients behind the constrained bottleneck, in virtual
-    /// time, with the real endpoint and congestion-control code.
+    /// Simulate the reference testbed (N clients behind the constrained bottleneck) or a
+    /// low-power mesh (`--preset nitk-…`), in virtual time, with the real endpoint and
+    /// congestion-control code.
     ///
     /// Defaults are the `thesis` preset of the reference testbed (50 continuous clients × 50
     /// exchanges, 30/60 kbit/s with 400/200 ms, 2500-byte buffers, MAX_RETRANSMIT 20). Example:
     /// `coapcc sim --clients 100 --buffer infinite --cc default --cc fasor`.
     Sim(sim::Args),
+    /// List every named scenario preset (the wired `thesis` bottleneck and the mesh
+    /// literature's: `nitk-…`) with a one-line description; run one with `coapcc sim --preset NAME`.
+    Presets,
     /// List every congestion-control algorithm with its source and its parameters' defaults.
     ///
     /// Names and parameters are what `--cc NAME[:key=value,...]` takes, e.g.
@@ -68,6 +73,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Algorithms(args) => algorithms::run(&args),
+        Command::Presets => {
+            for (name, text) in netsim::lln::presets::PRESETS {
+                println!("{name:<34} {}", netsim::lln::presets::describe(text));
+            }
+            Ok(())
+        }
         Command::Sim(args) => sim::run(&args),
         Command::Sweep(args) => experiments::sweep(&args),
         Command::Merge(args) => experiments::merge(&args),

@@ -18,39 +18,46 @@ pub struct Args {
     /// Congestion control, `NAME[:key=value,...]` (see `coapcc algorithms`). Repeat to compare
     /// algorithms on the same scenario and seeds.
     #[arg(long = "cc", value_name = "SPEC")]
-    cc: Vec<String>,
+    pub(crate) cc: Vec<String>,
     /// Number of clients (thesis: 50).
     #[arg(long, value_name = "N")]
-    clients: Option<u32>,
+    pub(crate) clients: Option<u32>,
     /// Buffer in front of both bottleneck directions, bytes (thesis: 2500; 1410000 is
     /// "infinite"; `infinite` is accepted for it).
     #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
-    buffer: Option<u64>,
+    pub(crate) buffer: Option<u64>,
     /// Workload: continuous or random.
     #[arg(long, value_parser = ["continuous", "random"])]
-    workload: Option<String>,
+    pub(crate) workload: Option<String>,
     /// Link-error profile of both directions: none, low (2 %), medium (10 %), high (18 %).
     #[arg(long, value_parser = ["none", "low", "medium", "high"])]
-    errors: Option<String>,
+    pub(crate) errors: Option<String>,
     /// Replications (each with its own seed stream).
     #[arg(long, value_name = "R")]
-    reps: Option<u32>,
+    pub(crate) reps: Option<u32>,
     /// Master seed.
     #[arg(long, value_name = "S")]
-    seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Worker threads for replications (default: all cores). Results do not depend on it.
     #[arg(long, value_name = "T")]
-    threads: Option<usize>,
-    /// A TOML scenario (every key with its unit and default: docs/scenario.md; the preset written
-    /// out: scenarios/thesis.toml).
-    #[arg(long, value_name = "FILE")]
-    scenario: Option<PathBuf>,
+    pub(crate) threads: Option<usize>,
+    /// A TOML scenario (every key with its unit and default: docs/scenario.md, and for mesh
+    /// scenarios, `env = "lln"`, docs/mesh.md; the presets written out: scenarios/).
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
+    pub(crate) scenario: Option<PathBuf>,
+    /// A named preset (`coapcc presets` lists them), e.g. `nitk-gst-cooja`; without --cc a
+    /// mesh preset runs every algorithm its source compared.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) preset: Option<String>,
+    /// Simulated seconds per replication of a mesh scenario (shortens or lengthens its run).
+    #[arg(long, value_name = "S")]
+    pub(crate) duration: Option<f64>,
     /// Print one JSON object on stdout instead of a table (with several --cc: {"runs": [...]}).
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Write summary.json, clients.csv and exchanges.csv into this directory.
     #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
 }
 
 pub fn parse_buffer(s: &str) -> Result<u64, String> {
@@ -62,15 +69,31 @@ pub fn parse_buffer(s: &str) -> Result<u64, String> {
 
 type Error = Box<dyn std::error::Error>;
 
-/// The scenario the options describe, before resolution.
-fn scenario(args: &Args) -> Result<Scenario, Error> {
-    let mut s = match &args.scenario {
+/// The scenario file's or preset's text and where it came from, if one was named.
+fn scenario_text(args: &Args) -> Result<Option<(String, String)>, Error> {
+    if let Some(name) = &args.preset {
+        let text = netsim::lln::presets::text(name)
+            .ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
+        return Ok(Some((text.to_string(), format!("preset {name}"))));
+    }
+    match &args.scenario {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            Scenario::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))?
+            Ok(Some((text, path.display().to_string())))
         }
+        None => Ok(None),
+    }
+}
+
+/// The scenario the options describe, before resolution.
+fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Error> {
+    let mut s = match text {
+        Some((text, origin)) => Scenario::from_toml(&text).map_err(|e| format!("{origin}: {e}"))?,
         None => Scenario::thesis(),
     };
+    if args.duration.is_some() {
+        return Err("--duration applies to mesh scenarios (the bottleneck's clients run their exchanges)".into());
+    }
     if let Some(v) = args.clients {
         s.clients = v;
     }
@@ -107,7 +130,13 @@ struct Run {
 
 /// Runs the command.
 pub fn run(args: &Args) -> Result<(), Error> {
-    let base = scenario(args)?;
+    let text = scenario_text(args)?;
+    if let Some((t, origin)) = &text {
+        if netsim::lln::presets::is_mesh(t) {
+            return crate::sim_lln::run(args, t, origin);
+        }
+    }
+    let base = scenario(args, text)?;
     let specs = if args.cc.is_empty() { vec![base.cc.clone()] } else { args.cc.clone() };
     let scenarios: Vec<Scenario> =
         specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;

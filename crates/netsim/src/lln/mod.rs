@@ -9,6 +9,7 @@
 //! transmission to the response of its `fct_successes`-th successful exchange (NITK's "time taken
 //! to exchange 50 messages successfully"); clients with fewer successes have none.
 
+pub mod presets;
 pub mod scenario;
 pub mod summary;
 

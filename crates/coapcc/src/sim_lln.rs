@@ -1,0 +1,258 @@
+//! `coapcc sim` on a mesh scenario (`env = "lln"`: `--preset nitk-…` or such a `--scenario`).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use netsim::lln::{self, LlnScenario};
+use netsim::summary::NetworkSummary;
+use netsim::{NetworkReport, RepResult, Summary};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::sim::Args;
+use crate::wall::Stopwatch;
+
+type Error = Box<dyn std::error::Error>;
+
+/// One algorithm's mesh run: what `--json` prints.
+#[derive(Debug, Serialize)]
+struct Run {
+    #[serde(flatten)]
+    summary: Summary,
+    wall_s: f64,
+    events_per_s: f64,
+    scenario: LlnScenario,
+    #[serde(skip)]
+    reps: Vec<RepResult>,
+}
+
+/// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`.
+pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
+    for (given, flag) in [
+        (args.clients.is_some(), "--clients"),
+        (args.buffer.is_some(), "--buffer"),
+        (args.workload.is_some(), "--workload"),
+        (args.errors.is_some(), "--errors"),
+    ] {
+        if given {
+            return Err(format!("{flag} is an option of the wired bottleneck; {origin} is a mesh scenario").into());
+        }
+    }
+    let mut base = LlnScenario::from_toml(text).map_err(|e| format!("{origin}: {e}"))?;
+    if let Some(v) = args.reps {
+        base.reps = v;
+    }
+    if let Some(v) = args.seed {
+        base.seed = v;
+    }
+    if let Some(d) = args.duration {
+        base.duration_s = d;
+    }
+    let specs: Vec<String> = match (args.cc.is_empty(), base.algorithms.is_empty()) {
+        (false, _) => args.cc.clone(),
+        (true, false) => base.algorithms.clone(),
+        (true, true) => vec![base.cc.clone()],
+    };
+    let mut scenarios = Vec::new();
+    for cc in &specs {
+        let s = LlnScenario { cc: cc.clone(), ..base.clone() };
+        let res = s.resolve().map_err(|e| format!("{origin}: {e}"))?;
+        // the resolved algorithm, every parameter written out
+        let s = LlnScenario { cc: res.cc.to_string(), ..s };
+        scenarios.push((s, res));
+    }
+    if args.threads == Some(0) {
+        return Err("--threads must be at least 1".into());
+    }
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = args.threads {
+        builder = builder.num_threads(t);
+    }
+    let pool = builder.build()?;
+    // progress in exchanges: each client runs about duration / interval of them
+    let total: u64 = scenarios
+        .iter()
+        .map(|(s, r)| {
+            s.reps as u64 * r.intervals_ns.iter().map(|&i| (s.duration_s * 1e9 / i as f64) as u64).sum::<u64>()
+        })
+        .sum();
+    let progress = Arc::new(AtomicU64::new(0));
+    let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
+    let mut runs = Vec::new();
+    for (s, res) in &scenarios {
+        let watch = Stopwatch::start();
+        let reps: Vec<RepResult> =
+            pool.install(|| (0..s.reps).into_par_iter().map(|r| lln::run_rep(s, res, r, Some(&progress))).collect());
+        let wall_s = watch.seconds();
+        let summary = Summary::new(&reps);
+        let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
+        runs.push(Run { summary, wall_s, events_per_s, scenario: s.clone(), reps });
+    }
+    bar.finish();
+    if let Some(dir) = &args.out {
+        write_out(dir, &runs)?;
+    }
+    if args.json {
+        let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", table(&base, &runs));
+    }
+    Ok(())
+}
+
+fn f(v: f64, digits: usize) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else {
+        format!("{v:.digits$}")
+    }
+}
+
+fn table(base: &LlnScenario, runs: &[Run]) -> String {
+    let mut out = String::new();
+    let layout = base.topology.layout.as_deref().unwrap_or("explicit nodes");
+    let _ = writeln!(
+        out,
+        "{}: {} ({}), {} s × {} rep(s), seed {}\n",
+        base.name, layout, base.stack.mac, base.duration_s, runs[0].scenario.reps, base.seed
+    );
+    let _ = writeln!(
+        out,
+        "{:<12} {:>8} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>6}",
+        "algorithm", "trans/s", "FCT mean", "FCT p50", "retx/run", "PDR", "Jain", "RTO mean", "RTO max", "failed"
+    );
+    for r in runs {
+        let (m, s) = (r.summary.lln.as_ref(), &r.summary);
+        let Some(m) = m else { continue };
+        let name = r.scenario.cc.split(':').next().unwrap_or("");
+        let _ = writeln!(
+            out,
+            "{:<12} {:>8} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>6}",
+            name,
+            f(m.transactions_per_s, 2),
+            f(m.fct_mean_s, 2),
+            f(s.fct_s.p50, 2),
+            f(m.retransmissions_total, 0),
+            f(m.pdr, 3),
+            f(m.jain_fairness, 3),
+            f(m.rto_s.mean, 2),
+            f(m.rto_s.max_mean, 2),
+            s.failed_exchanges
+        );
+    }
+    if let NetworkSummary::Mesh(mesh) = &runs[0].summary.network {
+        let d = &mesh.drops;
+        let _ = writeln!(
+            out,
+            "\nframe/packet losses ({}; all reps): collision {}, cca_busy {}, queue_full {}, no_neighbor_queue {}, \
+             rx_overflow {}, tx_fail {}, rx_fail {}, no_route {}",
+            runs[0].scenario.cc.split(':').next().unwrap_or(""),
+            d.collision,
+            d.cca_busy,
+            d.queue_full,
+            d.no_neighbor_queue,
+            d.rx_overflow,
+            d.tx_fail,
+            d.rx_fail,
+            d.no_route
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\ntrans/s: completed exchanges per second; FCT: first request to the {}th success (s), mean over clients; \
+         retx/run: retransmissions per replication; RTO max: per-run maximum, averaged.",
+        base.workload.fct_successes
+    );
+    let events: u64 = runs.iter().map(|r| r.summary.events).sum();
+    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
+    let _ =
+        writeln!(out, "{events} events in {wall:.2} s wall ({:.1} M events/s)", events as f64 / wall.max(1e-9) / 1e6);
+    out
+}
+
+fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&v)? + "\n")?;
+    let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
+    ex.write_record(["cc", "rep", "client", "exchange", "start_s", "rtt_s", "retransmissions", "duplicates"])?;
+    let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
+    rto.write_record(["cc", "rep", "client", "exchange", "armed_s", "rto_s"])?;
+    let mut nodes = csv::Writer::from_path(dir.join("nodes.csv"))?;
+    nodes.write_record([
+        "cc",
+        "rep",
+        "node",
+        "role",
+        "x",
+        "y",
+        "parent",
+        "rank",
+        "originated",
+        "forwarded",
+        "delivered",
+        "frames_sent",
+        "frames_received",
+        "drops",
+    ])?;
+    let secs = |ns: u64| format!("{:.9}", ns as f64 / 1e9);
+    for r in runs {
+        let cc = r.scenario.cc.split(':').next().unwrap_or("").to_string();
+        for rep in &r.reps {
+            for e in &rep.exchanges {
+                let node = (e.client + 1).to_string();
+                ex.write_record([
+                    cc.clone(),
+                    rep.rep.to_string(),
+                    node.clone(),
+                    e.index.to_string(),
+                    secs(e.start_ns),
+                    e.rtt_ns.map(secs).unwrap_or_default(),
+                    e.retransmissions.to_string(),
+                    e.duplicates.to_string(),
+                ])?;
+                // every armed RTO: each is armed when the previous one expires
+                let mut at = e.start_ns;
+                for &t in e.expired_rtos_ns.iter().chain(e.last_rto_ns.iter()) {
+                    rto.write_record([
+                        cc.clone(),
+                        rep.rep.to_string(),
+                        node.clone(),
+                        e.index.to_string(),
+                        secs(at),
+                        secs(t),
+                    ])?;
+                    at += t;
+                }
+            }
+            if let NetworkReport::Mesh(m) = &rep.network {
+                for n in &m.report.nodes {
+                    let st = &n.stats;
+                    nodes.write_record([
+                        cc.clone(),
+                        rep.rep.to_string(),
+                        n.id.to_string(),
+                        serde_json::to_value(n.role)?.as_str().unwrap_or("").to_string(),
+                        format!("{:.4}", n.x),
+                        format!("{:.4}", n.y),
+                        n.parent.map(|p| p.to_string()).unwrap_or_default(),
+                        n.rank.map(|p| p.to_string()).unwrap_or_default(),
+                        st.originated.to_string(),
+                        st.forwarded.to_string(),
+                        st.delivered.to_string(),
+                        st.frames_sent.to_string(),
+                        st.frames_received.to_string(),
+                        st.drops.total().to_string(),
+                    ])?;
+                }
+            }
+        }
+    }
+    ex.flush()?;
+    rto.flush()?;
+    nodes.flush()?;
+    Ok(())
+}

@@ -1,0 +1,97 @@
+//! The named presets: every scenario file under `scenarios/`, compiled in. `coapcc presets`
+//! lists them; `coapcc sim --preset NAME` runs one (the same as `--scenario scenarios/NAME.toml`).
+
+/// (name, the file's text), by name.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("nitk-cocoapp-chain20", include_str!("../../../../scenarios/nitk-cocoapp-chain20.toml")),
+    ("nitk-cocoapp-dumbbell21", include_str!("../../../../scenarios/nitk-cocoapp-dumbbell21.toml")),
+    ("nitk-cocoapp-flower36", include_str!("../../../../scenarios/nitk-cocoapp-flower36.toml")),
+    ("nitk-cocoapp-grid6x6", include_str!("../../../../scenarios/nitk-cocoapp-grid6x6.toml")),
+    ("nitk-cocoapp-load-chain20-0.5", include_str!("../../../../scenarios/nitk-cocoapp-load-chain20-0.5.toml")),
+    ("nitk-cocoapp-load-chain20-1.0", include_str!("../../../../scenarios/nitk-cocoapp-load-chain20-1.0.toml")),
+    ("nitk-cocoapp-load-chain20-1.5", include_str!("../../../../scenarios/nitk-cocoapp-load-chain20-1.5.toml")),
+    ("nitk-cocoapp-load-chain20-2.0", include_str!("../../../../scenarios/nitk-cocoapp-load-chain20-2.0.toml")),
+    ("nitk-cocoapp-load-chain20-2.5", include_str!("../../../../scenarios/nitk-cocoapp-load-chain20-2.5.toml")),
+    ("nitk-cocoapp-load-dumbbell21-0.5", include_str!("../../../../scenarios/nitk-cocoapp-load-dumbbell21-0.5.toml")),
+    ("nitk-cocoapp-load-dumbbell21-1.0", include_str!("../../../../scenarios/nitk-cocoapp-load-dumbbell21-1.0.toml")),
+    ("nitk-cocoapp-load-dumbbell21-1.5", include_str!("../../../../scenarios/nitk-cocoapp-load-dumbbell21-1.5.toml")),
+    ("nitk-cocoapp-load-dumbbell21-2.0", include_str!("../../../../scenarios/nitk-cocoapp-load-dumbbell21-2.0.toml")),
+    ("nitk-cocoapp-load-dumbbell21-2.5", include_str!("../../../../scenarios/nitk-cocoapp-load-dumbbell21-2.5.toml")),
+    ("nitk-cocoapp-load-flower36-0.5", include_str!("../../../../scenarios/nitk-cocoapp-load-flower36-0.5.toml")),
+    ("nitk-cocoapp-load-flower36-1.0", include_str!("../../../../scenarios/nitk-cocoapp-load-flower36-1.0.toml")),
+    ("nitk-cocoapp-load-flower36-1.5", include_str!("../../../../scenarios/nitk-cocoapp-load-flower36-1.5.toml")),
+    ("nitk-cocoapp-load-flower36-2.0", include_str!("../../../../scenarios/nitk-cocoapp-load-flower36-2.0.toml")),
+    ("nitk-cocoapp-load-flower36-2.5", include_str!("../../../../scenarios/nitk-cocoapp-load-flower36-2.5.toml")),
+    ("nitk-cocoapp-load-grid6x6-0.5", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-0.5.toml")),
+    ("nitk-cocoapp-load-grid6x6-1.0", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-1.0.toml")),
+    ("nitk-cocoapp-load-grid6x6-1.5", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-1.5.toml")),
+    ("nitk-cocoapp-load-grid6x6-2.0", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-2.0.toml")),
+    ("nitk-cocoapp-load-grid6x6-2.5", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-2.5.toml")),
+    ("nitk-gsrtc-cooja", include_str!("../../../../scenarios/nitk-gsrtc-cooja.toml")),
+    ("nitk-gst-cooja", include_str!("../../../../scenarios/nitk-gst-cooja.toml")),
+    ("thesis", include_str!("../../../../scenarios/thesis.toml")),
+];
+
+/// A preset's TOML text.
+pub fn text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|p| p.0 == name).map(|p| p.1)
+}
+
+/// Whether a scenario's TOML text is a mesh scenario (`env = "lln"`).
+pub fn is_mesh(text: &str) -> bool {
+    text.parse::<toml::Table>()
+        .ok()
+        .and_then(|t| t.get("env").and_then(|v| v.as_str().map(|s| s == "lln")))
+        .unwrap_or(false)
+}
+
+/// A preset's one-line description: its `description` key, or its first comment line.
+pub fn describe(text: &str) -> String {
+    if let Some(d) =
+        text.parse::<toml::Table>().ok().and_then(|t| t.get("description").and_then(|v| v.as_str().map(String::from)))
+    {
+        return d;
+    }
+    text.lines().next().unwrap_or("").trim_start_matches('#').trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lln::LlnScenario;
+    use crate::Scenario;
+
+    #[test]
+    fn every_preset_resolves_and_is_named_as_its_file() {
+        assert!(PRESETS.len() >= 27);
+        for (name, text) in PRESETS {
+            if is_mesh(text) {
+                let s = LlnScenario::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert_eq!(&s.name, name);
+                s.resolve().unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(!s.algorithms.is_empty(), "{name}");
+                for cc in &s.algorithms {
+                    LlnScenario { cc: cc.clone(), ..s.clone() }
+                        .resolve()
+                        .unwrap_or_else(|e| panic!("{name} {cc}: {e}"));
+                }
+            } else {
+                Scenario::from_toml(text).unwrap().resolve().unwrap();
+            }
+            assert!(!describe(text).is_empty());
+        }
+        // the NITK load levels: 0.5 … 2.5 kbit/s on the four static topologies
+        for t in ["grid6x6", "flower36", "dumbbell21", "chain20"] {
+            for l in ["0.5", "1.0", "1.5", "2.0", "2.5"] {
+                assert!(text(&format!("nitk-cocoapp-load-{t}-{l}")).is_some());
+            }
+        }
+    }
+
+    #[test]
+    fn the_gst_preset_file_is_the_defaults() {
+        let s = LlnScenario::from_toml(text("nitk-gst-cooja").unwrap()).unwrap();
+        let d = LlnScenario::default();
+        assert_eq!(LlnScenario { description: d.description.clone(), algorithms: d.algorithms.clone(), ..s }, d);
+    }
+}
