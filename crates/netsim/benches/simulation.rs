@@ -2,6 +2,7 @@
 //! reference cell (400 clients, infinite buffer, DefaultCoAP in congestion collapse).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use netsim::lln::{self, LlnScenario};
 use netsim::{run_rep, Scenario};
 
 fn cell(c: &mut Criterion, name: &str, scn: Scenario) {
@@ -24,5 +25,20 @@ fn simulation(c: &mut Criterion) {
     cell(c, "100 clients, 2500 B, tcp", Scenario { clients: 100, cc: "tcp".into(), ..Scenario::thesis() });
 }
 
-criterion_group!(benches, simulation);
+/// The mesh: one replication of each NITK CoCoA++ preset's static topology (cocoa, 1080 s), and
+/// the GST preset's 3×3 grid (default, 600 s).
+fn mesh(c: &mut Criterion) {
+    let mut g = c.benchmark_group("mesh");
+    g.sample_size(10);
+    for (preset, cc) in [("nitk-cocoapp-grid6x6", "cocoa"), ("nitk-cocoapp-chain20", "cocoa"), ("nitk-gst-cooja", "default")] {
+        let text = lln::presets::text(preset).unwrap();
+        let s = LlnScenario { cc: cc.into(), ..LlnScenario::from_toml(text).unwrap() };
+        let res = s.resolve().unwrap();
+        g.throughput(Throughput::Elements(lln::run_rep(&s, &res, 0, None).events));
+        g.bench_function(format!("{preset} {cc}, 1 rep"), |b| b.iter(|| lln::run_rep(&s, &res, 0, None)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, simulation, mesh);
 criterion_main!(benches);
