@@ -30,7 +30,9 @@ fn simulation(c: &mut Criterion) {
 fn mesh(c: &mut Criterion) {
     let mut g = c.benchmark_group("mesh");
     g.sample_size(10);
-    for (preset, cc) in [("nitk-cocoapp-grid6x6", "cocoa"), ("nitk-cocoapp-chain20", "cocoa"), ("nitk-gst-cooja", "default")] {
+    for (preset, cc) in
+        [("nitk-cocoapp-grid6x6", "cocoa"), ("nitk-cocoapp-chain20", "cocoa"), ("nitk-gst-cooja", "default")]
+    {
         let text = lln::presets::text(preset).unwrap();
         let s = LlnScenario { cc: cc.into(), ..LlnScenario::from_toml(text).unwrap() };
         let res = s.resolve().unwrap();

@@ -85,6 +85,24 @@ impl fmt::Display for ScenarioError {
 }
 impl std::error::Error for ScenarioError {}
 
+/// `name[:key=value,...]` over the algorithm's defaults and `defaults` (where it has the key).
+pub(crate) fn cc_with_defaults(cc: &str, defaults: &BTreeMap<String, String>) -> Result<CcConfig, ScenarioError> {
+    let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
+    let (name, explicit) = cc.split_once(':').unwrap_or((cc, ""));
+    let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
+    for (k, v) in defaults {
+        if cfg.has_param(k) {
+            cfg.set(k, v).map_err(err)?;
+        }
+    }
+    for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) =
+            kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
+        cfg.set(k.trim(), v.trim()).map_err(err)?;
+    }
+    Ok(cfg)
+}
+
 impl Scenario {
     /// The reference testbed (Järvinen et al., ANRW 2018; the Helsinki thesis, 2019): 30 kbit/s
     /// and 400 ms down, 60 kbit/s and 200 ms up, MTU 296, 2500-byte buffers, 10–20 ms to the
@@ -148,23 +166,11 @@ impl Scenario {
     /// The algorithm's configuration: its defaults, then `cc_defaults` where it has the
     /// parameter, then the parameters written in `cc`.
     pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
-        let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
-        let (name, explicit) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
+        let name = self.cc.split_once(':').map_or(self.cc.as_str(), |p| p.0);
         if name.trim() == "tcp" {
             return Err(ScenarioError("cc: `tcp` is CoAP over TCP, not a UDP congestion-control algorithm".into()));
         }
-        let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
-        for (k, v) in &self.cc_defaults {
-            if cfg.has_param(k) {
-                cfg.set(k, v).map_err(err)?;
-            }
-        }
-        for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (k, v) =
-                kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
-            cfg.set(k.trim(), v.trim()).map_err(err)?;
-        }
-        Ok(cfg)
+        cc_with_defaults(&self.cc, &self.cc_defaults)
     }
 
     /// The transport `cc` names: `tcp[:key=value,...]` or a UDP algorithm.

@@ -241,6 +241,20 @@ pub struct NodeStats {
     pub drops: Drops,
 }
 
+impl NodeStats {
+    /// Sums another's counts into this one.
+    pub fn merge(&mut self, o: &NodeStats) {
+        self.originated += o.originated;
+        self.forwarded += o.forwarded;
+        self.delivered += o.delivered;
+        self.frames_sent += o.frames_sent;
+        self.frames_received += o.frames_received;
+        self.csma_busy_retries += o.csma_busy_retries;
+        self.tx_busy_ns += o.tx_busy_ns;
+        self.drops.merge(&o.drops);
+    }
+}
+
 /// One mote in the report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeReport {

@@ -296,23 +296,11 @@ impl LlnScenario {
 
     /// The algorithm: its defaults, `cc_defaults` where it has the key, then `cc`'s own.
     pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
-        let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
-        let (name, explicit) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
+        let name = self.cc.split_once(':').map_or(self.cc.as_str(), |p| p.0);
         if name.trim() == "tcp" {
             return Err(ScenarioError("cc: the mesh runs CoAP over UDP (`tcp` is for the wired bottleneck)".into()));
         }
-        let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
-        for (k, v) in &self.cc_defaults {
-            if cfg.has_param(k) {
-                cfg.set(k, v).map_err(err)?;
-            }
-        }
-        for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (k, v) =
-                kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
-            cfg.set(k.trim(), v.trim()).map_err(err)?;
-        }
-        Ok(cfg)
+        crate::scenario::cc_with_defaults(&self.cc, &self.cc_defaults)
     }
 
     /// The motes.

@@ -114,16 +114,8 @@ pub fn mesh_summary(reps: &[RepResult]) -> Option<MeshSummary> {
     let mut drops = Drops::default();
     for (_, m) in &runs {
         for (sum, n) in nodes.iter_mut().zip(&m.report.nodes) {
-            let (a, b) = (&mut sum.stats, &n.stats);
-            a.originated += b.originated;
-            a.forwarded += b.forwarded;
-            a.delivered += b.delivered;
-            a.frames_sent += b.frames_sent;
-            a.frames_received += b.frames_received;
-            a.csma_busy_retries += b.csma_busy_retries;
-            a.tx_busy_ns += b.tx_busy_ns;
-            a.drops.merge(&b.drops);
-            drops.merge(&b.drops);
+            sum.stats.merge(&n.stats);
+            drops.merge(&n.stats.drops);
         }
     }
     Some(MeshSummary { nodes, drops, routes: first.routes.clone() })
