@@ -116,16 +116,55 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
     Ok(s)
 }
 
-/// One algorithm's run: what `--json` prints.
+/// One algorithm's run over a scenario of kind `S` (bottleneck or mesh): what `--json` prints.
 #[derive(Debug, Serialize)]
-struct Run {
+pub(crate) struct Run<S> {
     #[serde(flatten)]
-    summary: Summary,
-    wall_s: f64,
-    events_per_s: f64,
-    scenario: Scenario,
+    pub(crate) summary: Summary,
+    pub(crate) wall_s: f64,
+    pub(crate) events_per_s: f64,
+    pub(crate) scenario: S,
     #[serde(skip)]
-    reps: Vec<RepResult>,
+    pub(crate) reps: Vec<RepResult>,
+}
+
+/// The worker pool `--threads` asks for (default: all cores).
+pub(crate) fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
+    if threads == Some(0) {
+        return Err("--threads must be at least 1".into());
+    }
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(t) = threads {
+        builder = builder.num_threads(t);
+    }
+    Ok(builder.build()?)
+}
+
+/// Runs replications `0..reps` of `scenario` on `pool` with `rep`, timed, and summarises them.
+pub(crate) fn run_reps<S>(
+    pool: &rayon::ThreadPool,
+    scenario: S,
+    reps: u32,
+    rep: impl Fn(u32) -> RepResult + Sync,
+) -> Run<S> {
+    let watch = Stopwatch::start();
+    let reps: Vec<RepResult> = pool.install(|| (0..reps).into_par_iter().map(&rep).collect());
+    let wall_s = watch.seconds();
+    let summary = Summary::new(&reps);
+    let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
+    Run { summary, wall_s, events_per_s, scenario, reps }
+}
+
+/// One run's object, or `{"runs": [...]}` for several.
+pub(crate) fn to_json<S: Serialize>(runs: &[Run<S>]) -> Result<serde_json::Value, Error> {
+    Ok(if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) })
+}
+
+/// Creates `dir` and writes `summary.json` (what `--json` prints) into it.
+pub(crate) fn write_summary<S: Serialize>(dir: &Path, runs: &[Run<S>]) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&to_json(runs)?)? + "\n")?;
+    Ok(())
 }
 
 /// Runs the command.
@@ -140,28 +179,14 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let specs = if args.cc.is_empty() { vec![base.cc.clone()] } else { args.cc.clone() };
     let scenarios: Vec<Scenario> =
         specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;
-    if args.threads == Some(0) {
-        return Err("--threads must be at least 1".into());
-    }
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t);
-    }
-    let pool = builder.build()?;
-
+    let pool = pool(args.threads)?;
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;
-        let watch = Stopwatch::start();
-        let reps: Vec<RepResult> =
-            pool.install(|| (0..s.reps).into_par_iter().map(|r| run_rep(s, &transport, r, Some(&progress))).collect());
-        let wall_s = watch.seconds();
-        let summary = Summary::new(&reps);
-        let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
-        runs.push(Run { summary, wall_s, events_per_s, scenario: s.clone(), reps });
+        runs.push(run_reps(&pool, s.clone(), s.reps, |r| run_rep(s, &transport, r, Some(&progress))));
     }
     bar.finish();
 
@@ -169,8 +194,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         write_out(dir, &runs)?;
     }
     if args.json {
-        let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&to_json(&runs)?)?);
     } else {
         print!("{}", table(&base, &runs));
     }
@@ -185,7 +209,7 @@ fn fmt_s(v: f64) -> String {
     }
 }
 
-fn table(base: &Scenario, runs: &[Run]) -> String {
+fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     use std::fmt::Write;
     let s = &runs[0].scenario;
     let mut out = String::new();
@@ -239,10 +263,8 @@ fn table(base: &Scenario, runs: &[Run]) -> String {
     out
 }
 
-fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&v)? + "\n")?;
+fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
+    write_summary(dir, runs)?;
     let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
     clients.write_record([
         "cc",

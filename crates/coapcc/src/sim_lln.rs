@@ -7,26 +7,13 @@ use std::sync::Arc;
 
 use netsim::lln::{self, LlnScenario};
 use netsim::summary::NetworkSummary;
-use netsim::{NetworkReport, RepResult, Summary};
-use rayon::prelude::*;
-use serde::Serialize;
+use netsim::NetworkReport;
 
 use crate::sim::Args;
-use crate::wall::Stopwatch;
 
 type Error = Box<dyn std::error::Error>;
 
-/// One algorithm's mesh run: what `--json` prints.
-#[derive(Debug, Serialize)]
-struct Run {
-    #[serde(flatten)]
-    summary: Summary,
-    wall_s: f64,
-    events_per_s: f64,
-    scenario: LlnScenario,
-    #[serde(skip)]
-    reps: Vec<RepResult>,
-}
+type Run = crate::sim::Run<LlnScenario>;
 
 /// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`.
 pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
@@ -63,14 +50,7 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
         let s = LlnScenario { cc: res.cc.to_string(), ..s };
         scenarios.push((s, res));
     }
-    if args.threads == Some(0) {
-        return Err("--threads must be at least 1".into());
-    }
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = args.threads {
-        builder = builder.num_threads(t);
-    }
-    let pool = builder.build()?;
+    let pool = crate::sim::pool(args.threads)?;
     // progress in exchanges: each client runs about duration / interval of them
     let total: u64 = scenarios
         .iter()
@@ -82,21 +62,14 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
     let mut runs = Vec::new();
     for (s, res) in &scenarios {
-        let watch = Stopwatch::start();
-        let reps: Vec<RepResult> =
-            pool.install(|| (0..s.reps).into_par_iter().map(|r| lln::run_rep(s, res, r, Some(&progress))).collect());
-        let wall_s = watch.seconds();
-        let summary = Summary::new(&reps);
-        let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
-        runs.push(Run { summary, wall_s, events_per_s, scenario: s.clone(), reps });
+        runs.push(crate::sim::run_reps(&pool, s.clone(), s.reps, |r| lln::run_rep(s, res, r, Some(&progress))));
     }
     bar.finish();
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
     if args.json {
-        let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&crate::sim::to_json(&runs)?)?);
     } else {
         print!("{}", table(&base, &runs));
     }
@@ -174,9 +147,7 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
 }
 
 fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let v = if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) };
-    std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&v)? + "\n")?;
+    crate::sim::write_summary(dir, runs)?;
     let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
     ex.write_record(["cc", "rep", "client", "exchange", "start_s", "rtt_s", "retransmissions", "duplicates"])?;
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;

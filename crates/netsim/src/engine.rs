@@ -18,8 +18,8 @@
 //! stack's timer; stale generations are skipped and not counted), and the medium's own events.
 //! The queue orders by (time, insertion); the medium's FIFO lanes keep that order exactly (see
 //! [`crate::queue`]). A run ends when every workload host is done (then timers stop firing but
-//! packets in flight are still delivered, so late duplicates count) or at the time limit
-//! (truncated).
+//! packets in flight are still delivered, so late duplicates count) or at its [`Until`]: a
+//! safety net (the run is then truncated) or a planned end (a run of fixed length).
 
 use coap_cc::Instant;
 use netmodel::{HostId, Medium, Next, Packet, PacketId, Schedule, Workload};
@@ -100,6 +100,24 @@ pub trait Observer<R> {
     }
     /// The run is over.
     fn finish(self, end: RunEnd, records: Records, network: R) -> Self::Output;
+}
+
+/// When a run stops if its workload has not finished by then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// A safety net: reaching it truncates the run (its unfinished exchanges are missing).
+    SafetyNet(Instant),
+    /// The run's planned length: it ends there, exchanges still open are not reported, and it
+    /// is not a truncation (the mesh's fixed-duration runs).
+    Planned(Instant),
+}
+
+impl Until {
+    fn at(self) -> Instant {
+        match self {
+            Until::SafetyNet(t) | Until::Planned(t) => t,
+        }
+    }
 }
 
 /// One armed timer of a host, re-armed only when its deadline changes; an event of an older
@@ -218,15 +236,15 @@ impl<M: Medium, W: Workload, O, P> Core<M, W, O, P> {
             self.hosts_done += 1;
             if self.hosts_done == self.workload.hosts() {
                 self.stopping = true;
-                self.end = self.now;
+                self.end = self.end.max(self.now); // a planned end stays the end
             }
         }
     }
 }
 
-/// Runs `stack` over `medium` with `workload` until every workload host is done or `limit`,
+/// Runs `stack` over `medium` with `workload` until every workload host is done or `until`,
 /// and hands what happened to `observer`.
-pub fn run<M, S, W, O>(medium: M, mut stack: S, workload: W, observer: O, limit: Instant) -> O::Output
+pub fn run<M, S, W, O>(medium: M, mut stack: S, workload: W, observer: O, until: Until) -> O::Output
 where
     M: Medium,
     S: Stack,
@@ -250,9 +268,13 @@ where
         core.queue.push(at.as_nanos(), Ev::Start(host));
     }
     let (mut events, mut truncated) = (0u64, false);
+    let limit = until.at();
+    if let Until::Planned(t) = until {
+        core.end = t;
+    }
     while let Some((t, ev)) = core.queue.pop() {
         if t > limit.as_nanos() {
-            truncated = true;
+            truncated = matches!(until, Until::SafetyNet(_));
             core.end = limit;
             break;
         }

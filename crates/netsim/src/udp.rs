@@ -16,27 +16,20 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 
-/// Serves one fixed response (2.05 with the given options and payload) to every request.
+/// Serves one fixed response to every request.
 #[derive(Debug)]
-pub struct FixedResponse {
-    /// The payload.
-    pub payload: Vec<u8>,
-    /// Its options.
-    pub options: Vec<(u16, Vec<u8>)>,
-}
+pub struct FixedResponse(pub Response);
 
 impl FixedResponse {
     /// 2.05 with this payload and no option.
     pub fn payload(payload: Vec<u8>) -> Self {
-        FixedResponse { payload, options: Vec::new() }
+        FixedResponse(Response::new(Code::CONTENT, payload))
     }
 }
 
 impl Handler<HostId> for FixedResponse {
     fn handle(&mut self, _: Instant, _: &HostId, _: RequestId, _: &Message<'_>) -> Reply {
-        let mut r = Response::new(Code::CONTENT, self.payload.clone());
-        r.options.clone_from(&self.options);
-        Reply::Now(r)
+        Reply::Now(self.0.clone())
     }
 }
 

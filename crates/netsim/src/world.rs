@@ -58,7 +58,7 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
     let medium = Bottleneck::new(&scn.bottleneck(), server, scn.seed, rep);
     let workload = Batches::new(scn.workload_spec(), scn.clients, scn.seed, rep);
     let observer = Recorder { rep, progress };
-    let limit = Instant::ZERO + Duration::from_secs_f64(scn.max_time_s);
+    let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs_f64(scn.max_time_s));
     let result = match transport {
         Transport::Udp(cc) => engine::run(medium, udp_stack(scn, cc, rep), workload, observer, limit),
         Transport::Tcp(p) => {

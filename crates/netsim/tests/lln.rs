@@ -118,7 +118,7 @@ proptest! {
         let medium = Mesh::new(res.mesh.clone(), seed, 0);
         let stack = netsim::lln::stack(&s, &res, 0);
         let r = netsim::engine::run(medium, stack, workload, netsim::Recorder { rep: 0, progress: None },
-            coap_cc::Instant::from_nanos(10_000_000_000_000));
+            netsim::engine::Until::SafetyNet(coap_cc::Instant::from_nanos(10_000_000_000_000)));
         prop_assert!(!r.truncated);
         let nodes = r.network.nodes;
         let sum = |f: &dyn Fn(&netmodel::mesh::NodeStats) -> u64| nodes.iter().map(|n| f(&n.stats)).sum::<u64>();

@@ -76,7 +76,7 @@ fn workload() -> Batches {
 }
 
 fn run<S: engine::Stack>(stack: S) -> RepResult<(u64, u64)> {
-    let limit = Instant::ZERO + Duration::from_secs(100);
+    let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs(100));
     engine::run(Line::default(), stack, workload(), Recorder { rep: 0, progress: None }, limit)
 }
 

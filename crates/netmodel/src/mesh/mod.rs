@@ -133,6 +133,17 @@ pub struct MeshSpec {
     pub compression: Compression,
 }
 
+impl MeshSpec {
+    /// The converged routes: the min-hop tree over the links (d ≤ R) rooted at the border
+    /// router.
+    pub fn routes(&self) -> Routes {
+        let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
+        let dist = |a: usize, b: usize| distance(&self.nodes[a], &self.nodes[b]);
+        let root = self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
+        Routes::min_hop(self.nodes.len(), root, |a, b| a != b && dist(a, b) <= reach, dist)
+    }
+}
+
 /// Why a packet or a frame was lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Cause {
@@ -300,8 +311,8 @@ enum Job {
     Idle,
     Rx(Packet),
     Prepare(Packet),
-    /// Transmit to the next hop; from a CSMA queue or not.
-    Send(Packet, u16, bool),
+    /// Transmit to the next hop (on a CSMA mote: the head of that neighbour's queue).
+    Send(Packet, u16),
 }
 
 #[derive(Debug, Default)]
@@ -346,11 +357,16 @@ struct Frame {
     packet: Packet,
     dest: u16,
     airtime: u64,
-    visible: bool,
-    csma: bool,
     fate: Fate,
     receivers: Vec<u16>,
     interfered: Vec<u16>,
+}
+
+impl Frame {
+    /// It passed its transmission draw: it is on the air for everybody in range.
+    fn on_air(&self) -> bool {
+        self.fate != Fate::Lost(Cause::TxFail)
+    }
 }
 
 /// Per-node lists in one array (compressed sparse rows).
@@ -387,9 +403,6 @@ pub struct Mesh {
     interferes: Csr<u16>,
     /// Within the carrier-sense range.
     senses: Csr<u16>,
-    /// Motes whose CoAP layer is a server (`app_us` on delivery).
-    app: Vec<bool>,
-    turnaround_ns: u64,
 }
 
 fn unit(rng: &mut ChaCha8Rng) -> f64 {
@@ -417,8 +430,7 @@ impl Mesh {
         });
         let cs = r.cca_range_m + RANGE_EPSILON_M;
         let senses = Csr::build(n, |s, v| v.extend((0..n).filter(|&q| q != s && dist(s, q) <= cs).map(|q| q as u16)));
-        let root = spec.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
-        let routes = Routes::min_hop(n, root, |a, b| a != b && dist(a, b) <= reach, dist);
+        let routes = spec.routes();
         let nodes = (0..n)
             .map(|i| {
                 let mac = spec.macs[i];
@@ -461,16 +473,12 @@ impl Mesh {
                 },
                 dest: NONE,
                 airtime: 0,
-                visible: false,
-                csma: false,
                 fate: Fate::Pending,
                 receivers: Vec::with_capacity(links.of(i).len()),
                 interfered: Vec::with_capacity(links.of(i).len() + interferes.of(i).len()),
             })
             .collect();
-        let app = spec.nodes.iter().map(|x| x.role == Role::Server).collect();
-        let turnaround_ns = r.tx_turnaround_us as u64 * 1000;
-        Mesh { spec, routes, nodes, frames, links, interferes, senses, app, turnaround_ns }
+        Mesh { spec, routes, nodes, frames, links, interferes, senses }
     }
 
     /// The routes.
@@ -511,7 +519,7 @@ impl Mesh {
                 Job::Rx(p) => {
                     node.rx_pending -= 1;
                     let mut us = cpu.rx_process_us;
-                    if p.to.index() == n && self.app[n] {
+                    if p.to.index() == n && self.spec.nodes[n].role == Role::Server {
                         us += cpu.app_us;
                     }
                     sched.wake(Instant::from_nanos(now + us as u64 * 1000), MeshEvent::CpuDone(n as u16));
@@ -522,8 +530,8 @@ impl Mesh {
                     sched.wake(Instant::from_nanos(at), MeshEvent::CpuDone(n as u16));
                     return;
                 }
-                Job::Send(p, nh, csma) => {
-                    if self.strobe(now, n, p, nh, csma, sched) {
+                Job::Send(p, nh) => {
+                    if self.strobe(now, n, p, nh, sched) {
                         return;
                     }
                 }
@@ -542,35 +550,28 @@ impl Mesh {
                 self.nodes[n].stats.forwarded += 1;
                 self.nodes[n].jobs.push_back(Job::Prepare(p));
             }
-            Job::Prepare(p) => self.route(now, n, p, sched),
+            Job::Prepare(p) => self.route(n, p, sched),
             Job::Send(..) | Job::Idle => {}
         }
         self.run_next(now, n, sched);
     }
 
     /// A prepared packet goes to the MAC.
-    fn route<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
+    fn route<S: Schedule<MeshEvent>>(&mut self, n: usize, p: Packet, sched: &mut S) {
         let nh = self.routes.next_hop(n, p.to.index());
         if nh == NONE {
             return self.drop_packet(n, Cause::NoRoute, p, sched);
         }
         match self.nodes[n].mac {
             // nullmac hands it to the RDC in the same call: the transmission follows at once
-            MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh, false)),
-            MacSpec::Csma { queuebuf_num, .. } => self.csma_enqueue(now, n, p, nh, queuebuf_num, sched),
+            MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh)),
+            MacSpec::Csma { .. } => self.csma_enqueue(n, p, nh, sched),
         }
     }
 
-    fn csma_enqueue<S: Schedule<MeshEvent>>(
-        &mut self,
-        _now: u64,
-        n: usize,
-        p: Packet,
-        nh: u16,
-        bufs: u32,
-        sched: &mut S,
-    ) {
+    fn csma_enqueue<S: Schedule<MeshEvent>>(&mut self, n: usize, p: Packet, nh: u16, sched: &mut S) {
         let node = &mut self.nodes[n];
+        let MacSpec::Csma { queuebuf_num: bufs, .. } = node.mac else { return };
         let qi = match node.queues.iter().position(|q| q.active && q.nbr == nh) {
             Some(i) => i,
             None => match node.queues.iter().position(|q| !q.active) {
@@ -591,22 +592,14 @@ impl Mesh {
         node.buffers += 1;
         if q.packets.len() == 1 {
             // the head of an empty queue goes out at once (a 0-tick timer: behind the CPU's jobs)
-            node.jobs.push_back(Job::Send(p, nh, true));
+            node.jobs.push_back(Job::Send(p, nh));
         }
     }
 
     /// The RDC's send: CCA, then the transmission. False when it returned at once (busy channel).
-    fn strobe<S: Schedule<MeshEvent>>(
-        &mut self,
-        now: u64,
-        n: usize,
-        p: Packet,
-        nh: u16,
-        csma: bool,
-        sched: &mut S,
-    ) -> bool {
+    fn strobe<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) -> bool {
         if self.nodes[n].cca_busy > 0 {
-            if csma {
+            if self.is_csma(n) {
                 self.csma_retry(now, n, nh, sched);
             } else {
                 self.drop_packet(n, Cause::CcaBusy, p, sched);
@@ -627,10 +620,9 @@ impl Mesh {
         f.packet = p;
         f.dest = nh;
         f.airtime = airtime;
-        f.csma = csma;
         f.fate = Fate::Pending;
-        f.visible = false;
-        sched.wake(Instant::from_nanos(now + self.turnaround_ns), MeshEvent::FrameStart(n as u16));
+        let turnaround_ns = self.spec.radio.tx_turnaround_us as u64 * 1000;
+        sched.wake(Instant::from_nanos(now + turnaround_ns), MeshEvent::FrameStart(n as u16));
         true
     }
 
@@ -638,7 +630,6 @@ impl Mesh {
         let p_tx = self.spec.radio.success_ratio_tx;
         let visible = p_tx >= 1.0 || unit(&mut self.nodes[s].tx_rng) <= p_tx;
         let f = &mut self.frames[s];
-        f.visible = visible;
         if !visible {
             f.fate = Fate::Lost(Cause::TxFail);
         } else {
@@ -687,10 +678,10 @@ impl Mesh {
 
     fn frame_end<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, sched: &mut S) {
         let f = &mut self.frames[s];
-        let (p, dest, csma) = (f.packet, f.dest, f.csma);
+        let (p, dest) = (f.packet, f.dest);
         let mut fate = f.fate;
         let mut arrived = false;
-        if f.visible {
+        if f.on_air() {
             for &r in self.senses.of(s) {
                 self.nodes[r as usize].cca_busy -= 1;
             }
@@ -730,11 +721,15 @@ impl Mesh {
             self.drop_packet(s, cause, p, sched);
         }
         self.nodes[s].transmitting = false;
-        if csma {
+        if self.is_csma(s) {
             // with nullrdc every transmission reports OK: the packet is freed
             self.csma_free_head(now, s, dest, sched);
         }
         self.run_next(now, s, sched);
+    }
+
+    fn is_csma(&self, n: usize) -> bool {
+        matches!(self.nodes[n].mac, MacSpec::Csma { .. })
     }
 
     fn queue_of(&self, n: usize, nbr: u16) -> usize {
@@ -781,7 +776,7 @@ impl Mesh {
         if !q.active || q.gen != gen {
             return;
         }
-        let job = Job::Send(q.packets[0], q.nbr, true);
+        let job = Job::Send(q.packets[0], q.nbr);
         self.push_job(now, n, job, sched);
     }
 }

@@ -16,7 +16,7 @@ pub mod summary;
 use std::sync::atomic::AtomicU64;
 
 use coap_cc::Instant;
-use coap_endpoint::{Config, Endpoint, Request};
+use coap_endpoint::{Config, Endpoint};
 use netmodel::mesh::{Mesh, MeshReport};
 use netmodel::{HostId, Periodic, Stream};
 use serde::Serialize;
@@ -75,10 +75,8 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let workload = Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep);
     let stack = stack(scn, res, rep);
     let observer = Recorder { rep, progress };
-    let mut result = engine::run(medium, stack, workload, observer, Instant::from_nanos(duration_ns));
-    // the planned end, not a truncation
-    result.truncated = false;
-    result.end_ns = duration_ns;
+    let until = engine::Until::Planned(Instant::from_nanos(duration_ns));
+    let mut result = engine::run(medium, stack, workload, observer, until);
     fct_of_first_successes(&mut result.clients, &result.exchanges, w.fct_successes);
     result.map_network(|report| {
         NetworkReport::Mesh(MeshRun { report, routes, request_bytes: res.request_bytes, duration_ns })
@@ -99,32 +97,28 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     for &(c, s) in &res.clients {
         server_of[c as usize] = Some(s);
     }
-    let mut response_options = Vec::new();
-    if w.response_etag_bytes > 0 {
-        response_options.push((coap_wire::registry::ETAG, vec![0x01; w.response_etag_bytes]));
+    let mut interval_of = vec![u64::MAX; n];
+    for (&(c, _), &i) in res.clients.iter().zip(&res.intervals_ns) {
+        interval_of[c as usize] = i;
     }
-    if w.response_content_format {
-        response_options.push((coap_wire::registry::CONTENT_FORMAT, Vec::new()));
-    }
-    let per_client = (scn.duration_s * 20.0) as usize; // a guess for the reports' capacity
+    let duration_ns = (scn.duration_s * 1e9) as u64;
     let hosts = (0..n)
         .map(|i| {
             let ep =
                 Endpoint::new(cfg.clone(), Stream::Host(i as u32).rng(scn.seed, rep)).expect("valid endpoint config");
             match (server_of[i], res.mesh.nodes[i].role) {
-                (Some(s), _) => UdpHost::client(ep, HostId(s), per_client.min(1 << 16)),
+                // at most one exchange per interval (blocking client)
+                (Some(s), _) => {
+                    UdpHost::client(ep, HostId(s), (duration_ns / interval_of[i] + 1).min(1 << 16) as usize)
+                }
                 (None, netmodel::mesh::topology::Role::Server) => {
-                    UdpHost::server(ep.with_handler(Box::new(FixedResponse {
-                        payload: w.response_payload.as_bytes().to_vec(),
-                        options: response_options.clone(),
-                    })))
+                    UdpHost::server(ep.with_handler(Box::new(FixedResponse(res.response.clone()))))
                 }
                 (None, _) => UdpHost::server(ep),
             }
         })
         .collect();
-    let path = w.uri_path.join("/");
-    UdpStack::new(hosts, Request::get(&path), 0)
+    UdpStack::new(hosts, res.request.clone(), 0)
 }
 
 /// Replaces each client's FCT by the time from its first transmission to the response of its

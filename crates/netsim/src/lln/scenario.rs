@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use coap_cc::CcConfig;
-use coap_endpoint::GiveUp;
+use coap_endpoint::{GiveUp, Request, Response};
+use coap_wire::{registry, CoapOption, Code, Message, MessageType, Options};
 use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CpuSpec, MacSpec, MeshSpec, RadioSpec};
@@ -249,24 +250,21 @@ impl Default for LlnScenario {
     }
 }
 
-/// Bytes of a CoAP message: header 4, token, options (numbers ascending; (number, value bytes)),
-/// payload marker and payload (RFC 7252 §3).
-pub fn coap_bytes(token: usize, options: &[(u16, usize)], payload: usize) -> u32 {
-    let ext = |v: usize| match v {
-        0..=12 => 0,
-        13..=268 => 1,
-        _ => 2,
+/// Bytes of a CoAP message with this code, token length, options (in ascending order) and
+/// payload, as coap-wire encodes it.
+fn encoded_len(code: Code, token_len: usize, options: &[(u16, Vec<u8>)], payload: &[u8]) -> u32 {
+    let list: Vec<CoapOption<'_>> =
+        options.iter().map(|(number, value)| CoapOption { number: *number, value }).collect();
+    let token = [0u8; 8];
+    let m = Message {
+        ty: MessageType::Con,
+        code,
+        message_id: 0,
+        token: &token[..token_len],
+        options: Options::from_list(&list),
+        payload,
     };
-    let mut prev = 0;
-    let mut n = 4 + token;
-    for &(number, len) in options {
-        n += 1 + ext((number - prev) as usize) + ext(len) + len;
-        prev = number;
-    }
-    if payload > 0 {
-        n += 1 + payload;
-    }
-    n as u32
+    m.encoded_len() as u32
 }
 
 /// What a resolved mesh scenario runs.
@@ -282,6 +280,10 @@ pub struct Resolved {
     pub clients: Vec<(u32, u32)>,
     /// Per client, its request interval, ns.
     pub intervals_ns: Vec<u64>,
+    /// Every client's request.
+    pub request: Request,
+    /// Every server's answer.
+    pub response: Response,
     /// The request's CoAP bytes.
     pub request_bytes: u32,
     /// The response's CoAP bytes.
@@ -390,16 +392,21 @@ impl LlnScenario {
         if w.uri_path.iter().any(|p| p.is_empty() || p.len() > 255) {
             return bad("workload.uri_path", "segments must be 1 to 255 bytes");
         }
-        let path: Vec<(u16, usize)> = w.uri_path.iter().map(|p| (coap_wire::registry::URI_PATH, p.len())).collect();
-        let request_bytes = coap_bytes(w.token_len, &path, 0);
-        let mut ropts = Vec::new();
+        let request = Request {
+            code: Code::GET,
+            options: w.uri_path.iter().map(|p| (registry::URI_PATH, p.as_bytes().to_vec())).collect(),
+            payload: Vec::new(),
+            confirmable: true,
+        };
+        let mut response = Response::new(Code::CONTENT, w.response_payload.as_bytes());
         if w.response_etag_bytes > 0 {
-            ropts.push((coap_wire::registry::ETAG, w.response_etag_bytes));
+            response.options.push((registry::ETAG, vec![0x01; w.response_etag_bytes]));
         }
         if w.response_content_format {
-            ropts.push((coap_wire::registry::CONTENT_FORMAT, 0));
+            response.options.push((registry::CONTENT_FORMAT, Vec::new())); // text/plain: a zero-length uint
         }
-        let response_bytes = coap_bytes(w.token_len, &ropts, w.response_payload.len());
+        let request_bytes = encoded_len(request.code, w.token_len, &request.options, &request.payload);
+        let response_bytes = encoded_len(response.code, w.token_len, &response.options, &response.payload);
         let compression =
             Compression { context_matches_lln_prefix: s.context_matches_lln_prefix, rpl_hbh_option: s.rpl_hbh_option };
         // the largest frame: a forwarded packet in the middle of its path
@@ -437,11 +444,11 @@ impl LlnScenario {
         }
         let intervals_ns = if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
-            let routes = netmodel::mesh::Mesh::new(mesh.clone(), 0, 0);
+            let routes = mesh.routes();
             clients
                 .iter()
                 .map(|&(c, s)| {
-                    let nh = routes.routes().next_hop(c as usize, s as usize);
+                    let nh = routes.next_hop(c as usize, s as usize);
                     let hop = HopPlace { originated: true, last: nh as u32 == s };
                     let mpdu = compression.frames(hop, request_bytes).mpdu(0);
                     (8.0 * mpdu as f64 / (w.offered_load_kbps * 1000.0) * 1e9).round() as u64
@@ -454,7 +461,17 @@ impl LlnScenario {
         };
         let give_up = GiveUp::parse(&self.endpoint.give_up)
             .ok_or_else(|| ScenarioError("endpoint.give_up: must be at_last_send or after_last_timer".into()))?;
-        Ok(Resolved { mesh, cc: self.cc_config()?, give_up, clients, intervals_ns, request_bytes, response_bytes })
+        Ok(Resolved {
+            mesh,
+            cc: self.cc_config()?,
+            give_up,
+            clients,
+            intervals_ns,
+            request,
+            response,
+            request_bytes,
+            response_bytes,
+        })
     }
 }
 
@@ -464,11 +481,8 @@ mod tests {
 
     #[test]
     fn coap_sizes_of_the_nitk_messages() {
-        // GET /test/hello, no token: 4 + (1 + 4) + (1 + 5) = 15
-        let uri = coap_wire::registry::URI_PATH;
-        assert_eq!(coap_bytes(0, &[(uri, 4), (uri, 5)], 0), 15);
+        // GET /test/hello, no token: 4 + (1 + 4) + (1 + 5) = 15;
         // 2.05, ETag 1 byte, Content-Format empty, "Hello World!": 4 + 2 + 1 + 1 + 12 = 20
-        assert_eq!(coap_bytes(0, &[(4, 1), (12, 0)], 12), 20);
         let r = LlnScenario::default().resolve().unwrap();
         assert_eq!((r.request_bytes, r.response_bytes), (15, 20));
     }

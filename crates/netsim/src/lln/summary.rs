@@ -22,7 +22,7 @@ use netmodel::mesh::{Drops, NodeReport};
 
 use super::{MeshRun, Route};
 use crate::record::{NetworkReport, RepResult};
-use crate::summary::{quantile, Distribution};
+use crate::summary::Distribution;
 
 /// Percentiles and mean.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -37,10 +37,19 @@ pub struct Spread {
 
 impl Spread {
     fn of(mut v: Vec<f64>) -> Self {
-        v.sort_by(f64::total_cmp);
-        let mean = if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
-        let q = |p| quantile(&v, p);
-        Spread { mean, p10: q(0.1), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9) }
+        v.sort_by(f64::total_cmp); // summed in ascending order
+        let mean = mean(&v);
+        let d = Distribution::of(v);
+        Spread { mean, p10: d.p10, p25: d.p25, p50: d.p50, p75: d.p75, p90: d.p90 }
+    }
+}
+
+/// The mean (NaN for no values).
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
     }
 }
 
@@ -177,8 +186,8 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
     }
     let fcts: Vec<f64> =
         runs.iter().flat_map(|(r, _)| &r.clients).filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
-    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
-    let d = Distribution::of(rtos.clone());
+    let rto_mean = mean(&rtos);
+    let d = Distribution::of(rtos);
     Some(LlnMetrics {
         duration_s: runs[0].1.duration_ns as f64 / 1e9,
         transactions_per_s: tps / k,
@@ -191,7 +200,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         exchange_duration_s: Spread::of(durations),
         fct_mean_s: mean(&fcts),
         rto_s: RtoStats {
-            mean: mean(&rtos),
+            mean: rto_mean,
             max: d.max,
             max_mean: max_sum / k,
             p10: d.p10,
