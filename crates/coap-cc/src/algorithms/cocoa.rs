@@ -30,6 +30,19 @@
 //! clock at "now" after aging (leftover idle time is dropped) and compares strictly, where this
 //! module carries the leftover over and compares with ≥.
 //!
+//! Betzler's Contiki CoCoA (`er-coap-transactions` with `COCOA` defined; the code behind the NITK
+//! thesis's CoCoA variants, run in Cooja) differs from the draft in ways that change results; each
+//! difference is a parameter whose default is the draft, and the NITK mesh presets set them all:
+//! VBF ×2.5 below 1 s (`vbf_low`), chosen from the undithered overall RTO the exchange started
+//! from (`vbf_from=overall`); the overall update written (1 − w)·E + w·RTO, the draft's weights
+//! inverted (`weights=inverted`: a weak estimate then weighs 0.75; the strong 0.5 is unchanged);
+//! every retransmitted exchange feeds the weak estimator (`weak_max_retransmissions`); after more
+//! than 3 retransmissions accumulated over completed exchanges since the last strong sample, the
+//! strong estimator starts over (`strong_reset_after=3`); the blind RTO is capped at 32 s
+//! (`blind_max`). [choice] `weights=inverted` inverts the fixed weights only: GSRTC's
+//! geometric-series weight keeps its paper's W·E + (1 − W)·RTO. Left out: that code dithers the
+//! blind RTO twice before the first sample and ages the overall RTO to exactly 1 s (not ×2).
+//!
 //! Full Backoff (ANRW 2018): `cocoa_fb1`: after an exchange that needed retransmissions the
 //! next exchange uses exactly the backed-off RTO in use when the response arrived (it also
 //! becomes the overall RTO, replacing the weighted update). `cocoa_fb2`: after retransmissions
@@ -56,6 +69,15 @@ choice! {
     /// The blind RTO while no sample exists and others are outstanding.
     pub enum Blind { Exp = "exp", Linear = "linear" }
 }
+choice! {
+    /// Which RTO the once-per-exchange VBF is chosen from.
+    pub enum VbfFrom { Initial = "initial", Overall = "overall" }
+}
+choice! {
+    /// How the fixed weights enter the overall RTO: the draft's w·E + (1 − w)·RTO, or
+    /// (1 − w)·E + w·RTO as Betzler's Contiki code writes it.
+    pub enum Weights { Draft = "draft", Inverted = "inverted" }
+}
 
 params! {
     /// CoCoA's parameters (draft-ietf-core-cocoa-03).
@@ -74,6 +96,10 @@ params! {
         backoff_limit: f64 = 32.0,
         /// VBF chosen once per exchange from its initial RTO (paper, Californium) or per step (draft pseudocode).
         vbf: VbfMode = VbfMode::Once,
+        /// With vbf=once: from the exchange's dithered first timer (initial) or the undithered RTO it started from (overall, Betzler's Contiki code).
+        vbf_from: VbfFrom = VbfFrom::Initial,
+        /// VBF for an RTO below 1 s (draft: 3; Betzler's Contiki code: 2.5).
+        vbf_low: f64 = 3.0,
         /// VBF for an RTO above 3 s (draft: 1.5; the 2014 paper: 1.3).
         vbf_high: f64 = 1.5,
         /// K of the strong estimator.
@@ -84,12 +110,20 @@ params! {
         strong_weight: f64 = 0.5,
         /// Weight of a weak estimate in the overall RTO.
         weak_weight: f64 = 0.25,
+        /// draft: RTO = w·E + (1 − w)·RTO; inverted: (1 − w)·E + w·RTO (Betzler's Contiki code).
+        weights: Weights = Weights::Draft,
+        /// Most retransmissions an exchange may have had for its sample to feed the weak estimator (draft: 2; Betzler's Contiki code: every).
+        weak_max_retransmissions: u32 = 2,
+        /// Reset the strong estimator once more than this many retransmissions accumulated since its last sample; 0 never (Betzler's Contiki code: 3).
+        strong_reset_after: u32 = 0,
         /// Clock granularity G of RFC 6298, s.
         clock_granularity: f64 = 0.0,
         /// RTO aging (draft §4.2.2; off in the reference testbed).
         aging: bool = true,
         /// Blind RTO with NSTART > 1 before any sample: exp = 2·2^ACT (2014 paper), linear = 2·(ACT+1) (draft-03).
         blind: Blind = Blind::Linear,
+        /// Cap on the blind RTO, s (below rto_max it binds; Betzler's Contiki code: 32).
+        blind_max: f64 = 60.0,
         /// Every N-th NON is sent as CON (draft: 2 of 16); 0 never.
         non_con_interval: u32 = 8,
         /// Accurate RTT samples: none, token or option.
@@ -106,6 +140,8 @@ impl CocoaParams {
         check(self.rto_max >= self.initial_rto, "rto_max", "must be >= initial_rto")?;
         check(self.backoff_limit > 0.0, "backoff_limit", "must be > 0")?;
         check(self.vbf_high >= 1.0, "vbf_high", "must be >= 1")?;
+        check(self.vbf_low >= 1.0, "vbf_low", "must be >= 1")?;
+        check(self.blind_max > 0.0, "blind_max", "must be > 0")?;
         check(self.strong_k >= 0.0 && self.weak_k >= 0.0, "strong_k", "K must be >= 0")?;
         check((0.0..=1.0).contains(&self.strong_weight), "strong_weight", "must be in [0, 1]")?;
         check((0.0..=1.0).contains(&self.weak_weight), "weak_weight", "must be in [0, 1]")?;
@@ -128,10 +164,10 @@ pub enum CocoaVariant {
     Pp(PpParams),
 }
 
-/// VBF of an RTO (draft-ietf-core-cocoa-03 §4.2.1).
-pub(crate) fn vbf(rto: f64, high: f64) -> f64 {
+/// VBF of an RTO (draft-ietf-core-cocoa-03 §4.2.1: `low` 3, `high` 1.5).
+pub(crate) fn vbf(rto: f64, low: f64, high: f64) -> f64 {
     if rto < 1.0 {
-        3.0
+        low
     } else if rto <= 3.0 {
         2.0
     } else {
@@ -162,6 +198,8 @@ pub struct Cocoa {
     /// Full Backoff: the exact initial RTO of the next exchange.
     next_exact: Option<f64>,
     marking: MarkingState,
+    /// Retransmissions accumulated since the strong estimator's last sample (`strong_reset_after`).
+    missed: u32,
     non_sent: u32,
     last_non: Option<Instant>,
     weight: GsrtcWeight,
@@ -185,6 +223,7 @@ impl Cocoa {
             weak: Rfc6298::default(),
             last_update: None,
             next_exact: None,
+            missed: 0,
             non_sent: 0,
             last_non: None,
             weight,
@@ -220,13 +259,34 @@ impl Cocoa {
             Blind::Exp => self.p.initial_rto * libm::pow(2.0, act),
             Blind::Linear => self.p.initial_rto * (act + 1.0),
         };
-        b.min(self.p.rto_max)
+        b.min(self.p.rto_max).min(self.p.blind_max)
+    }
+
+    /// Counts an exchange's retransmissions towards `strong_reset_after`; past it, the strong
+    /// estimator starts over (its next sample initialises it like a first one).
+    fn count_missed(&mut self, retransmissions: u32) {
+        if self.p.strong_reset_after == 0 {
+            return;
+        }
+        self.missed = self.missed.saturating_add(retransmissions);
+        if self.missed > self.p.strong_reset_after {
+            self.strong = Rfc6298::default();
+            self.missed = 0;
+        }
+    }
+
+    /// The weight of a fresh estimate in the overall RTO, from a fixed weight parameter.
+    fn estimate_weight(&self, w: f64) -> f64 {
+        match self.p.weights {
+            Weights::Draft => w,
+            Weights::Inverted => 1.0 - w,
+        }
     }
 
     fn factor(&mut self, timer: f64, ex: &ExchangeTimer, rng: &mut dyn RngCore) -> f64 {
         match &self.variant {
             CocoaVariant::Pp(pp) => self.gradients.backoff_factor(pp, rng),
-            _ if self.p.vbf == VbfMode::PerStep => vbf(timer, self.p.vbf_high),
+            _ if self.p.vbf == VbfMode::PerStep => vbf(timer, self.p.vbf_low, self.p.vbf_high),
             _ => ex.factor,
         }
     }
@@ -238,7 +298,11 @@ impl Cocoa {
             CocoaVariant::Fb2 | CocoaVariant::Gsrtc(_) => {
                 let mut r = self.rto.max(weak_estimate.unwrap_or(0.0));
                 for _ in 0..ex.retransmissions {
-                    let f = if self.p.vbf == VbfMode::PerStep { vbf(r, self.p.vbf_high) } else { ex.factor };
+                    let f = if self.p.vbf == VbfMode::PerStep {
+                        vbf(r, self.p.vbf_low, self.p.vbf_high)
+                    } else {
+                        ex.factor
+                    };
                     r = step(r, f, self.p.backoff_limit);
                 }
                 r
@@ -274,12 +338,12 @@ impl Controller for Cocoa {
                 start.confirmable = true;
             }
         }
-        let initial = match self.next_exact.take() {
-            Some(exact) => exact,
+        let (base, initial) = match self.next_exact.take() {
+            Some(exact) => (exact, exact),
             None => {
                 let base =
                     if !self.has_sample() && start.outstanding > 0 { self.blind(start.outstanding) } else { self.rto };
-                uniform(rng, base, base * self.p.ack_random_factor)
+                (base, uniform(rng, base, base * self.p.ack_random_factor))
             }
         };
         let mut ex = ExchangeTimer::new(
@@ -287,7 +351,11 @@ impl Controller for Cocoa {
             start,
             self.marking.next(),
         );
-        ex.factor = vbf(ex.armed, self.p.vbf_high);
+        let chosen_from = match self.p.vbf_from {
+            VbfFrom::Initial => ex.armed,
+            VbfFrom::Overall => base,
+        };
+        ex.factor = vbf(chosen_from, self.p.vbf_low, self.p.vbf_high);
         ex
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
@@ -309,11 +377,12 @@ impl Controller for Cocoa {
         let mut weak_estimate = None;
         match done.sample(now) {
             Sample::Unambiguous { rtt, .. } => {
+                self.missed = 0;
                 self.strong.update(rtt);
                 let e = self.strong.rto(self.p.strong_k, g).unwrap_or(self.rto);
                 let w = match &self.variant {
                     CocoaVariant::Gsrtc(gp) => self.weight.on_strong(gp),
-                    _ => self.p.strong_weight,
+                    _ => self.estimate_weight(self.p.strong_weight),
                 };
                 self.rto = w * e + (1.0 - w) * self.rto;
                 if let CocoaVariant::Pp(pp) = &self.variant {
@@ -321,7 +390,8 @@ impl Controller for Cocoa {
                 }
                 self.last_update = Some(now);
             }
-            Sample::Ambiguous { rtt, retransmissions } if retransmissions <= 2 => {
+            Sample::Ambiguous { rtt, retransmissions } if retransmissions <= self.p.weak_max_retransmissions => {
+                self.count_missed(retransmissions);
                 self.weak.update(rtt);
                 let e = self.weak.rto(self.p.weak_k, g).unwrap_or(self.rto);
                 weak_estimate = Some(e);
@@ -329,11 +399,12 @@ impl Controller for Cocoa {
                     self.weight.on_weak(gp);
                 }
                 if self.variant != CocoaVariant::Fb2 {
-                    self.rto = self.p.weak_weight * e + (1.0 - self.p.weak_weight) * self.rto;
+                    let w = self.estimate_weight(self.p.weak_weight);
+                    self.rto = w * e + (1.0 - w) * self.rto;
                 }
                 self.last_update = Some(now);
             }
-            Sample::Ambiguous { .. } => {}
+            Sample::Ambiguous { retransmissions, .. } => self.count_missed(retransmissions),
         }
         self.rto = clamp_rto(self.rto, self.p.rto_max);
         if ex.retransmissions > 0 {
@@ -373,11 +444,11 @@ mod tests {
 
     #[test]
     fn vbf_thresholds_exactly_at_1_and_3() {
-        assert_eq!(vbf(0.999, 1.5), 3.0);
-        assert_eq!(vbf(1.0, 1.5), 2.0);
-        assert_eq!(vbf(3.0, 1.5), 2.0);
-        assert_eq!(vbf(3.001, 1.5), 1.5);
-        assert_eq!(vbf(3.001, 1.3), 1.3);
+        assert_eq!(vbf(0.999, 3.0, 1.5), 3.0);
+        assert_eq!(vbf(1.0, 3.0, 1.5), 2.0);
+        assert_eq!(vbf(3.0, 3.0, 1.5), 2.0);
+        assert_eq!(vbf(3.001, 3.0, 1.5), 1.5);
+        assert_eq!(vbf(3.001, 3.0, 1.3), 1.3);
     }
 
     #[test]
@@ -432,6 +503,87 @@ mod tests {
         let ex = c.start(t(50.0), CON, &mut r);
         assert!(ex.armed >= 3.96875 && ex.armed < 3.96875 * 1.5);
         assert_eq!(ex.factor, 1.5);
+    }
+
+    /// Betzler's Contiki readings, all set.
+    fn betzler() -> Cocoa {
+        let p = CocoaParams {
+            aging: false,
+            vbf_low: 2.5,
+            vbf_from: VbfFrom::Overall,
+            weights: Weights::Inverted,
+            weak_max_retransmissions: 4,
+            strong_reset_after: 3,
+            blind_max: 32.0,
+            ..CocoaParams::default()
+        };
+        Cocoa::new("cocoa", p, CocoaVariant::Plain)
+    }
+
+    #[test]
+    fn betzler_vbf_low_and_inverted_weights() {
+        assert_eq!(vbf(0.999, 2.5, 1.5), 2.5);
+        assert_eq!(vbf(1.0, 2.5, 1.5), 2.0);
+        let mut c = betzler();
+        let mut r = rng(21);
+        // strong sample 1.0: E = 1 + 4·0.5 = 3; weight 1 − 0.5 = 0.5: RTO = 0.5·3 + 0.5·2 = 2.5
+        let ex = c.start(t(0.0), CON, &mut r);
+        c.on_complete(t(1.0), &ex, &done(&[t(0.0)]));
+        assert_close(c.rto, 2.5);
+        // weak sample 4.0 (1 retransmission): E_weak = 4 + 1·2 = 6; 0.75·6 + 0.25·2.5 = 5.125
+        let ex = c.start(t(10.0), CON, &mut r);
+        c.on_complete(t(14.0), &ex, &done(&[t(10.0), t(12.0)]));
+        assert_close(c.rto, 5.125);
+        // 3 retransmissions still feed the weak estimator: RTTVAR = 0.75·2 + 0.25·|4 − 8| = 2.5,
+        // SRTT = 0.875·4 + 0.125·8 = 4.5, E_weak = 7; RTO = 0.75·7 + 0.25·5.125 = 6.53125
+        let ex = c.start(t(20.0), CON, &mut r);
+        c.on_complete(t(28.0), &ex, &done(&[t(20.0), t(22.0), t(24.0), t(26.0)]));
+        assert_close(c.rto, 6.53125);
+    }
+
+    #[test]
+    fn betzler_strong_reset_after_more_than_3_retransmissions() {
+        let mut c = betzler();
+        let mut r = rng(22);
+        let ex = c.start(t(0.0), CON, &mut r);
+        c.on_complete(t(1.0), &ex, &done(&[t(0.0)]));
+        assert_eq!(c.strong.srtt(), Some(1.0));
+        // 2 + 2 = 4 retransmissions accumulated > 3: the strong estimator starts over
+        for start in [10.0, 20.0] {
+            let ex = c.start(t(start), CON, &mut r);
+            c.on_complete(t(start + 3.0), &ex, &done(&[t(start), t(start + 1.0), t(start + 2.0)]));
+            let expect = if start == 10.0 { Some(1.0) } else { None };
+            assert_eq!(c.strong.srtt(), expect, "after the exchange at {start}");
+        }
+        // so a sample of 0.2 initialises it (without the reset: 0.875·1 + 0.125·0.2 = 0.9)
+        let ex = c.start(t(30.0), CON, &mut r);
+        c.on_complete(t(30.2), &ex, &done(&[t(30.0)]));
+        assert_close(c.strong.srtt().unwrap(), 0.2);
+        // a strong sample clears the count: 3 more retransmissions do not reset
+        let ex = c.start(t(40.0), CON, &mut r);
+        c.on_complete(t(44.0), &ex, &done(&[t(40.0), t(41.0), t(42.0), t(43.0)]));
+        assert_close(c.strong.srtt().unwrap(), 0.2);
+    }
+
+    #[test]
+    fn betzler_vbf_from_the_undithered_rto_and_blind_cap() {
+        let mut c = betzler();
+        let mut r = rng(23);
+        let ex = c.start(t(0.0), CON, &mut r);
+        c.on_complete(t(0.1), &ex, &done(&[t(0.0)]));
+        c.rto = 0.9; // dithered timers fall in [0.9, 1.35): the undithered 0.9 chooses ×2.5
+        let mut crossed = false;
+        for i in 0..20 {
+            let ex = c.start(t(1.0 + i as f64), CON, &mut r);
+            crossed |= ex.armed >= 1.0;
+            assert_eq!(ex.factor, 2.5);
+        }
+        assert!(crossed, "some timer ≥ 1 s would have taken ×2 from the dithered value");
+        // blind RTO with ACT 5: 2·2^5 = 64, capped at 32, dithered to [32, 48)
+        let p = CocoaParams { nstart: 8, blind: Blind::Exp, blind_max: 32.0, ..CocoaParams::default() };
+        let mut c = Cocoa::new("cocoa", p, CocoaVariant::Plain);
+        let ex = c.start(t(0.0), Start { outstanding: 5, confirmable: true }, &mut r);
+        assert!(ex.armed >= 32.0 && ex.armed < 48.0, "{}", ex.armed);
     }
 
     #[test]
