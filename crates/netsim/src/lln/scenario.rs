@@ -213,7 +213,7 @@ pub struct LlnScenario {
     /// The algorithms the source compared (what `sim --preset` runs without `--cc`).
     pub algorithms: Vec<String>,
     /// Applied to the algorithm wherever it has the parameter, before those in `cc` (Erbium's
-    /// timing on the motes).
+    /// timing on the motes, Betzler's Contiki CoCoA readings).
     pub cc_defaults: BTreeMap<String, String>,
     /// Endpoint behaviour.
     pub endpoint: EndpointKeys,
@@ -229,8 +229,19 @@ pub struct LlnScenario {
 
 impl Default for LlnScenario {
     fn default() -> Self {
-        let erbium =
-            [("ack_timeout", "3"), ("ack_random_factor", "1.5"), ("max_retransmit", "4"), ("timer_tick", "0.0078125")];
+        // Erbium's timing, and the readings of Betzler's Contiki CoCoA (coap-cc's `cocoa` module)
+        let mote_stack = [
+            ("ack_timeout", "3"),
+            ("ack_random_factor", "1.5"),
+            ("max_retransmit", "4"),
+            ("timer_tick", "0.0078125"),
+            ("vbf_low", "2.5"),
+            ("vbf_from", "overall"),
+            ("weights", "inverted"),
+            ("weak_max_retransmissions", "4"),
+            ("strong_reset_after", "3"),
+            ("blind_max", "32"),
+        ];
         LlnScenario {
             name: "nitk-gst-cooja".into(),
             env: "lln".into(),
@@ -240,7 +251,7 @@ impl Default for LlnScenario {
             duration_s: 600.0,
             cc: "default".into(),
             algorithms: Vec::new(),
-            cc_defaults: erbium.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+            cc_defaults: mote_stack.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
             endpoint: EndpointKeys::default(),
             radio: Radio::default(),
             stack: Stack::default(),
