@@ -1,23 +1,29 @@
 //! `coapcc sweep`, `coapcc merge`: cartesian products of scenarios, run on all cores,
 //! resumable, shardable.
 //!
-//! A plan is TOML: `seed`, `reps`, an optional `[base]` scenario table (any scenario key; the
-//! `thesis` preset fills the rest) and a `[matrix]` table whose values are lists. Matrix keys are
-//! scenario keys, dotted for nested ones (`downlink.delay_ms`), plus `buffer` (both directions'
-//! `buffer_bytes`). A plan may also hold several `[[matrices]]` (their cells are united).
+//! A plan is TOML: `seed`, `reps`, `preset` (the scenario every cell starts from: `thesis`, the
+//! default, or any name of `coapcc presets`, mesh presets included), an optional `[base]`
+//! scenario table (any key of that scenario) and a `[matrix]` table whose values are lists.
+//! Matrix keys are scenario keys, dotted for nested ones (`downlink.delay_ms`,
+//! `radio.success_ratio_tx`), plus `buffer` (both directions' `buffer_bytes` of the bottleneck)
+//! and `preset` (a list of presets: each cell starts from its own). A plan may also hold several
+//! `[[matrices]]` (their cells are united). `reps` left out: 1 for the bottleneck, the preset's
+//! own count for a mesh preset.
 //!
 //! Each cell's scenario is resolved (so `cc = "fasor"` and `cc = "fasor:max_retransmit=20"` under
 //! the preset are one cell); its id is the first 16 hex digits of the SHA-256 of the resolved
 //! scenario's canonical JSON with the seed zeroed, and its seed is derived from that id and the
 //! plan's seed. A cell's results are `cells/ID.json` (the `sim --json` object plus `cell`) and
-//! `cells/ID.clients.csv`, written to a temporary file and renamed, so a killed sweep loses
-//! nothing that finished and a re-run skips finished cells.
+//! `cells/ID.clients.csv` (for a mesh cell, `client` is the client's node id), written to a
+//! temporary file and renamed, so a killed sweep loses nothing that finished and a re-run skips
+//! finished cells.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use netsim::lln::{self, LlnScenario};
 use netsim::{run_rep, RepResult, Scenario, Summary};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -34,7 +40,42 @@ pub struct Cell {
     /// Matrix key → value, as written in the plan.
     pub params: BTreeMap<String, String>,
     /// The resolved scenario, seed included.
-    pub scenario: Scenario,
+    pub scenario: CellScenario,
+}
+
+/// A cell's resolved scenario: the wired bottleneck or a mesh (its algorithm written out with
+/// every parameter, its list of compared algorithms dropped: a cell runs one).
+#[derive(Debug, Clone)]
+pub enum CellScenario {
+    /// The wired reference bottleneck.
+    Bottleneck(Box<Scenario>),
+    /// A low-power mesh (`env = "lln"`).
+    Mesh(Box<LlnScenario>),
+}
+
+impl CellScenario {
+    /// The scenario as the cell's results record it.
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            CellScenario::Bottleneck(s) => serde_json::to_value(s),
+            CellScenario::Mesh(s) => serde_json::to_value(s),
+        }
+        .expect("scenarios serialize")
+    }
+    fn seed_mut(&mut self) -> &mut u64 {
+        match self {
+            CellScenario::Bottleneck(s) => &mut s.seed,
+            CellScenario::Mesh(s) => &mut s.seed,
+        }
+    }
+    /// The text the cell id hashes: the scenario's JSON, fields in declaration order.
+    fn canonical(&self) -> String {
+        match self {
+            CellScenario::Bottleneck(s) => serde_json::to_string(s),
+            CellScenario::Mesh(s) => serde_json::to_string(s),
+        }
+        .expect("scenarios serialize")
+    }
 }
 
 /// A parsed plan.
@@ -91,10 +132,33 @@ fn merge_into(dst: &mut toml::Table, src: &toml::Table) {
 }
 
 /// The id of a resolved scenario (seed zeroed).
-pub fn cell_id(s: &Scenario) -> String {
-    let canonical = serde_json::to_string(&Scenario { seed: 0, ..s.clone() }).expect("serializable");
-    let digest = Sha256::digest(canonical.as_bytes());
+pub fn cell_id(s: &CellScenario) -> String {
+    let mut zeroed = s.clone();
+    *zeroed.seed_mut() = 0;
+    let digest = Sha256::digest(zeroed.canonical().as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The table a cell starts from: the thesis preset, or the named one (mesh presets included).
+fn start_table(preset: Option<&str>) -> Result<toml::Table, String> {
+    let Some(name) = preset else { return Ok(preset_table()) };
+    let text =
+        lln::presets::text(name).ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
+    text.parse().map_err(|e: toml::de::Error| format!("preset {name}: {e}"))
+}
+
+/// Resolves a cell's table into its scenario, of the kind the table's `env` says.
+fn resolve_cell(table: toml::Table) -> Result<CellScenario, String> {
+    let mesh = table.get("env").and_then(|v| v.as_str()) == Some("lln");
+    let trim = |e: toml::de::Error| e.to_string().trim_end().to_string();
+    if mesh {
+        let s: LlnScenario = table.try_into().map_err(trim)?;
+        let res = s.resolve().map_err(|e| e.to_string())?;
+        Ok(CellScenario::Mesh(Box::new(LlnScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s })))
+    } else {
+        let s: Scenario = table.try_into().map_err(trim)?;
+        Ok(CellScenario::Bottleneck(Box::new(s.resolve().map_err(|e| e.to_string())?)))
+    }
 }
 
 /// The seed of a cell from its id and the plan's seed.
@@ -107,13 +171,15 @@ fn cell_seed(id: &str, plan_seed: u64) -> u64 {
 pub fn parse_plan(text: &str) -> Result<Plan, String> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("plan: {}", e.to_string().trim_end()))?;
     let mut seed = 1u64;
-    let mut reps = 1i64;
+    let mut reps = None;
+    let mut preset = None;
     let mut base = toml::Table::new();
     let mut matrices = Vec::new();
     for (k, v) in &doc {
         match (k.as_str(), v) {
             ("seed", toml::Value::Integer(s)) if *s >= 0 => seed = *s as u64,
-            ("reps", toml::Value::Integer(r)) if *r >= 1 => reps = *r,
+            ("reps", toml::Value::Integer(r)) if *r >= 1 => reps = Some(*r),
+            ("preset", toml::Value::String(p)) => preset = Some(p.clone()),
             ("base", toml::Value::Table(t)) => base = t.clone(),
             ("matrix", toml::Value::Table(t)) => matrices.push(t.clone()),
             ("matrices", toml::Value::Array(a)) => {
@@ -123,7 +189,7 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             }
             (k, _) => {
                 return Err(format!(
-                    "plan: unknown or invalid key '{k}' (expected seed, reps, [base], [matrix] or [[matrices]])"
+                    "plan: unknown or invalid key '{k}' (expected seed, reps, preset, [base], [matrix] or [[matrices]])"
                 ))
             }
         }
@@ -143,23 +209,29 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             .collect::<Result<_, _>>()?;
         let total: usize = dims.iter().map(|d| d.1.len()).product();
         for n in 0..total {
-            let mut table = preset_table();
-            merge_into(&mut table, &base);
-            table.insert("reps".into(), toml::Value::Integer(reps));
-            let mut params = BTreeMap::new();
+            // the cell's values, the matrix's last key varying fastest
+            let mut values = Vec::with_capacity(dims.len());
             let mut rest = n;
-            for (k, values) in dims.iter().rev() {
-                let v = &values[rest % values.len()];
-                rest /= values.len();
-                set_path(&mut table, k, v.clone())?;
-                params.insert(k.clone(), display(v));
+            for (k, vs) in dims.iter().rev() {
+                values.push((k, &vs[rest % vs.len()]));
+                rest /= vs.len();
             }
-            let scenario: Scenario = table
-                .try_into()
-                .map_err(|e: toml::de::Error| format!("plan: cell {params:?}: {}", e.to_string().trim_end()))?;
-            let mut scenario = scenario.resolve().map_err(|e| format!("plan: cell {params:?}: {e}"))?;
+            let params: BTreeMap<String, String> = values.iter().map(|(k, v)| (k.to_string(), display(v))).collect();
+            let cell_preset = params.get("preset").map(String::as_str).or(preset.as_deref());
+            let mut table = start_table(cell_preset).map_err(|e| format!("plan: {e}"))?;
+            merge_into(&mut table, &base);
+            let mesh = table.get("env").and_then(|v| v.as_str()) == Some("lln");
+            match reps {
+                Some(r) => drop(table.insert("reps".into(), toml::Value::Integer(r))),
+                None if !mesh => drop(table.insert("reps".into(), toml::Value::Integer(1))),
+                None => {}
+            }
+            for (k, v) in values.iter().filter(|(k, _)| k.as_str() != "preset") {
+                set_path(&mut table, k, (*v).clone())?;
+            }
+            let mut scenario = resolve_cell(table).map_err(|e| format!("plan: cell {params:?}: {e}"))?;
             let id = cell_id(&scenario);
-            scenario.seed = cell_seed(&id, seed);
+            *scenario.seed_mut() = cell_seed(&id, seed);
             if seen.insert(id.clone()) {
                 cells.push(Cell { id, params, scenario });
             }
@@ -183,19 +255,33 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 const CLIENT_COLUMNS: [&str; 9] =
     ["rep", "client", "fct_s", "exchanges", "failed", "retransmissions", "duplicates", "max_expired_rto_s", "cell"];
 
+/// Runs one cell's replications.
+fn run_reps(s: &CellScenario) -> Result<Vec<RepResult>, Error> {
+    Ok(match s {
+        CellScenario::Bottleneck(s) => {
+            let transport = s.transport()?;
+            (0..s.reps).into_par_iter().map(|r| run_rep(s, &transport, r, None)).collect()
+        }
+        CellScenario::Mesh(s) => {
+            let res = s.resolve()?;
+            (0..s.reps).into_par_iter().map(|r| lln::run_rep(s, &res, r, None)).collect()
+        }
+    })
+}
+
 /// Runs one cell and writes its results.
 fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> {
-    let s = &cell.scenario;
-    let transport = s.transport()?;
     let watch = Stopwatch::start();
-    let reps: Vec<RepResult> = (0..s.reps).into_par_iter().map(|r| run_rep(s, &transport, r, None)).collect();
+    let reps = run_reps(&cell.scenario)?;
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
     let mut v = serde_json::to_value(&summary)?;
     let obj = v.as_object_mut().ok_or("summary is an object")?;
     obj.insert("wall_s".into(), wall_s.into());
     obj.insert("events_per_s".into(), (summary.events as f64 / wall_s.max(1e-9)).into());
-    obj.insert("scenario".into(), serde_json::to_value(s)?);
+    obj.insert("scenario".into(), cell.scenario.to_json());
+    // a mesh client is named by its node id (host i is node i + 1), as in `sim --out`
+    let node_offset = matches!(cell.scenario, CellScenario::Mesh(_)) as u32;
     obj.insert("cell".into(), serde_json::json!({ "id": cell.id, "params": cell.params }));
     // per-client rows: the plan's parameters as columns, then the client's numbers
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -208,7 +294,7 @@ fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> 
                 plan_keys.iter().map(|k| cell.params.get(k).cloned().unwrap_or_default()).collect();
             row.extend([
                 rep.rep.to_string(),
-                c.client.to_string(),
+                (c.client + node_offset).to_string(),
                 c.fct_ns.map(|n| format!("{:.9}", n as f64 / 1e9)).unwrap_or_default(),
                 c.exchanges.to_string(),
                 c.failed.to_string(),
@@ -398,16 +484,18 @@ mod tests {
         assert_eq!(p.cells.len(), 8);
         let c = &p.cells[0];
         assert_eq!(c.params["cc"], "default");
-        assert_eq!(c.scenario.uplink.buffer_bytes, 2500);
-        assert_eq!(c.scenario.downlink.buffer_bytes, 2500);
-        assert_eq!(c.scenario.reps, 2);
+        let CellScenario::Bottleneck(s) = &c.scenario else { panic!("a bottleneck cell") };
+        assert_eq!(s.uplink.buffer_bytes, 2500);
+        assert_eq!(s.downlink.buffer_bytes, 2500);
+        assert_eq!(s.reps, 2);
         // the same plan gives the same ids and seeds; another plan seed, other seeds, same ids
         let q = parse_plan("seed = 6\nreps = 2\n[matrix]\ncc = [\"default\", \"fasor\"]\nclients = [1, 10]\nbuffer = [2500, 1410000]\n").unwrap();
         assert_eq!(
             p.cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
             q.cells.iter().map(|c| &c.id).collect::<Vec<_>>()
         );
-        assert_ne!(p.cells[0].scenario.seed, q.cells[0].scenario.seed);
+        let seed = |c: &Cell| c.scenario.clone().seed_mut().to_owned();
+        assert_ne!(seed(&p.cells[0]), seed(&q.cells[0]));
         // resolution unites equal cells
         let r = parse_plan("[matrix]\ncc = [\"fasor\", \"fasor:max_retransmit=20\"]\n").unwrap();
         assert_eq!(r.cells.len(), 1);
@@ -415,10 +503,36 @@ mod tests {
         let n =
             parse_plan("[[matrices]]\n\"downlink.delay_ms\" = [100.0]\n[[matrices]]\nerrors = [\"low\"]\n").unwrap();
         assert_eq!(n.cells.len(), 2);
-        assert_eq!(n.cells[0].scenario.downlink.delay_ms, 100.0);
+        let CellScenario::Bottleneck(s) = &n.cells[0].scenario else { panic!("a bottleneck cell") };
+        assert_eq!(s.downlink.delay_ms, 100.0);
         assert!(parse_plan("[matrix]\nclientz = [1]\n").unwrap_err().contains("unknown field `clientz`"));
         assert!(parse_plan("[matrix]\nclients = 1\n").unwrap_err().contains("must be a non-empty list"));
         assert!(parse_plan("[matrix]\ncc = [\"tcp\", \"nope\"]\n").unwrap_err().contains("unknown algorithm 'nope'"));
+    }
+
+    #[test]
+    fn mesh_cells_from_presets() {
+        let p = parse_plan(
+            "preset = \"nitk-gsrtc-cooja\"\n[matrix]\ncc = [\"cocoa\", \"gsrtc\"]\n\"radio.success_ratio_rx\" = [1.0, 0.9]\n",
+        )
+        .unwrap();
+        assert_eq!(p.cells.len(), 4);
+        for c in &p.cells {
+            let CellScenario::Mesh(s) = &c.scenario else { panic!("a mesh cell") };
+            assert_eq!(s.reps, 5, "the preset's replications when the plan gives none");
+            assert!(s.algorithms.is_empty());
+            // the algorithm written out: the preset's Betzler readings are in it
+            assert!(s.cc.starts_with(&c.params["cc"]) && s.cc.contains("vbf_low=2.5"), "{}", s.cc);
+            assert_eq!(s.radio.success_ratio_rx, c.params["radio.success_ratio_rx"].parse::<f64>().unwrap());
+        }
+        // `preset` as a matrix key mixes kinds; reps given by the plan apply to every cell
+        let q = parse_plan("reps = 2\n[matrix]\npreset = [\"thesis\", \"nitk-gst-cooja\"]\n").unwrap();
+        assert!(matches!(q.cells[0].scenario, CellScenario::Bottleneck(ref s) if s.reps == 2));
+        assert!(matches!(q.cells[1].scenario, CellScenario::Mesh(ref s) if s.reps == 2 && s.name == "nitk-gst-cooja"));
+        assert!(parse_plan("preset = \"nope\"\n").unwrap_err().contains("unknown preset 'nope'"));
+        assert!(parse_plan("preset = \"nitk-gst-cooja\"\n[matrix]\nclients = [3]\n")
+            .unwrap_err()
+            .contains("unknown field `clients`"));
     }
 
     #[test]

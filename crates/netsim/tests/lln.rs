@@ -62,6 +62,17 @@ fn grid3x3_runs_and_is_deterministic() {
     // 7 clients each asking every 100 ms: at most 70 exchanges/s
     assert!(m.transactions_per_s > 0.0 && m.transactions_per_s <= 70.0, "{}", m.transactions_per_s);
     assert!(m.pdr > 0.0 && m.pdr <= 1.0);
+    // the per-replication values average to the pooled ones; every armed RTO is in the series
+    assert_eq!(m.per_rep.len(), 2);
+    let avg = |f: &dyn Fn(&lln::summary::RepMetrics) -> f64| (f(&m.per_rep[0]) + f(&m.per_rep[1])) / 2.0;
+    assert!((avg(&|r| r.transactions_per_s) - m.transactions_per_s).abs() < 1e-9);
+    assert!((avg(&|r| r.retransmissions as f64) - m.retransmissions_total).abs() < 1e-9);
+    assert!((avg(&|r| r.rto_max_s) - m.rto_s.max_mean).abs() < 1e-9);
+    let series = &m.rto_over_time;
+    assert_eq!(series.mean_s.len(), lln::summary::RTO_BINS);
+    assert!((series.bin_s * lln::summary::RTO_BINS as f64 - 30.0).abs() < 1e-9);
+    let top = series.max_s.iter().copied().filter(|x| !x.is_nan()).fold(0.0, f64::max);
+    assert_eq!(top, m.rto_s.max);
     // the routes of §9.1: the server's neighbours 6 (1 hop) and 4 (via 6: 2 hops); the others via the BR
     let NetworkReport::Mesh(run) = &a[0].network else { panic!() };
     let hops: Vec<(u32, Option<u32>)> = run.routes.iter().map(|r| (r.client, r.hops)).collect();

@@ -14,7 +14,12 @@
 //! * `rto_s`: every armed RTO (the initial ones and the backed-off ones; a timer that a response
 //!   or Erbium's give-up cancelled before it could be armed again is counted once);
 //!   `max_mean` is the per-run maximum averaged over replications; `initial_rto_s` the first RTO
-//!   of each exchange.
+//!   of each exchange;
+//! * `per_rep`: each replication's own transactions/s, mean FCT, retransmissions, mean and max
+//!   RTO and PDR (for spreads and medians over replications);
+//! * `rto_over_time`: every armed RTO by the time it was armed (an exchange's first timer at its
+//!   first transmission, each backed-off one when the previous expired), in [`RTO_BINS`] equal
+//!   bins of the run, pooled over replications: the mean and the maximum per bin (NaN when empty).
 
 use serde::Serialize;
 
@@ -90,6 +95,51 @@ pub struct LlnMetrics {
     pub fct_mean_s: f64,
     pub rto_s: RtoStats,
     pub initial_rto_s: MeanMax,
+    pub per_rep: Vec<RepMetrics>,
+    pub rto_over_time: RtoSeries,
+}
+
+/// One replication's values.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RepMetrics {
+    pub rep: u32,
+    pub transactions_per_s: f64,
+    pub fct_mean_s: f64,
+    pub retransmissions: u64,
+    pub rto_mean_s: f64,
+    pub rto_max_s: f64,
+    pub pdr: f64,
+}
+
+/// Bins of [`RtoSeries`] over a run [choice: fine enough for a figure, small enough for JSON].
+pub const RTO_BINS: usize = 120;
+
+/// Armed RTOs by arm time, binned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RtoSeries {
+    /// Width of a bin, s.
+    pub bin_s: f64,
+    /// Mean RTO armed in each bin, s.
+    pub mean_s: Vec<f64>,
+    /// Largest RTO armed in each bin, s.
+    pub max_s: Vec<f64>,
+}
+
+impl RtoSeries {
+    /// Bins `(arm time, rto)` pairs (s) over `[0, duration_s)` into `bins` bins; a point at or
+    /// past the end goes into the last bin.
+    pub fn of(points: impl IntoIterator<Item = (f64, f64)>, duration_s: f64, bins: usize) -> Self {
+        let bin_s = duration_s / bins as f64;
+        let (mut sum, mut n, mut max) = (vec![0.0; bins], vec![0u64; bins], vec![f64::NAN; bins]);
+        for (at, rto) in points {
+            let i = ((at / bin_s).floor().max(0.0) as usize).min(bins - 1);
+            sum[i] += rto;
+            n[i] += 1;
+            max[i] = f64::max(max[i], rto); // NaN yields to the number
+        }
+        let mean_s = sum.iter().zip(&n).map(|(s, &k)| if k == 0 { f64::NAN } else { s / k as f64 }).collect();
+        RtoSeries { bin_s, mean_s, max_s: max }
+    }
 }
 
 /// One mote over all replications.
@@ -146,6 +196,8 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
     let mut rtos = Vec::new();
     let mut initial = Vec::new();
     let mut max_sum = 0.0;
+    let mut per_rep = Vec::with_capacity(runs.len());
+    let mut armed_at = Vec::new();
     for (r, m) in &runs {
         let secs = m.duration_ns as f64 / 1e9;
         let mut per = vec![0.0; r.clients.iter().map(|c| c.client as usize + 1).max().unwrap_or(0)];
@@ -155,6 +207,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         let done: Vec<f64> = r.clients.iter().map(|c| per[c.client as usize]).collect();
         let total: f64 = done.iter().sum();
         tps += total / secs;
+        let (run_sent, run_delivered) = (sent, delivered);
         goodput += total * 8.0 * m.request_bytes as f64 / secs;
         let sq: f64 = done.iter().map(|x| x * x).sum();
         jain += if sq > 0.0 { total * total / (done.len() as f64 * sq) } else { 0.0 };
@@ -166,6 +219,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
             }
         }
         let mut run_max: f64 = 0.0;
+        let (retx_before, rtos_before) = (retx, rtos.len());
         for e in &r.exchanges {
             retx += e.retransmissions as u64;
             requests += 1;
@@ -176,20 +230,36 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
             if let Some(&first) = e.expired_rtos_ns.first().or(e.last_rto_ns.as_ref()) {
                 initial.push(first as f64 / 1e9);
             }
+            let mut at = e.start_ns;
             for &rto in armed {
                 let s = rto as f64 / 1e9;
                 run_max = run_max.max(s);
                 rtos.push(s);
+                armed_at.push((at as f64 / 1e9, s));
+                at += rto;
             }
         }
         max_sum += run_max;
+        let run_fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
+        let (run_sent, run_delivered) = (sent - run_sent, delivered - run_delivered);
+        per_rep.push(RepMetrics {
+            rep: r.rep,
+            transactions_per_s: total / secs,
+            fct_mean_s: mean(&run_fcts),
+            retransmissions: retx - retx_before,
+            rto_mean_s: mean(&rtos[rtos_before..]),
+            rto_max_s: if rtos.len() > rtos_before { run_max } else { f64::NAN },
+            pdr: if run_sent == 0 { f64::NAN } else { run_delivered as f64 / run_sent as f64 },
+        });
     }
+    let duration_s = runs[0].1.duration_ns as f64 / 1e9;
+    let rto_over_time = RtoSeries::of(armed_at, duration_s, RTO_BINS);
     let fcts: Vec<f64> =
         runs.iter().flat_map(|(r, _)| &r.clients).filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
     let rto_mean = mean(&rtos);
     let d = Distribution::of(rtos);
     Some(LlnMetrics {
-        duration_s: runs[0].1.duration_ns as f64 / 1e9,
+        duration_s,
         transactions_per_s: tps / k,
         throughput_req_s: tps / k,
         goodput_bps: goodput / k,
@@ -210,5 +280,25 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
             p90: d.p90,
         },
         initial_rto_s: MeanMax { mean: mean(&initial), max: initial.iter().copied().fold(f64::NAN, f64::max) },
+        per_rep,
+        rto_over_time,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rto_series_bins_by_arm_time() {
+        // a 10 s run in 5 bins of 2 s: (0.5, 3) and (1.9, 5) share bin 0; 4.0 opens bin 2;
+        // a timer armed at or past the end counts in the last bin
+        let s = RtoSeries::of([(0.5, 3.0), (1.9, 5.0), (4.0, 2.0), (10.0, 7.0), (9.0, 1.0)], 10.0, 5);
+        assert_eq!(s.bin_s, 2.0);
+        assert_eq!(s.mean_s[0], 4.0);
+        assert_eq!(s.max_s[0], 5.0);
+        assert!(s.mean_s[1].is_nan() && s.max_s[1].is_nan());
+        assert_eq!((s.mean_s[2], s.max_s[2]), (2.0, 2.0));
+        assert_eq!((s.mean_s[4], s.max_s[4]), (4.0, 7.0));
+    }
 }
