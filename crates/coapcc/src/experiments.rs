@@ -77,18 +77,52 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 /// Arguments of `coapcc reproduce`.
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
-    /// What to reproduce: `thesis` (the literature's reference matrix; docs/bottleneck.md).
-    #[arg(value_parser = ["thesis"])]
+    /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md)
+    /// or `nitk` (the NITK thesis's static Cooja experiments on the mesh; docs/mesh.md).
+    #[arg(value_parser = ["thesis", "nitk"])]
     what: String,
     /// Results and report directory.
     #[arg(long)]
     out: PathBuf,
-    /// Replications per error-free cell (the literature: 20; error-prone cells get twice as many).
-    #[arg(long, default_value_t = 20)]
-    reps: u32,
+    /// Replications per cell. thesis: 20 per error-free cell (the literature's), error-prone
+    /// cells twice as many; nitk: the sources' counts (5 for GST/GSRTC, 30 for CoCoA++).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// nitk only: simulated seconds per replication instead of the presets' (600 and 1080 s).
+    #[arg(long, value_name = "S")]
+    duration: Option<f64>,
+    /// nitk only: also the CoCoA++ offered-load levels (0.5 … 2.5 kbit/s per client on the four
+    /// static topologies).
+    #[arg(long)]
+    loads: bool,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+}
+
+/// NITK's static Cooja experiments as a plan: every `nitk-…` preset with the algorithms its
+/// source compared (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four topologies;
+/// with `loads`, the load levels too), at the presets' replications unless `reps` is given.
+pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Result<String, Error> {
+    let mut plan = String::from(
+        "# The NITK thesis's static Cooja experiments (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
+    );
+    if let Some(r) = reps {
+        plan += &format!("reps = {r}\n");
+    }
+    for (name, text) in netsim::lln::presets::PRESETS {
+        let load = name.starts_with("nitk-cocoapp-load-");
+        if !name.starts_with("nitk-") || (load && !loads) {
+            continue;
+        }
+        let s = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("preset {name}: {e}"))?;
+        let algorithms: Vec<String> = s.algorithms.iter().map(|a| format!("{a:?}")).collect();
+        plan += &format!("\n[[matrices]]\npreset = [\"{name}\"]\ncc = [{}]\n", algorithms.join(", "));
+        if let Some(d) = duration_s {
+            plan += &format!("duration_s = [{d:?}]\n");
+        }
+    }
+    Ok(plan)
 }
 
 /// The literature's reference matrix and the Full Backoff comparison (ANRW 2018), as a plan.
@@ -126,16 +160,30 @@ clients = [200, 400]
 
 /// Runs `coapcc reproduce`.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
-    if args.reps == 0 {
+    if args.reps == Some(0) {
         return Err("--reps must be at least 1".into());
     }
-    let text = thesis_plan(args.reps);
+    let what = args.what.as_str();
+    let text = match what {
+        "nitk" => {
+            if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
+                return Err("--duration must be a positive number of seconds".into());
+            }
+            nitk_plan(args.reps, args.duration, args.loads)?
+        }
+        _ => {
+            if args.duration.is_some() || args.loads {
+                return Err("--duration and --loads apply to `reproduce nitk`".into());
+            }
+            thesis_plan(args.reps.unwrap_or(20))
+        }
+    };
     let plan = sweep::parse_plan(&text)?;
-    eprintln!("coapcc reproduce thesis: {} cells into {}", plan.cells.len(), args.out.display());
+    eprintln!("coapcc reproduce {what}: {} cells into {}", plan.cells.len(), args.out.display());
     let o = sweep::run(&plan, &args.out, None, args.threads).map_err(|e| e.to_string())?;
     crate::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     eprintln!(
-        "coapcc reproduce thesis: {} cells run ({} already there) in {:.1} s; report: {}",
+        "coapcc reproduce {what}: {} cells run ({} already there) in {:.1} s; report: {}",
         o.ran,
         o.skipped,
         o.wall_s,

@@ -9,6 +9,7 @@ mod experiments;
 mod net;
 mod progress;
 mod report;
+mod report_mesh;
 mod sim;
 mod sim_lln;
 mod svg;

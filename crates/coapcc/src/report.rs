@@ -5,8 +5,9 @@
 //! varied except the algorithm and the buffer): FCT boxplots in the literature's style (box =
 //! quartiles, line = median, whiskers = p10 and p90; one box per algorithm, grouped by buffer),
 //! FCT CDFs per buffer, boxplots of unnecessary retransmissions per client, and each cell's
-//! retransmission-count histogram as a table with inline bars. Then a table of medians per cell
-//! and the run's metadata. Every statistic is computed here (netsim's type-7 quantiles).
+//! retransmission-count histogram as a table with inline bars. Then a table of medians per cell,
+//! the mesh cells' section ([`crate::report_mesh`]) and the run's metadata. Every statistic is
+//! computed here (netsim's type-7 quantiles).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -41,17 +42,21 @@ type GroupKey = (String, u64, (usize, String), String);
 
 /// One cell as the report needs it.
 #[derive(Debug, Clone)]
-struct CellData {
-    id: String,
-    algo: String,
+pub(crate) struct CellData {
+    pub(crate) id: String,
+    pub(crate) algo: String,
+    /// A mesh cell (`env = "lln"`): drawn by [`crate::report_mesh`].
+    pub(crate) mesh: bool,
     workload: String,
     buffer: u64,
     clients: u64,
     errors: String,
-    extra: BTreeMap<String, String>,
-    reps: u64,
-    summary: serde_json::Value,
-    fcts: Vec<f64>,
+    /// The plan's parameters other than the algorithm and the figure's axes.
+    pub(crate) extra: BTreeMap<String, String>,
+    pub(crate) reps: u64,
+    pub(crate) summary: serde_json::Value,
+    /// Every client's FCT over all replications, sorted.
+    pub(crate) fcts: Vec<f64>,
     dups: Vec<f64>,
 }
 
@@ -108,6 +113,7 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
         cells.push(CellData {
             id,
             algo,
+            mesh: s["env"].as_str() == Some("lln"),
             workload: s["workload"].as_str().unwrap_or("?").to_string(),
             buffer: s["downlink"]["buffer_bytes"].as_u64().unwrap_or(0),
             clients: s["clients"].as_u64().unwrap_or(0),
@@ -130,7 +136,8 @@ fn buffer_label(b: u64) -> String {
     }
 }
 
-fn five(v: &[f64]) -> [f64; 5] {
+/// p10, p25, median, p75, p90 of sorted values.
+pub(crate) fn five(v: &[f64]) -> [f64; 5] {
     [quantile(v, 0.10), quantile(v, 0.25), quantile(v, 0.5), quantile(v, 0.75), quantile(v, 0.90)]
 }
 
@@ -277,7 +284,7 @@ fn hist_shares(c: &CellData) -> Vec<f64> {
     out
 }
 
-fn num(v: &serde_json::Value) -> f64 {
+pub(crate) fn num(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or(f64::NAN)
 }
 
@@ -310,8 +317,9 @@ pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
         (pos, label.to_string())
     };
     algo_order.sort_by_key(|a| rank(a));
+    let (mesh, wired): (Vec<&CellData>, Vec<&CellData>) = cells.iter().partition(|c| c.mesh);
     let mut groups: BTreeMap<GroupKey, Vec<&CellData>> = BTreeMap::new();
-    for c in &cells {
+    for c in &wired {
         groups.entry(c.group()).or_default().push(c);
     }
     let mut html = String::new();
@@ -332,12 +340,20 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
 </style></head><body>
 <h1>coapcc report</h1>
 <p class="meta">{} cells, {} algorithms. FCT = flow completion time per client (first transmission of its first request to the first response of its last). Boxes: quartiles; line: median; whiskers: p10 and p90. Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
-<nav><a href="#figures">Figures</a><a href="#medians">Medians</a><a href="#meta">Run</a></nav>
-<h2 id="figures">Figures</h2>
+<nav>{}<a href="#meta">Run</a></nav>
 "##,
         cells.len(),
-        algo_order.len()
+        algo_order.len(),
+        match (wired.is_empty(), mesh.is_empty()) {
+            (false, false) =>
+                r##"<a href="#figures">Figures</a><a href="#medians">Medians</a><a href="#mesh">Mesh</a>"##,
+            (false, true) => r##"<a href="#figures">Figures</a><a href="#medians">Medians</a>"##,
+            _ => r##"<a href="#mesh">Mesh</a>"##,
+        }
     );
+    if !wired.is_empty() {
+        html += "<h2 id=\"figures\">Figures</h2>";
+    }
     let mut plots = 0;
     for ((workload, clients, (_, errors), extra), members) in &groups {
         let algos: Vec<String> = algo_order.iter().filter(|a| members.iter().any(|c| &c.algo == *a)).cloned().collect();
@@ -400,8 +416,29 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         html += "</table>";
     }
     // medians per cell
-    html += "<h2 id=\"medians\">Medians per cell</h2><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th><th>reps</th><th>FCT p10</th><th>FCT median</th><th>FCT p90</th><th>retx / exchange</th><th>dup / client (median)</th><th>wasted downlink</th><th>failed exchanges</th><th class=\"l\">cell</th></tr>";
+    if !wired.is_empty() {
+        html += &medians(&wired, &algo_order);
+    }
     let mut sorted: Vec<&CellData> = cells.iter().collect();
+    sorted.sort_by_key(|c| (c.mesh, c.id.clone()));
+    if !mesh.is_empty() {
+        let (section, n) = crate::report_mesh::section(&mesh, &algo_order);
+        html += &section;
+        plots += n;
+    }
+    html += &meta(dir, &sorted)?;
+    let _ = writeln!(html, "</div><!-- plots: {plots} --></body></html>");
+    let tmp = out.join("index.html.tmp");
+    std::fs::write(&tmp, html)?;
+    std::fs::rename(&tmp, out.join("index.html"))?;
+    Ok(cells.len())
+}
+
+/// The table of medians of the bottleneck cells.
+fn medians(cells: &[&CellData], algo_order: &[String]) -> String {
+    let mut html = String::new();
+    html += "<h2 id=\"medians\">Medians per cell</h2><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th><th>reps</th><th>FCT p10</th><th>FCT median</th><th>FCT p90</th><th>retx / exchange</th><th>dup / client (median)</th><th>wasted downlink</th><th>failed exchanges</th><th class=\"l\">cell</th></tr>";
+    let mut sorted: Vec<&CellData> = cells.to_vec();
     sorted.sort_by(|a, b| {
         (&a.errors, &a.workload, a.clients, a.buffer, algo_order.iter().position(|x| *x == a.algo)).cmp(&(
             &b.errors,
@@ -438,8 +475,12 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         );
     }
     html += "</table>";
-    // metadata
-    html += "<h2 id=\"meta\">Run</h2><div class=\"meta\"><ul>";
+    html
+}
+
+/// The run's metadata: version, runs, seeds, the plan.
+fn meta(dir: &Path, sorted: &[&CellData]) -> Result<String, Error> {
+    let mut html = String::from("<h2 id=\"meta\">Run</h2><div class=\"meta\"><ul>");
     let _ = write!(
         html,
         "<li>coapcc {} (git {})</li>",
@@ -478,9 +519,5 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     if let Ok(plan) = std::fs::read_to_string(dir.join("plan.toml")) {
         let _ = write!(html, "<h3>Plan</h3><pre>{}</pre>", esc(&plan));
     }
-    let _ = writeln!(html, "</div><!-- plots: {plots} --></body></html>");
-    let tmp = out.join("index.html.tmp");
-    std::fs::write(&tmp, html)?;
-    std::fs::rename(&tmp, out.join("index.html"))?;
-    Ok(cells.len())
+    Ok(html)
 }

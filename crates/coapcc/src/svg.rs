@@ -115,6 +115,14 @@ impl Plot {
             p.join(" ")
         );
     }
+    /// A circle with a tooltip.
+    pub fn circle(&mut self, (cx, cy, r): (f64, f64, f64), fill: &str, stroke: &str, title: &str) {
+        let _ = write!(
+            self.body,
+            r#"<circle cx="{cx:.1}" cy="{cy:.1}" r="{r:.1}" fill="{fill}" stroke="{stroke}"><title>{}</title></circle>"#,
+            esc(title)
+        );
+    }
     /// Horizontal grid and labels of a vertical axis over [lo, hi].
     pub fn y_axis(&mut self, lo: f64, hi: f64, label: &str) {
         for t in ticks(lo, hi, 5).into_iter().filter(|t| *t >= lo - 1e-9 && *t <= hi + 1e-9) {
