@@ -78,3 +78,93 @@ fn out_writes_the_rto_series_and_per_exchange_rows() {
     assert_eq!(std::fs::read_to_string(dir.join("nodes.csv")).unwrap().lines().count(), 1 + 9);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("coapcc-mesh-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every cell's JSON by file name, without the wall-clock fields.
+fn cells(dir: &std::path::Path) -> Vec<(String, serde_json::Value)> {
+    let mut v: Vec<(String, serde_json::Value)> = std::fs::read_dir(dir.join("cells"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let mut j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            for k in ["wall_s", "events_per_s"] {
+                j.as_object_mut().unwrap().remove(k);
+            }
+            (p.file_name().unwrap().to_string_lossy().into_owned(), j)
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn a_mesh_plan_sharded_and_merged_equals_one_run() {
+    let d = tmp("sweep");
+    let plan = d.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "seed = 4\nreps = 2\npreset = \"nitk-gst-cooja\"\n[base]\nduration_s = 15.0\n\
+         [matrix]\ncc = [\"default\", \"gst\"]\n\"radio.success_ratio_rx\" = [1.0, 0.8]\n",
+    )
+    .unwrap();
+    let p = plan.to_str().unwrap();
+    let (a, b, m, w) = (d.join("s1"), d.join("s2"), d.join("merged"), d.join("whole"));
+    for (dir, shard) in [(&a, "1/2"), (&b, "2/2")] {
+        let (ok, _, err) = coapcc(&["sweep", p, "--out", dir.to_str().unwrap(), "--shard", shard]);
+        assert!(ok, "{err}");
+    }
+    assert!(coapcc(&["merge", "--out", m.to_str().unwrap(), a.to_str().unwrap(), b.to_str().unwrap()]).0);
+    let (ok, _, err) = coapcc(&["sweep", p, "--out", w.to_str().unwrap(), "--threads", "1"]);
+    assert!(ok && err.contains("4 cells run"), "{err}");
+    let whole = cells(&w);
+    assert_eq!(whole.len(), 4);
+    assert_eq!(cells(&m), whole, "shards, merge and threads change nothing");
+    for (_, c) in &whole {
+        assert_eq!(c["scenario"]["env"], "lln");
+        assert_eq!(c["per_rep"].as_array().unwrap().len(), 2);
+        assert_eq!(c["rto_over_time"]["mean_s"].as_array().unwrap().len(), 120);
+    }
+    // the tidy table names mesh clients by node id: grid3x3's clients are nodes 2 to 8
+    let csv = std::fs::read_to_string(m.join("clients.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "client").unwrap();
+    let mut ids: Vec<u32> = csv.lines().skip(1).map(|l| l.split(',').nth(col).unwrap().parse().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids, [2, 3, 4, 5, 6, 7, 8]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn reproduce_nitk_runs_every_static_preset_and_reports_it() {
+    let d = tmp("nitk");
+    let out = d.join("r");
+    let (ok, _, err) =
+        coapcc(&["reproduce", "nitk", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "10"]);
+    assert!(ok, "{err}");
+    // GST and GSRTC: 4 algorithms each; CoCoA vs CoCoA++ on 4 topologies
+    assert!(err.contains("16 cells run"), "{err}");
+    let cells = cells(&out);
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    for name in ["nitk-gst-cooja", "nitk-gsrtc-cooja", "nitk-cocoapp-grid6x6", "nitk-cocoapp-chain20"] {
+        assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
+    }
+    assert_eq!(html.matches("aria-label=\"Topology and lost frames, ").count(), 16);
+    assert_eq!(html.matches("aria-label=\"RTO over time, ").count(), 6);
+    // one replication: the table's mean and median are that replication's value
+    for (_, c) in &cells {
+        let tps = c["transactions_per_s"].as_f64().unwrap();
+        assert!(html.contains(&format!("<td>{tps:.2} / {tps:.2}</td>")), "{tps}");
+        assert_eq!(c["scenario"]["duration_s"], 10.0);
+    }
+    let (ok, _, err) = coapcc(&["reproduce", "thesis", "--out", out.to_str().unwrap(), "--duration", "5"]);
+    assert!(!ok && err.contains("apply to `reproduce nitk`"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
