@@ -65,6 +65,16 @@ pub trait Medium {
     /// The model's counters at the end of a run: its own section of the results.
     type Report;
 
+    /// Whether events of equal time at different hosts act in host order (the mesh: Cooja's
+    /// motes in node-id order) rather than in the order they were scheduled (the default).
+    const HOST_ORDER: bool = false;
+
+    /// The host one of the model's events acts at (used with [`Medium::HOST_ORDER`]).
+    fn event_host(event: &Self::Event) -> HostId {
+        let _ = event;
+        HostId(0)
+    }
+
     /// FIFO delivery lanes this model uses.
     fn lanes(&self) -> usize {
         1

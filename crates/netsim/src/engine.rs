@@ -169,23 +169,33 @@ struct Core<M: Medium, W, O, P> {
     end: Instant,
 }
 
+/// The rank of an event at `host` in the queue: its node id (host + 1) when the model orders
+/// equal-time events by host, else 0 (insertion order alone).
+fn rank<M: Medium>(host: HostId) -> u16 {
+    if M::HOST_ORDER {
+        u16::try_from(host.0 + 1).unwrap_or(u16::MAX)
+    } else {
+        0
+    }
+}
+
 /// The medium's view of the queue and the pool.
-struct Sched<'a, E, P> {
-    queue: &'a mut EventQueue<Ev<E>>,
+struct Sched<'a, M: Medium, P> {
+    queue: &'a mut EventQueue<Ev<M::Event>>,
     pool: &'a mut [Slot<P>],
     free: &'a mut Vec<u32>,
 }
 
-impl<E, P> Schedule<E> for Sched<'_, E, P> {
+impl<M: Medium, P> Schedule<M::Event> for Sched<'_, M, P> {
     fn deliver(&mut self, at: Instant, lane: usize, packet: Packet) {
         self.pool[packet.id.0 as usize].packet.note = packet.note;
-        self.queue.push_lane(lane, at.as_nanos(), Ev::Deliver(packet.id));
+        self.queue.push_lane(lane, at.as_nanos(), rank::<M>(packet.to), Ev::Deliver(packet.id));
     }
     fn discard(&mut self, packet: Packet) {
         self.free.push(packet.id.0);
     }
-    fn wake(&mut self, at: Instant, event: E) {
-        self.queue.push(at.as_nanos(), Ev::Medium(event));
+    fn wake(&mut self, at: Instant, event: M::Event) {
+        self.queue.push_ranked(at.as_nanos(), rank::<M>(M::event_host(&event)), Ev::Medium(event));
     }
 }
 
@@ -207,12 +217,12 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
         let slot = &mut self.pool[id as usize];
         slot.packet = packet;
         fill(&mut slot.payload);
-        let mut sched = Sched { queue: &mut self.queue, pool: &mut self.pool, free: &mut self.free };
+        let mut sched: Sched<'_, M, P> = Sched { queue: &mut self.queue, pool: &mut self.pool, free: &mut self.free };
         self.medium.send(self.now, packet, &mut sched);
     }
 
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
-        self.queue.push(at.as_nanos(), Ev::Timer(host, slot, gen));
+        self.queue.push_ranked(at.as_nanos(), rank::<M>(host), Ev::Timer(host, slot, gen));
     }
 
     fn start(&mut self, host: HostId) -> Next {
@@ -265,7 +275,7 @@ where
         end: Instant::ZERO,
     };
     for (host, at) in core.workload.starts() {
-        core.queue.push(at.as_nanos(), Ev::Start(host));
+        core.queue.push_ranked(at.as_nanos(), rank::<M>(host), Ev::Start(host));
     }
     let (mut events, mut truncated) = (0u64, false);
     let limit = until.at();
@@ -300,7 +310,8 @@ where
                 }
             }
             Ev::Medium(e) => {
-                let mut sched = Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free };
+                let mut sched: Sched<'_, M, S::Payload> =
+                    Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free };
                 core.medium.handle(core.now, e, &mut sched);
             }
         }

@@ -1,4 +1,6 @@
-//! The event queue: integer-nanosecond times, ties broken by insertion order.
+//! The event queue: integer-nanosecond times, ties broken by a rank (the mesh: the node id of
+//! the mote an event acts at; 0 for every event of the wired bottleneck), then by insertion order.
+//! The rank lives in the top 16 bits of the insertion number, so ranking costs nothing.
 //!
 //! Besides a binary heap for events at arbitrary times (timers), it keeps FIFO lanes for event
 //! streams whose times never decrease (the deliveries of one network path, which are FIFO): a
@@ -9,13 +11,17 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-/// An entry: fires at `time`; `seq` orders entries of equal time by insertion.
+/// An entry: fires at `time`; `seq` orders entries of equal time by rank (its top 16 bits),
+/// then by insertion.
 #[derive(Debug)]
 struct Entry<E> {
     time: u64,
     seq: u64,
     event: E,
 }
+
+/// Bits of `seq` below the rank.
+const RANK_SHIFT: u32 = 48;
 
 impl<E> Entry<E> {
     fn key(&self) -> (u64, u64) {
@@ -54,18 +60,29 @@ impl<E> EventQueue<E> {
     pub fn new(lanes: usize) -> Self {
         EventQueue { heap: BinaryHeap::new(), lanes: (0..lanes).map(|_| VecDeque::new()).collect(), seq: 0 }
     }
-    /// Schedules `event` at `time` (ns).
-    pub fn push(&mut self, time: u64, event: E) {
-        self.heap.push(Entry { time, seq: self.seq, event });
+    /// The ordering number of the next entry of rank `rank`.
+    fn next_seq(&mut self, rank: u16) -> u64 {
+        let seq = (rank as u64) << RANK_SHIFT | self.seq;
         self.seq += 1;
+        debug_assert!(self.seq < 1 << RANK_SHIFT);
+        seq
     }
-    /// Schedules `event` at `time` on a FIFO lane; `time` must not be earlier than the lane's
-    /// last event (checked: an earlier one goes to the heap instead, so order stays exact).
-    pub fn push_lane(&mut self, lane: usize, time: u64, event: E) {
-        let entry = Entry { time, seq: self.seq, event };
-        self.seq += 1;
+    /// Schedules `event` at `time` (ns), rank 0.
+    pub fn push(&mut self, time: u64, event: E) {
+        self.push_ranked(time, 0, event);
+    }
+    /// Schedules `event` at `time` (ns); equal times pop in ascending `rank`, then in insertion
+    /// order.
+    pub fn push_ranked(&mut self, time: u64, rank: u16, event: E) {
+        let seq = self.next_seq(rank);
+        self.heap.push(Entry { time, seq, event });
+    }
+    /// Schedules `event` at `time` with `rank` on a FIFO lane; an entry that would pop before
+    /// the lane's last one goes to the heap instead, so order stays exact.
+    pub fn push_lane(&mut self, lane: usize, time: u64, rank: u16, event: E) {
+        let entry = Entry { time, seq: self.next_seq(rank), event };
         match self.lanes[lane].back() {
-            Some(last) if last.time > time => self.heap.push(entry),
+            Some(last) if last.key() > entry.key() => self.heap.push(entry),
             _ => self.lanes[lane].push_back(entry),
         }
     }
@@ -120,7 +137,7 @@ mod tests {
         for (lane, t, e) in pushes {
             plain.push(t, e);
             if lane < 2 {
-                laned.push_lane(lane, t, e);
+                laned.push_lane(lane, t, 0, e);
             } else {
                 laned.push(t, e);
             }
@@ -129,5 +146,19 @@ mod tests {
         let b: String = std::iter::from_fn(|| laned.pop().map(|e| e.1)).collect();
         assert_eq!(a, "cfgabdeh");
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn equal_times_pop_by_rank_then_insertion() {
+        let mut q = EventQueue::new(1);
+        q.push_ranked(5, 3, 'a');
+        q.push_ranked(5, 1, 'b');
+        q.push_lane(0, 5, 2, 'c');
+        q.push_lane(0, 5, 1, 'd'); // would pop before the lane's 'c': goes to the heap
+        q.push_ranked(4, 9, 'e');
+        q.push(5, 'f');
+        q.push_ranked(5, 1, 'g');
+        let order: String = std::iter::from_fn(|| q.pop().map(|e| e.1)).collect();
+        assert_eq!(order, "efbdgca");
     }
 }

@@ -126,3 +126,50 @@ fn tcp_over_a_three_host_line() {
     assert_eq!(relayed, delivered, "every segment crosses host 1 once");
     assert!(!r.truncated);
 }
+
+/// On every send, wakes itself at hosts 2, 1, 0 (in that order) 1 ms later, all at one time;
+/// records the hosts in the order their events are handled. `HOST` chooses the model's ordering.
+#[derive(Debug, Default)]
+struct Fanout<const HOST: bool> {
+    handled: Vec<u32>,
+}
+
+impl<const HOST: bool> Medium for Fanout<HOST> {
+    type Event = HostId;
+    type Report = Vec<u32>;
+    const HOST_ORDER: bool = HOST;
+
+    fn event_host(event: &HostId) -> HostId {
+        *event
+    }
+    fn send<S: Schedule<HostId>>(&mut self, now: Instant, packet: Packet, sched: &mut S) {
+        for h in [2, 1, 0] {
+            sched.wake(now + Duration::from_millis(1), HostId(h));
+        }
+        sched.discard(packet);
+    }
+    fn handle<S: Schedule<HostId>>(&mut self, _now: Instant, ev: HostId, _sched: &mut S) {
+        self.handled.push(ev.0);
+    }
+    fn report(&self) -> Vec<u32> {
+        self.handled.clone()
+    }
+}
+
+fn fanout<const HOST: bool>() -> Vec<u32> {
+    let ep = |h: u32| {
+        let cfg = Config::new(CcConfig::new("default").unwrap());
+        Endpoint::new(cfg, Stream::Host(h).rng(1, 0)).unwrap()
+    };
+    let hosts = vec![UdpHost::client(ep(0), HostId(2), 1), UdpHost::server(ep(1)), UdpHost::server(ep(2))];
+    // ends before the first retransmission: one send, three events
+    let until = engine::Until::Planned(Instant::ZERO + Duration::from_millis(100));
+    let stack = UdpStack::new(hosts, Request::get("x"), 28);
+    engine::run(Fanout::<HOST>::default(), stack, workload(), Recorder { rep: 0, progress: None }, until).network
+}
+
+#[test]
+fn equal_time_events_act_in_host_order_when_the_model_asks() {
+    assert_eq!(fanout::<true>(), [0, 1, 2], "host order");
+    assert_eq!(fanout::<false>(), [2, 1, 0], "scheduling order");
+}

@@ -785,6 +785,18 @@ impl Medium for Mesh {
     type Event = MeshEvent;
     type Report = MeshReport;
 
+    /// Equal-time events at different motes act in node-id order (Cooja steps its motes in
+    /// order); a mote's own events in the order they were scheduled.
+    const HOST_ORDER: bool = true;
+
+    fn event_host(event: &MeshEvent) -> crate::HostId {
+        match *event {
+            MeshEvent::CpuDone(n) | MeshEvent::FrameStart(n) | MeshEvent::FrameEnd(n) | MeshEvent::CsmaTimer(n, ..) => {
+                crate::HostId(n as u32)
+            }
+        }
+    }
+
     fn send<S: Schedule<MeshEvent>>(&mut self, now: Instant, packet: Packet, sched: &mut S) {
         let n = packet.from.index();
         self.nodes[n].stats.originated += 1;
