@@ -37,8 +37,8 @@
 //! Datagrams that would need RFC 4944 fragmentation are computed by [`frame`] but not carried:
 //! the simulator refuses a scenario whose messages do not fit one frame (no preset does).
 //!
-//! Equal-time events are handled in the order they were scheduled, which is deterministic (the
-//! specification's "node-id order" for simultaneous events at different motes is not enforced).
+//! Equal-time events at different motes act in node-id order ([`Medium::HOST_ORDER`]), a mote's
+//! own in the order they were scheduled.
 
 pub mod frame;
 pub mod routing;
