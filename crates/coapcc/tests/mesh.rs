@@ -1,6 +1,10 @@
 //! `coapcc presets` and `coapcc sim --preset` on the mesh.
 
+mod common;
+
 use std::process::Command;
+
+use common::{cells, tmp};
 
 fn coapcc(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
@@ -79,34 +83,9 @@ fn out_writes_the_rto_series_and_per_exchange_rows() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("coapcc-mesh-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Every cell's JSON by file name, without the wall-clock fields.
-fn cells(dir: &std::path::Path) -> Vec<(String, serde_json::Value)> {
-    let mut v: Vec<(String, serde_json::Value)> = std::fs::read_dir(dir.join("cells"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| {
-            let mut j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-            for k in ["wall_s", "events_per_s"] {
-                j.as_object_mut().unwrap().remove(k);
-            }
-            (p.file_name().unwrap().to_string_lossy().into_owned(), j)
-        })
-        .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
-}
-
 #[test]
 fn a_mesh_plan_sharded_and_merged_equals_one_run() {
-    let d = tmp("sweep");
+    let d = tmp("mesh-sweep");
     let plan = d.join("plan.toml");
     std::fs::write(
         &plan,
@@ -144,7 +123,7 @@ fn a_mesh_plan_sharded_and_merged_equals_one_run() {
 
 #[test]
 fn reproduce_nitk_runs_every_static_preset_and_reports_it() {
-    let d = tmp("nitk");
+    let d = tmp("mesh-nitk");
     let out = d.join("r");
     let (ok, _, err) =
         coapcc(&["reproduce", "nitk", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "10"]);

@@ -1,39 +1,18 @@
 //! `coapcc sweep`, `merge`, `report` as users run them: two shards locally then merged (the
 //! README's cluster recipe in miniature), resumption, and the report in headless Chromium.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use std::process::Command;
+
+use common::{cells, tmp};
 
 fn coapcc(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("coapcc-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 const PLAN: &str = "seed = 7\nreps = 2\n[matrix]\ncc = [\"default\", \"fasor\", \"tcp\"]\nbuffer = [2500, 1410000]\nclients = [5, 30]\n";
-
-fn cells(dir: &Path) -> Vec<(String, serde_json::Value)> {
-    let mut v: Vec<(String, serde_json::Value)> = std::fs::read_dir(dir.join("cells"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .map(|p| {
-            let mut j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
-            for k in ["wall_s", "events_per_s"] {
-                j.as_object_mut().unwrap().remove(k);
-            }
-            (p.file_name().unwrap().to_string_lossy().into_owned(), j)
-        })
-        .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
-}
 
 #[test]
 fn two_shards_merged_equal_one_run_and_resumption_skips_finished_cells() {
@@ -135,7 +114,7 @@ fn report_has_every_plot_and_loads_cleanly_in_chromium() {
         log.lines().filter(|l| l.contains(":CONSOLE") && (l.contains("Error") || l.contains("Uncaught"))).collect();
     assert!(console_errors.is_empty(), "{console_errors:?}");
     // a screenshot, kept as an artifact
-    let shot: PathBuf = [env!("CARGO_TARGET_TMPDIR"), "report-screenshot.png"].iter().collect();
+    let shot: std::path::PathBuf = [env!("CARGO_TARGET_TMPDIR"), "report-screenshot.png"].iter().collect();
     let st = Command::new(chromium)
         .args(flags)
         .arg(format!("--user-data-dir={}", profile.display()))
