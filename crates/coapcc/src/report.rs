@@ -339,11 +339,16 @@ th {{ background: #f6f6f6; position: sticky; top: 0; }} td.l, th.l {{ text-align
 nav a {{ margin-right: 10px; font-size: 13px; }}
 </style></head><body>
 <h1>coapcc report</h1>
-<p class="meta">{} cells, {} algorithms. FCT = flow completion time per client (first transmission of its first request to the first response of its last). Boxes: quartiles; line: median; whiskers: p10 and p90. Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
+<p class="meta">{} cells, {} algorithms. {}Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
 <nav>{}<a href="#meta">Run</a></nav>
 "##,
         cells.len(),
         algo_order.len(),
+        if wired.is_empty() {
+            ""
+        } else {
+            "FCT = flow completion time per client (first transmission of its first request to the first response of its last). Boxes: quartiles; line: median; whiskers: p10 and p90. "
+        },
         match (wired.is_empty(), mesh.is_empty()) {
             (false, false) =>
                 r##"<a href="#figures">Figures</a><a href="#medians">Medians</a><a href="#mesh">Mesh</a>"##,
