@@ -32,7 +32,7 @@ mod testutil;
 
 pub use controller::{Completion, Controller, Echo, ExchangeTimer, Marking, Metrics, Sample, Start};
 #[cfg(feature = "alloc")]
-pub use registry::{CcConfig, SpecError, ALGORITHMS};
+pub use registry::{split_spec, CcConfig, SpecError, ALGORITHMS};
 pub use time::{Duration, Instant};
 
 /// The largest MAX_RETRANSMIT any algorithm accepts: the messaging layer keeps the send time of

@@ -228,6 +228,10 @@ pub enum SpecError {
     },
     /// A parameter is not of the form key=value.
     Syntax(String),
+    /// `name:` with no key=value after the colon.
+    NoParameters(String),
+    /// A key given twice.
+    DuplicateKey(String),
 }
 
 impl fmt::Display for SpecError {
@@ -246,6 +250,10 @@ impl fmt::Display for SpecError {
             }
             SpecError::Invalid { algorithm, key, rule } => write!(f, "{algorithm}: {key} {rule}"),
             SpecError::Syntax(text) => write!(f, "'{text}' is not of the form key=value"),
+            SpecError::NoParameters(name) => {
+                write!(f, "'{name}:' has nothing after the colon: write '{name}' or '{name}:key=value,...'")
+            }
+            SpecError::DuplicateKey(key) => write!(f, "'{key}' is given twice"),
         }
     }
 }
@@ -273,6 +281,33 @@ impl PartialEq for CcConfig {
     }
 }
 
+/// An algorithm's name and its `key=value` pairs, as written.
+pub type SpecParts<'a> = (&'a str, Vec<(&'a str, &'a str)>);
+
+/// Splits `name[:key=value,...]` into the name and its pairs, trimmed. Refuses a colon with
+/// nothing after it, an empty item (`a=1,,b=2`), an item without `=`, and a key given twice:
+/// each is a typo that would otherwise run something the user did not ask for.
+pub fn split_spec(text: &str) -> Result<SpecParts<'_>, SpecError> {
+    let Some((name, params)) = text.split_once(':') else { return Ok((text.trim(), Vec::new())) };
+    let name = name.trim();
+    if params.trim().is_empty() {
+        return Err(SpecError::NoParameters(name.to_string()));
+    }
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for kv in params.split(',').map(str::trim) {
+        let (k, v) = kv.split_once('=').ok_or_else(|| SpecError::Syntax(kv.to_string()))?;
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() {
+            return Err(SpecError::Syntax(kv.to_string()));
+        }
+        if pairs.iter().any(|(seen, _)| *seen == k) {
+            return Err(SpecError::DuplicateKey(k.to_string()));
+        }
+        pairs.push((k, v));
+    }
+    Ok((name, pairs))
+}
+
 impl CcConfig {
     /// The algorithm's defaults.
     pub fn new(name: &str) -> Result<Self, SpecError> {
@@ -280,16 +315,12 @@ impl CcConfig {
         Ok(CcConfig { algorithm, kind: (algorithm.make)() })
     }
 
-    /// Parses `name[:key=value,...]`.
+    /// Parses `name[:key=value,...]` (see [`split_spec`] for what is refused).
     pub fn parse(text: &str) -> Result<Self, SpecError> {
-        let (name, params) = match text.split_once(':') {
-            Some((n, p)) => (n.trim(), p),
-            None => (text.trim(), ""),
-        };
+        let (name, pairs) = split_spec(text)?;
         let mut cfg = CcConfig::new(name)?;
-        for kv in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (k, v) = kv.split_once('=').ok_or_else(|| SpecError::Syntax(kv.to_string()))?;
-            cfg.set(k.trim(), v.trim())?;
+        for (k, v) in pairs {
+            cfg.set(k, v)?;
         }
         Ok(cfg)
     }
@@ -478,6 +509,16 @@ mod tests {
         let e = CcConfig::parse("default:max_retransmit=99").unwrap_err().to_string();
         assert!(e.contains("<= 30"), "{e}");
         assert!(matches!(CcConfig::parse("default:nstart"), Err(SpecError::Syntax(_))));
+        // typos that used to run something else
+        assert_eq!(CcConfig::parse("fasor:"), Err(SpecError::NoParameters("fasor".into())));
+        assert_eq!(
+            CcConfig::parse("fasor:max_retransmit=4, max_retransmit=5"),
+            Err(SpecError::DuplicateKey("max_retransmit".into()))
+        );
+        assert!(matches!(CcConfig::parse("fasor:max_retransmit=4,,nstart=1"), Err(SpecError::Syntax(_))));
+        assert!(matches!(CcConfig::parse("fasor:=4"), Err(SpecError::Syntax(_))));
+        let ok = CcConfig::parse(" fasor : max_retransmit = 5 , nstart = 1 ").unwrap();
+        assert_eq!(ok.to_string(), "fasor:max_retransmit=5");
         assert!(CcConfig::parse("default:ack_timeout=inf").is_err());
     }
 }

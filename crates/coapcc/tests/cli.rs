@@ -65,3 +65,18 @@ fn bad_names_give_a_clear_error() {
     let (ok, _, err) = coapcc(&["algorithms", "cocoa:agin=false"]);
     assert!(!ok && err.contains("no parameter 'agin'") && err.contains("aging"), "{err}");
 }
+
+#[test]
+fn typos_in_an_algorithm_spec_are_refused_not_ignored() {
+    for (spec, says) in [
+        ("fasor:", "'fasor:' has nothing after the colon"),
+        ("fasor:max_retransmit=4,max_retransmit=5", "'max_retransmit' is given twice"),
+        ("fasor:max_retransmit=4,,nstart=1", "is not of the form key=value"),
+        ("tcp:", "'tcp:' has nothing after the colon"),
+    ] {
+        let (ok, _, err) = coapcc(&["sim", "--clients", "1", "--reps", "1", "--cc", spec]);
+        assert!(!ok && err.contains(says), "{spec}: {err}");
+    }
+    let (ok, _, err) = coapcc(&["algorithms", "cocoa:aging=false,aging=true"]);
+    assert!(!ok && err.contains("'aging' is given twice"), "{err}");
+}

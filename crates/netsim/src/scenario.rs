@@ -88,17 +88,15 @@ impl std::error::Error for ScenarioError {}
 /// `name[:key=value,...]` over the algorithm's defaults and `defaults` (where it has the key).
 pub(crate) fn cc_with_defaults(cc: &str, defaults: &BTreeMap<String, String>) -> Result<CcConfig, ScenarioError> {
     let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
-    let (name, explicit) = cc.split_once(':').unwrap_or((cc, ""));
-    let mut cfg = CcConfig::new(name.trim()).map_err(err)?;
+    let (name, explicit) = coap_cc::split_spec(cc).map_err(err)?;
+    let mut cfg = CcConfig::new(name).map_err(err)?;
     for (k, v) in defaults {
         if cfg.has_param(k) {
             cfg.set(k, v).map_err(err)?;
         }
     }
-    for kv in explicit.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (k, v) =
-            kv.split_once('=').ok_or_else(|| ScenarioError(format!("cc: '{kv}' is not of the form key=value")))?;
-        cfg.set(k.trim(), v.trim()).map_err(err)?;
+    for (k, v) in explicit {
+        cfg.set(k, v).map_err(err)?;
     }
     Ok(cfg)
 }
@@ -175,6 +173,7 @@ impl Scenario {
 
     /// The transport `cc` names: `tcp[:key=value,...]` or a UDP algorithm.
     pub fn transport(&self) -> Result<Transport, ScenarioError> {
+        coap_cc::split_spec(&self.cc).map_err(|e| ScenarioError(format!("cc: {e}")))?;
         let (name, params) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
         if name.trim() == "tcp" {
             let mut p = crate::tcp::TcpParams::parse(params).map_err(ScenarioError)?;
