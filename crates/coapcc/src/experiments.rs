@@ -116,7 +116,7 @@ pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Res
             continue;
         }
         let s = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("preset {name}: {e}"))?;
-        let algorithms: Vec<String> = s.algorithms.iter().map(|a| format!("{a:?}")).collect();
+        let algorithms: Vec<String> = s.algorithms.iter().map(|a| toml::Value::from(a.as_str()).to_string()).collect();
         plan += &format!("\n[[matrices]]\npreset = [\"{name}\"]\ncc = [{}]\n", algorithms.join(", "));
         if let Some(d) = duration_s {
             plan += &format!("duration_s = [{d:?}]\n");

@@ -13,22 +13,13 @@ use serde_json::Value;
 use crate::report::{five, num, CellData};
 use crate::svg::{esc, Plot, PALETTE};
 
-/// Every drop cause of a mote's counters, in the order the table and tooltips name them.
-const CAUSES: [&str; 10] = [
-    "collision",
-    "cca_busy",
-    "csma_retry_limit",
-    "queue_full",
-    "no_neighbor_queue",
-    "rx_overflow",
-    "no_route",
-    "tx_fail",
-    "rx_fail",
-    "out_of_range",
-];
+/// A mote's losses by cause, as its results name them (every cause the model counts).
+fn causes(node: &Value) -> impl Iterator<Item = (&String, f64)> {
+    node["drops"].as_object().into_iter().flatten().map(|(cause, n)| (cause, num(n))).filter(|(_, n)| n.is_finite())
+}
 
 fn drops_of(node: &Value) -> f64 {
-    CAUSES.iter().map(|c| num(&node["drops"][*c])).filter(|x| x.is_finite()).sum()
+    causes(node).map(|(_, n)| n).sum()
 }
 
 /// White (no drops) to red (the group's most).
@@ -43,8 +34,10 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
     let nodes = cell.summary["network"]["nodes"].as_array().cloned().unwrap_or_default();
     let xs: Vec<f64> = nodes.iter().map(|n| num(&n["x"])).collect();
     let ys: Vec<f64> = nodes.iter().map(|n| num(&n["y"])).collect();
-    let (x_lo, x_hi) = (xs.iter().copied().fold(f64::INFINITY, f64::min), xs.iter().copied().fold(0.0, f64::max));
-    let (y_lo, y_hi) = (ys.iter().copied().fold(f64::INFINITY, f64::min), ys.iter().copied().fold(0.0, f64::max));
+    let bounds = |v: &[f64]| {
+        (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+    };
+    let ((x_lo, x_hi), (y_lo, y_hi)) = (bounds(&xs), bounds(&ys));
     let span = (x_hi - x_lo).max(y_hi - y_lo).max(1.0);
     // 260 px for the longer side; the frame as tall as the layout needs
     let tall = 260.0 * (y_hi - y_lo) / span;
@@ -78,8 +71,7 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
         let (x, y) = by_id[&id];
         let role = n["role"].as_str().unwrap_or("?");
         let drops = drops_of(n);
-        let causes: Vec<String> =
-            CAUSES.iter().filter(|c| num(&n["drops"][**c]) > 0.0).map(|c| format!("{c} {}", n["drops"][*c])).collect();
+        let lost: Vec<String> = causes(n).filter(|(_, k)| *k > 0.0).map(|(c, k)| format!("{c} {k}")).collect();
         let tip = format!(
             "node {id} ({role}), parent {}, rank {}: frames sent {}, received {}; originated {}, forwarded {}, delivered {}; lost {drops}{}",
             n["parent"].as_u64().map_or("none".into(), |v| v.to_string()),
@@ -89,7 +81,7 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
             n["originated"],
             n["forwarded"],
             n["delivered"],
-            if causes.is_empty() { String::new() } else { format!(" ({})", causes.join(", ")) }
+            if lost.is_empty() { String::new() } else { format!(" ({})", lost.join(", ")) }
         );
         let fill = heat(drops / most.max(1.0));
         match role {

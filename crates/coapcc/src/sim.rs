@@ -263,20 +263,34 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     out
 }
 
+/// Nanoseconds as seconds with 9 decimals: the time format of every CSV file.
+pub(crate) fn secs(ns: u64) -> String {
+    format!("{:.9}", ns as f64 / 1e9)
+}
+
+/// The per-client tables' columns after their leading ones (`sim --out`'s `cc`, a sweep's
+/// parameters) and [`client_row`]'s values for them.
+pub(crate) const CLIENT_COLUMNS: [&str; 8] =
+    ["rep", "client", "fct_s", "exchanges", "failed", "retransmissions", "duplicates", "max_expired_rto_s"];
+
+/// One client's values of [`CLIENT_COLUMNS`], the client named `client`.
+pub(crate) fn client_row(rep: u32, client: u32, c: &netsim::ClientRecord) -> [String; 8] {
+    [
+        rep.to_string(),
+        client.to_string(),
+        c.fct_ns.map(secs).unwrap_or_default(),
+        c.exchanges.to_string(),
+        c.failed.to_string(),
+        c.retransmissions.to_string(),
+        c.duplicates.to_string(),
+        secs(c.max_expired_rto_ns),
+    ]
+}
+
 fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
     write_summary(dir, runs)?;
     let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
-    clients.write_record([
-        "cc",
-        "rep",
-        "client",
-        "fct_s",
-        "exchanges",
-        "failed",
-        "retransmissions",
-        "duplicates",
-        "max_expired_rto_s",
-    ])?;
+    clients.write_record(std::iter::once("cc").chain(CLIENT_COLUMNS))?;
     let mut exchanges = csv::Writer::from_path(dir.join("exchanges.csv"))?;
     exchanges.write_record([
         "cc",
@@ -289,22 +303,11 @@ fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
         "duplicates",
         "expired_rtos_s",
     ])?;
-    let secs = |ns: u64| format!("{:.9}", ns as f64 / 1e9);
     for r in runs {
         let cc = &r.scenario.cc;
         for rep in &r.reps {
             for c in &rep.clients {
-                clients.write_record([
-                    cc.clone(),
-                    rep.rep.to_string(),
-                    c.client.to_string(),
-                    c.fct_ns.map(secs).unwrap_or_default(),
-                    c.exchanges.to_string(),
-                    c.failed.to_string(),
-                    c.retransmissions.to_string(),
-                    c.duplicates.to_string(),
-                    secs(c.max_expired_rto_ns),
-                ])?;
+                clients.write_record(std::iter::once(cc.clone()).chain(client_row(rep.rep, c.client, c)))?;
             }
             for e in &rep.exchanges {
                 let rtos: Vec<String> = e.expired_rtos_ns.iter().map(|&n| secs(n)).collect();

@@ -9,7 +9,7 @@ use netsim::lln::{self, LlnScenario};
 use netsim::summary::NetworkSummary;
 use netsim::NetworkReport;
 
-use crate::sim::Args;
+use crate::sim::{secs, Args};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -76,6 +76,11 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The run's algorithm by name (its scenario's `cc` has every parameter written out).
+fn algorithm(r: &Run) -> &str {
+    r.scenario.cc.split(':').next().unwrap_or("")
+}
+
 fn f(v: f64, digits: usize) -> String {
     if v.is_nan() {
         "-".into()
@@ -100,7 +105,7 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
     for r in runs {
         let (m, s) = (r.summary.lln.as_ref(), &r.summary);
         let Some(m) = m else { continue };
-        let name = r.scenario.cc.split(':').next().unwrap_or("");
+        let name = algorithm(r);
         let _ = writeln!(
             out,
             "{:<12} {:>8} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>6}",
@@ -122,7 +127,7 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             out,
             "\nframe/packet losses ({}; all reps): collision {}, cca_busy {}, queue_full {}, no_neighbor_queue {}, \
              rx_overflow {}, tx_fail {}, rx_fail {}, no_route {}",
-            runs[0].scenario.cc.split(':').next().unwrap_or(""),
+            algorithm(&runs[0]),
             d.collision,
             d.cca_busy,
             d.queue_full,
@@ -169,9 +174,8 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
         "frames_received",
         "drops",
     ])?;
-    let secs = |ns: u64| format!("{:.9}", ns as f64 / 1e9);
     for r in runs {
-        let cc = r.scenario.cc.split(':').next().unwrap_or("").to_string();
+        let cc = algorithm(r).to_string();
         for rep in &r.reps {
             for e in &rep.exchanges {
                 let node = (e.client + 1).to_string();

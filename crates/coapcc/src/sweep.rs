@@ -147,9 +147,14 @@ fn start_table(preset: Option<&str>) -> Result<toml::Table, String> {
     text.parse().map_err(|e: toml::de::Error| format!("preset {name}: {e}"))
 }
 
-/// Resolves a cell's table into its scenario, of the kind the table's `env` says.
+/// Whether a scenario table is a mesh scenario (`env = "lln"`).
+fn is_mesh(table: &toml::Table) -> bool {
+    table.get("env").and_then(|v| v.as_str()) == Some("lln")
+}
+
+/// Resolves a cell's table into its scenario, of the kind its `env` says.
 fn resolve_cell(table: toml::Table) -> Result<CellScenario, String> {
-    let mesh = table.get("env").and_then(|v| v.as_str()) == Some("lln");
+    let mesh = is_mesh(&table);
     let trim = |e: toml::de::Error| e.to_string().trim_end().to_string();
     if mesh {
         let s: LlnScenario = table.try_into().map_err(trim)?;
@@ -220,11 +225,9 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             let cell_preset = params.get("preset").map(String::as_str).or(preset.as_deref());
             let mut table = start_table(cell_preset).map_err(|e| format!("plan: {e}"))?;
             merge_into(&mut table, &base);
-            let mesh = table.get("env").and_then(|v| v.as_str()) == Some("lln");
-            match reps {
-                Some(r) => drop(table.insert("reps".into(), toml::Value::Integer(r))),
-                None if !mesh => drop(table.insert("reps".into(), toml::Value::Integer(1))),
-                None => {}
+            // the plan's reps, else 1 for the bottleneck and the preset's own for a mesh
+            if let Some(r) = reps.or((!is_mesh(&table)).then_some(1)) {
+                table.insert("reps".into(), toml::Value::Integer(r));
             }
             for (k, v) in values.iter().filter(|(k, _)| k.as_str() != "preset") {
                 set_path(&mut table, k, (*v).clone())?;
@@ -251,9 +254,10 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// The columns of the tidy per-client table.
-const CLIENT_COLUMNS: [&str; 9] =
-    ["rep", "client", "fct_s", "exchanges", "failed", "retransmissions", "duplicates", "max_expired_rto_s", "cell"];
+/// The columns of the tidy per-client table after the plan's parameters.
+fn client_columns() -> impl Iterator<Item = &'static str> {
+    crate::sim::CLIENT_COLUMNS.into_iter().chain(["cell"])
+}
 
 /// Runs one cell's replications.
 fn run_reps(s: &CellScenario) -> Result<Vec<RepResult>, Error> {
@@ -286,23 +290,14 @@ fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> 
     // per-client rows: the plan's parameters as columns, then the client's numbers
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = plan_keys.to_vec();
-    header.extend(CLIENT_COLUMNS.iter().map(|c| c.to_string()));
+    header.extend(client_columns().map(str::to_string));
     w.write_record(&header)?;
     for rep in &reps {
         for c in &rep.clients {
             let mut row: Vec<String> =
                 plan_keys.iter().map(|k| cell.params.get(k).cloned().unwrap_or_default()).collect();
-            row.extend([
-                rep.rep.to_string(),
-                (c.client + node_offset).to_string(),
-                c.fct_ns.map(|n| format!("{:.9}", n as f64 / 1e9)).unwrap_or_default(),
-                c.exchanges.to_string(),
-                c.failed.to_string(),
-                c.retransmissions.to_string(),
-                c.duplicates.to_string(),
-                format!("{:.9}", c.max_expired_rto_ns as f64 / 1e9),
-                cell.id.clone(),
-            ]);
+            row.extend(crate::sim::client_row(rep.rep, c.client + node_offset, c));
+            row.push(cell.id.clone());
             w.write_record(&row)?;
         }
     }
@@ -425,7 +420,7 @@ pub fn rebuild_clients_csv(dir: &Path) -> Result<(), Error> {
         tables.push((header, rows));
     }
     // parameters first, then the client columns in their fixed order
-    columns.sort_by_key(|c| CLIENT_COLUMNS.iter().position(|x| x == c).map_or(0, |i| i + 1));
+    columns.sort_by_key(|c| client_columns().position(|x| x == c).map_or(0, |i| i + 1));
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&columns)?;
     for (header, rows) in tables {

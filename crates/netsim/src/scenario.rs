@@ -86,9 +86,18 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 /// `name[:key=value,...]` over the algorithm's defaults and `defaults` (where it has the key).
-pub(crate) fn cc_with_defaults(cc: &str, defaults: &BTreeMap<String, String>) -> Result<CcConfig, ScenarioError> {
+/// `tcp` is not a congestion-control algorithm: it is refused with `not_tcp`, which says why
+/// in this kind of scenario.
+pub(crate) fn cc_with_defaults(
+    cc: &str,
+    defaults: &BTreeMap<String, String>,
+    not_tcp: &str,
+) -> Result<CcConfig, ScenarioError> {
     let err = |e: coap_cc::SpecError| ScenarioError(format!("cc: {e}"));
     let (name, explicit) = coap_cc::split_spec(cc).map_err(err)?;
+    if name == "tcp" {
+        return Err(ScenarioError(format!("cc: {not_tcp}")));
+    }
     let mut cfg = CcConfig::new(name).map_err(err)?;
     for (k, v) in defaults {
         if cfg.has_param(k) {
@@ -164,18 +173,14 @@ impl Scenario {
     /// The algorithm's configuration: its defaults, then `cc_defaults` where it has the
     /// parameter, then the parameters written in `cc`.
     pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
-        let name = self.cc.split_once(':').map_or(self.cc.as_str(), |p| p.0);
-        if name.trim() == "tcp" {
-            return Err(ScenarioError("cc: `tcp` is CoAP over TCP, not a UDP congestion-control algorithm".into()));
-        }
-        cc_with_defaults(&self.cc, &self.cc_defaults)
+        cc_with_defaults(&self.cc, &self.cc_defaults, "`tcp` is CoAP over TCP, not a UDP congestion-control algorithm")
     }
 
     /// The transport `cc` names: `tcp[:key=value,...]` or a UDP algorithm.
     pub fn transport(&self) -> Result<Transport, ScenarioError> {
-        coap_cc::split_spec(&self.cc).map_err(|e| ScenarioError(format!("cc: {e}")))?;
-        let (name, params) = self.cc.split_once(':').unwrap_or((&self.cc, ""));
-        if name.trim() == "tcp" {
+        let (name, _) = coap_cc::split_spec(&self.cc).map_err(|e| ScenarioError(format!("cc: {e}")))?;
+        if name == "tcp" {
+            let params = self.cc.split_once(':').map_or("", |p| p.1);
             let mut p = crate::tcp::TcpParams::parse(params).map_err(ScenarioError)?;
             p.mss = self.uplink.mtu.min(self.downlink.mtu).saturating_sub(self.ip_header_bytes + 20).max(8);
             return Ok(Transport::Tcp(p));

@@ -16,6 +16,11 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 
+/// The endpoint's timer slot of a host.
+const ENDPOINT_TIMER: u32 = 0;
+/// The slot of a waiting workload's next start.
+const APP_TIMER: u32 = 1;
+
 /// Serves one fixed response to every request.
 #[derive(Debug)]
 pub struct FixedResponse(pub Response);
@@ -85,7 +90,7 @@ impl UdpStack {
         let now = ctx.now();
         let host = &mut self.hosts[h.index()];
         if let Next::At(at) = next {
-            host.app_timer.rearm(ctx, h, 1, Some(at));
+            host.app_timer.rearm(ctx, h, APP_TIMER, Some(at));
             return;
         }
         let (Next::Exchange { fresh }, Some(server)) = (next, host.server) else { return };
@@ -120,7 +125,7 @@ impl UdpStack {
         }
         let host = &mut self.hosts[h.index()];
         let next = host.ep.poll_timeout();
-        host.timer.rearm(ctx, h, 0, next);
+        host.timer.rearm(ctx, h, ENDPOINT_TIMER, next);
     }
 }
 
@@ -144,7 +149,7 @@ impl Stack for UdpStack {
 
     fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool {
         let h = &mut self.hosts[host.index()];
-        if slot == 1 {
+        if slot == APP_TIMER {
             if !h.app_timer.fire(gen) {
                 return false;
             }

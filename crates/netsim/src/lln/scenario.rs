@@ -309,11 +309,8 @@ impl LlnScenario {
 
     /// The algorithm: its defaults, `cc_defaults` where it has the key, then `cc`'s own.
     pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
-        let name = self.cc.split_once(':').map_or(self.cc.as_str(), |p| p.0);
-        if name.trim() == "tcp" {
-            return Err(ScenarioError("cc: the mesh runs CoAP over UDP (`tcp` is for the wired bottleneck)".into()));
-        }
-        crate::scenario::cc_with_defaults(&self.cc, &self.cc_defaults)
+        let not_tcp = "the mesh runs CoAP over UDP (`tcp` is for the wired bottleneck)";
+        crate::scenario::cc_with_defaults(&self.cc, &self.cc_defaults, not_tcp)
     }
 
     /// The motes.

@@ -207,21 +207,24 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         let done: Vec<f64> = r.clients.iter().map(|c| per[c.client as usize]).collect();
         let total: f64 = done.iter().sum();
         tps += total / secs;
-        let (run_sent, run_delivered) = (sent, delivered);
         goodput += total * 8.0 * m.request_bytes as f64 / secs;
         let sq: f64 = done.iter().map(|x| x * x).sum();
         jain += if sq > 0.0 { total * total / (done.len() as f64 * sq) } else { 0.0 };
+        let (mut run_delivered, mut run_sent) = (0u64, 0u64);
         for n in &m.report.nodes {
             match n.role {
-                netmodel::mesh::topology::Role::Server => delivered += n.stats.delivered,
-                netmodel::mesh::topology::Role::Client => sent += n.stats.originated,
+                netmodel::mesh::topology::Role::Server => run_delivered += n.stats.delivered,
+                netmodel::mesh::topology::Role::Client => run_sent += n.stats.originated,
                 _ => {}
             }
         }
+        delivered += run_delivered;
+        sent += run_sent;
         let mut run_max: f64 = 0.0;
-        let (retx_before, rtos_before) = (retx, rtos.len());
+        let mut run_retx = 0u64;
+        let rtos_before = rtos.len();
         for e in &r.exchanges {
-            retx += e.retransmissions as u64;
+            run_retx += e.retransmissions as u64;
             requests += 1;
             if let Some(rtt) = e.rtt_ns {
                 durations.push(rtt as f64 / 1e9);
@@ -240,13 +243,13 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
             }
         }
         max_sum += run_max;
+        retx += run_retx;
         let run_fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
-        let (run_sent, run_delivered) = (sent - run_sent, delivered - run_delivered);
         per_rep.push(RepMetrics {
             rep: r.rep,
             transactions_per_s: total / secs,
             fct_mean_s: mean(&run_fcts),
-            retransmissions: retx - retx_before,
+            retransmissions: run_retx,
             rto_mean_s: mean(&rtos[rtos_before..]),
             rto_max_s: if rtos.len() > rtos_before { run_max } else { f64::NAN },
             pdr: if run_sent == 0 { f64::NAN } else { run_delivered as f64 / run_sent as f64 },
