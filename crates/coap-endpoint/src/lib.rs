@@ -35,7 +35,7 @@ pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
 pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 pub use server::{Handler, NotFound, Reply, RequestId, Response};
-pub use stream::{CloseReason, StreamConnection, StreamEvent};
+pub use stream::{CloseReason, Deadline, StreamConnection, StreamEvent, StreamLimits};
 
 /// A request to send.
 #[derive(Debug, Clone, PartialEq, Eq)]

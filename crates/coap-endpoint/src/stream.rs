@@ -13,10 +13,16 @@
 //!   otherwise. A server side hands requests to a [`Handler`] and writes its reply
 //!   (a handler answering later gets 5.03: deferred replies are not supported over streams).
 //! * The application writes everything [`StreamConnection::take_output`] returns, in order.
+//! * Untrusted peers: a frame is buffered only up to our Max-Message-Size (the header announces
+//!   its length); a complete frame that does not decode aborts. [`StreamLimits`] (none unless
+//!   [`StreamConnection::with_limits`] sets them) end connections that make no progress: no CSM
+//!   in time or a frame begun and not finished in time (Abort), no frame at all for the idle time
+//!   (Release), or a request of ours unanswered (Abort). The driver sleeps until
+//!   [`StreamConnection::poll_timeout`] and calls [`StreamConnection::handle_timeout`].
 
 use std::collections::{BTreeMap, VecDeque};
 
-use coap_cc::Instant;
+use coap_cc::{Duration, Instant};
 use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Error as WireError, Frame, Options};
 
 use crate::server::{Handler, Reply, RequestId, Response};
@@ -24,6 +30,22 @@ use crate::Request;
 
 /// RFC 8323 §5.3.1: the Max-Message-Size assumed before the peer's CSM.
 pub const DEFAULT_MAX_MESSAGE_SIZE: u64 = 1152;
+
+/// Deadlines that end a connection making no progress. RFC 8323 leaves them to the
+/// implementation; `None` disables one (the default: the simulator's connections have none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StreamLimits {
+    /// The peer's CSM must arrive within this time of the connection's start (else Abort).
+    pub csm: Option<Duration>,
+    /// A frame whose first bytes arrived must be complete within this time (else Abort): a peer
+    /// trickling bytes (slowloris) cannot hold the connection.
+    pub frame: Option<Duration>,
+    /// With no request of ours outstanding, the connection is released after this long without a
+    /// complete frame from the peer or a request from us.
+    pub idle: Option<Duration>,
+    /// A request of ours must be answered within this time (else Abort).
+    pub response: Option<Duration>,
+}
 
 /// Why the connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +56,32 @@ pub enum CloseReason {
     AbortedByPeer(String),
     /// We aborted (with this diagnostic).
     Aborted(String),
+    /// We released it after [`StreamLimits::idle`] without traffic.
+    Idle,
+    /// We aborted it because the peer missed a deadline of [`StreamLimits`].
+    TimedOut(Deadline),
+}
+
+/// Which of the [`StreamLimits`] a peer missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadline {
+    /// Its CSM did not come.
+    Csm,
+    /// A frame it began was not completed.
+    Frame,
+    /// A request of ours was not answered.
+    Response,
+}
+
+impl Deadline {
+    /// The diagnostic of the Abort we send.
+    pub fn diagnostic(self) -> &'static str {
+        match self {
+            Deadline::Csm => "no CSM received in time",
+            Deadline::Frame => "frame not completed in time",
+            Deadline::Response => "no response in time",
+        }
+    }
 }
 
 /// What the application learns.
@@ -72,10 +120,18 @@ pub struct StreamConnection<A> {
     token_len: usize,
     next_token: u64,
     next_request: u64,
-    pending: BTreeMap<([u8; 8], usize), u64>,
+    /// Outstanding requests by token: (id, when sent).
+    pending: BTreeMap<([u8; 8], usize), (u64, Instant)>,
     /// Requests sent with an empty token, oldest first.
-    pending_empty: VecDeque<u64>,
+    pending_empty: VecDeque<(u64, Instant)>,
     events: VecDeque<StreamEvent>,
+    limits: StreamLimits,
+    /// When the connection began (for the CSM deadline).
+    started: Instant,
+    /// The last complete frame from the peer or request from us (for the idle deadline).
+    active_at: Instant,
+    /// When the first bytes of the frame now partly buffered arrived.
+    partial_since: Option<Instant>,
 }
 
 impl<A: core::fmt::Debug> core::fmt::Debug for StreamConnection<A> {
@@ -115,6 +171,10 @@ impl<A: Clone> StreamConnection<A> {
             pending: BTreeMap::new(),
             pending_empty: VecDeque::new(),
             events: VecDeque::new(),
+            limits: StreamLimits::default(),
+            started: Instant::ZERO,
+            active_at: Instant::ZERO,
+            partial_since: None,
         };
         let mut b = [0u8; 4];
         let mms = encode_uint(max_message_size.min(u32::MAX as u64) as u32, &mut b);
@@ -132,6 +192,75 @@ impl<A: Clone> StreamConnection<A> {
     pub fn with_token_len(mut self, len: usize) -> Self {
         self.token_len = len.min(coap_wire::MAX_TOKEN_LEN);
         self
+    }
+
+    /// Ends the connection when it makes no progress (see [`StreamLimits`]); `now` is its start.
+    pub fn with_limits(mut self, now: Instant, limits: StreamLimits) -> Self {
+        self.limits = limits;
+        self.started = now;
+        self.active_at = now;
+        self
+    }
+
+    /// Bytes received and held: the start of a frame not complete yet (at most our
+    /// Max-Message-Size, since a longer frame aborts from its header).
+    pub fn buffered(&self) -> usize {
+        self.rx.len()
+    }
+
+    /// When [`StreamConnection::handle_timeout`] must be called next, if a limit is set.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.closed {
+            return None;
+        }
+        let l = &self.limits;
+        let mut next: Option<Instant> = None;
+        let mut consider = |t: Option<Instant>| {
+            if let Some(t) = t {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        };
+        if !self.csm_received {
+            consider(l.csm.map(|d| self.started + d));
+        }
+        consider(l.frame.zip(self.partial_since).map(|(d, t)| t + d));
+        if self.outstanding() == 0 {
+            consider(l.idle.map(|d| self.active_at + d));
+        } else if let Some(d) = l.response {
+            consider(self.oldest_request().map(|t| t + d));
+        }
+        next
+    }
+
+    fn oldest_request(&self) -> Option<Instant> {
+        let by_token = self.pending.values().map(|&(_, t)| t);
+        by_token.chain(self.pending_empty.front().map(|&(_, t)| t)).min()
+    }
+
+    /// Ends the connection if one of its [`StreamLimits`] has passed at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.closed {
+            return;
+        }
+        let l = self.limits;
+        let passed =
+            |limit: Option<Duration>, since: Option<Instant>| limit.zip(since).is_some_and(|(d, t)| now >= t + d);
+        let missed = if !self.csm_received && passed(l.csm, Some(self.started)) {
+            Some(Deadline::Csm)
+        } else if passed(l.frame, self.partial_since) {
+            Some(Deadline::Frame)
+        } else if self.outstanding() > 0 && passed(l.response, self.oldest_request()) {
+            Some(Deadline::Response)
+        } else {
+            None
+        };
+        if let Some(d) = missed {
+            self.abort_as(d.diagnostic(), None, CloseReason::TimedOut(d));
+        } else if self.outstanding() == 0 && passed(l.idle, Some(self.active_at)) {
+            write_frame(&mut self.out, Code::RELEASE, &[], &[], &[]);
+            self.closed = true;
+            self.events.push_back(StreamEvent::Closed(CloseReason::Idle));
+        }
     }
 
     /// Bytes to write to the stream now.
@@ -154,8 +283,10 @@ impl<A: Clone> StreamConnection<A> {
         self.pending.len() + self.pending_empty.len()
     }
 
-    /// Sends a request (its `confirmable` flag has no meaning on streams); returns its id.
-    pub fn request(&mut self, req: &Request) -> Option<u64> {
+    /// Sends a request at `now` (its `confirmable` flag has no meaning on streams); returns its
+    /// id, or `None` when the connection is closed or the request exceeds the peer's
+    /// Max-Message-Size.
+    pub fn request(&mut self, now: Instant, req: &Request) -> Option<u64> {
         if self.closed {
             return None;
         }
@@ -174,10 +305,11 @@ impl<A: Clone> StreamConnection<A> {
         let id = self.next_request;
         self.next_request += 1;
         if len == 0 {
-            self.pending_empty.push_back(id);
+            self.pending_empty.push_back((id, now));
         } else {
-            self.pending.insert((key, len), id);
+            self.pending.insert((key, len), (id, now));
         }
+        self.active_at = now;
         Some(id)
     }
 
@@ -195,6 +327,10 @@ impl<A: Clone> StreamConnection<A> {
     }
 
     fn abort(&mut self, diagnostic: &str, bad_csm_option: Option<u16>) {
+        self.abort_as(diagnostic, bad_csm_option, CloseReason::Aborted(diagnostic.into()));
+    }
+
+    fn abort_as(&mut self, diagnostic: &str, bad_csm_option: Option<u16>, reason: CloseReason) {
         if self.closed {
             return;
         }
@@ -209,7 +345,7 @@ impl<A: Clone> StreamConnection<A> {
         };
         write_frame(&mut self.out, Code::ABORT, &[], options, diagnostic.as_bytes());
         self.closed = true;
-        self.events.push_back(StreamEvent::Closed(CloseReason::Aborted(diagnostic.into())));
+        self.events.push_back(StreamEvent::Closed(reason));
     }
 
     /// Feeds bytes read from the stream.
@@ -224,6 +360,7 @@ impl<A: Clone> StreamConnection<A> {
         while !self.closed {
             match Frame::decode(&rx[used..], self.max_message_size) {
                 Ok((f, n)) => {
+                    self.active_at = now;
                     self.on_frame(now, &f);
                     used += n;
                 }
@@ -241,6 +378,15 @@ impl<A: Clone> StreamConnection<A> {
             }
         }
         rx.drain(..used.min(rx.len()));
+        if self.closed {
+            rx = Vec::new(); // nothing more is read: free the buffer
+        }
+        // a partial frame starts its clock when its first bytes arrive, not when it is complete
+        self.partial_since = match (rx.is_empty(), self.partial_since) {
+            (true, _) => None,
+            (false, Some(t)) if used == 0 => Some(t),
+            (false, _) => Some(now),
+        };
         self.rx = rx;
     }
 
@@ -311,11 +457,11 @@ impl<A: Clone> StreamConnection<A> {
             }
             c if c.is_response() => {
                 let id = if f.token.is_empty() {
-                    self.pending_empty.pop_front()
+                    self.pending_empty.pop_front().map(|(id, _)| id)
                 } else {
                     let mut key = [0u8; 8];
                     key[..f.token.len()].copy_from_slice(f.token);
-                    self.pending.remove(&(key, f.token.len()))
+                    self.pending.remove(&(key, f.token.len())).map(|(id, _)| id)
                 };
                 if let Some(id) = id {
                     self.events.push_back(StreamEvent::Response { id, code: c, payload: f.payload.to_vec() });
@@ -347,8 +493,8 @@ mod tests {
     #[test]
     fn csm_then_requests_matched_by_token_even_byte_by_byte() {
         let (mut c, mut s) = pair();
-        let id1 = c.request(&Request::get("a")).unwrap();
-        let id2 = c.request(&Request::get("b")).unwrap();
+        let id1 = c.request(Instant::ZERO, &Request::get("a")).unwrap();
+        let id2 = c.request(Instant::ZERO, &Request::get("b")).unwrap();
         // deliver the client's bytes one at a time: frames are reassembled
         for b in c.take_output() {
             s.handle_bytes(Instant::ZERO, &[b]);
@@ -366,7 +512,10 @@ mod tests {
         for len in [0, 1, 8] {
             let (c, mut s) = pair();
             let mut c = c.with_token_len(len);
-            let ids = [c.request(&Request::get("a")).unwrap(), c.request(&Request::get("b")).unwrap()];
+            let ids = [
+                c.request(Instant::ZERO, &Request::get("a")).unwrap(),
+                c.request(Instant::ZERO, &Request::get("b")).unwrap(),
+            ];
             let out = c.take_output();
             // CSM (3 bytes: Len/TKL, code, Max-Message-Size 1152 in 2 bytes after its header)
             // then a GET: Len/TKL, code, token, Uri-Path "a" (2 bytes)
@@ -398,6 +547,83 @@ mod tests {
         shuttle(&mut c, &mut s);
         assert!(s.is_closed());
         assert!(std::iter::from_fn(|| s.poll_event()).any(|e| e == StreamEvent::Closed(CloseReason::Released)));
+    }
+
+    fn t(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    fn closed_with(c: &mut StreamConnection<u8>) -> Option<CloseReason> {
+        std::iter::from_fn(|| c.poll_event()).find_map(|e| match e {
+            StreamEvent::Closed(r) => Some(r),
+            _ => None,
+        })
+    }
+
+    const LIMITS: StreamLimits = StreamLimits {
+        csm: Some(Duration::from_millis(1000)),
+        frame: Some(Duration::from_millis(500)),
+        idle: Some(Duration::from_millis(3000)),
+        response: Some(Duration::from_millis(2000)),
+    };
+
+    #[test]
+    fn a_complete_frame_that_does_not_decode_aborts_and_nothing_after_it_is_kept() {
+        // the 4 bytes `20 01 77 00`: Len 2, GET, an option of length 7 with 1 byte left in the frame
+        let mut s = StreamConnection::<u8>::new(2, 1152, Some(Box::new(NotFound)));
+        let _ = s.take_output();
+        s.handle_bytes(Instant::ZERO, &[0x00, 0xE1]); // the peer's CSM
+        s.handle_bytes(Instant::ZERO, &[0x20, 0x01, 0x77, 0x00]);
+        assert!(s.is_closed());
+        assert!(matches!(closed_with(&mut s), Some(CloseReason::Aborted(d)) if d.contains("malformed")));
+        for _ in 0..100 {
+            s.handle_bytes(Instant::ZERO, &[0u8; 4096]);
+        }
+        assert_eq!(s.buffered(), 0);
+    }
+
+    #[test]
+    fn deadlines_close_stuck_connections() {
+        // no CSM: Abort at 1000 ms, not before
+        let mut s = StreamConnection::<u8>::new(2, 1152, None).with_limits(t(0), LIMITS);
+        assert_eq!(s.poll_timeout(), Some(t(1000)));
+        s.handle_timeout(t(999));
+        assert!(!s.is_closed());
+        s.handle_timeout(t(1000));
+        assert_eq!(closed_with(&mut s), Some(CloseReason::TimedOut(Deadline::Csm)));
+        assert_eq!(s.poll_timeout(), None);
+        // a frame begun at 200 ms, one more byte at 600 ms: still due at 200 + 500 = 700 ms
+        let mut s = StreamConnection::<u8>::new(2, 1152, None).with_limits(t(0), LIMITS);
+        s.handle_bytes(t(100), &[0x00, 0xE1]);
+        s.handle_bytes(t(200), &[0x30]);
+        s.handle_bytes(t(600), &[0x01]);
+        assert_eq!(s.poll_timeout(), Some(t(700)));
+        s.handle_timeout(t(700));
+        assert_eq!(closed_with(&mut s), Some(CloseReason::TimedOut(Deadline::Frame)));
+        // idle: the last complete frame at 100 ms, released (7.04) at 3100 ms
+        let mut s = StreamConnection::<u8>::new(2, 1152, None).with_limits(t(0), LIMITS);
+        s.handle_bytes(t(100), &[0x00, 0xE1]);
+        let _ = s.take_output();
+        assert_eq!(s.poll_timeout(), Some(t(3100)));
+        s.handle_timeout(t(3100));
+        assert_eq!(closed_with(&mut s), Some(CloseReason::Idle));
+        assert_eq!(Frame::decode(&s.take_output(), 1152).unwrap().0.code, Code::RELEASE);
+        // a request sent at 400 ms and never answered: Abort at 2400 ms (idle does not apply meanwhile)
+        let mut c = StreamConnection::<u8>::new(1, 1152, None).with_limits(t(0), LIMITS);
+        c.handle_bytes(t(100), &[0x00, 0xE1]);
+        c.request(t(400), &Request::get("a")).unwrap();
+        assert_eq!(c.poll_timeout(), Some(t(2400)));
+        c.handle_timeout(t(2400));
+        assert_eq!(closed_with(&mut c), Some(CloseReason::TimedOut(Deadline::Response)));
+    }
+
+    #[test]
+    fn no_limits_no_deadline() {
+        let (mut c, _) = pair();
+        c.request(Instant::ZERO, &Request::get("a")).unwrap();
+        assert_eq!(c.poll_timeout(), None);
+        c.handle_timeout(Instant::from_nanos(u64::MAX));
+        assert!(!c.is_closed());
     }
 
     #[test]

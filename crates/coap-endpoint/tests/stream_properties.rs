@@ -27,6 +27,8 @@ proptest! {
             if closed_at.is_some() {
                 prop_assert!(out.is_empty(), "output after close");
             }
+            // a partial frame is held only up to our Max-Message-Size (plus its header)
+            prop_assert!(s.buffered() <= 1152 + 6, "{} bytes buffered", s.buffered());
             if s.is_closed() && closed_at.is_none() {
                 closed_at = Some(i);
             }

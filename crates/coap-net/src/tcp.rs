@@ -1,14 +1,25 @@
 //! CoAP over TCP (RFC 8323) on real sockets: a tokio task per connection drives a sans-IO
 //! [`StreamConnection`] (coap-endpoint): bytes read go in, its output is written, its events
-//! answer the application. Congestion control and reliability are the operating system's TCP.
+//! answer the application, and it sleeps until the connection's next deadline
+//! ([`StreamLimits`]). Congestion control and reliability are the operating system's TCP.
+//!
+//! # Bounds (every peer is untrusted)
+//! * A server keeps at most [`TcpServerConfig::max_connections`] connections, further ones are
+//!   closed at accept; the cap is lowered to what the process's open-file limit leaves
+//!   ([`fd_budget`]), so that accepting never fails for want of descriptors.
+//! * Each connection ends when its peer makes no progress: no CSM within `csm`, a frame begun and
+//!   not finished within `frame` (slow senders), no traffic within `idle`; a peer that does not
+//!   read what we write is dropped after `frame` as well (a stalled write).
+//! * A failed accept (say EMFILE) waits [`ACCEPT_BACKOFF`] before the next one instead of spinning.
+//! * A client waits at most `csm` for the server's CSM and `response` for each response.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use coap_cc::Duration;
-use coap_endpoint::{CloseReason, Request, StreamConnection, StreamEvent};
+use coap_endpoint::{CloseReason, Deadline, Request, StreamConnection, StreamEvent, StreamLimits};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
@@ -19,8 +30,69 @@ use crate::resources::{Resources, ServerStats};
 
 /// The largest message this side accepts (advertised in its CSM).
 pub const MAX_MESSAGE_SIZE: u64 = 1152;
-/// Connections a server keeps at once; further ones are closed at accept.
-pub const MAX_CONNECTIONS: usize = 1024;
+/// How long a server waits after a failed accept (e.g. out of file descriptors) before the next.
+pub const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+/// File descriptors a server leaves for everything but its connections (listener, runtime, logs).
+const FD_RESERVE: u64 = 32;
+
+/// A server's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpServerConfig {
+    /// Connections kept at once (further ones are closed at accept): 1024 by default, lowered to
+    /// the open-file limit's budget.
+    pub max_connections: usize,
+    /// Each connection's deadlines; `response` is unused (a server sends no requests).
+    pub limits: StreamLimits,
+}
+
+impl Default for TcpServerConfig {
+    fn default() -> Self {
+        TcpServerConfig { max_connections: 1024, limits: server_limits(Duration::from_secs(60)) }
+    }
+}
+
+/// A server connection's deadlines: the peer's CSM within 10 s, each frame within 10 s of its
+/// first byte, and release after `idle` without traffic.
+pub fn server_limits(idle: Duration) -> StreamLimits {
+    StreamLimits {
+        csm: Some(Duration::from_secs(10)),
+        frame: Some(Duration::from_secs(10)),
+        idle: Some(idle),
+        response: None,
+    }
+}
+
+/// A client connection's default deadlines: the server's CSM within 10 s, each frame within 10 s,
+/// each response within 120 s (TCP's own retransmissions reach Linux's 120 s RTO cap); no idle
+/// limit (the application decides when to release).
+pub const CLIENT_LIMITS: StreamLimits = StreamLimits {
+    csm: Some(Duration::from_secs(10)),
+    frame: Some(Duration::from_secs(10)),
+    idle: None,
+    response: Some(Duration::from_secs(120)),
+};
+
+/// Connections the process's open-file limit leaves room for (its soft limit less a reserve),
+/// or `None` when the limit is unknown or unlimited.
+pub fn fd_budget() -> Option<usize> {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current?;
+    Some(soft.saturating_sub(FD_RESERVE) as usize)
+}
+
+/// What a TCP server counted.
+#[derive(Debug, Default)]
+pub struct TcpStats {
+    /// Connections accepted and served.
+    pub accepted: AtomicU64,
+    /// Connections closed at accept because `max_connections` were open.
+    pub refused: AtomicU64,
+    /// Accepts that failed (e.g. out of file descriptors), each followed by [`ACCEPT_BACKOFF`].
+    pub accept_errors: AtomicU64,
+    /// Connections released for idleness.
+    pub idle_closed: AtomicU64,
+    /// Connections we aborted (malformed input, no CSM, a frame or a write that stalled).
+    pub aborted: AtomicU64,
+}
 
 /// A running TCP server.
 #[derive(Debug)]
@@ -29,13 +101,17 @@ pub struct TcpServer {
     pub local: SocketAddr,
     /// Its counters.
     pub stats: Arc<ServerStats>,
+    /// Its connection counters.
+    pub tcp_stats: Arc<TcpStats>,
     /// Open connections.
     pub connections: Arc<AtomicUsize>,
+    /// The connection cap in force (the configured one, lowered to the open-file budget).
+    pub max_connections: usize,
     stop: Option<oneshot::Sender<()>>,
 }
 
 impl TcpServer {
-    /// Stops accepting (open connections finish on their own).
+    /// Stops accepting (open connections finish on their own, within their limits).
     pub fn stop(mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
@@ -43,64 +119,113 @@ impl TcpServer {
     }
 }
 
-/// Serves the resources over RFC 8323 on `bind`.
+/// Serves the resources over RFC 8323 on `bind` with the default limits.
 pub async fn serve(bind: SocketAddr) -> std::io::Result<TcpServer> {
+    serve_with(bind, TcpServerConfig::default()).await
+}
+
+/// Serves the resources over RFC 8323 on `bind`.
+pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Result<TcpServer> {
     let listener = TcpListener::bind(bind).await?;
     let local = listener.local_addr()?;
     let stats = Arc::new(ServerStats::default());
+    let tcp_stats = Arc::new(TcpStats::default());
     let connections = Arc::new(AtomicUsize::new(0));
+    let max_connections = cfg.max_connections.min(fd_budget().unwrap_or(usize::MAX)).max(1);
     let (stop_tx, mut stop_rx) = oneshot::channel();
-    let (st, conns) = (stats.clone(), connections.clone());
+    let (st, ts, conns) = (stats.clone(), tcp_stats.clone(), connections.clone());
     tokio::spawn(async move {
         let clock = Clock::new();
         loop {
             tokio::select! {
                 _ = &mut stop_rx => break,
                 r = listener.accept() => {
-                    let Ok((stream, peer)) = r else { continue };
-                    if conns.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+                    let (stream, peer) = match r {
+                        Ok(x) => x,
+                        Err(_) => {
+                            ts.accept_errors.fetch_add(1, Ordering::Relaxed);
+                            tokio::time::sleep(ACCEPT_BACKOFF).await;
+                            continue;
+                        }
+                    };
+                    if conns.load(Ordering::Relaxed) >= max_connections {
+                        ts.refused.fetch_add(1, Ordering::Relaxed);
                         drop(stream);
                         continue;
                     }
+                    ts.accepted.fetch_add(1, Ordering::Relaxed);
                     conns.fetch_add(1, Ordering::Relaxed);
-                    let (st, conns) = (st.clone(), conns.clone());
+                    let (st, ts, conns) = (st.clone(), ts.clone(), conns.clone());
                     tokio::spawn(async move {
                         let res = Resources { stats: st };
-                        let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)));
-                        let _ = serve_connection(stream, conn, clock).await;
+                        let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)))
+                            .with_limits(clock.now(), cfg.limits);
+                        let end = serve_connection(stream, conn, clock, write_limit(&cfg.limits)).await;
+                        match end {
+                            Some(CloseReason::Idle) => ts.idle_closed.fetch_add(1, Ordering::Relaxed),
+                            Some(CloseReason::Aborted(_) | CloseReason::TimedOut(_)) => {
+                                ts.aborted.fetch_add(1, Ordering::Relaxed)
+                            }
+                            _ => 0,
+                        };
                         conns.fetch_sub(1, Ordering::Relaxed);
                     });
                 }
             }
         }
     });
-    Ok(TcpServer { local, stats, connections, stop: Some(stop_tx) })
+    Ok(TcpServer { local, stats, tcp_stats, connections, max_connections, stop: Some(stop_tx) })
 }
 
+/// How long one write may stall: the frame limit (a peer that reads nothing is as stuck as one
+/// that writes nothing), else 10 s.
+fn write_limit(l: &StreamLimits) -> std::time::Duration {
+    l.frame.unwrap_or(Duration::from_secs(10)).into()
+}
+
+/// Writes `bytes` within `limit`; `false` if the write failed or stalled.
+async fn write_within(stream: &mut TcpStream, bytes: &[u8], limit: std::time::Duration) -> bool {
+    bytes.is_empty() || matches!(tokio::time::timeout(limit, stream.write_all(bytes)).await, Ok(Ok(())))
+}
+
+/// Serves one connection until it closes; returns why it closed, if the protocol closed it.
 async fn serve_connection(
     mut stream: TcpStream,
     mut conn: StreamConnection<SocketAddr>,
     clock: Clock,
-) -> std::io::Result<()> {
+    write_limit: std::time::Duration,
+) -> Option<CloseReason> {
     let _ = stream.set_nodelay(false);
-    stream.write_all(&conn.take_output()).await?;
     let mut buf = vec![0u8; 4096];
-    loop {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        conn.handle_bytes(clock.now(), &buf[..n]);
-        let out = conn.take_output();
-        if !out.is_empty() {
-            stream.write_all(&out).await?;
-        }
-        while conn.poll_event().is_some() {}
-        if conn.is_closed() {
-            break;
+    let mut reason = None;
+    if write_within(&mut stream, &conn.take_output(), write_limit).await {
+        loop {
+            let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
+            tokio::select! {
+                r = stream.read(&mut buf) => match r {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => conn.handle_bytes(clock.now(), &buf[..n]),
+                },
+                _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+                    conn.handle_timeout(clock.now());
+                }
+            }
+            if !write_within(&mut stream, &conn.take_output(), write_limit).await {
+                reason = Some(CloseReason::Aborted("write stalled".into()));
+                break;
+            }
+            while let Some(ev) = conn.poll_event() {
+                if let StreamEvent::Closed(r) = ev {
+                    reason = Some(r);
+                }
+            }
+            if conn.is_closed() {
+                break;
+            }
         }
     }
-    stream.shutdown().await
+    let _ = tokio::time::timeout(write_limit, stream.shutdown()).await;
+    reason
 }
 
 enum Cmd {
@@ -115,29 +240,54 @@ pub struct TcpClient {
     cmds: mpsc::Sender<Cmd>,
 }
 
-/// Connects to `server`, exchanges CSMs, and returns once the server's CSM arrived.
+/// Connects to `server` with [`CLIENT_LIMITS`]; see [`connect_with`].
 pub async fn connect(server: SocketAddr) -> std::io::Result<TcpClient> {
-    let mut stream = TcpStream::connect(server).await?;
-    let mut conn = StreamConnection::new(server, MAX_MESSAGE_SIZE, None);
-    stream.write_all(&conn.take_output()).await?;
+    connect_with(server, CLIENT_LIMITS).await
+}
+
+/// Connects to `server`, exchanges CSMs, and returns once the server's CSM arrived; errors name
+/// the server. A server whose CSM does not come within `limits.csm` is a `TimedOut` error.
+pub async fn connect_with(server: SocketAddr, limits: StreamLimits) -> std::io::Result<TcpClient> {
+    let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{server}: {e}"));
+    let mut stream = TcpStream::connect(server).await.map_err(named)?;
     let clock = Clock::new();
+    let mut conn = StreamConnection::new(server, MAX_MESSAGE_SIZE, None).with_limits(clock.now(), limits);
+    let write_limit = write_limit(&limits);
+    if !write_within(&mut stream, &conn.take_output(), write_limit).await {
+        return Err(named(std::io::Error::new(std::io::ErrorKind::TimedOut, "could not send our CSM")));
+    }
     let mut buf = vec![0u8; 4096];
-    // wait for the peer's CSM
+    // wait for the peer's CSM (the connection's CSM deadline aborts a silent server)
     loop {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed before its CSM"));
+        let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
+        tokio::select! {
+            r = stream.read(&mut buf) => match r.map_err(named)? {
+                0 => {
+                    let e = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed before its CSM");
+                    return Err(named(e));
+                }
+                n => conn.handle_bytes(clock.now(), &buf[..n]),
+            },
+            _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+                conn.handle_timeout(clock.now());
+            }
         }
-        conn.handle_bytes(clock.now(), &buf[..n]);
-        stream.write_all(&conn.take_output()).await?;
+        let _ = write_within(&mut stream, &conn.take_output(), write_limit).await;
         match conn.poll_event() {
             Some(StreamEvent::Ready { .. }) => break,
-            Some(StreamEvent::Closed(r)) => return Err(std::io::Error::other(format!("connection ended: {r:?}"))),
+            Some(StreamEvent::Closed(CloseReason::TimedOut(Deadline::Csm))) => {
+                let secs = limits.csm.map_or(0.0, |d| d.as_secs_f64());
+                let e = std::io::Error::new(std::io::ErrorKind::TimedOut, format!("no CSM within {secs} s"));
+                return Err(named(e));
+            }
+            Some(StreamEvent::Closed(r)) => {
+                return Err(named(std::io::Error::other(format!("connection ended: {r:?}"))))
+            }
             _ => {}
         }
     }
     let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(run_client(stream, conn, clock, rx, buf));
+    tokio::spawn(run_client(stream, conn, clock, rx, buf, write_limit));
     Ok(TcpClient { cmds: tx })
 }
 
@@ -147,13 +297,16 @@ async fn run_client(
     clock: Clock,
     mut cmds: mpsc::Receiver<Cmd>,
     mut buf: Vec<u8>,
+    write_limit: std::time::Duration,
 ) {
     let mut waiting: HashMap<u64, (oneshot::Sender<Result<Reply, RequestFailure>>, coap_cc::Instant)> = HashMap::new();
     let mut pings: Vec<oneshot::Sender<bool>> = Vec::new();
+    let mut failure = RequestFailure::Reset;
     loop {
+        let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
         tokio::select! {
             cmd = cmds.recv() => match cmd {
-                Some(Cmd::Request(req, reply)) => match conn.request(&req) {
+                Some(Cmd::Request(req, reply)) => match conn.request(clock.now(), &req) {
                     Some(id) => {
                         waiting.insert(id, (reply, clock.now()));
                     }
@@ -167,8 +320,8 @@ async fn run_client(
                 }
                 Some(Cmd::Release(reply)) => {
                     conn.release();
-                    let _ = stream.write_all(&conn.take_output()).await;
-                    let _ = stream.shutdown().await;
+                    let _ = write_within(&mut stream, &conn.take_output(), write_limit).await;
+                    let _ = tokio::time::timeout(write_limit, stream.shutdown()).await;
                     let _ = reply.send(());
                     break;
                 }
@@ -178,9 +331,11 @@ async fn run_client(
                 Ok(0) | Err(_) => break,
                 Ok(n) => conn.handle_bytes(clock.now(), &buf[..n]),
             },
+            _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+                conn.handle_timeout(clock.now());
+            }
         }
-        let out = conn.take_output();
-        if !out.is_empty() && stream.write_all(&out).await.is_err() {
+        if !write_within(&mut stream, &conn.take_output(), write_limit).await {
             break;
         }
         while let Some(ev) = conn.poll_event() {
@@ -196,10 +351,10 @@ async fn run_client(
                         let _ = p.send(true);
                     }
                 }
-                StreamEvent::Closed(
-                    CloseReason::Aborted(_) | CloseReason::AbortedByPeer(_) | CloseReason::Released,
-                ) => {}
-                StreamEvent::Ready { .. } => {}
+                StreamEvent::Closed(CloseReason::TimedOut(Deadline::Response)) => {
+                    failure = RequestFailure::Timeout;
+                }
+                StreamEvent::Closed(_) | StreamEvent::Ready { .. } => {}
             }
         }
         if conn.is_closed() {
@@ -207,7 +362,7 @@ async fn run_client(
         }
     }
     for (_, (reply, _)) in waiting {
-        let _ = reply.send(Err(RequestFailure::Reset));
+        let _ = reply.send(Err(failure));
     }
 }
 

@@ -149,3 +149,122 @@ fn bad_input_aborts_the_connection_not_the_server() {
     let frames = read_frames(&mut t);
     assert!(frames.iter().any(|f| f.0 == Code::CONTENT && f.1.len() == 60), "{frames:?}");
 }
+
+/// A server whose connections idle out after 300 ms and must send their CSM and finish each
+/// frame within 300 ms, at most `max` of them.
+fn strict_server(max: usize) -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let ms = coap_cc::Duration::from_millis(300);
+    let limits = coap_endpoint::StreamLimits { csm: Some(ms), frame: Some(ms), idle: Some(ms), response: None };
+    let cfg = coap_net::tcp::TcpServerConfig { max_connections: max, limits };
+    let s = rt.block_on(coap_net::tcp::serve_with("127.0.0.1:0".parse().unwrap(), cfg)).unwrap();
+    (rt, s)
+}
+
+/// Waits (at most 5 s) until the server holds `n` connections.
+fn wait_connections(s: &coap_net::tcp::TcpServer, n: usize) -> bool {
+    for _ in 0..250 {
+        if s.connections.load(std::sync::atomic::Ordering::Relaxed) == n {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn a_malformed_complete_frame_aborts_instead_of_buffering_what_follows() {
+    let (_rt, s) = our_server();
+    let mut t = TcpStream::connect(s.local).unwrap();
+    t.write_all(&CSM).unwrap();
+    // Len 2, GET, then an option announcing 7 bytes of which the frame holds 1
+    t.write_all(&[0x20, 0x01, 0x77, 0x00]).unwrap();
+    // what follows is never buffered: the server aborts and closes at once
+    t.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    for _ in 0..16 {
+        if t.write_all(&[0u8; 65536]).is_err() {
+            break;
+        }
+    }
+    let frames = read_frames(&mut t);
+    let abort = frames.iter().find(|f| f.0 == Code::ABORT).expect("7.05 Abort");
+    assert!(String::from_utf8_lossy(&abort.1).contains("malformed"), "{frames:?}");
+    assert!(wait_connections(&s, 0), "the connection is closed");
+}
+
+#[test]
+fn silent_slow_and_idle_connections_are_closed_and_the_cap_frees_up() {
+    let (_rt, s) = strict_server(3);
+    // 1. silent: no CSM within 300 ms → Abort
+    let mut silent = TcpStream::connect(s.local).unwrap();
+    // 2. slowloris: a CSM, then one byte of a frame and nothing more → Abort after 300 ms
+    let mut slow = TcpStream::connect(s.local).unwrap();
+    slow.write_all(&CSM).unwrap();
+    slow.write_all(&[0x31]).unwrap();
+    // 3. idle: a CSM and nothing more → Release after 300 ms
+    let mut idle = TcpStream::connect(s.local).unwrap();
+    idle.write_all(&CSM).unwrap();
+    assert!(wait_connections(&s, 3));
+    // a fourth is refused while three are open
+    let mut fourth = TcpStream::connect(s.local).unwrap();
+    assert!(read_frames(&mut fourth).is_empty(), "closed at accept, no CSM");
+    let codes = |t: &mut TcpStream| read_frames(t).into_iter().map(|f| f.0).collect::<Vec<_>>();
+    assert_eq!(codes(&mut silent), [Code::CSM, Code::ABORT]);
+    assert_eq!(codes(&mut slow), [Code::CSM, Code::ABORT]);
+    assert_eq!(codes(&mut idle), [Code::CSM, Code::RELEASE]);
+    assert!(wait_connections(&s, 0));
+    let st = &s.tcp_stats;
+    assert_eq!(st.aborted.load(std::sync::atomic::Ordering::Relaxed), 2);
+    assert_eq!(st.idle_closed.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert!(st.refused.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+    // the slots are free again: a legitimate client is served
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let r = rt.block_on(async {
+        let c = coap_net::tcp::connect(s.local).await.unwrap();
+        c.request(Request::get("test")).await
+    });
+    assert_eq!(r.unwrap().code, Code::CONTENT);
+}
+
+#[test]
+fn a_client_gives_up_on_a_server_that_never_sends_its_csm() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let keep = std::thread::spawn(move || {
+        // accept, never write, hold the socket for 3 s
+        let (s, _) = listener.accept().unwrap();
+        std::thread::sleep(Duration::from_secs(3));
+        drop(s);
+    });
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut limits = coap_net::tcp::CLIENT_LIMITS;
+    limits.csm = Some(coap_cc::Duration::from_millis(300));
+    let within = rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(2), coap_net::tcp::connect_with(addr, limits)).await
+    });
+    let err = within.expect("gave up within 2 s").unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    assert!(err.to_string().contains(&addr.to_string()), "{err}");
+    keep.join().unwrap();
+}
+
+#[test]
+fn a_client_gives_up_on_a_server_that_never_answers() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let keep = std::thread::spawn(move || {
+        // a CSM, then silence
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(&CSM).unwrap();
+        std::thread::sleep(Duration::from_secs(3));
+    });
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut limits = coap_net::tcp::CLIENT_LIMITS;
+    limits.response = Some(coap_cc::Duration::from_millis(300));
+    let r = rt.block_on(async {
+        let c = coap_net::tcp::connect_with(addr, limits).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(2), c.request(Request::get("test"))).await
+    });
+    assert_eq!(r.expect("answered within 2 s"), Err(coap_net::RequestFailure::Timeout));
+    keep.join().unwrap();
+}

@@ -11,6 +11,9 @@ use core::fmt;
 pub enum Error {
     /// The input ended inside a header, token, option or extended length.
     Truncated,
+    /// A complete stream frame (RFC 8323 §3.2) whose options run past the frame's announced
+    /// length. Unlike [`Error::Truncated`], more bytes cannot help: the frame is malformed.
+    OptionOverrunsFrame,
     /// RFC 7252 §3: "Messages with unknown version numbers MUST be silently ignored."
     UnsupportedVersion(u8),
     /// RFC 7252 §3 / RFC 8323 §3.2: token lengths 9–15 are reserved and a format error.
@@ -50,6 +53,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Truncated => f.write_str("message truncated"),
+            Error::OptionOverrunsFrame => f.write_str("an option runs past the end of its frame"),
             Error::UnsupportedVersion(v) => write!(f, "unsupported CoAP version {v}"),
             Error::InvalidTokenLength(l) => write!(f, "reserved token length {l}"),
             Error::ReservedOptionDelta => f.write_str("reserved option delta 15"),

@@ -89,7 +89,11 @@ impl<'a> Frame<'a> {
         let frame = bytes.get(..len).ok_or(Error::Truncated)?;
         let code = Code(frame[h.header_len - 1]);
         let (token, body) = frame[h.header_len..].split_at(h.token_len);
-        let (options, payload) = split_options(body)?;
+        // the frame is complete: an option that overruns it is malformed, never "wait for more"
+        let (options, payload) = split_options(body).map_err(|e| match e {
+            Error::Truncated => Error::OptionOverrunsFrame,
+            e => e,
+        })?;
         Ok((Frame { code, token, options, payload }, len))
     }
 
@@ -241,6 +245,12 @@ mod tests {
         assert_eq!(Frame::decode(&[0x10, 0x45, 0xFF], 1152), Err(Error::EmptyPayloadAfterMarker));
         assert_eq!(Frame::decode(&[0x10, 0x45, 0xF1], 1152), Err(Error::ReservedOptionDelta));
         assert_eq!(Frame::decode(&[0x10, 0x45, 0x1F], 1152), Err(Error::ReservedOptionLength));
-        assert_eq!(Frame::decode(&[0x10, 0x45, 0x01], 1152), Err(Error::Truncated));
+        // complete frames whose option overruns them: malformed, not "truncated" (a reader that
+        // waited for more bytes would buffer everything that follows)
+        assert_eq!(Frame::decode(&[0x10, 0x45, 0x01], 1152), Err(Error::OptionOverrunsFrame));
+        assert_eq!(Frame::decode(&[0x20, 0x01, 0x77, 0x00], 1152), Err(Error::OptionOverrunsFrame));
+        assert_eq!(Frame::decode(&[0x20, 0x01, 0xE0, 0x00], 1152), Err(Error::OptionOverrunsFrame));
+        // ... while the same bytes cut short of their announced length still wait for more
+        assert_eq!(Frame::decode(&[0x20, 0x01, 0x77], 1152), Err(Error::Truncated));
     }
 }

@@ -36,6 +36,22 @@ pub struct ServerArgs {
     /// Serve CoAP over TCP (RFC 8323) instead of UDP.
     #[arg(long)]
     tcp: bool,
+    /// TCP: release a connection after this many seconds without traffic. (A peer must also send
+    /// its CSM, and finish every frame it begins, within 10 s.)
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
+    idle_timeout: f64,
+    /// TCP: connections kept at once; further ones are closed at accept. Lowered to what the
+    /// open-file limit (`ulimit -n`) leaves.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    max_connections: u32,
+}
+
+/// A number of seconds > 0 (and finite).
+pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
 }
 
 /// Runs `coapcc server`.
@@ -43,7 +59,19 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
     let cc = CcConfig::parse(&args.cc)?;
     if args.tcp {
         return runtime()?.block_on(async {
-            let s = coap_net::tcp::serve(args.bind).await.map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
+            let cfg = coap_net::tcp::TcpServerConfig {
+                max_connections: args.max_connections as usize,
+                limits: coap_net::tcp::server_limits(coap_cc::Duration::from_secs_f64(args.idle_timeout)),
+            };
+            let s = coap_net::tcp::serve_with(args.bind, cfg)
+                .await
+                .map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
+            if s.max_connections < args.max_connections as usize {
+                eprintln!(
+                    "coapcc server: at most {} connections (the open-file limit leaves no more; raise `ulimit -n` for {})",
+                    s.max_connections, args.max_connections
+                );
+            }
             eprintln!(
                 "coapcc server: serving /test, /time, /echo, /.well-known/core over TCP on {} (Ctrl-C stops)",
                 s.local
@@ -52,9 +80,13 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
                 Some(d) => tokio::time::sleep(std::time::Duration::from_secs_f64(d)).await,
                 None => ctrl_c().await,
             }
-            let n = s.stats.requests.load(std::sync::atomic::Ordering::Relaxed);
+            let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+            let (n, t) = (load(&s.stats.requests), &s.tcp_stats);
+            eprintln!(
+                "coapcc server: stopped after {n} requests; {} connections ({} refused at the cap, {} closed idle, {} aborted, {} failed accepts)",
+                load(&t.accepted), load(&t.refused), load(&t.idle_closed), load(&t.aborted), load(&t.accept_errors)
+            );
             s.stop();
-            eprintln!("coapcc server: stopped after {n} requests");
             Ok(())
         });
     }

@@ -197,7 +197,7 @@ impl TcpStack {
         let Some(conn) = cl.conns.last_mut() else { return };
         let Some(coap) = conn.coap.as_mut() else { return };
         // a small GET always fits the peer's Max-Message-Size
-        let _ = coap.request(req);
+        let _ = coap.request(now, req);
         let begin = conn.written;
         conn.written += pump(&mut conn.tcp, coap);
         cl.exch.push(Exch::new(now, begin, conn.written, false));
