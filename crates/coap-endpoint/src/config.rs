@@ -15,8 +15,14 @@ pub struct Config {
     pub exchange_lifetime: Duration,
     /// The same for NON (RFC 7252 §4.8.2: 145 s); also how long a NON request waits for a response.
     pub non_lifetime: Duration,
-    /// At most this many deduplication entries (and as many deferred responses); the oldest goes first.
-    pub max_dedup_entries: usize,
+    /// Memory budget of the deduplication cache, bytes (64 MiB by default). Entries are kept for
+    /// their lifetime within it; when full, the oldest go early and are counted
+    /// ([`crate::Endpoint::dedup_early_evictions`]). Each entry costs
+    /// [`crate::ENTRY_OVERHEAD`] bytes plus its peer address and its reply's options and payload.
+    pub dedup_bytes: usize,
+    /// At most this many requests answered later (and as many separate responses awaiting
+    /// their ACK); beyond, a slow request gets 5.03.
+    pub max_deferred: usize,
     /// A handler that answers later gets an empty ACK after this long.
     pub separate_ack_delay: Duration,
     /// Requests whose encoding exceeds this are refused (RFC 7252 §4.6: 1152 by default).
@@ -67,7 +73,8 @@ impl Config {
             token_len: 0,
             exchange_lifetime: Duration::from_secs(247),
             non_lifetime: Duration::from_secs(145),
-            max_dedup_entries: 4096,
+            dedup_bytes: 64 << 20,
+            max_deferred: 4096,
             separate_ack_delay: Duration::from_millis(200),
             max_message_size: 1152,
             echo_transmission_numbers: true,
@@ -80,8 +87,11 @@ impl Config {
         if self.token_len > coap_wire::MAX_TOKEN_LEN - 1 {
             return Err(ConfigError("token_len must be at most 7 (one byte is kept for token marking)"));
         }
-        if self.max_dedup_entries == 0 {
-            return Err(ConfigError("max_dedup_entries must be at least 1"));
+        if self.dedup_bytes < 4 * crate::server::ENTRY_OVERHEAD {
+            return Err(ConfigError("dedup_bytes must hold a few entries (at least 640 bytes)"));
+        }
+        if self.max_deferred == 0 {
+            return Err(ConfigError("max_deferred must be at least 1"));
         }
         if self.max_message_size < 64 {
             return Err(ConfigError("max_message_size must be at least 64"));

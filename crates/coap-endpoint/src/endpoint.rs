@@ -253,7 +253,7 @@ where
         let next_mid = rng.next_u32() as u16;
         Ok(Endpoint {
             give_up_at_retransmission,
-            dedup: Dedup::new(cfg.max_dedup_entries),
+            dedup: Dedup::new(cfg.dedup_bytes),
             cfg,
             rng,
             handler: Box::new(NotFound),
@@ -286,9 +286,21 @@ where
         &self.cfg
     }
 
-    /// Deduplication entries held (bounded by `max_dedup_entries`).
+    /// Deduplication entries held.
     pub fn dedup_len(&self) -> usize {
         self.dedup.len()
+    }
+
+    /// Bytes the deduplication entries cost (at most [`Config::dedup_bytes`]).
+    pub fn dedup_bytes(&self) -> usize {
+        self.dedup.bytes()
+    }
+
+    /// Deduplication entries evicted before their lifetime ended to stay within
+    /// [`Config::dedup_bytes`]: a duplicate of one of them runs the handler again. Non-zero means
+    /// the budget is too small for the request rate.
+    pub fn dedup_early_evictions(&self) -> u64 {
+        self.dedup.early_evictions()
     }
 
     /// Exchanges held, finished ones awaiting retirement included.
@@ -647,7 +659,7 @@ where
             self.handler.handle(now, &from, rid, msg)
         };
         let reply = match reply {
-            Reply::Later if self.deferred.len() >= self.cfg.max_dedup_entries => {
+            Reply::Later if self.deferred.len() >= self.cfg.max_deferred => {
                 Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()))
             }
             r => r,
@@ -657,7 +669,7 @@ where
                 let (ty, mid) =
                     if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
                 self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
-                self.dedup.insert(from, msg.message_id, now + lifetime, Cached::Reply(resp));
+                self.dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
             }
             Reply::Later => {
                 let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
@@ -671,7 +683,7 @@ where
                         ack_deadline,
                     },
                 );
-                self.dedup.insert(from, msg.message_id, now + lifetime, Cached::Deferred { ack_sent: false });
+                self.dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Deferred { ack_sent: false });
             }
         }
     }
@@ -700,15 +712,13 @@ where
         let ack_sent = matches!(self.dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
         if d.con && !ack_sent {
             self.queue_response(&d.peer, MessageType::Ack, d.mid, d.token.as_slice(), &resp, None);
-            if let Some(c) = self.dedup.get_mut(&d.peer, d.mid) {
-                *c = Cached::Reply(resp);
-            }
+            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(resp));
         } else if d.con {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
             if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
                 let bytes = self.out[start..start + len].to_vec();
-                if self.separate.len() < self.cfg.max_dedup_entries {
+                if self.separate.len() < self.cfg.max_deferred {
                     let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
                     let out =
                         SeparateOut { bytes, deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
@@ -718,9 +728,7 @@ where
         } else {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
-            if let Some(c) = self.dedup.get_mut(&d.peer, d.mid) {
-                *c = Cached::Reply(resp);
-            }
+            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(resp));
         }
     }
 
@@ -758,9 +766,7 @@ where
             let Some(d) = self.deferred.get_mut(&id) else { continue };
             d.ack_deadline = None;
             self.pending.push_back(Pending::Empty { dest: d.peer.clone(), ty: MessageType::Ack, mid: d.mid });
-            if let Some(c) = self.dedup.get_mut(&d.peer, d.mid) {
-                *c = Cached::Deferred { ack_sent: true };
-            }
+            self.dedup.mark_ack_sent(&d.peer, d.mid);
         }
         let mut resend = Vec::new();
         let arena = &mut self.out;

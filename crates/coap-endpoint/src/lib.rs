@@ -20,7 +20,7 @@
 //! requests, RST, NSTART queueing, transmission numbering for accurate RTT samples, and a
 //! per-exchange report ([`ExchangeReport`]) that also counts duplicate responses arriving after
 //! completion. Server side: a [`Handler`] builds responses; duplicate requests get the cached
-//! response for EXCHANGE_LIFETIME (NON_LIFETIME for NON) from a cache of bounded size; a slow
+//! response for EXCHANGE_LIFETIME (NON_LIFETIME for NON) from a cache with a memory budget; a slow
 //! handler gets an empty ACK and a separate response.
 
 mod config;
@@ -34,7 +34,7 @@ pub use coap_cc::{Duration, Instant};
 pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
 pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome};
-pub use server::{Handler, NotFound, Reply, RequestId, Response};
+pub use server::{Handler, NotFound, Reply, RequestId, Response, ENTRY_OVERHEAD};
 pub use stream::{CloseReason, Deadline, StreamConnection, StreamEvent, StreamLimits};
 
 /// A request to send.

@@ -1,5 +1,5 @@
-//! The server side: the [`Handler`] trait resources implement, and the bounded deduplication
-//! cache of RFC 7252 §4.5.
+//! The server side: the [`Handler`] trait resources implement, and the deduplication cache of
+//! RFC 7252 §4.5, bounded in bytes.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash};
@@ -64,14 +64,35 @@ pub(crate) enum Cached {
     Deferred { ack_sent: bool },
 }
 
+impl Cached {
+    /// What an entry holding this costs in memory, in bytes: a fixed part for the key, the
+    /// expiry, the map's and the queue's slots and the response's allocations
+    /// ([`ENTRY_OVERHEAD`]), plus the peer address and the reply's option values and payload.
+    fn cost<A>(&self) -> usize {
+        let reply = match self {
+            Cached::Reply(r) => r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>(),
+            Cached::Deferred { .. } => 0,
+        };
+        ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
+    }
+}
+
+/// The fixed memory cost of a deduplication entry, bytes (measured order of magnitude of a hash
+/// map slot, a queue slot and a `Response`'s headers; the budget is what matters, not the digit).
+pub const ENTRY_OVERHEAD: usize = 160;
+
 #[derive(Debug)]
 struct Entry {
     expires: Instant,
     cached: Cached,
+    cost: usize,
 }
 
-/// Recently seen (peer, Message ID) pairs with their replies, bounded in number; the oldest
-/// entry goes first when full, and entries expire after their lifetime.
+/// Recently seen (peer, Message ID) pairs with their replies. Each entry is kept for its
+/// lifetime (EXCHANGE_LIFETIME for CON, NON_LIFETIME for NON: RFC 7252 §4.5) within a memory
+/// budget in bytes; when a new entry would exceed it, the oldest go first, each one that had
+/// not expired yet counted in [`Dedup::early_evictions`] (a duplicate of it would run the
+/// handler again: the budget is too small for the request rate).
 ///
 /// The map is a hash map with a fixed-key hasher: it is only looked up, never iterated
 /// (eviction follows `order`), so results do not depend on hashing, and no OS entropy is read.
@@ -79,29 +100,62 @@ struct Entry {
 pub(crate) struct Dedup<A> {
     map: HashMap<(A, u16), Entry, BuildHasherDefault<DefaultHasher>>,
     order: VecDeque<(Instant, A, u16)>,
-    cap: usize,
+    budget: usize,
+    bytes: usize,
+    early_evictions: u64,
 }
 
 impl<A: Ord + Clone + Hash> Dedup<A> {
-    pub(crate) fn new(cap: usize) -> Self {
-        Dedup { map: HashMap::default(), order: VecDeque::new(), cap }
+    /// A cache holding at most `budget` bytes of entries.
+    pub(crate) fn new(budget: usize) -> Self {
+        Dedup { map: HashMap::default(), order: VecDeque::new(), budget, bytes: 0, early_evictions: 0 }
     }
 
     pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
         self.map.get(&(peer.clone(), mid)).map(|e| &e.cached)
     }
 
-    pub(crate) fn get_mut(&mut self, peer: &A, mid: u16) -> Option<&mut Cached> {
-        self.map.get_mut(&(peer.clone(), mid)).map(|e| &mut e.cached)
+    /// Replaces what an entry holds (a deferred reply that has come), within the budget.
+    /// (Its queue slot moves to the back with its expiry unchanged.)
+    pub(crate) fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
+        if let Some(e) = self.remove(peer, mid) {
+            self.insert(now, peer.clone(), mid, e.expires, cached);
+        }
     }
 
-    pub(crate) fn insert(&mut self, peer: A, mid: u16, expires: Instant, cached: Cached) {
-        while self.map.len() >= self.cap {
-            let Some((_, p, m)) = self.order.pop_front() else { break };
-            self.map.remove(&(p, m));
+    /// Marks a deferred entry's empty ACK as sent.
+    pub(crate) fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
+        if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
+            e.cached = Cached::Deferred { ack_sent: true };
         }
+    }
+
+    pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
+        let cost = cached.cost::<A>();
+        self.remove(&peer, mid);
+        self.evict_to(now, cost);
+        self.bytes += cost;
         self.order.push_back((expires, peer.clone(), mid));
-        self.map.insert((peer, mid), Entry { expires, cached });
+        self.map.insert((peer, mid), Entry { expires, cached, cost });
+    }
+
+    fn remove(&mut self, peer: &A, mid: u16) -> Option<Entry> {
+        let e = self.map.remove(&(peer.clone(), mid))?;
+        self.bytes -= e.cost;
+        Some(e)
+    }
+
+    /// Evicts the oldest entries until `extra` more bytes fit in the budget.
+    fn evict_to(&mut self, now: Instant, extra: usize) {
+        while self.bytes + extra > self.budget {
+            let Some((t, p, m)) = self.order.pop_front() else { break };
+            // the queue may name an entry that was replaced since: only its own slot counts
+            if self.map.get(&(p.clone(), m)).is_some_and(|e| e.expires == t) {
+                if let Some(e) = self.remove(&p, m) {
+                    self.early_evictions += u64::from(e.expires > now);
+                }
+            }
+        }
     }
 
     /// Drops expired entries.
@@ -110,9 +164,9 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
             if *t > now {
                 break;
             }
-            let (_, p, m) = self.order.pop_front().expect("front exists");
-            if self.map.get(&(p.clone(), m)).is_some_and(|e| e.expires <= now) {
-                self.map.remove(&(p, m));
+            let (t, p, m) = self.order.pop_front().expect("front exists");
+            if self.map.get(&(p.clone(), m)).is_some_and(|e| e.expires == t) {
+                self.remove(&p, m);
             }
         }
     }
@@ -121,25 +175,63 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
     pub(crate) fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// Bytes held (as [`Cached::cost`] counts them); at most the budget.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Entries evicted before their lifetime ended, to stay within the budget.
+    pub(crate) fn early_evictions(&self) -> u64 {
+        self.early_evictions
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// An entry for peer `u32` with a 1-byte payload costs 160 + 2·4 + 1 = 169 bytes.
+    const COST: usize = ENTRY_OVERHEAD + 8 + 1;
+
     #[test]
-    fn bounded_and_expiring() {
-        let mut d = Dedup::new(3);
+    fn bounded_in_bytes_and_expiring() {
+        let mut d = Dedup::new(3 * COST);
         let t = Instant::from_nanos;
         for mid in 0..10u16 {
-            d.insert(1u32, mid, t(100 + mid as u64), Cached::Reply(Response::new(Code::CONTENT, vec![mid as u8])));
-            assert!(d.len() <= 3);
+            let reply = Cached::Reply(Response::new(Code::CONTENT, vec![mid as u8]));
+            d.insert(t(mid as u64), 1u32, mid, t(100 + mid as u64), reply);
+            assert!(d.bytes() <= 3 * COST);
         }
+        // 7 inserted beyond room for 3: the 7 oldest went, each before its expiry
+        assert_eq!((d.len(), d.bytes(), d.early_evictions()), (3, 3 * COST, 7));
         assert!(d.get(&1, 6).is_none() && d.get(&1, 7).is_some());
         d.expire(t(108));
-        assert_eq!(d.len(), 1);
+        assert_eq!((d.len(), d.bytes()), (1, COST));
         assert_eq!(d.get(&1, 9), Some(&Cached::Reply(Response::new(Code::CONTENT, vec![9]))));
         d.expire(t(109));
-        assert_eq!(d.len(), 0);
+        assert_eq!((d.len(), d.bytes()), (0, 0));
+        // entries evicted at or after their expiry are not early
+        assert_eq!(d.early_evictions(), 7);
+    }
+
+    #[test]
+    fn a_large_reply_takes_the_room_of_many_small_ones_and_replacing_keeps_the_count_right() {
+        let t = Instant::from_nanos;
+        let mut d = Dedup::new(10 * COST);
+        for mid in 0..10u16 {
+            d.insert(t(0), 1u32, mid, t(1000), Cached::Deferred { ack_sent: false });
+        }
+        assert_eq!(d.bytes(), 10 * (COST - 1));
+        // a reply of 5·COST bytes replaces the deferred entry 9: entries 0–4 make room
+        let big = Response::new(Code::CONTENT, vec![0; 5 * COST]);
+        d.replace(t(1), &1, 9, Cached::Reply(big.clone()));
+        assert_eq!(d.get(&1, 9), Some(&Cached::Reply(big)));
+        assert!(d.bytes() <= 10 * COST);
+        assert!((0..5).all(|m| d.get(&1, m).is_none()) && (5..9).all(|m| d.get(&1, m).is_some()));
+        assert_eq!(d.early_evictions(), 5);
+        // the replaced entry still expires at its own time
+        d.expire(t(1000));
+        assert_eq!((d.len(), d.bytes()), (0, 0));
     }
 }

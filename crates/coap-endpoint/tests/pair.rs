@@ -220,10 +220,13 @@ fn bad_input_is_rejected_and_never_fatal() {
     assert!(matches!(p.reports()[0].outcome, Outcome::Response(Code::CONTENT)));
 }
 
+/// An entry of the test server's: the overhead, two `u8` addresses, a 60-byte reply.
+const ENTRY: usize = coap_endpoint::ENTRY_OVERHEAD + 2 + 60;
+
 #[test]
 fn dedup_state_stays_bounded_under_a_flood() {
     let mut cfg = Config::new(CcConfig::parse("default").unwrap());
-    cfg.max_dedup_entries = 16;
+    cfg.dedup_bytes = 16 * ENTRY;
     let mut p = Pair::with(Config::new(CcConfig::parse("default").unwrap()), cfg, false, 9);
     let mut buf = Vec::new();
     for i in 0..5000u32 {
@@ -231,11 +234,39 @@ fn dedup_state_stays_bounded_under_a_flood() {
         let req = [0x41, 0x01, (mid >> 8) as u8, mid as u8, (i % 256) as u8];
         p.server.handle_datagram(t(i as f64 * 1e-3), from, &req);
         while p.server.poll_transmit(&mut buf).is_some() {}
-        assert!(p.server.dedup_len() <= 16);
+        assert!(p.server.dedup_len() <= 16 && p.server.dedup_bytes() <= 16 * ENTRY);
     }
+    // all but the last 16 went before their EXCHANGE_LIFETIME, and the endpoint says so
+    assert_eq!(p.server.dedup_early_evictions(), 5000 - 16);
     // entries expire after EXCHANGE_LIFETIME
     p.server.handle_timeout(t(5.0 + 247.0));
     assert_eq!(p.server.dedup_len(), 0);
+}
+
+#[test]
+fn a_duplicate_within_exchange_lifetime_is_answered_from_the_cache_under_load() {
+    // 200 requests/s from 250 peers for 50 s (10,000 entries, more than the 4,096 a count cap
+    // held), then the first request again at 60 s: still within EXCHANGE_LIFETIME (247 s), so
+    // the handler must not run again
+    let mut p = Pair::with(
+        Config::new(CcConfig::parse("default").unwrap()),
+        Config::new(CcConfig::parse("default").unwrap()),
+        false,
+        9,
+    );
+    let mut buf = Vec::new();
+    let req = |i: u32| [0x41, 0x01, (i >> 8) as u8, i as u8, (i % 256) as u8];
+    for i in 0..10_000u32 {
+        p.server.handle_datagram(t(i as f64 * 0.005), (i % 250) as u8, &req(i));
+        while p.server.poll_transmit(&mut buf).is_some() {}
+    }
+    assert_eq!(p.calls.load(std::sync::atomic::Ordering::SeqCst), 10_000);
+    p.server.handle_datagram(t(60.0), 0, &req(0));
+    let tx = p.server.poll_transmit(&mut buf).expect("the cached reply");
+    let m = coap_wire::Message::decode(&buf[..tx.len]).unwrap();
+    assert_eq!((m.code, m.message_id, m.payload.len()), (Code::CONTENT, 0, 60));
+    assert_eq!(p.calls.load(std::sync::atomic::Ordering::SeqCst), 10_000, "the handler ran once per request");
+    assert_eq!(p.server.dedup_early_evictions(), 0);
 }
 
 #[test]

@@ -80,6 +80,10 @@ enum Command {
 pub struct StateSize {
     /// Deduplication entries.
     pub dedup: usize,
+    /// The bytes they cost (within the configured budget).
+    pub dedup_bytes: usize,
+    /// Entries evicted before their lifetime ended to stay within the budget.
+    pub dedup_early_evictions: u64,
     /// Exchanges, finished ones awaiting retirement included.
     pub exchanges: usize,
 }
@@ -193,7 +197,12 @@ async fn run(
                     let _ = reply.send(waiting.len());
                 }
                 Some(Command::State { reply }) => {
-                    let _ = reply.send(StateSize { dedup: ep.dedup_len(), exchanges: ep.exchange_count() });
+                    let _ = reply.send(StateSize {
+                        dedup: ep.dedup_len(),
+                        dedup_bytes: ep.dedup_bytes(),
+                        dedup_early_evictions: ep.dedup_early_evictions(),
+                        exchanges: ep.exchange_count(),
+                    });
                 }
                 Some(Command::Finish { reply }) => {
                     ep.retire_all();

@@ -276,7 +276,7 @@ fn random_datagrams_never_stop_the_server() {
 #[test]
 fn server_state_stays_bounded_under_a_flood() {
     let mut cfg = coap_net::config(CcConfig::parse("default").unwrap());
-    cfg.max_dedup_entries = 256;
+    cfg.dedup_bytes = 256 * (coap_endpoint::ENTRY_OVERHEAD + 2 * std::mem::size_of::<SocketAddr>() + 60);
     cfg.exchange_lifetime = coap_cc::Duration::from_millis(500);
     let s = OurServer::start(cfg);
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();

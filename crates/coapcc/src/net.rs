@@ -44,6 +44,10 @@ pub struct ServerArgs {
     /// open-file limit (`ulimit -n`) leaves.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// UDP: memory budget of the deduplication cache, bytes. Replies are kept for duplicates for
+    /// EXCHANGE_LIFETIME (247 s) within it; when full, the oldest go early (reported at the end).
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1024..))]
+    dedup_bytes: u64,
 }
 
 /// A number of seconds > 0 (and finite).
@@ -91,7 +95,9 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
         });
     }
     runtime()?.block_on(async {
-        let (h, stats) = coap_net::server(args.bind, coap_net::config(cc), coap_net::os_seed())
+        let mut cfg = coap_net::config(cc);
+        cfg.dedup_bytes = usize::try_from(args.dedup_bytes).unwrap_or(usize::MAX);
+        let (h, stats) = coap_net::server(args.bind, cfg, coap_net::os_seed())
             .await
             .map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
         eprintln!("coapcc server: serving /test, /time, /echo, /.well-known/core on {} (Ctrl-C stops)", h.local_addr());
@@ -99,11 +105,18 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
             Some(d) => tokio::time::sleep(std::time::Duration::from_secs_f64(d)).await,
             None => ctrl_c().await,
         }
+        let state = h.state().await;
         let _ = h.finish().await;
         eprintln!(
             "coapcc server: stopped after {} requests",
             stats.requests.load(std::sync::atomic::Ordering::Relaxed)
         );
+        if let Some(st) = state.filter(|s| s.dedup_early_evictions > 0) {
+            eprintln!(
+                "coapcc server: {} deduplication entries were evicted before EXCHANGE_LIFETIME to stay within --dedup-bytes {} (a duplicate of one ran its handler again): raise --dedup-bytes",
+                st.dedup_early_evictions, args.dedup_bytes
+            );
+        }
         Ok(())
     })
 }

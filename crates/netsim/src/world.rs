@@ -80,11 +80,17 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
     result.map_network(NetworkReport::Bottleneck)
 }
 
+/// What one deduplication entry of the server's costs (its reply is the scenario's payload).
+fn dedup_entry_bytes(scn: &Scenario) -> usize {
+    coap_endpoint::ENTRY_OVERHEAD + 2 * core::mem::size_of::<HostId>() + scn.payload_bytes as usize
+}
+
 fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32) -> UdpStack {
     let client_cfg = Config::new(cc.clone());
     let mut server_cfg = Config::new(cc.clone());
-    // the server's cache must hold every client's recent exchanges: a larger cap than a device's
-    server_cfg.max_dedup_entries = (scn.clients as usize * 64).max(4096);
+    // the server's cache must hold every client's exchanges of an EXCHANGE_LIFETIME: a budget
+    // that grows with the clients (64 entries each, at least the default)
+    server_cfg.dedup_bytes = server_cfg.dedup_bytes.max(scn.clients as usize * 64 * dedup_entry_bytes(scn));
     let server = HostId(scn.clients);
     let mut hosts: Vec<UdpHost> = (0..scn.clients)
         .map(|c| {
