@@ -6,9 +6,17 @@
 //! link-error models.
 //!
 //! Hosts as the model sees them: the server is [`SERVER`], the `i`-th client address mapped is
-//! host `i + 1`. For each client address the relay opens an upstream socket, so the server sees
-//! one source port per client and answers it there; the relay maps answers back to the client.
-//! At most `MAX_CLIENTS` mappings are kept. A model's own wake-ups are honoured like deliveries.
+//! host `i` (never reused). For each client address the relay opens an upstream socket, so the
+//! server sees one source port per client and answers it there; the relay maps answers back to
+//! the client. A model's own wake-ups are honoured like deliveries.
+//!
+//! # Bounds
+//! At most [`RelayConfig::max_clients`] mappings are kept (lowered to what the open-file limit
+//! leaves, one socket each). A mapping with no datagram either way for
+//! [`RelayConfig::mapping_timeout`] expires: its socket closes and its slot is free for a new
+//! client (a NAT's UDP mapping timeout, RFC 4787 REQ-5). Datagrams from new sources while the
+//! table is full, or when no socket can be opened, are dropped and counted, and
+//! [`RelayConfig::log`] hears of it (at most once per [`NOTICE_INTERVAL`]).
 
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
@@ -22,8 +30,36 @@ use tokio::sync::mpsc;
 
 use crate::clock::Clock;
 
-/// The most client addresses mapped at once; datagrams from further ones are dropped.
-pub const MAX_CLIENTS: usize = 4096;
+/// How often at most the relay tells its log that it is dropping new sources.
+pub const NOTICE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Receives the relay's notices (a line of text each).
+pub type NoticeFn = Box<dyn FnMut(&str) + Send>;
+
+/// How many clients the relay maps, and for how long.
+pub struct RelayConfig {
+    /// Client addresses mapped at once (4096 by default); datagrams from further ones are dropped.
+    pub max_clients: usize,
+    /// A mapping idle this long (no datagram either way) expires (60 s by default).
+    pub mapping_timeout: std::time::Duration,
+    /// Where notices go (drops of new sources), if anywhere.
+    pub log: Option<NoticeFn>,
+}
+
+impl Default for RelayConfig {
+    fn default() -> Self {
+        RelayConfig { max_clients: 4096, mapping_timeout: std::time::Duration::from_secs(60), log: None }
+    }
+}
+
+impl std::fmt::Debug for RelayConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RelayConfig")
+            .field("max_clients", &self.max_clients)
+            .field("mapping_timeout", &self.mapping_timeout)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The server's host id in the model.
 pub const SERVER: HostId = HostId(0);
@@ -33,10 +69,19 @@ pub const SERVER: HostId = HostId(0);
 pub struct RelayStats<R> {
     /// The model's own report (the bottleneck: both links' counters).
     pub network: R,
-    /// Datagrams dropped because the client table was full.
+    /// Datagrams from new sources dropped because the client table was full.
     pub unmapped_drops: u64,
-    /// Clients mapped.
-    pub clients: usize,
+    /// Datagrams from new sources dropped because no upstream socket could be opened (e.g. the
+    /// open-file limit).
+    pub socket_errors: u64,
+    /// Datagrams delivered by the model for a client whose mapping had expired (dropped).
+    pub late_drops: u64,
+    /// Clients mapped over the run.
+    pub clients: u64,
+    /// Mappings that expired.
+    pub expired: u64,
+    /// The client cap in force (the configured one, lowered to the open-file budget).
+    pub max_clients: usize,
 }
 
 #[derive(Debug)]
@@ -108,6 +153,52 @@ impl<E> Schedule<E> for Pending<E> {
     }
 }
 
+/// One client's mapping.
+struct Mapping {
+    host: HostId,
+    socket: Arc<UdpSocket>,
+    reader: tokio::task::AbortHandle,
+    last_seen: Instant,
+}
+
+/// The client table: address ↔ host, both ways, with idle expiry.
+struct Clients {
+    by_addr: HashMap<SocketAddr, Mapping>,
+    by_host: HashMap<HostId, SocketAddr>,
+    next_host: u32,
+}
+
+impl Clients {
+    fn touch(&mut self, host: HostId, now: Instant) {
+        if let Some(m) = self.by_host.get(&host).and_then(|a| self.by_addr.get_mut(a)) {
+            m.last_seen = now;
+        }
+    }
+
+    /// Removes the mappings idle for `timeout`; returns how many.
+    fn expire(&mut self, now: Instant, timeout: coap_cc::Duration) -> u64 {
+        let before = self.by_addr.len();
+        let by_host = &mut self.by_host;
+        self.by_addr.retain(|_, m| {
+            let keep = now - m.last_seen < timeout;
+            if !keep {
+                m.reader.abort();
+                by_host.remove(&m.host);
+            }
+            keep
+        });
+        (before - self.by_addr.len()) as u64
+    }
+}
+
+impl Drop for Clients {
+    fn drop(&mut self) {
+        for m in self.by_addr.values() {
+            m.reader.abort();
+        }
+    }
+}
+
 /// Relays between clients at `listen` and the server at `upstream` through `medium` until `stop`
 /// completes. `overhead`: header bytes the model counts on top of each UDP payload (IP + UDP).
 pub async fn run<M: Medium>(
@@ -115,13 +206,14 @@ pub async fn run<M: Medium>(
     upstream: SocketAddr,
     mut medium: M,
     overhead: u32,
+    mut cfg: RelayConfig,
     stop: impl Future<Output = ()>,
 ) -> std::io::Result<RelayStats<M::Report>> {
     let listener = Arc::new(UdpSocket::bind(listen).await?);
     let clock = Clock::new();
+    let max_clients = cfg.max_clients.min(crate::tcp::fd_budget().unwrap_or(usize::MAX)).max(1);
     let (down_tx, mut down_rx) = mpsc::channel::<(HostId, Vec<u8>, Instant)>(4096);
-    let mut map: HashMap<SocketAddr, (HostId, Arc<UdpSocket>)> = HashMap::new();
-    let mut addrs: Vec<SocketAddr> = Vec::new(); // host i + 1 ↔ addrs[i]
+    let mut clients = Clients { by_addr: HashMap::new(), by_host: HashMap::new(), next_host: 1 };
     let mut pending: Pending<M::Event> = Pending {
         heap: BinaryHeap::new(),
         held: HashMap::new(),
@@ -130,29 +222,61 @@ pub async fn run<M: Medium>(
         next_packet: 0,
         overhead,
     };
-    let mut unmapped_drops = 0;
+    let (mut unmapped_drops, mut socket_errors, mut late_drops, mut mapped, mut expired) = (0, 0, 0, 0, 0);
+    let mut last_notice: Option<Instant> = None;
+    let timeout = coap_cc::Duration::from(cfg.mapping_timeout);
     let mut buf = vec![0u8; 65536];
     let upstream_bind: SocketAddr = if upstream.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+    // sweep for idle mappings a few times per timeout
+    let mut sweep = tokio::time::interval((cfg.mapping_timeout / 4).max(std::time::Duration::from_millis(10)));
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(stop);
     loop {
         let next = pending.heap.peek().map(|d| clock.tokio(Instant::from_nanos(d.at)));
         tokio::select! {
             _ = &mut stop => break,
+            _ = sweep.tick() => expired += clients.expire(clock.now(), timeout),
             r = listener.recv_from(&mut buf) => {
                 let Ok((n, client)) = r else { continue };
                 let now = clock.now();
-                let host = match map.get(&client) {
-                    Some(&(h, _)) => h,
+                let host = match clients.by_addr.get_mut(&client) {
+                    Some(m) => {
+                        m.last_seen = now;
+                        m.host
+                    }
                     None => {
-                        if map.len() >= MAX_CLIENTS {
-                            unmapped_drops += 1;
-                            continue;
+                        if clients.by_addr.len() >= max_clients {
+                            // the table is full: make room from idle mappings first
+                            expired += clients.expire(now, timeout);
                         }
-                        let sock = Arc::new(UdpSocket::bind(upstream_bind).await?);
-                        sock.connect(upstream).await?;
-                        let host = HostId(addrs.len() as u32 + 1);
+                        let opened = if clients.by_addr.len() >= max_clients {
+                            unmapped_drops += 1;
+                            None
+                        } else {
+                            match open_upstream(upstream_bind, upstream).await {
+                                Ok(sock) => Some(sock),
+                                Err(_) => {
+                                    socket_errors += 1;
+                                    None
+                                }
+                            }
+                        };
+                        let Some(sock) = opened else {
+                            if let Some(log) = cfg.log.as_mut() {
+                                if last_notice.is_none_or(|t| now - t >= NOTICE_INTERVAL.into()) {
+                                    last_notice = Some(now);
+                                    log(&format!(
+                                        "dropping datagrams from new sources: {} mappings in use of {max_clients}; {unmapped_drops} dropped for a full table, {socket_errors} for want of a socket so far",
+                                        clients.by_addr.len()
+                                    ));
+                                }
+                            }
+                            continue;
+                        };
+                        let host = HostId(clients.next_host);
+                        clients.next_host = clients.next_host.wrapping_add(1).max(1);
                         let (reader, tx) = (sock.clone(), down_tx.clone());
-                        tokio::spawn(async move {
+                        let task = tokio::spawn(async move {
                             let mut b = vec![0u8; 65536];
                             loop {
                                 // an ICMP error (say, the server was not up yet) surfaces here on Linux:
@@ -163,14 +287,17 @@ pub async fn run<M: Medium>(
                                 }
                             }
                         });
-                        map.insert(client, (host, sock));
-                        addrs.push(client);
+                        let m = Mapping { host, socket: sock, reader: task.abort_handle(), last_seen: now };
+                        clients.by_addr.insert(client, m);
+                        clients.by_host.insert(host, client);
+                        mapped += 1;
                         host
                     }
                 };
                 pending.offer(&mut medium, now, host, SERVER, buf[..n].to_vec());
             }
             Some((host, bytes, t)) = down_rx.recv() => {
+                clients.touch(host, clock.now());
                 pending.offer(&mut medium, t, SERVER, host, bytes);
             }
             _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
@@ -185,12 +312,16 @@ pub async fn run<M: Medium>(
                         }
                         Due::Deliver(id) => {
                             let Some((packet, bytes)) = pending.held.remove(&id) else { continue };
+                            let host = if packet.to == SERVER { packet.from } else { packet.to };
+                            let Some(client) = clients.by_host.get(&host).copied() else {
+                                late_drops += 1; // its mapping expired while the packet was in flight
+                                continue;
+                            };
                             if packet.to == SERVER {
-                                let client = addrs.get(packet.from.index().wrapping_sub(1));
-                                if let Some((_, s)) = client.and_then(|a| map.get(a)) {
-                                    let _ = s.send(&bytes).await;
+                                if let Some(m) = clients.by_addr.get(&client) {
+                                    let _ = m.socket.send(&bytes).await;
                                 }
-                            } else if let Some(client) = addrs.get(packet.to.index().wrapping_sub(1)) {
+                            } else {
                                 let _ = listener.send_to(&bytes, client).await;
                             }
                         }
@@ -199,5 +330,20 @@ pub async fn run<M: Medium>(
             }
         }
     }
-    Ok(RelayStats { network: medium.report(), unmapped_drops, clients: map.len() })
+    Ok(RelayStats {
+        network: medium.report(),
+        unmapped_drops,
+        socket_errors,
+        late_drops,
+        clients: mapped,
+        expired,
+        max_clients,
+    })
+}
+
+/// An upstream socket connected to the server, for one client.
+async fn open_upstream(bind: SocketAddr, upstream: SocketAddr) -> std::io::Result<Arc<UdpSocket>> {
+    let sock = UdpSocket::bind(bind).await?;
+    sock.connect(upstream).await?;
+    Ok(Arc::new(sock))
 }

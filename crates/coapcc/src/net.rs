@@ -345,6 +345,13 @@ pub struct RelayArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long, value_name = "SECS")]
     duration: Option<f64>,
+    /// Client addresses mapped at once (one upstream socket each); datagrams from further ones are
+    /// dropped. Lowered to what the open-file limit (`ulimit -n`) leaves.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    max_clients: u32,
+    /// A client mapping with no datagram either way for this many seconds expires, freeing its slot.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
+    mapping_timeout: f64,
 }
 
 /// Runs `coapcc relay`.
@@ -381,11 +388,22 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
         };
         let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
         let overhead = s.ip_header_bytes + s.udp_header_bytes;
-        let st = coap_net::relay::run(args.listen, args.upstream, medium, overhead, stop).await?;
+        let cfg = coap_net::relay::RelayConfig {
+            max_clients: args.max_clients as usize,
+            mapping_timeout: std::time::Duration::from_secs_f64(args.mapping_timeout),
+            log: Some(Box::new(|line: &str| eprintln!("coapcc relay: {line}"))),
+        };
+        let st = coap_net::relay::run(args.listen, args.upstream, medium, overhead, cfg, stop).await?;
+        if st.max_clients < args.max_clients as usize {
+            eprintln!(
+                "coapcc relay: mapped at most {} clients at once (the open-file limit left no more; raise `ulimit -n` for {})",
+                st.max_clients, args.max_clients
+            );
+        }
         let (up, down) = (st.network.uplink, st.network.downlink);
         eprintln!(
-            "coapcc relay: {} clients ({} datagrams from further ones dropped); up {} packets ({} buffer drops, {} error drops); down {} packets ({} buffer drops, {} error drops)",
-            st.clients, st.unmapped_drops, up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops
+            "coapcc relay: {} clients mapped, {} mappings expired; datagrams from new sources dropped: {} (table full), {} (no socket); {} late for an expired mapping; up {} packets ({} buffer drops, {} error drops); down {} packets ({} buffer drops, {} error drops)",
+            st.clients, st.expired, st.unmapped_drops, st.socket_errors, st.late_drops, up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops
         );
         Ok(())
     })

@@ -1,0 +1,79 @@
+//! The relay under many sources: mappings expire when idle and their slots serve new clients;
+//! drops of new sources while the table is full are counted and told.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use coap_net::relay::{RelayConfig, SERVER};
+use netmodel::loss::LossModel;
+use netmodel::{Bottleneck, BottleneckSpec, HopSpec, LinkSpec};
+
+fn fast_link() -> LinkSpec {
+    LinkSpec { rate_bps: 100_000_000, delay_ms: 1.0, buffer_bytes: 1 << 20, mtu: 1500, loss: LossModel::None }
+}
+
+fn socket() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    s
+}
+
+/// Sends `msg` from `client` through the relay and returns what the echo server sent back.
+fn round_trip(client: &UdpSocket, relay: SocketAddr, msg: &[u8]) -> Option<Vec<u8>> {
+    client.send_to(msg, relay).unwrap();
+    let mut b = [0u8; 64];
+    client.recv(&mut b).ok().map(|n| b[..n].to_vec())
+}
+
+#[test]
+fn idle_mappings_expire_and_their_slots_serve_new_clients() {
+    // an echo server: it answers every datagram with its bytes, to the source it came from
+    let server = socket();
+    let server_addr = server.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 64];
+        for _ in 0..100 {
+            let Ok((n, from)) = server.recv_from(&mut b) else { return };
+            let _ = server.send_to(&b[..n], from);
+        }
+    });
+    let relay_addr: SocketAddr = {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap()
+    };
+    let notices = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = notices.clone();
+    let cfg = RelayConfig {
+        max_clients: 2,
+        mapping_timeout: Duration::from_millis(300),
+        log: Some(Box::new(move |l: &str| log.lock().unwrap().push(l.to_string()))),
+    };
+    let spec = BottleneckSpec {
+        uplink: fast_link(),
+        downlink: fast_link(),
+        server_hop: HopSpec { delay_min_ms: 0.0, delay_max_ms: 0.0 },
+        ip_header_bytes: 20,
+    };
+    let medium = Bottleneck::new(&spec, SERVER, 1, 0);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stop = async { tokio::time::sleep(Duration::from_secs(3)).await };
+    let relay = rt.spawn(coap_net::relay::run(relay_addr, server_addr, medium, 28, cfg, stop));
+    std::thread::sleep(Duration::from_millis(100));
+    let (a, b, c) = (socket(), socket(), socket());
+    assert_eq!(round_trip(&a, relay_addr, b"a1").as_deref(), Some(&b"a1"[..]));
+    assert_eq!(round_trip(&b, relay_addr, b"b1").as_deref(), Some(&b"b1"[..]));
+    // the table is full (2): a third source is dropped, and the log hears of it
+    c.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    assert_eq!(round_trip(&c, relay_addr, b"c1"), None);
+    assert!(notices.lock().unwrap().iter().any(|l| l.contains("dropping datagrams from new sources")));
+    // after 300 ms without traffic both mappings expire: the third client is served now
+    std::thread::sleep(Duration::from_millis(500));
+    c.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    assert_eq!(round_trip(&c, relay_addr, b"c2").as_deref(), Some(&b"c2"[..]));
+    // and a returning client gets a new mapping
+    assert_eq!(round_trip(&a, relay_addr, b"a2").as_deref(), Some(&b"a2"[..]));
+    let st = rt.block_on(relay).unwrap().unwrap();
+    assert_eq!((st.clients, st.unmapped_drops, st.max_clients), (4, 1, 2));
+    assert!(st.expired >= 2, "{st:?}");
+}
