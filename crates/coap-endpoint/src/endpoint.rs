@@ -143,9 +143,11 @@ impl<A: Clone> Exchange<A> {
     fn echo(&self, msg: &Message<'_>) -> Echo {
         match self.marking {
             Marking::Token => msg.token.first().map_or(Echo::None, |&n| Echo::Number(n)),
-            Marking::Option { number, .. } => {
-                msg.options.get(number).and_then(decode_uint).map_or(Echo::None, |v| Echo::Number(v.min(255) as u8))
-            }
+            Marking::Option { number, .. } => msg
+                .options
+                .get(registry::echo_number(number))
+                .and_then(decode_uint)
+                .map_or(Echo::None, |v| Echo::Number(v.min(255) as u8)),
             Marking::None => Echo::None,
         }
     }
@@ -889,9 +891,10 @@ fn encode_response(
     let mut options: SmallVec<[CoapOption<'_>; 8]> =
         resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
     if let (true, Some(req)) = (echo, echo_from) {
+        // only the options this server knows, each under its echo number (elective)
         for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
             if let Some(value) = req.options.get(number) {
-                options.push(CoapOption { number, value });
+                options.push(CoapOption { number: registry::echo_number(number), value });
             }
         }
     }

@@ -303,6 +303,28 @@ fn option_numbers_agree_across_crates() {
 }
 
 #[test]
+fn rtt_coap_counter_is_echoed_under_an_elective_number_and_read_back() {
+    // the request carries the critical counter 65001; the response echoes it as elective 65000
+    // (a client that does not know it may ignore it), and the client reads it back: its sample
+    // is unambiguous even after a retransmission
+    let mut p = Pair::new("rtt_coap", 21);
+    p.drop = Box::new(|from, i, _| from == C && i == 0); // the original is lost
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(60.0);
+    let (req, resp) = (&p.log[1], &p.log[2]);
+    let req = Message::decode(&req.bytes).unwrap();
+    assert_eq!(req.options.get(registry::RTT_COAP_TRANSMISSION_COUNTER), Some(&[1u8][..]));
+    let resp = Message::decode(&resp.bytes).unwrap();
+    assert_eq!(resp.options.get(registry::RTT_COAP_COUNTER_ECHO), Some(&[1u8][..]));
+    assert_eq!(resp.options.get(registry::RTT_COAP_TRANSMISSION_COUNTER), None);
+    assert!(!registry::is_critical(registry::RTT_COAP_COUNTER_ECHO));
+    assert!(matches!(p.reports()[0].outcome, Outcome::Response(Code::CONTENT)));
+    // the echo names the retransmission: the sample is its round trip, 0.1 s up + 0.1 s down
+    let srtt = p.client.controller(&S).unwrap().metrics().srtt.expect("a sample was taken");
+    assert!((srtt - 0.2).abs() < 1e-9, "{srtt}");
+}
+
+#[test]
 fn same_seed_same_trace() {
     let trace = |seed| {
         let mut p = Pair::new("cocoa", seed);

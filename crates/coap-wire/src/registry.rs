@@ -104,6 +104,21 @@ pub const TRANSMISSION_NUMBER: u16 = 0xFE04;
 /// bit 1 is clear (safe-to-forward).
 pub const RTT_COAP_TRANSMISSION_COUNTER: u16 = 65001;
 
+/// Where a server echoes RTT-CoAP's counter in its response: 65000 (0xFDE8), the elective,
+/// safe-to-forward number just below it. The request's option is critical (the server must know
+/// it), but an echo under a critical number would make a client that does not know it reject the
+/// response (RFC 7252 §5.4.1); an elective echo is ignored by such a client.
+pub const RTT_COAP_COUNTER_ECHO: u16 = 65000;
+
+/// The option a response echoes the request option `number` in: [`RTT_COAP_COUNTER_ECHO`] for
+/// RTT-CoAP's counter; the transmission number (already elective) is echoed under its own number.
+pub const fn echo_number(number: u16) -> u16 {
+    match number {
+        RTT_COAP_TRANSMISSION_COUNTER => RTT_COAP_COUNTER_ECHO,
+        n => n,
+    }
+}
+
 const fn def(
     number: u16,
     name: &'static str,
@@ -140,6 +155,7 @@ pub static OPTIONS: &[OptionDef] = &[
     def(PROXY_SCHEME, "Proxy-Scheme", String, 1, 255, false, "RFC 7252"),
     def(SIZE1, "Size1", Uint, 0, 4, false, "RFC 7252"),
     def(NO_RESPONSE, "No-Response", Uint, 0, 1, false, "RFC 7967"),
+    def(RTT_COAP_COUNTER_ECHO, "Transmission-Counter-Echo", Uint, 0, 1, false, "RTT-CoAP's echo (experimental number)"),
     def(RTT_COAP_TRANSMISSION_COUNTER, "Transmission-Counter", Uint, 0, 1, false, "RTT-CoAP (experimental number)"),
     def(
         TRANSMISSION_NUMBER,
@@ -208,6 +224,10 @@ mod tests {
         assert!(!t.critical() && !t.unsafe_to_forward() && !t.no_cache_key());
         let r = d(RTT_COAP_TRANSMISSION_COUNTER);
         assert!(r.critical() && !r.unsafe_to_forward());
+        // its echo: elective and safe-to-forward, so that a client not knowing it ignores it
+        let e = d(echo_number(RTT_COAP_TRANSMISSION_COUNTER));
+        assert!(!e.critical() && !e.unsafe_to_forward());
+        assert_eq!(echo_number(TRANSMISSION_NUMBER), TRANSMISSION_NUMBER);
     }
 
     #[test]

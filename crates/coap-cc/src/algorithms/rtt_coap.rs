@@ -6,7 +6,9 @@
 //! * Every CON is timed through a 1-byte transmission-counter option that the receiver echoes
 //!   (critical, safe-to-forward; number [`RTT_COAP_OPTION`], chosen from the experimental range),
 //!   so all samples are unambiguous. A peer that does not know the critical option rejects the
-//!   request (4.02): RTT-CoAP needs cooperating servers, as its source assumes.
+//!   request (4.02): RTT-CoAP needs cooperating servers, as its source assumes. A server echoes
+//!   the counter under the elective number 65000 (coap-wire's `RTT_COAP_COUNTER_ECHO`; **choice**:
+//!   the source names no number), so that a client that does not know it can ignore it.
 //! * Per destination: SRTT_S (short term, α_S), SRTT_L (long term, α_L), RTTVAR_L (β_L); first
 //!   sample: SRTT_S = SRTT_L = R, RTTVAR_L = R/2. (The source's "SRTT_L = α_L·r + (1−α_L)·SRTT_S"
 //!   is read as the typo it looks like: SRTT_L's own previous value.)
