@@ -248,10 +248,15 @@ pub fn in_shard(id: &str, k: u64, n: u64) -> bool {
     u64::from_str_radix(&id[..id.len().min(16)], 16).map_or(true, |v| v % n == k - 1)
 }
 
+/// Writes `path` whole or not at all: into a temporary file of a unique name beside it (so that
+/// concurrent writers, say two sweeps into one directory, never share one), then renamed. The
+/// temporary's name ends in `.tmp`, which readers of a results directory skip.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    use std::io::Write;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new().prefix(".").suffix(".tmp").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
 }
 
 /// The columns of the tidy per-client table after the plan's parameters.

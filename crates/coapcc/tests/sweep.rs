@@ -46,6 +46,42 @@ fn two_shards_merged_equal_one_run_and_resumption_skips_finished_cells() {
 }
 
 #[test]
+fn two_sweeps_into_one_directory_at_once_both_finish() {
+    // every writer used to share one temporary name per file (plan.toml.tmp, …): concurrent
+    // sweeps failed with "No such file or directory" when one renamed the other's file away
+    let d = tmp("concurrent");
+    let plan = d.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "seed = 3\nreps = 1\n[matrix]\ncc = [\"default\", \"fasor\"]\nclients = [1, 2, 3, 4, 5, 6]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_coapcc"))
+            .args(["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "1"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for _ in 0..3 {
+        let _ = std::fs::remove_dir_all(&out);
+        let (a, b) = (spawn(), spawn());
+        for c in [a, b] {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        assert_eq!(cells(&out).len(), 12);
+        let names: Vec<String> = std::fs::read_dir(out.join("cells"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn bad_plans_and_shards_are_clear_errors() {
     let d = tmp("badplan");
     let plan = d.join("plan.toml");
