@@ -23,6 +23,7 @@
 //! response for EXCHANGE_LIFETIME (NON_LIFETIME for NON) from a cache with a memory budget; a slow
 //! handler gets an empty ACK and a separate response.
 
+pub mod blockwise;
 mod config;
 mod endpoint;
 mod report;
@@ -30,6 +31,7 @@ mod server;
 pub mod stream;
 mod token;
 
+pub use blockwise::{Block, BlockLimits, Blockwise, Step, Transfer};
 pub use coap_cc::{Duration, Instant};
 pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};

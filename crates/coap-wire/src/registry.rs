@@ -86,6 +86,8 @@ pub const SIZE2: u16 = 28;
 pub const PROXY_URI: u16 = 35;
 pub const PROXY_SCHEME: u16 = 39;
 pub const SIZE1: u16 = 60;
+/// RFC 9175 §2.2.1: Echo, elective, safe-to-forward, NoCacheKey; 1–40 opaque bytes.
+pub const ECHO: u16 = 252;
 pub const NO_RESPONSE: u16 = 258;
 
 /// Transmission number for accurate RTT samples (draft-ietf-core-fasor-02 §4.4 "Retransmission
@@ -154,6 +156,7 @@ pub static OPTIONS: &[OptionDef] = &[
     def(PROXY_URI, "Proxy-Uri", String, 1, 1034, false, "RFC 7252"),
     def(PROXY_SCHEME, "Proxy-Scheme", String, 1, 255, false, "RFC 7252"),
     def(SIZE1, "Size1", Uint, 0, 4, false, "RFC 7252"),
+    def(ECHO, "Echo", Opaque, 1, 40, false, "RFC 9175"),
     def(NO_RESPONSE, "No-Response", Uint, 0, 1, false, "RFC 7967"),
     def(RTT_COAP_COUNTER_ECHO, "Transmission-Counter-Echo", Uint, 0, 1, false, "RTT-CoAP's echo (experimental number)"),
     def(RTT_COAP_TRANSMISSION_COUNTER, "Transmission-Counter", Uint, 0, 1, false, "RTT-CoAP (experimental number)"),

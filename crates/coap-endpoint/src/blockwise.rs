@@ -1,0 +1,676 @@
+//! Block-wise transfers (RFC 7959) and Echo retries (RFC 9175), sans-IO, above the messaging
+//! layer: each block is its own request/response exchange of the [`crate::Endpoint`].
+//!
+//! * Server: [`Blockwise`] wraps a [`Handler`]. A request body sent in Block1 blocks is
+//!   reassembled (each block acknowledged with 2.31 Continue) and handed to the inner handler
+//!   whole; a body beyond [`BlockLimits::max_body`] is refused with 4.13 and Size1, a block out
+//!   of sequence with 4.08. A response larger than the block size (the server's, or the smaller
+//!   one a request's Block2 asks for) is sent as Block2 blocks with Size2 on the first; the
+//!   whole body is kept for the follow-up requests. Transfers in progress are bounded in total
+//!   bytes ([`BlockLimits::max_bytes`], the oldest go first) and expire after
+//!   [`BlockLimits::lifetime`]. No ETag: a resource that changes between two blocks of one
+//!   download is not detected. A handler answering later ([`Reply::Later`]) gets no block-wise
+//!   treatment of its response.
+//! * Client: [`Transfer`] turns one request into the sequence of requests a block-wise exchange
+//!   needs (Block1 uploads, Block2 downloads, a repeat with the server's Echo after 4.01) and
+//!   hands back the whole response. A downloaded body beyond its limit fails the transfer.
+//!
+//! Block sizes are 16 to 1024 bytes (SZX 0–6); BERT (SZX 7, RFC 8323) is not supported.
+
+use std::collections::BTreeMap;
+
+use coap_cc::{Duration, Instant};
+use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Message, Options};
+
+use crate::server::{Handler, Reply, RequestId, Response};
+use crate::Request;
+
+/// A Block1 or Block2 option value (RFC 7959 §2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    /// The block number (at most 2^20 − 1).
+    pub num: u32,
+    /// More blocks follow.
+    pub more: bool,
+    /// log2(size) − 4: 0 (16 bytes) to 6 (1024 bytes).
+    pub szx: u8,
+}
+
+impl Block {
+    /// The block size in bytes.
+    pub fn size(self) -> usize {
+        16 << self.szx
+    }
+
+    /// Where this block starts in the body.
+    pub fn offset(self) -> usize {
+        self.num as usize * self.size()
+    }
+
+    /// Decodes an option value (0–3 bytes); `None` for SZX 7 (BERT, not supported) or a value
+    /// longer than 3 bytes.
+    pub fn decode(value: &[u8]) -> Option<Block> {
+        if value.len() > 3 {
+            return None;
+        }
+        let v = decode_uint(value)?;
+        let szx = (v & 7) as u8;
+        (szx < 7).then_some(Block { num: v >> 4, more: v & 8 != 0, szx })
+    }
+
+    /// The option value.
+    pub fn encode(self) -> Vec<u8> {
+        let mut b = [0u8; 4];
+        encode_uint((self.num << 4) | (u32::from(self.more) << 3) | u32::from(self.szx), &mut b).to_vec()
+    }
+
+    /// The SZX of a block size: a power of two from 16 to 1024.
+    pub fn szx_of(size: usize) -> Option<u8> {
+        (16..=1024).contains(&size).then_some(())?;
+        size.is_power_of_two().then(|| (size.trailing_zeros() - 4) as u8)
+    }
+}
+
+/// The largest block number (20 bits).
+const MAX_NUM: u32 = (1 << 20) - 1;
+
+/// Bounds of the server's block-wise transfers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLimits {
+    /// The largest request body reassembled (4.13 beyond it), bytes.
+    pub max_body: usize,
+    /// The server's block size for responses (16–1024), bytes.
+    pub block_size: usize,
+    /// Bytes held over all transfers in progress (uploads and downloads); the oldest go first.
+    pub max_bytes: usize,
+    /// A transfer without a block for this long is forgotten (RFC 7252's EXCHANGE_LIFETIME).
+    pub lifetime: Duration,
+}
+
+impl Default for BlockLimits {
+    fn default() -> Self {
+        BlockLimits { max_body: 1 << 20, block_size: 1024, max_bytes: 16 << 20, lifetime: Duration::from_secs(247) }
+    }
+}
+
+/// What a transfer is keyed by: the peer, the method and the request's URI options.
+type Key<A> = (A, u8, Vec<u8>);
+
+#[derive(Debug)]
+struct Held {
+    body: Vec<u8>,
+    /// For downloads: the response's code and options (Block2 and Size2 added per block).
+    code: Code,
+    options: Vec<(u16, Vec<u8>)>,
+    touched: Instant,
+}
+
+/// A [`Handler`] with block-wise transfers (see the module doc).
+pub struct Blockwise<A, H> {
+    inner: H,
+    limits: BlockLimits,
+    uploads: BTreeMap<Key<A>, Held>,
+    downloads: BTreeMap<Key<A>, Held>,
+    bytes: usize,
+}
+
+impl<A, H: core::fmt::Debug> core::fmt::Debug for Blockwise<A, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Blockwise")
+            .field("inner", &self.inner)
+            .field("uploads", &self.uploads.len())
+            .field("downloads", &self.downloads.len())
+            .field("bytes", &self.bytes)
+            .finish()
+    }
+}
+
+fn uri_key(req: &Message<'_>) -> Vec<u8> {
+    let mut k = Vec::new();
+    for o in req.options.iter().filter(|o| o.number == registry::URI_PATH || o.number == registry::URI_QUERY) {
+        k.extend_from_slice(&o.number.to_be_bytes());
+        k.extend_from_slice(&(o.value.len() as u16).to_be_bytes());
+        k.extend_from_slice(o.value);
+    }
+    k
+}
+
+fn with_option(mut r: Response, number: u16, value: Vec<u8>) -> Response {
+    r.options.retain(|(n, _)| *n != number);
+    r.options.push((number, value));
+    r
+}
+
+fn uint(v: usize) -> Vec<u8> {
+    let mut b = [0u8; 4];
+    encode_uint(u32::try_from(v).unwrap_or(u32::MAX), &mut b).to_vec()
+}
+
+impl<A: Ord + Clone, H> Blockwise<A, H> {
+    /// Wraps `inner`.
+    pub fn new(inner: H, limits: BlockLimits) -> Self {
+        Blockwise { inner, limits, uploads: BTreeMap::new(), downloads: BTreeMap::new(), bytes: 0 }
+    }
+
+    /// Bytes held by transfers in progress (at most [`BlockLimits::max_bytes`]).
+    pub fn bytes_held(&self) -> usize {
+        self.bytes
+    }
+
+    /// Transfers in progress: (uploads, downloads).
+    pub fn transfers(&self) -> (usize, usize) {
+        (self.uploads.len(), self.downloads.len())
+    }
+
+    fn expire(&mut self, now: Instant) {
+        let life = self.limits.lifetime;
+        let bytes = &mut self.bytes;
+        for map in [&mut self.uploads, &mut self.downloads] {
+            map.retain(|_, h| {
+                let keep = now < h.touched + life;
+                if !keep {
+                    *bytes -= h.body.len();
+                }
+                keep
+            });
+        }
+    }
+
+    /// Makes room for `extra` bytes by dropping the least recently touched transfers.
+    fn make_room(&mut self, extra: usize) {
+        while self.bytes + extra > self.limits.max_bytes {
+            let oldest = |m: &BTreeMap<Key<A>, Held>| {
+                m.iter().min_by_key(|(_, h)| h.touched).map(|(k, h)| (k.clone(), h.touched))
+            };
+            let (up, down) = (oldest(&self.uploads), oldest(&self.downloads));
+            let map = match (up, down) {
+                (Some((_, a)), Some((_, b))) if b < a => &mut self.downloads,
+                (Some(_), _) => &mut self.uploads,
+                (None, Some(_)) => &mut self.downloads,
+                (None, None) => return,
+            };
+            let key = map.iter().min_by_key(|(_, h)| h.touched).map(|(k, _)| k.clone()).expect("not empty");
+            if let Some(h) = map.remove(&key) {
+                self.bytes -= h.body.len();
+            }
+        }
+    }
+
+    /// Block `num` of a held download, as a response.
+    fn block_of(held: &Held, block: Block) -> Option<Response> {
+        let (start, size) = (block.offset(), block.size());
+        if start >= held.body.len() && !(start == 0 && held.body.is_empty()) {
+            return None;
+        }
+        let end = (start + size).min(held.body.len());
+        let more = end < held.body.len();
+        let mut r =
+            Response { code: held.code, options: held.options.clone(), payload: held.body[start..end].to_vec() };
+        r = with_option(r, registry::BLOCK2, Block { num: block.num, more, szx: block.szx }.encode());
+        if block.num == 0 {
+            r = with_option(r, registry::SIZE2, uint(held.body.len()));
+        }
+        Some(r)
+    }
+}
+
+impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
+    /// Runs the inner handler on `req` with `body` (and without Block1/Size1), then sends its
+    /// response block-wise when it is larger than the block size.
+    fn complete(
+        &mut self,
+        now: Instant,
+        from: &A,
+        id: RequestId,
+        req: &Message<'_>,
+        body: &[u8],
+        block1: Option<Block>,
+    ) -> Reply {
+        let opts: Vec<CoapOption<'_>> =
+            req.options.iter().filter(|o| o.number != registry::BLOCK1 && o.number != registry::SIZE1).collect();
+        let whole = Message { options: Options::from_list(&opts), payload: body, ..*req };
+        let Reply::Now(mut resp) = self.inner.handle(now, from, id, &whole) else { return Reply::Later };
+        if let Some(b) = block1 {
+            resp = with_option(resp, registry::BLOCK1, Block { more: false, ..b }.encode());
+        }
+        // the client may ask for smaller blocks than ours (early negotiation, RFC 7959 §2.4)
+        let asked = req.options.get(registry::BLOCK2).and_then(Block::decode).map(|b| b.szx);
+        let ours = Block::szx_of(self.limits.block_size).unwrap_or(6);
+        let szx = asked.map_or(ours, |a| a.min(ours));
+        if resp.payload.len() <= 16 << szx {
+            return Reply::Now(resp);
+        }
+        let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
+        let first = Self::block_of(&held, Block { num: 0, more: false, szx }).expect("a non-empty body");
+        let key = (from.clone(), req.code.0, uri_key(req));
+        if held.body.len() <= self.limits.max_bytes {
+            self.make_room(held.body.len());
+            self.bytes += held.body.len();
+            if let Some(old) = self.downloads.insert(key, held) {
+                self.bytes -= old.body.len();
+            }
+        }
+        Reply::Now(first)
+    }
+}
+
+impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
+    fn handle(&mut self, now: Instant, from: &A, id: RequestId, req: &Message<'_>) -> Reply {
+        self.expire(now);
+        let bad = |what: &str| Reply::Now(Response::new(Code::BAD_REQUEST, format!("bad {what} option")));
+        let key = || (from.clone(), req.code.0, uri_key(req));
+        if let Some(v) = req.options.get(registry::BLOCK1) {
+            let Some(b) = Block::decode(v) else { return bad("Block1") };
+            if b.more && req.payload.len() != b.size() {
+                return bad("Block1 (a block that is not the last must be full)");
+            }
+            let k = key();
+            if b.num == 0 {
+                if let Some(old) = self.uploads.remove(&k) {
+                    self.bytes -= old.body.len();
+                }
+            }
+            let have = self.uploads.get(&k).map_or(0, |h| h.body.len());
+            if b.offset() != have {
+                //= https://www.rfc-editor.org/rfc/rfc7959#section-2.9.2
+                //# 4.08 (Request Entity Incomplete) ... the server has not received the blocks
+                //# of the request body that it needs to proceed.
+                if let Some(old) = self.uploads.remove(&k) {
+                    self.bytes -= old.body.len();
+                }
+                return Reply::Now(Response::new(Code::REQUEST_ENTITY_INCOMPLETE, Vec::new()));
+            }
+            let max = self.limits.max_body;
+            let announced = req.options.get(registry::SIZE1).and_then(decode_uint).map_or(0, |v| v as usize);
+            if have + req.payload.len() > max || announced > max {
+                if let Some(old) = self.uploads.remove(&k) {
+                    self.bytes -= old.body.len();
+                }
+                let r = Response::new(Code::REQUEST_ENTITY_TOO_LARGE, Vec::new());
+                return Reply::Now(with_option(r, registry::SIZE1, uint(max)));
+            }
+            if !b.more {
+                let mut body = self.uploads.remove(&k).map(|h| h.body).unwrap_or_default();
+                self.bytes -= body.len();
+                body.extend_from_slice(req.payload);
+                return self.complete(now, from, id, req, &body, Some(b));
+            }
+            if b.num >= MAX_NUM {
+                return bad("Block1 (block number)");
+            }
+            self.make_room(req.payload.len());
+            let held = self.uploads.entry(k).or_insert_with(|| Held {
+                body: Vec::new(),
+                code: Code::EMPTY,
+                options: Vec::new(),
+                touched: now,
+            });
+            held.body.extend_from_slice(req.payload);
+            held.touched = now;
+            self.bytes += req.payload.len();
+            let r = Response::new(Code::CONTINUE, Vec::new());
+            return Reply::Now(with_option(r, registry::BLOCK1, Block { more: true, ..b }.encode()));
+        }
+        if let Some(v) = req.options.get(registry::BLOCK2) {
+            let Some(b) = Block::decode(v) else { return bad("Block2") };
+            if b.num > 0 {
+                if let Some(held) = self.downloads.get_mut(&key()) {
+                    held.touched = now;
+                    return match Self::block_of(held, b) {
+                        Some(r) => Reply::Now(r),
+                        None => Reply::Now(Response::new(Code::BAD_OPTION, b"block beyond the body".to_vec())),
+                    };
+                }
+                // not held (expired, evicted): the handler runs again and the block is cut from its
+                // answer (the resources are idempotent for GET)
+                let Reply::Now(resp) = self.inner.handle(now, from, id, req) else { return Reply::Later };
+                let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
+                return match Self::block_of(&held, b) {
+                    Some(r) => Reply::Now(r),
+                    None => Reply::Now(Response::new(Code::BAD_OPTION, b"block beyond the body".to_vec())),
+                };
+            }
+        }
+        self.complete(now, from, id, req, req.payload, None)
+    }
+}
+
+/// The client side of one block-wise exchange (see the module doc).
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    /// The request without its body.
+    base: Request,
+    body: Vec<u8>,
+    /// Block1 size for the upload (None: the body goes whole).
+    upload_szx: Option<u8>,
+    /// The Block2 size asked for (None: the server's).
+    download_szx: Option<u8>,
+    /// The last request sent (repeated with Echo after a 4.01).
+    last: Request,
+    received: Vec<u8>,
+    max_body: usize,
+    echo_tried: bool,
+}
+
+/// What to do after a response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Send this request next.
+    Send(Request),
+    /// The whole response.
+    Done(Response),
+    /// The transfer cannot go on (why).
+    Failed(String),
+}
+
+impl Transfer {
+    /// A transfer of `req`. With `block_size` (16–1024), a body larger than it is uploaded in
+    /// Block1 blocks of that size, and responses are asked for in blocks of that size; without,
+    /// the body goes whole (it must fit a message) and the server chooses. Downloaded bodies
+    /// beyond `max_body` fail.
+    pub fn new(req: Request, block_size: Option<usize>, max_body: usize) -> Result<Self, String> {
+        let szx = match block_size {
+            Some(s) => {
+                Some(Block::szx_of(s).ok_or_else(|| format!("block size {s} is not a power of two from 16 to 1024"))?)
+            }
+            None => None,
+        };
+        let mut base = req;
+        let body = std::mem::take(&mut base.payload);
+        if let Some(z) = szx {
+            if body.len().div_ceil(16 << z) > MAX_NUM as usize + 1 {
+                return Err(format!("a body of {} bytes needs more than 2^20 blocks of {} bytes", body.len(), 16 << z));
+            }
+        }
+        let upload_szx = szx.filter(|&z| body.len() > 16 << z);
+        let mut t = Transfer {
+            last: base.clone(),
+            base,
+            body,
+            upload_szx,
+            download_szx: szx,
+            received: Vec::new(),
+            max_body,
+            echo_tried: false,
+        };
+        t.last = t.upload_request(0);
+        Ok(t)
+    }
+
+    /// The first request to send.
+    pub fn first(&self) -> Request {
+        self.last.clone()
+    }
+
+    fn with(mut req: Request, number: u16, value: Vec<u8>) -> Request {
+        req.options.retain(|(n, _)| *n != number);
+        req.options.push((number, value));
+        req
+    }
+
+    /// The request carrying upload block `num` (or the whole body without block-wise upload).
+    fn upload_request(&self, num: u32) -> Request {
+        let Some(szx) = self.upload_szx else {
+            let mut r = self.base.clone();
+            r.payload = self.body.clone();
+            return match self.download_szx {
+                Some(z) => Self::with(r, registry::BLOCK2, Block { num: 0, more: false, szx: z }.encode()),
+                None => r,
+            };
+        };
+        let b = Block { num, more: false, szx };
+        let start = b.offset().min(self.body.len());
+        let end = (start + b.size()).min(self.body.len());
+        let mut r = self.base.clone();
+        r.payload = self.body[start..end].to_vec();
+        let b = Block { more: end < self.body.len(), ..b };
+        r = Self::with(r, registry::BLOCK1, b.encode());
+        if num == 0 {
+            r = Self::with(r, registry::SIZE1, uint(self.body.len()));
+        }
+        r
+    }
+
+    /// Takes a response to the last request sent.
+    pub fn on_response(&mut self, resp: Response) -> Step {
+        let get = |n: u16| resp.options.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_slice());
+        //= https://www.rfc-editor.org/rfc/rfc9175#section-2.3
+        //# ... the client ... sends the request again with the Echo option value
+        if resp.code == Code::UNAUTHORIZED && !self.echo_tried {
+            if let Some(echo) = get(registry::ECHO) {
+                self.echo_tried = true;
+                self.base = Self::with(self.base.clone(), registry::ECHO, echo.to_vec());
+                self.last = Self::with(self.last.clone(), registry::ECHO, echo.to_vec());
+                return Step::Send(self.last.clone());
+            }
+        }
+        if resp.code == Code::CONTINUE {
+            let Some(ack) = get(registry::BLOCK1).and_then(Block::decode) else {
+                return Step::Failed("2.31 Continue without a Block1 option".into());
+            };
+            let sent =
+                self.last.options.iter().find(|(n, _)| *n == registry::BLOCK1).and_then(|(_, v)| Block::decode(v));
+            let (Some(mine), Some(sent)) = (self.upload_szx, sent) else {
+                return Step::Failed("2.31 Continue to a request that was not a block".into());
+            };
+            if ack.num != sent.num || !sent.more {
+                return Step::Failed("2.31 Continue for a block we did not send".into());
+            }
+            // the server may ask for smaller blocks (RFC 7959 §2.5): go on from the next offset in its size
+            let szx = ack.szx.min(mine);
+            let next_offset = sent.offset() + sent.size();
+            self.upload_szx = Some(szx);
+            let num = (next_offset / (16 << szx)) as u32;
+            self.last = self.upload_request(num);
+            return Step::Send(self.last.clone());
+        }
+        let Some(b) = get(registry::BLOCK2).and_then(Block::decode) else {
+            if !self.received.is_empty() {
+                return Step::Failed("a block-wise response ended without Block2".into());
+            }
+            return Step::Done(resp);
+        };
+        if b.offset() != self.received.len() {
+            return Step::Failed(format!(
+                "block {} at offset {} after {} bytes",
+                b.num,
+                b.offset(),
+                self.received.len()
+            ));
+        }
+        if self.received.len() + resp.payload.len() > self.max_body {
+            return Step::Failed(format!("response body larger than {} bytes", self.max_body));
+        }
+        if b.more && resp.payload.len() != b.size() {
+            return Step::Failed("a block that is not the last is not full".into());
+        }
+        self.received.extend_from_slice(&resp.payload);
+        if !b.more {
+            let mut r = resp;
+            r.options.retain(|(n, _)| *n != registry::BLOCK2);
+            r.payload = std::mem::take(&mut self.received);
+            return Step::Done(r);
+        }
+        if b.num >= MAX_NUM {
+            return Step::Failed("too many blocks".into());
+        }
+        // the next block: the request without its body and Block1, with Block2 num + 1
+        let mut next = self.base.clone();
+        next.options.retain(|(n, _)| *n != registry::BLOCK1 && *n != registry::SIZE1);
+        self.last = Self::with(next, registry::BLOCK2, Block { num: b.num + 1, more: false, szx: b.szx }.encode());
+        Step::Send(self.last.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coap_wire::MessageType;
+
+    /// Answers POST with the body it got (2.04), GET with `len` bytes counting up (2.05).
+    #[derive(Debug)]
+    struct Echo {
+        len: usize,
+        bodies: Vec<usize>,
+    }
+
+    impl Handler<u8> for Echo {
+        fn handle(&mut self, _: Instant, _: &u8, _: RequestId, req: &Message<'_>) -> Reply {
+            self.bodies.push(req.payload.len());
+            match req.code {
+                Code::POST => Reply::Now(Response::new(Code::CHANGED, req.payload.to_vec())),
+                _ => Reply::Now(Response::new(Code::CONTENT, (0..self.len).map(|i| i as u8).collect::<Vec<u8>>())),
+            }
+        }
+    }
+
+    /// Hands `req` to the server as a decoded message would come.
+    fn serve(s: &mut Blockwise<u8, Echo>, now: Instant, req: &Request) -> Response {
+        let mut opts: Vec<CoapOption<'_>> =
+            req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+        opts.sort_by_key(|o| o.number);
+        let m = Message {
+            ty: MessageType::Con,
+            code: req.code,
+            message_id: 1,
+            token: &[],
+            options: Options::from_list(&opts),
+            payload: &req.payload,
+        };
+        match s.handle(now, &1, RequestId(0), &m) {
+            Reply::Now(r) => r,
+            Reply::Later => panic!("answered later"),
+        }
+    }
+
+    fn opt(r: &Response, n: u16) -> Option<&[u8]> {
+        r.options.iter().find(|(k, _)| *k == n).map(|(_, v)| v.as_slice())
+    }
+
+    fn post(len: usize) -> Request {
+        let mut r = Request::get("echo");
+        r.code = Code::POST;
+        r.payload = (0..len).map(|i| (i % 251) as u8).collect();
+        r
+    }
+
+    #[test]
+    fn block_values() {
+        // RFC 7959 §2.2: NUM << 4 | M << 3 | SZX
+        assert_eq!(Block { num: 1, more: true, szx: 6 }.encode(), [0x1E]);
+        assert_eq!(Block { num: 300, more: false, szx: 2 }.encode(), [0x12, 0xC2]);
+        assert_eq!(Block::decode(&[0x12, 0xC2]), Some(Block { num: 300, more: false, szx: 2 }));
+        assert_eq!(Block::decode(&[]), Some(Block { num: 0, more: false, szx: 0 }));
+        assert_eq!(Block::decode(&[0x0F]), None, "SZX 7 is BERT");
+        assert_eq!(Block::decode(&[1, 2, 3, 4]), None);
+        assert_eq!(Block { num: 3, more: false, szx: 5 }.offset(), 3 * 512);
+        assert_eq!(
+            (Block::szx_of(16), Block::szx_of(1024), Block::szx_of(1000), Block::szx_of(2048)),
+            (Some(0), Some(6), None, None)
+        );
+    }
+
+    #[test]
+    fn a_2000_byte_post_in_512_byte_blocks_round_trips_whole() {
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, BlockLimits::default());
+        let mut t = Transfer::new(post(2000), Some(512), 1 << 20).unwrap();
+        let mut req = t.first();
+        let mut sent = Vec::new();
+        let done = loop {
+            sent.push((req.payload.len(), req.options.iter().find(|o| o.0 == registry::BLOCK1).map(|o| o.1.clone())));
+            let resp = serve(&mut s, Instant::ZERO, &req);
+            match t.on_response(resp) {
+                Step::Send(r) => req = r,
+                Step::Done(r) => break r,
+                Step::Failed(e) => panic!("{e}"),
+            }
+        };
+        // four Block1 requests: 512, 512, 512 and 464 bytes (0x0D = num 0, M, SZX 5; 0x1D; 0x2D; 0x35)
+        // then one Block2 follow-up for the response's second half (the server's blocks are 1024)
+        let blocks: Vec<(usize, Option<Vec<u8>>)> = vec![
+            (512, Some(vec![0x0D])),
+            (512, Some(vec![0x1D])),
+            (512, Some(vec![0x2D])),
+            (464, Some(vec![0x35])),
+            (0, None),
+        ];
+        assert_eq!(sent, blocks);
+        assert_eq!(s.inner.bodies, [2000], "the handler ran once, on the whole body");
+        assert_eq!(done.code, Code::CHANGED);
+        assert_eq!(done.payload, post(2000).payload);
+        assert_eq!(s.bytes_held(), 2000, "the response is held for its follow-ups until it expires");
+        assert_eq!(s.transfers(), (0, 1));
+    }
+
+    #[test]
+    fn a_large_get_comes_in_blocks_of_the_size_the_client_asks_for() {
+        let mut s = Blockwise::new(Echo { len: 100, bodies: Vec::new() }, BlockLimits::default());
+        let mut t = Transfer::new(Request::get("big"), Some(32), 1 << 20).unwrap();
+        let first = serve(&mut s, Instant::ZERO, &t.first());
+        // block 0 of 32 bytes, more, SZX 1 (0x09), and Size2 100
+        assert_eq!(
+            (first.payload.len(), opt(&first, registry::BLOCK2), opt(&first, registry::SIZE2)),
+            (32, Some(&[0x09][..]), Some(&[100][..]))
+        );
+        let mut step = t.on_response(first);
+        let mut n = 1;
+        let body = loop {
+            match step {
+                Step::Send(r) => step = t.on_response(serve(&mut s, Instant::ZERO, &r)),
+                Step::Done(r) => break r.payload,
+                Step::Failed(e) => panic!("{e}"),
+            }
+            n += 1;
+        };
+        assert_eq!(n, 4, "100 bytes in blocks of 32: 32 + 32 + 32 + 4");
+        assert_eq!(body, (0..100).map(|i| i as u8).collect::<Vec<u8>>());
+        assert_eq!(s.inner.bodies.len(), 1, "the follow-ups are served from the held body");
+    }
+
+    #[test]
+    fn bad_sequences_and_oversized_bodies_are_refused() {
+        let limits = BlockLimits { max_body: 1000, ..BlockLimits::default() };
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, limits);
+        let block = |num: u32, more: bool, len: usize| {
+            let mut r = post(len);
+            r.options.push((registry::BLOCK1, Block { num, more, szx: 4 }.encode()));
+            r
+        };
+        // block 1 before block 0: 4.08
+        assert_eq!(serve(&mut s, Instant::ZERO, &block(1, true, 256)).code, Code::REQUEST_ENTITY_INCOMPLETE);
+        // blocks 0..3 of 256 bytes: the fourth would make 1024 > 1000 bytes: 4.13 with Size1 1000
+        for num in 0..3 {
+            assert_eq!(serve(&mut s, Instant::ZERO, &block(num, true, 256)).code, Code::CONTINUE);
+        }
+        let r = serve(&mut s, Instant::ZERO, &block(3, true, 256));
+        assert_eq!((r.code, opt(&r, registry::SIZE1)), (Code::REQUEST_ENTITY_TOO_LARGE, Some(&[0x03, 0xE8][..])));
+        assert_eq!(s.bytes_held(), 0, "the refused upload is forgotten");
+        // a block that is not the last must be full
+        assert_eq!(serve(&mut s, Instant::ZERO, &block(0, true, 100)).code, Code::BAD_REQUEST);
+        assert!(s.inner.bodies.is_empty());
+    }
+
+    #[test]
+    fn transfers_expire_and_stay_within_their_byte_budget() {
+        let limits = BlockLimits { max_bytes: 3000, lifetime: Duration::from_secs(10), ..BlockLimits::default() };
+        let mut s = Blockwise::new(Echo { len: 2000, bodies: Vec::new() }, limits);
+        // each big GET of another path holds 2000 bytes: the second evicts the first (3000 B budget)
+        serve(&mut s, Instant::ZERO, &Request::get("a"));
+        serve(&mut s, Instant::from_nanos(1), &Request::get("b"));
+        assert_eq!((s.bytes_held(), s.transfers()), (2000, (0, 1)));
+        // 11 s later (a small POST, whose answer is not held) "b" has expired
+        serve(&mut s, Instant::ZERO + Duration::from_secs(11), &post(10));
+        assert_eq!((s.bytes_held(), s.transfers()), (0, (0, 0)));
+    }
+
+    #[test]
+    fn an_echo_challenge_is_answered_once_with_its_value() {
+        let mut t = Transfer::new(Request::get("test"), None, 1 << 20).unwrap();
+        let mut challenge = Response::new(Code::UNAUTHORIZED, Vec::new());
+        challenge.options.push((registry::ECHO, vec![1, 2, 3]));
+        let Step::Send(again) = t.on_response(challenge.clone()) else { panic!("repeats") };
+        assert!(again.options.contains(&(registry::ECHO, vec![1, 2, 3])));
+        // a second 4.01 is the answer
+        assert_eq!(t.on_response(challenge.clone()), Step::Done(challenge));
+    }
+}
