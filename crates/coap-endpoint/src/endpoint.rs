@@ -38,6 +38,9 @@ pub enum Event<A> {
         id: ExchangeId,
         /// Its code.
         code: Code,
+        /// Its options in order (Block2, Echo, Content-Format, …), the transmission-number echo
+        /// included.
+        options: Vec<(u16, Vec<u8>)>,
         /// Its payload.
         payload: Vec<u8>,
     },
@@ -446,7 +449,7 @@ where
     }
 
     /// Ends an exchange with `outcome`; `outstanding` says whether it still counted for NSTART.
-    fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, payload: Vec<u8>, outstanding: bool) {
+    fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, answer: Answer, outstanding: bool) {
         let retire_at = now + self.cfg.exchange_lifetime;
         let Some(mut ex) = self.exchanges.remove(&id) else { return };
         ex.outcome = Some(outcome);
@@ -455,7 +458,7 @@ where
         self.finished.insert(id, ex);
         self.retiring.push_back((retire_at, id));
         self.events.push_back(match outcome {
-            Outcome::Response(code) => Event::Response { id, code, payload },
+            Outcome::Response(code) => Event::Response { id, code, options: answer.0, payload: answer.1 },
             Outcome::Failed(reason) => Event::Failed { id, reason },
         });
         if outstanding {
@@ -538,7 +541,7 @@ where
             Phase::Acked => false,
             Phase::Queued | Phase::Done => return,
         };
-        self.finish(now, id, Outcome::Failed(FailReason::Reset), Vec::new(), outstanding);
+        self.finish(now, id, Outcome::Failed(FailReason::Reset), Answer::default(), outstanding);
     }
 
     fn on_ack(&mut self, now: Instant, from: A, msg: &Message<'_>) {
@@ -562,7 +565,7 @@ where
                 }
                 if piggybacked {
                     ex.responded_at = Some(now);
-                    self.finish(now, id, Outcome::Response(msg.code), msg.payload.to_vec(), true);
+                    self.finish(now, id, Outcome::Response(msg.code), answer(msg), true);
                 } else {
                     ex.phase = Phase::Acked;
                     if let Some(p) = self.peers.get_mut(&from) {
@@ -618,7 +621,7 @@ where
             Phase::Queued => return,
         };
         ex.responded_at = Some(now);
-        self.finish(now, id, Outcome::Response(msg.code), msg.payload.to_vec(), outstanding);
+        self.finish(now, id, Outcome::Response(msg.code), answer(msg), outstanding);
     }
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>) {
@@ -752,7 +755,7 @@ where
             match phase {
                 Phase::Waiting { mut timer, .. } => self.on_rto(now, id, &mut timer),
                 Phase::NonWaiting { .. } => {
-                    self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true)
+                    self.finish(now, id, Outcome::Failed(FailReason::Timeout), Answer::default(), true)
                 }
                 _ => {}
             }
@@ -807,12 +810,12 @@ where
                 if self.give_up_at_retransmission == Some(number) {
                     // Erbium: the last retransmission goes out and the transaction is freed
                     peer.cc.on_failure(now, timer);
-                    self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true);
+                    self.finish(now, id, Outcome::Failed(FailReason::Timeout), Answer::default(), true);
                 }
             }
             _ => {
                 peer.cc.on_failure(now, timer);
-                self.finish(now, id, Outcome::Failed(FailReason::Timeout), Vec::new(), true);
+                self.finish(now, id, Outcome::Failed(FailReason::Timeout), Answer::default(), true);
             }
         }
     }
@@ -875,6 +878,13 @@ where
     pub fn poll_event(&mut self) -> Option<Event<A>> {
         self.events.pop_front()
     }
+}
+
+/// A response's options and payload, owned.
+type Answer = (Vec<(u16, Vec<u8>)>, Vec<u8>);
+
+fn answer(msg: &Message<'_>) -> Answer {
+    (msg.options.iter().map(|o| (o.number, o.value.to_vec())).collect(), msg.payload.to_vec())
 }
 
 /// Encodes a response at the end of the arena `out`, returning where it stands. `echo_from`: the

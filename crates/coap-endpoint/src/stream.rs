@@ -98,6 +98,8 @@ pub enum StreamEvent {
         id: u64,
         /// Its code.
         code: Code,
+        /// Its options in order.
+        options: Vec<(u16, Vec<u8>)>,
         /// Its payload.
         payload: Vec<u8>,
     },
@@ -464,7 +466,8 @@ impl<A: Clone> StreamConnection<A> {
                     self.pending.remove(&(key, f.token.len())).map(|(id, _)| id)
                 };
                 if let Some(id) = id {
-                    self.events.push_back(StreamEvent::Response { id, code: c, payload: f.payload.to_vec() });
+                    let options = f.options.iter().map(|o| (o.number, o.value.to_vec())).collect();
+                    self.events.push_back(StreamEvent::Response { id, code: c, options, payload: f.payload.to_vec() });
                 }
             }
             _ => {} // an empty frame (keep-alive) or an unknown signaling code: ignored
@@ -502,8 +505,14 @@ mod tests {
         let back = s.take_output();
         c.handle_bytes(Instant::ZERO, &back);
         assert_eq!(c.poll_event(), Some(StreamEvent::Ready { max_message_size: 1152 }));
-        assert_eq!(c.poll_event(), Some(StreamEvent::Response { id: id1, code: Code::NOT_FOUND, payload: vec![] }));
-        assert_eq!(c.poll_event(), Some(StreamEvent::Response { id: id2, code: Code::NOT_FOUND, payload: vec![] }));
+        assert_eq!(
+            c.poll_event(),
+            Some(StreamEvent::Response { id: id1, code: Code::NOT_FOUND, options: vec![], payload: vec![] })
+        );
+        assert_eq!(
+            c.poll_event(),
+            Some(StreamEvent::Response { id: id2, code: Code::NOT_FOUND, options: vec![], payload: vec![] })
+        );
         assert_eq!(c.outstanding(), 0);
     }
 

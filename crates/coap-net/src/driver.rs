@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use coap_cc::{Duration, Instant};
-use coap_endpoint::{Endpoint, Event, ExchangeId, ExchangeReport, FailReason, Request};
+use coap_endpoint::{Endpoint, Event, ExchangeId, ExchangeReport, FailReason, Request, Response, Step, Transfer};
 use coap_wire::Code;
 use rand_chacha::ChaCha8Rng;
 use tokio::net::UdpSocket;
@@ -21,11 +21,13 @@ use crate::clock::Clock;
 pub struct Reply {
     /// The response code.
     pub code: Code,
+    /// Its options in order.
+    pub options: Vec<(u16, Vec<u8>)>,
     /// Its payload.
     pub payload: Vec<u8>,
     /// First transmission to response.
     pub rtt: Duration,
-    /// Transmissions sent (1 + retransmissions).
+    /// Transmissions sent (1 + retransmissions; over all the requests of a block-wise transfer).
     pub transmissions: u32,
 }
 
@@ -38,6 +40,9 @@ pub enum RequestFailure {
     Reset,
     /// The request could not be sent (too large, or the endpoint is shutting down).
     NotSent,
+    /// A block-wise transfer could not go on (the server's blocks did not fit together, or the
+    /// body exceeded its limit).
+    Blockwise,
 }
 
 impl std::fmt::Display for RequestFailure {
@@ -45,7 +50,8 @@ impl std::fmt::Display for RequestFailure {
         f.write_str(match self {
             RequestFailure::Timeout => "no response (all retransmissions timed out)",
             RequestFailure::Reset => "the server answered with Reset",
-            RequestFailure::NotSent => "the request could not be sent",
+            RequestFailure::NotSent => "the request could not be sent (larger than a message? try a block size)",
+            RequestFailure::Blockwise => "the block-wise transfer failed",
         })
     }
 }
@@ -106,6 +112,39 @@ impl EndpointHandle {
         let (tx, rx) = oneshot::channel();
         self.cmds.send(Command::Request { dest, req, reply: tx }).await.map_err(|_| RequestFailure::NotSent)?;
         rx.await.unwrap_or(Err(RequestFailure::NotSent))
+    }
+
+    /// Sends a request as a block-wise transfer ([`Transfer`]: Block1 upload of a body larger
+    /// than `block_size`, Block2 download of a large response, a repeat with the server's Echo)
+    /// and returns the whole response; `rtt` spans the whole transfer.
+    pub async fn transfer(
+        &self,
+        dest: SocketAddr,
+        req: Request,
+        block_size: Option<usize>,
+        max_body: usize,
+    ) -> Result<Reply, RequestFailure> {
+        let mut t = Transfer::new(req, block_size, max_body).map_err(|_| RequestFailure::NotSent)?;
+        let (mut rtt, mut transmissions) = (Duration::ZERO, 0);
+        let mut next = t.first();
+        loop {
+            let r = self.request(dest, next).await?;
+            rtt = rtt + r.rtt;
+            transmissions += r.transmissions;
+            match t.on_response(Response { code: r.code, options: r.options, payload: r.payload }) {
+                Step::Send(req) => next = req,
+                Step::Done(resp) => {
+                    return Ok(Reply {
+                        code: resp.code,
+                        options: resp.options,
+                        payload: resp.payload,
+                        rtt,
+                        transmissions,
+                    })
+                }
+                Step::Failed(_) => return Err(RequestFailure::Blockwise),
+            }
+        }
     }
 
     /// Forgets the congestion-control state of `dest` (a new device).
@@ -228,10 +267,11 @@ async fn run(
                         log(TransmissionLog { id, number, rto, at });
                     }
                 }
-                Event::Response { id, code, payload } => {
+                Event::Response { id, code, options, payload } => {
                     if let Some(w) = waiting.remove(&id) {
                         let rtt = clock.now() - w.first.unwrap_or_else(|| clock.now());
-                        let _ = w.reply.send(Ok(Reply { code, payload, rtt, transmissions: w.transmissions }));
+                        let reply = Reply { code, options, payload, rtt, transmissions: w.transmissions };
+                        let _ = w.reply.send(Ok(reply));
                     }
                 }
                 Event::Failed { id, reason } => {

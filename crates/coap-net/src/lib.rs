@@ -51,7 +51,9 @@ pub async fn client(bind: SocketAddr, cc: CcConfig, seed: u64, log: Option<LogFn
     Ok(driver::spawn(socket, ep, Clock::new(), log, false))
 }
 
-/// A server on `bind` serving [`resources::Resources`]; [`EndpointHandle::finish`] stops it.
+/// A server on `bind` serving [`resources::Resources`] with block-wise transfers
+/// ([`coap_endpoint::Blockwise`], its default limits: bodies up to 1 MiB, 16 MiB held in all);
+/// [`EndpointHandle::finish`] stops it.
 pub async fn server(
     bind: SocketAddr,
     cfg: Config,
@@ -60,6 +62,7 @@ pub async fn server(
     let socket = UdpSocket::bind(bind).await?;
     let res = resources::Resources::default();
     let stats = res.stats.clone();
+    let res = coap_endpoint::Blockwise::new(res, coap_endpoint::BlockLimits::default());
     let ep = Endpoint::new(cfg, ChaCha8Rng::seed_from_u64(seed))
         .map_err(|e| std::io::Error::other(e.to_string()))?
         .with_handler(Box::new(res));

@@ -340,10 +340,10 @@ async fn run_client(
         }
         while let Some(ev) = conn.poll_event() {
             match ev {
-                StreamEvent::Response { id, code, payload } => {
+                StreamEvent::Response { id, code, options, payload } => {
                     if let Some((reply, start)) = waiting.remove(&id) {
                         let rtt: Duration = clock.now() - start;
-                        let _ = reply.send(Ok(Reply { code, payload, rtt, transmissions: 1 }));
+                        let _ = reply.send(Ok(Reply { code, options, payload, rtt, transmissions: 1 }));
                     }
                 }
                 StreamEvent::Pong => {

@@ -130,8 +130,16 @@ pub struct ClientArgs {
     #[arg(short, long, default_value = "get", value_parser = ["get", "post", "put", "delete"])]
     method: String,
     /// Request payload.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "payload_file")]
     payload: Option<String>,
+    /// Request payload: the bytes of this file.
+    #[arg(short = 'f', long, value_name = "FILE")]
+    payload_file: Option<PathBuf>,
+    /// Block-wise transfer (RFC 7959) with blocks of SIZE bytes (16, 32, …, 1024): a larger payload
+    /// goes in Block1 blocks, and responses are asked for in blocks of SIZE (as libcoap's -b).
+    /// Without it a payload must fit one message; large responses still arrive whole.
+    #[arg(short = 'b', long = "block-size", value_name = "SIZE", value_parser = block_size)]
+    block_size: Option<usize>,
     /// Send a Confirmable request (the default).
     #[arg(long, conflicts_with = "non")]
     con: bool,
@@ -148,6 +156,17 @@ pub struct ClientArgs {
     #[arg(long)]
     seed: Option<u64>,
 }
+
+/// A block size: a power of two from 16 to 1024.
+fn block_size(s: &str) -> Result<usize, String> {
+    s.parse::<usize>()
+        .ok()
+        .filter(|&v| coap_endpoint::Block::szx_of(v).is_some())
+        .ok_or_else(|| format!("'{s}' is not a block size (16, 32, 64, 128, 256, 512 or 1024)"))
+}
+
+/// The largest response body `client` accepts from a block-wise download.
+const CLIENT_MAX_BODY: usize = 16 << 20;
 
 /// Runs `coapcc client`.
 pub fn client(args: &ClientArgs) -> Result<(), Error> {
@@ -169,12 +188,11 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             "delete" => Code::DELETE,
             _ => Code::GET,
         };
-        let req = Request {
-            code,
-            options: uri.options.clone(),
-            payload: args.payload.clone().unwrap_or_default().into_bytes(),
-            confirmable: !args.non,
+        let payload = match &args.payload_file {
+            Some(p) => std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+            None => args.payload.clone().unwrap_or_default().into_bytes(),
         };
+        let req = Request { code, options: uri.options.clone(), payload, confirmable: !args.non };
         let reply = if uri.tcp {
             let conn = coap_net::tcp::connect(uri.addr).await.map_err(|e| format!("{}: {e}", args.uri))?;
             let r = tokio::select! {
@@ -185,7 +203,7 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             r
         } else {
             tokio::select! {
-                r = h.request(uri.addr, req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+                r = h.transfer(uri.addr, req, args.block_size, CLIENT_MAX_BODY) => r.map_err(|e| format!("{}: {e}", args.uri))?,
                 _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
             }
         };
