@@ -33,6 +33,15 @@ pub struct Config {
     pub transmission_events: bool,
     /// When a CON request that gets no answer fails.
     pub give_up: GiveUp,
+    /// Amplification mitigation (RFC 9175 §2.4): a safe request (GET, FETCH) from a source not
+    /// verified yet whose response would exceed this many times the request's size gets 4.01
+    /// Unauthorized with an Echo option instead; a repeat carrying the Echo verifies the source.
+    /// `None` (the default here; on with 3 in `coap-net`'s servers): off.
+    pub amplification_factor: Option<u32>,
+    /// How long a verified source stays verified, and how long an Echo value is accepted.
+    pub echo_lifetime: Duration,
+    /// Verified sources remembered at once (the oldest are forgotten first).
+    pub max_verified: usize,
 }
 
 /// When a CON request that gets no answer fails.
@@ -80,6 +89,9 @@ impl Config {
             echo_transmission_numbers: true,
             transmission_events: false,
             give_up: GiveUp::AfterLastTimer,
+            amplification_factor: None,
+            echo_lifetime: Duration::from_secs(60),
+            max_verified: 16384,
         }
     }
 

@@ -226,6 +226,12 @@ pub struct Endpoint<A, R> {
     events: VecDeque<Event<A>>,
     /// With [`GiveUp::AtLastSend`]: the retransmission (MAX_RETRANSMIT) at which an exchange fails.
     give_up_at_retransmission: Option<u32>,
+    /// Amplification mitigation: the Echo key (drawn at the first challenge, so that an endpoint
+    /// that never challenges draws nothing from its RNG) and the verified sources.
+    echo_key: Option<u64>,
+    verified: BTreeMap<A, Instant>,
+    verified_order: VecDeque<(Instant, A)>,
+    echo_challenges: u64,
 }
 
 impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
@@ -258,6 +264,10 @@ where
         let next_mid = rng.next_u32() as u16;
         Ok(Endpoint {
             give_up_at_retransmission,
+            echo_key: None,
+            verified: BTreeMap::new(),
+            verified_order: VecDeque::new(),
+            echo_challenges: 0,
             dedup: Dedup::new(cfg.dedup_bytes),
             cfg,
             rng,
@@ -521,7 +531,7 @@ where
                 // a "CoAP ping" (RFC 7252 §4.3): answered with RST
                 self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid: msg.message_id });
             }
-            _ if msg.code.is_request() => self.on_request(now, from, &msg),
+            _ if msg.code.is_request() => self.on_request(now, from, &msg, bytes.len()),
             _ => self.on_separate_response(now, from, &msg),
         }
     }
@@ -624,7 +634,58 @@ where
         self.finish(now, id, Outcome::Response(msg.code), answer(msg), outstanding);
     }
 
-    fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>) {
+    /// The Echo value for `peer` at time second `secs`: the second (4 bytes) and a keyed hash of
+    /// the peer and the second (8 bytes). Not a cryptographic MAC (SipHash keyed by prefixing a
+    /// random secret): it proves an address can receive, against off-path guessing (2^64).
+    fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
+        use core::hash::{Hash, Hasher};
+        let key = *self.echo_key.get_or_insert_with(|| self.rng.next_u64());
+        let mut h = std::hash::DefaultHasher::new();
+        (key, peer, secs).hash(&mut h);
+        let mut v = [0u8; 12];
+        v[..4].copy_from_slice(&secs.to_be_bytes());
+        v[4..].copy_from_slice(&h.finish().to_be_bytes());
+        v
+    }
+
+    /// Whether `peer` is verified at `now`, or proves it now with a fresh Echo from `msg`.
+    fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
+        let life = self.cfg.echo_lifetime;
+        if self.verified.get(peer).is_some_and(|&t| now < t + life) {
+            return true;
+        }
+        let Some(echo) = msg.options.get(registry::ECHO).filter(|e| e.len() == 12) else { return false };
+        let secs = u32::from_be_bytes([echo[0], echo[1], echo[2], echo[3]]);
+        let now_secs = (now.as_nanos() / 1_000_000_000) as u32;
+        if self.echo_key.is_none() || now_secs.saturating_sub(secs) as f64 > life.as_secs_f64() || secs > now_secs {
+            return false;
+        }
+        if self.echo_value(peer, secs)[..] != *echo {
+            return false;
+        }
+        while self.verified.len() >= self.cfg.max_verified {
+            let Some((t, p)) = self.verified_order.pop_front() else { break };
+            if self.verified.get(&p) == Some(&t) {
+                self.verified.remove(&p);
+            }
+        }
+        self.verified.insert(peer.clone(), now);
+        self.verified_order.push_back((now, peer.clone()));
+        true
+    }
+
+    /// Safe requests whose answers Echo challenges (RFC 9175 §2.4) may withhold: GET and FETCH.
+    fn is_safe(code: Code) -> bool {
+        code == Code::GET || code == Code(5)
+    }
+
+    /// Echo challenges sent (4.01 with Echo instead of a response larger than the amplification
+    /// factor allows to an unverified source).
+    pub fn echo_challenges(&self) -> u64 {
+        self.echo_challenges
+    }
+
+    fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
         let con = msg.ty == MessageType::Con;
         match self.dedup.get(&from, msg.message_id) {
             Some(Cached::Reply(_)) => {
@@ -656,6 +717,10 @@ where
         //# response.
         let unknown_critical =
             msg.options.iter().any(|o| registry::is_critical(o.number) && registry::lookup(o.number).is_none());
+        if self.cfg.amplification_factor.is_some() && msg.options.get(registry::ECHO).is_some() {
+            // a valid Echo verifies its source, whatever the size of this answer
+            let _ = self.source_verified(now, &from, msg);
+        }
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         let reply = if unknown_critical {
@@ -666,6 +731,23 @@ where
         let reply = match reply {
             Reply::Later if self.deferred.len() >= self.cfg.max_deferred => {
                 Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()))
+            }
+            //= https://www.rfc-editor.org/rfc/rfc9175#section-2.4
+            //# ... a server ... SHOULD use the Echo option to verify the request source's address
+            //# ... if the response would be more than three times the size of the request
+            Reply::Now(resp)
+                if self.cfg.amplification_factor.is_some_and(|f| {
+                    Self::is_safe(msg.code) && response_len(msg.token, &resp) > f as usize * request_len
+                }) && !self.source_verified(now, &from, msg) =>
+            {
+                self.echo_challenges += 1;
+                let secs = (now.as_nanos() / 1_000_000_000) as u32;
+                let echo = self.echo_value(&from, secs).to_vec();
+                Reply::Now(Response {
+                    code: Code::UNAUTHORIZED,
+                    options: vec![(registry::ECHO, echo)],
+                    payload: Vec::new(),
+                })
             }
             r => r,
         };
@@ -878,6 +960,16 @@ where
     pub fn poll_event(&mut self) -> Option<Event<A>> {
         self.events.pop_front()
     }
+}
+
+/// Bytes a piggybacked response takes (without transmission-number echoes).
+fn response_len(token: &[u8], resp: &Response) -> usize {
+    let opts: SmallVec<[CoapOption<'_>; 8]> =
+        resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+    let mut sorted = opts;
+    sorted.sort_by_key(|o| o.number);
+    let payload = if resp.payload.is_empty() { 0 } else { 1 + resp.payload.len() };
+    4 + token.len() + Options::from_list(&sorted).encoded_len() + payload
 }
 
 /// A response's options and payload, owned.

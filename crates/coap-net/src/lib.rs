@@ -36,10 +36,12 @@ pub fn os_seed() -> u64 {
 }
 
 /// The endpoint configuration the real-network drivers use: transmission events on, for logs
-/// and RTTs.
+/// and RTTs; amplification mitigation on (RFC 9175 §2.4: responses to unverified sources at most
+/// 3× their request, else an Echo challenge).
 pub fn config(cc: CcConfig) -> Config {
     let mut c = Config::new(cc);
     c.transmission_events = true;
+    c.amplification_factor = Some(3);
     c
 }
 

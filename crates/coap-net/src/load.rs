@@ -40,6 +40,9 @@ pub struct LoadResult {
     pub in_flight: usize,
     /// Whether `stop` ended the run early.
     pub interrupted: bool,
+    /// Exchanges answered with an Echo challenge (4.01) and repeated with the Echo; they are
+    /// left out of `reports` (the repeat is the workload's exchange; its FCT starts then).
+    pub echo_challenges: usize,
 }
 
 /// Runs the clients until they finish or `stop` completes (Ctrl-C).
@@ -59,11 +62,20 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
             let wspec = workload_spec(&spec);
             let mut w = ClientSteps::new(c as u32, spec.seed, 0);
             let mut next = w.start(&wspec);
+            let mut req = spec.request.clone();
             while let Next::Exchange { fresh } = next {
                 if fresh {
                     h.reset_cc(spec.server).await;
                 }
-                let _ = h.request(spec.server, spec.request.clone()).await;
+                // a server's amplification mitigation (RFC 9175) challenges a new source once:
+                // repeat with its Echo (that exchange is left out of the statistics, see below)
+                if let Ok(r) = h.request(spec.server, req.clone()).await {
+                    if let Some(echo) = echo_challenge(&r) {
+                        req.options.retain(|(n, _)| *n != coap_wire::registry::ECHO);
+                        req.options.push((coap_wire::registry::ECHO, echo));
+                        let _ = h.request(spec.server, req.clone()).await;
+                    }
+                }
                 next = w.ended(&wspec);
             }
         });
@@ -75,13 +87,25 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
     };
     let mut in_flight = 0;
     let mut reports = Vec::new();
+    let mut echo_challenges = 0;
     for h in handles {
         if interrupted {
             in_flight += h.in_flight().await;
         }
-        reports.push(h.finish().await);
+        let mut r = h.finish().await;
+        let before = r.len();
+        r.retain(|x| x.outcome != Outcome::Response(coap_wire::Code::UNAUTHORIZED));
+        echo_challenges += before - r.len();
+        reports.push(r);
     }
-    Ok(LoadResult { reports, in_flight, interrupted })
+    Ok(LoadResult { reports, in_flight, interrupted, echo_challenges })
+}
+
+/// The Echo value of a 4.01 Unauthorized challenge, if `r` is one.
+fn echo_challenge(r: &crate::Reply) -> Option<Vec<u8>> {
+    (r.code == coap_wire::Code::UNAUTHORIZED)
+        .then(|| r.options.iter().find(|(n, _)| *n == coap_wire::registry::ECHO).map(|(_, v)| v.clone()))
+        .flatten()
 }
 
 fn workload_spec(spec: &LoadSpec) -> WorkloadSpec {
@@ -182,5 +206,6 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         _ = collect => false,
         _ = stop => true,
     };
-    Ok(LoadResult { reports, in_flight: in_flight.load(std::sync::atomic::Ordering::Relaxed), interrupted })
+    let in_flight = in_flight.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(LoadResult { reports, in_flight, interrupted, echo_challenges: 0 })
 }

@@ -48,6 +48,11 @@ pub struct ServerArgs {
     /// EXCHANGE_LIFETIME (247 s) within it; when full, the oldest go early (reported at the end).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1024..))]
     dedup_bytes: u64,
+    /// UDP: no amplification mitigation. By default a GET or FETCH from a source not verified in
+    /// the last 60 s whose response would be more than 3× its request gets 4.01 with an Echo
+    /// option (RFC 9175 §2.4); the client repeats it with the Echo and is verified.
+    #[arg(long)]
+    no_echo: bool,
 }
 
 /// A number of seconds > 0 (and finite).
@@ -97,6 +102,9 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
     runtime()?.block_on(async {
         let mut cfg = coap_net::config(cc);
         cfg.dedup_bytes = usize::try_from(args.dedup_bytes).unwrap_or(usize::MAX);
+        if args.no_echo {
+            cfg.amplification_factor = None;
+        }
         let (h, stats) = coap_net::server(args.bind, cfg, coap_net::os_seed())
             .await
             .map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
@@ -282,6 +290,12 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
         if result.interrupted {
             eprintln!("coapcc load: interrupted with {} exchange(s) in flight", result.in_flight);
         }
+        if result.echo_challenges > 0 {
+            eprintln!(
+                "coapcc load: the server challenged {} new source(s) with Echo (RFC 9175); each repeated its first request with the Echo, and the challenged exchange is left out of the statistics (start the server with --no-echo to avoid them)",
+                result.echo_challenges
+            );
+        }
         let mut rep = netsim::RepResult {
             rep: 0,
             clients: Vec::new(),
@@ -313,6 +327,7 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 "requests_per_s": requests as f64 / wall_s.max(1e-9),
                 "interrupted": result.interrupted,
                 "in_flight": result.in_flight,
+                "echo_challenges": result.echo_challenges,
                 "cc": cc.as_ref().map_or("tcp".to_string(), |c| c.to_string()),
                 "clients": args.clients,
                 "workload": args.workload,
