@@ -93,8 +93,16 @@ impl Default for BlockLimits {
     }
 }
 
-/// What a transfer is keyed by: the peer, the method and the request's URI options.
-type Key<A> = (A, u8, Vec<u8>);
+/// What a transfer is keyed by: upload or download, the peer, the method and the request's URI
+/// options.
+type Key<A> = (Direction, A, u8, Vec<u8>);
+
+/// Which way a held body goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Direction {
+    Upload,
+    Download,
+}
 
 #[derive(Debug)]
 struct Held {
@@ -109,8 +117,9 @@ struct Held {
 pub struct Blockwise<A, H> {
     inner: H,
     limits: BlockLimits,
-    uploads: BTreeMap<Key<A>, Held>,
-    downloads: BTreeMap<Key<A>, Held>,
+    /// Uploads being reassembled and downloads being served.
+    held: BTreeMap<Key<A>, Held>,
+    /// The bytes of every held body.
     bytes: usize,
 }
 
@@ -118,8 +127,7 @@ impl<A, H: core::fmt::Debug> core::fmt::Debug for Blockwise<A, H> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Blockwise")
             .field("inner", &self.inner)
-            .field("uploads", &self.uploads.len())
-            .field("downloads", &self.downloads.len())
+            .field("transfers", &self.held.len())
             .field("bytes", &self.bytes)
             .finish()
     }
@@ -135,9 +143,14 @@ fn uri_key(req: &Message<'_>) -> Vec<u8> {
     k
 }
 
+/// Sets option `number` of a request's or response's option list to `value` (replacing any).
+fn set_option(options: &mut Vec<(u16, Vec<u8>)>, number: u16, value: Vec<u8>) {
+    options.retain(|(n, _)| *n != number);
+    options.push((number, value));
+}
+
 fn with_option(mut r: Response, number: u16, value: Vec<u8>) -> Response {
-    r.options.retain(|(n, _)| *n != number);
-    r.options.push((number, value));
+    set_option(&mut r.options, number, value);
     r
 }
 
@@ -149,7 +162,7 @@ fn uint(v: usize) -> Vec<u8> {
 impl<A: Ord + Clone, H> Blockwise<A, H> {
     /// Wraps `inner`.
     pub fn new(inner: H, limits: BlockLimits) -> Self {
-        Blockwise { inner, limits, uploads: BTreeMap::new(), downloads: BTreeMap::new(), bytes: 0 }
+        Blockwise { inner, limits, held: BTreeMap::new(), bytes: 0 }
     }
 
     /// Bytes held by transfers in progress (at most [`BlockLimits::max_bytes`]).
@@ -159,58 +172,60 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
 
     /// Transfers in progress: (uploads, downloads).
     pub fn transfers(&self) -> (usize, usize) {
-        (self.uploads.len(), self.downloads.len())
+        let uploads = self.held.keys().filter(|k| k.0 == Direction::Upload).count();
+        (uploads, self.held.len() - uploads)
+    }
+
+    /// Forgets a transfer; returns its body.
+    fn forget(&mut self, key: &Key<A>) -> Option<Vec<u8>> {
+        let h = self.held.remove(key)?;
+        self.bytes -= h.body.len();
+        Some(h.body)
+    }
+
+    /// Holds `held` under `key` (replacing what was there), making room first.
+    fn hold(&mut self, key: Key<A>, held: Held) {
+        self.forget(&key);
+        self.make_room(held.body.len());
+        self.bytes += held.body.len();
+        self.held.insert(key, held);
     }
 
     fn expire(&mut self, now: Instant) {
         let life = self.limits.lifetime;
         let bytes = &mut self.bytes;
-        for map in [&mut self.uploads, &mut self.downloads] {
-            map.retain(|_, h| {
-                let keep = now < h.touched + life;
-                if !keep {
-                    *bytes -= h.body.len();
-                }
-                keep
-            });
-        }
+        self.held.retain(|_, h| {
+            let keep = now < h.touched + life;
+            if !keep {
+                *bytes -= h.body.len();
+            }
+            keep
+        });
     }
 
     /// Makes room for `extra` bytes by dropping the least recently touched transfers.
     fn make_room(&mut self, extra: usize) {
         while self.bytes + extra > self.limits.max_bytes {
-            let oldest = |m: &BTreeMap<Key<A>, Held>| {
-                m.iter().min_by_key(|(_, h)| h.touched).map(|(k, h)| (k.clone(), h.touched))
-            };
-            let (up, down) = (oldest(&self.uploads), oldest(&self.downloads));
-            let map = match (up, down) {
-                (Some((_, a)), Some((_, b))) if b < a => &mut self.downloads,
-                (Some(_), _) => &mut self.uploads,
-                (None, Some(_)) => &mut self.downloads,
-                (None, None) => return,
-            };
-            let key = map.iter().min_by_key(|(_, h)| h.touched).map(|(k, _)| k.clone()).expect("not empty");
-            if let Some(h) = map.remove(&key) {
-                self.bytes -= h.body.len();
-            }
+            let Some(oldest) = self.held.iter().min_by_key(|(_, h)| h.touched).map(|(k, _)| k.clone()) else { return };
+            self.forget(&oldest);
         }
     }
 
-    /// Block `num` of a held download, as a response.
-    fn block_of(held: &Held, block: Block) -> Option<Response> {
+    /// Block `block` of a held download as the reply (4.02 for a block beyond the body).
+    fn block_of(held: &Held, block: Block) -> Reply {
         let (start, size) = (block.offset(), block.size());
         if start >= held.body.len() && !(start == 0 && held.body.is_empty()) {
-            return None;
+            return Reply::Now(Response::new(Code::BAD_OPTION, b"block beyond the body".to_vec()));
         }
         let end = (start + size).min(held.body.len());
         let more = end < held.body.len();
         let mut r =
             Response { code: held.code, options: held.options.clone(), payload: held.body[start..end].to_vec() };
-        r = with_option(r, registry::BLOCK2, Block { num: block.num, more, szx: block.szx }.encode());
+        set_option(&mut r.options, registry::BLOCK2, Block { num: block.num, more, szx: block.szx }.encode());
         if block.num == 0 {
-            r = with_option(r, registry::SIZE2, uint(held.body.len()));
+            set_option(&mut r.options, registry::SIZE2, uint(held.body.len()));
         }
-        Some(r)
+        Reply::Now(r)
     }
 }
 
@@ -231,7 +246,7 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
         let whole = Message { options: Options::from_list(&opts), payload: body, ..*req };
         let Reply::Now(mut resp) = self.inner.handle(now, from, id, &whole) else { return Reply::Later };
         if let Some(b) = block1 {
-            resp = with_option(resp, registry::BLOCK1, Block { more: false, ..b }.encode());
+            set_option(&mut resp.options, registry::BLOCK1, Block { more: false, ..b }.encode());
         }
         // the client may ask for smaller blocks than ours (early negotiation, RFC 7959 §2.4)
         let asked = req.options.get(registry::BLOCK2).and_then(Block::decode).map(|b| b.szx);
@@ -241,16 +256,11 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
             return Reply::Now(resp);
         }
         let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
-        let first = Self::block_of(&held, Block { num: 0, more: false, szx }).expect("a non-empty body");
-        let key = (from.clone(), req.code.0, uri_key(req));
+        let first = Self::block_of(&held, Block { num: 0, more: false, szx });
         if held.body.len() <= self.limits.max_bytes {
-            self.make_room(held.body.len());
-            self.bytes += held.body.len();
-            if let Some(old) = self.downloads.insert(key, held) {
-                self.bytes -= old.body.len();
-            }
+            self.hold((Direction::Download, from.clone(), req.code.0, uri_key(req)), held);
         }
-        Reply::Now(first)
+        first
     }
 }
 
@@ -258,77 +268,57 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
     fn handle(&mut self, now: Instant, from: &A, id: RequestId, req: &Message<'_>) -> Reply {
         self.expire(now);
         let bad = |what: &str| Reply::Now(Response::new(Code::BAD_REQUEST, format!("bad {what} option")));
-        let key = || (from.clone(), req.code.0, uri_key(req));
+        let key = |d: Direction| (d, from.clone(), req.code.0, uri_key(req));
         if let Some(v) = req.options.get(registry::BLOCK1) {
             let Some(b) = Block::decode(v) else { return bad("Block1") };
             if b.more && req.payload.len() != b.size() {
                 return bad("Block1 (a block that is not the last must be full)");
             }
-            let k = key();
+            let k = key(Direction::Upload);
             if b.num == 0 {
-                if let Some(old) = self.uploads.remove(&k) {
-                    self.bytes -= old.body.len();
-                }
+                self.forget(&k);
             }
-            let have = self.uploads.get(&k).map_or(0, |h| h.body.len());
+            let have = self.held.get(&k).map_or(0, |h| h.body.len());
             if b.offset() != have {
                 //= https://www.rfc-editor.org/rfc/rfc7959#section-2.9.2
                 //# 4.08 (Request Entity Incomplete) ... the server has not received the blocks
                 //# of the request body that it needs to proceed.
-                if let Some(old) = self.uploads.remove(&k) {
-                    self.bytes -= old.body.len();
-                }
+                self.forget(&k);
                 return Reply::Now(Response::new(Code::REQUEST_ENTITY_INCOMPLETE, Vec::new()));
             }
             let max = self.limits.max_body;
             let announced = req.options.get(registry::SIZE1).and_then(decode_uint).map_or(0, |v| v as usize);
             if have + req.payload.len() > max || announced > max {
-                if let Some(old) = self.uploads.remove(&k) {
-                    self.bytes -= old.body.len();
-                }
+                self.forget(&k);
                 let r = Response::new(Code::REQUEST_ENTITY_TOO_LARGE, Vec::new());
                 return Reply::Now(with_option(r, registry::SIZE1, uint(max)));
             }
             if !b.more {
-                let mut body = self.uploads.remove(&k).map(|h| h.body).unwrap_or_default();
-                self.bytes -= body.len();
+                let mut body = self.forget(&k).unwrap_or_default();
                 body.extend_from_slice(req.payload);
                 return self.complete(now, from, id, req, &body, Some(b));
             }
             if b.num >= MAX_NUM {
                 return bad("Block1 (block number)");
             }
-            self.make_room(req.payload.len());
-            let held = self.uploads.entry(k).or_insert_with(|| Held {
-                body: Vec::new(),
-                code: Code::EMPTY,
-                options: Vec::new(),
-                touched: now,
-            });
-            held.body.extend_from_slice(req.payload);
-            held.touched = now;
-            self.bytes += req.payload.len();
+            let mut body = self.forget(&k).unwrap_or_default();
+            body.extend_from_slice(req.payload);
+            self.hold(k, Held { body, code: Code::EMPTY, options: Vec::new(), touched: now });
             let r = Response::new(Code::CONTINUE, Vec::new());
             return Reply::Now(with_option(r, registry::BLOCK1, Block { more: true, ..b }.encode()));
         }
         if let Some(v) = req.options.get(registry::BLOCK2) {
             let Some(b) = Block::decode(v) else { return bad("Block2") };
             if b.num > 0 {
-                if let Some(held) = self.downloads.get_mut(&key()) {
+                if let Some(held) = self.held.get_mut(&key(Direction::Download)) {
                     held.touched = now;
-                    return match Self::block_of(held, b) {
-                        Some(r) => Reply::Now(r),
-                        None => Reply::Now(Response::new(Code::BAD_OPTION, b"block beyond the body".to_vec())),
-                    };
+                    return Self::block_of(held, b);
                 }
                 // not held (expired, evicted): the handler runs again and the block is cut from its
                 // answer (the resources are idempotent for GET)
                 let Reply::Now(resp) = self.inner.handle(now, from, id, req) else { return Reply::Later };
                 let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
-                return match Self::block_of(&held, b) {
-                    Some(r) => Reply::Now(r),
-                    None => Reply::Now(Response::new(Code::BAD_OPTION, b"block beyond the body".to_vec())),
-                };
+                return Self::block_of(&held, b);
             }
         }
         self.complete(now, from, id, req, req.payload, None)
@@ -403,8 +393,7 @@ impl Transfer {
     }
 
     fn with(mut req: Request, number: u16, value: Vec<u8>) -> Request {
-        req.options.retain(|(n, _)| *n != number);
-        req.options.push((number, value));
+        set_option(&mut req.options, number, value);
         req
     }
 

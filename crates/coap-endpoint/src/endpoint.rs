@@ -38,8 +38,9 @@ pub enum Event<A> {
         id: ExchangeId,
         /// Its code.
         code: Code,
-        /// Its options in order (Block2, Echo, Content-Format, …), the transmission-number echo
-        /// included.
+        /// Its options in order (Block2, Echo, Content-Format, …), less the transmission-number
+        /// echoes the endpoint consumes itself (so that a simulated response with only those, or
+        /// none, allocates nothing here).
         options: Vec<(u16, Vec<u8>)>,
         /// Its payload.
         payload: Vec<u8>,
@@ -648,7 +649,8 @@ where
         v
     }
 
-    /// Whether `peer` is verified at `now`, or proves it now with a fresh Echo from `msg`.
+    /// Whether `peer` is verified at `now`, or proves it now with a fresh Echo from `msg` (then
+    /// it is remembered as verified).
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
         let life = self.cfg.echo_lifetime;
         if self.verified.get(peer).is_some_and(|&t| now < t + life) {
@@ -656,7 +658,7 @@ where
         }
         let Some(echo) = msg.options.get(registry::ECHO).filter(|e| e.len() == 12) else { return false };
         let secs = u32::from_be_bytes([echo[0], echo[1], echo[2], echo[3]]);
-        let now_secs = (now.as_nanos() / 1_000_000_000) as u32;
+        let now_secs = echo_second(now);
         if self.echo_key.is_none() || now_secs.saturating_sub(secs) as f64 > life.as_secs_f64() || secs > now_secs {
             return false;
         }
@@ -672,11 +674,6 @@ where
         self.verified.insert(peer.clone(), now);
         self.verified_order.push_back((now, peer.clone()));
         true
-    }
-
-    /// Safe requests whose answers Echo challenges (RFC 9175 §2.4) may withhold: GET and FETCH.
-    fn is_safe(code: Code) -> bool {
-        code == Code::GET || code == Code(5)
     }
 
     /// Echo challenges sent (4.01 with Echo instead of a response larger than the amplification
@@ -717,10 +714,13 @@ where
         //# response.
         let unknown_critical =
             msg.options.iter().any(|o| registry::is_critical(o.number) && registry::lookup(o.number).is_none());
-        if self.cfg.amplification_factor.is_some() && msg.options.get(registry::ECHO).is_some() {
-            // a valid Echo verifies its source, whatever the size of this answer
-            let _ = self.source_verified(now, &from, msg);
-        }
+        // amplification mitigation (RFC 9175 §2.4) withholds only safe requests' answers (GET,
+        // FETCH): the handler runs before the answer's size is known. A valid Echo verifies its
+        // source whatever the size of this answer.
+        let challenge_factor = self
+            .cfg
+            .amplification_factor
+            .filter(|_| (msg.code == Code::GET || msg.code == Code::FETCH) && !self.source_verified(now, &from, msg));
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         let reply = if unknown_critical {
@@ -736,13 +736,10 @@ where
             //# ... a server ... SHOULD use the Echo option to verify the request source's address
             //# ... if the response would be more than three times the size of the request
             Reply::Now(resp)
-                if self.cfg.amplification_factor.is_some_and(|f| {
-                    Self::is_safe(msg.code) && response_len(msg.token, &resp) > f as usize * request_len
-                }) && !self.source_verified(now, &from, msg) =>
+                if challenge_factor.is_some_and(|f| response_len(msg.token, &resp) > f as usize * request_len) =>
             {
                 self.echo_challenges += 1;
-                let secs = (now.as_nanos() / 1_000_000_000) as u32;
-                let echo = self.echo_value(&from, secs).to_vec();
+                let echo = self.echo_value(&from, echo_second(now)).to_vec();
                 Reply::Now(Response {
                     code: Code::UNAUTHORIZED,
                     options: vec![(registry::ECHO, echo)],
@@ -962,21 +959,42 @@ where
     }
 }
 
+/// The second an Echo value names (seconds of the endpoint's clock).
+fn echo_second(now: Instant) -> u32 {
+    (now.as_nanos() / 1_000_000_000) as u32
+}
+
+/// A response's options, sorted by number as they are encoded.
+fn sorted_options(resp: &Response) -> SmallVec<[CoapOption<'_>; 8]> {
+    let mut options: SmallVec<[CoapOption<'_>; 8]> =
+        resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+    options.sort_by_key(|o| o.number);
+    options
+}
+
 /// Bytes a piggybacked response takes (without transmission-number echoes).
 fn response_len(token: &[u8], resp: &Response) -> usize {
-    let opts: SmallVec<[CoapOption<'_>; 8]> =
-        resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
-    let mut sorted = opts;
-    sorted.sort_by_key(|o| o.number);
-    let payload = if resp.payload.is_empty() { 0 } else { 1 + resp.payload.len() };
-    4 + token.len() + Options::from_list(&sorted).encoded_len() + payload
+    let options = sorted_options(resp);
+    let m = Message {
+        ty: MessageType::Ack,
+        code: resp.code,
+        message_id: 0,
+        token,
+        options: Options::from_list(&options),
+        payload: &resp.payload,
+    };
+    m.encoded_len()
 }
 
 /// A response's options and payload, owned.
 type Answer = (Vec<(u16, Vec<u8>)>, Vec<u8>);
 
+/// What the application gets of a response: its options (less the transmission-number echoes,
+/// which are the endpoint's own business) and its payload.
 fn answer(msg: &Message<'_>) -> Answer {
-    (msg.options.iter().map(|o| (o.number, o.value.to_vec())).collect(), msg.payload.to_vec())
+    let own = |n: u16| n == registry::TRANSMISSION_NUMBER || n == registry::RTT_COAP_COUNTER_ECHO;
+    let options = msg.options.iter().filter(|o| !own(o.number)).map(|o| (o.number, o.value.to_vec())).collect();
+    (options, msg.payload.to_vec())
 }
 
 /// Encodes a response at the end of the arena `out`, returning where it stands. `echo_from`: the
@@ -990,17 +1008,17 @@ fn encode_response(
     resp: &Response,
     echo_from: Option<&Message<'_>>,
 ) -> Option<(usize, usize)> {
-    let mut options: SmallVec<[CoapOption<'_>; 8]> =
-        resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+    let mut options = sorted_options(resp);
     if let (true, Some(req)) = (echo, echo_from) {
         // only the options this server knows, each under its echo number (elective)
         for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
             if let Some(value) = req.options.get(number) {
-                options.push(CoapOption { number: registry::echo_number(number), value });
+                let number = registry::echo_number(number);
+                let at = options.iter().position(|o| o.number > number).unwrap_or(options.len());
+                options.insert(at, CoapOption { number, value });
             }
         }
     }
-    options.sort_by_key(|o| o.number);
     let m = Message {
         ty,
         code: resp.code,

@@ -212,26 +212,25 @@ impl<A: Clone> StreamConnection<A> {
 
     /// When [`StreamConnection::handle_timeout`] must be called next, if a limit is set.
     pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_deadline().map(|(t, _)| t)
+    }
+
+    /// The earliest deadline in force and what passing it means: a missed [`Deadline`], or
+    /// (`None`) the idle limit.
+    fn next_deadline(&self) -> Option<(Instant, Option<Deadline>)> {
         if self.closed {
             return None;
         }
         let l = &self.limits;
-        let mut next: Option<Instant> = None;
-        let mut consider = |t: Option<Instant>| {
-            if let Some(t) = t {
-                next = Some(next.map_or(t, |n| n.min(t)));
-            }
+        let csm = l.csm.filter(|_| !self.csm_received).map(|d| (self.started + d, Some(Deadline::Csm)));
+        let frame = l.frame.zip(self.partial_since).map(|(d, t)| (t + d, Some(Deadline::Frame)));
+        let waiting = if self.outstanding() == 0 {
+            l.idle.map(|d| (self.active_at + d, None))
+        } else {
+            l.response.zip(self.oldest_request()).map(|(d, t)| (t + d, Some(Deadline::Response)))
         };
-        if !self.csm_received {
-            consider(l.csm.map(|d| self.started + d));
-        }
-        consider(l.frame.zip(self.partial_since).map(|(d, t)| t + d));
-        if self.outstanding() == 0 {
-            consider(l.idle.map(|d| self.active_at + d));
-        } else if let Some(d) = l.response {
-            consider(self.oldest_request().map(|t| t + d));
-        }
-        next
+        // the earliest; on a tie the first in this order
+        [csm, frame, waiting].into_iter().flatten().reduce(|a, b| if b.0 < a.0 { b } else { a })
     }
 
     fn oldest_request(&self) -> Option<Instant> {
@@ -239,29 +238,16 @@ impl<A: Clone> StreamConnection<A> {
         by_token.chain(self.pending_empty.front().map(|&(_, t)| t)).min()
     }
 
-    /// Ends the connection if one of its [`StreamLimits`] has passed at `now`.
+    /// Ends the connection if one of its [`StreamLimits`] has passed at `now`: Abort for a
+    /// missed deadline, Release for idleness.
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.closed {
-            return;
-        }
-        let l = self.limits;
-        let passed =
-            |limit: Option<Duration>, since: Option<Instant>| limit.zip(since).is_some_and(|(d, t)| now >= t + d);
-        let missed = if !self.csm_received && passed(l.csm, Some(self.started)) {
-            Some(Deadline::Csm)
-        } else if passed(l.frame, self.partial_since) {
-            Some(Deadline::Frame)
-        } else if self.outstanding() > 0 && passed(l.response, self.oldest_request()) {
-            Some(Deadline::Response)
-        } else {
-            None
-        };
-        if let Some(d) = missed {
-            self.abort_as(d.diagnostic(), None, CloseReason::TimedOut(d));
-        } else if self.outstanding() == 0 && passed(l.idle, Some(self.active_at)) {
-            write_frame(&mut self.out, Code::RELEASE, &[], &[], &[]);
-            self.closed = true;
-            self.events.push_back(StreamEvent::Closed(CloseReason::Idle));
+        match self.next_deadline() {
+            Some((t, Some(d))) if t <= now => self.abort_as(d.diagnostic(), None, CloseReason::TimedOut(d)),
+            Some((t, None)) if t <= now => {
+                self.release();
+                self.events.push_back(StreamEvent::Closed(CloseReason::Idle));
+            }
+            _ => {}
         }
     }
 

@@ -29,6 +29,18 @@ use tokio::net::UdpSocket;
 pub use clock::Clock;
 pub use driver::{EndpointHandle, LogFn, Reply, RequestFailure, StateSize, TransmissionLog};
 
+/// File descriptors a server or relay leaves for everything but its sockets (listener, runtime,
+/// logs).
+const FD_RESERVE: u64 = 32;
+
+/// `wanted` sockets, lowered to what the process's open-file limit leaves (its soft limit less a
+/// reserve), at least 1. The TCP server's connection cap and the relay's client cap go through it.
+pub fn within_fd_budget(wanted: usize) -> usize {
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    let budget = soft.map_or(usize::MAX, |s| s.saturating_sub(FD_RESERVE) as usize);
+    wanted.min(budget).max(1)
+}
+
 /// A seed from the operating system, for runs that need no reproducibility.
 pub fn os_seed() -> u64 {
     let mut rng = ChaCha8Rng::from_os_rng();

@@ -62,20 +62,14 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
             let wspec = workload_spec(&spec);
             let mut w = ClientSteps::new(c as u32, spec.seed, 0);
             let mut next = w.start(&wspec);
-            let mut req = spec.request.clone();
             while let Next::Exchange { fresh } = next {
                 if fresh {
                     h.reset_cc(spec.server).await;
                 }
-                // a server's amplification mitigation (RFC 9175) challenges a new source once:
-                // repeat with its Echo (that exchange is left out of the statistics, see below)
-                if let Ok(r) = h.request(spec.server, req.clone()).await {
-                    if let Some(echo) = echo_challenge(&r) {
-                        req.options.retain(|(n, _)| *n != coap_wire::registry::ECHO);
-                        req.options.push((coap_wire::registry::ECHO, echo));
-                        let _ = h.request(spec.server, req.clone()).await;
-                    }
-                }
+                // a transfer: an Echo challenge of the server's amplification mitigation (RFC 9175)
+                // is answered by repeating the request with its Echo (the challenged exchange is
+                // left out of the statistics, see below)
+                let _ = h.transfer(spec.server, spec.request.clone(), None, MAX_BODY).await;
                 next = w.ended(&wspec);
             }
         });
@@ -101,12 +95,8 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
     Ok(LoadResult { reports, in_flight, interrupted, echo_challenges })
 }
 
-/// The Echo value of a 4.01 Unauthorized challenge, if `r` is one.
-fn echo_challenge(r: &crate::Reply) -> Option<Vec<u8>> {
-    (r.code == coap_wire::Code::UNAUTHORIZED)
-        .then(|| r.options.iter().find(|(n, _)| *n == coap_wire::registry::ECHO).map(|(_, v)| v.clone()))
-        .flatten()
-}
+/// The largest response body a load client accepts.
+const MAX_BODY: usize = 1 << 20;
 
 fn workload_spec(spec: &LoadSpec) -> WorkloadSpec {
     WorkloadSpec {

@@ -161,24 +161,92 @@ struct Mapping {
     last_seen: Instant,
 }
 
-/// The client table: address ↔ host, both ways, with idle expiry.
+/// The client table: address ↔ host, both ways, with idle expiry, and what it counted.
 struct Clients {
     by_addr: HashMap<SocketAddr, Mapping>,
     by_host: HashMap<HostId, SocketAddr>,
     next_host: u32,
+    max: usize,
+    timeout: coap_cc::Duration,
+    /// Where each mapping's reader hands the server's datagrams.
+    down: mpsc::Sender<(HostId, Vec<u8>, Instant)>,
+    upstream: SocketAddr,
+    mapped: u64,
+    expired: u64,
+    unmapped_drops: u64,
+    socket_errors: u64,
+    last_notice: Option<Instant>,
 }
 
 impl Clients {
+    /// The host of `client`, mapping it now if it is new and there is room (after expiring idle
+    /// mappings) and a socket; `None` drops its datagram (counted, and told to `log`).
+    async fn host_of(
+        &mut self,
+        client: SocketAddr,
+        now: Instant,
+        clock: Clock,
+        log: &mut Option<NoticeFn>,
+    ) -> Option<HostId> {
+        if let Some(m) = self.by_addr.get_mut(&client) {
+            m.last_seen = now;
+            return Some(m.host);
+        }
+        if self.by_addr.len() >= self.max {
+            self.expire(now);
+        }
+        if self.by_addr.len() >= self.max {
+            self.unmapped_drops += 1;
+        } else {
+            match open_upstream(self.upstream).await {
+                Ok(socket) => return Some(self.insert(client, socket, now, clock)),
+                Err(_) => self.socket_errors += 1,
+            }
+        }
+        if let Some(log) = log.as_mut() {
+            if self.last_notice.is_none_or(|t| now - t >= NOTICE_INTERVAL.into()) {
+                self.last_notice = Some(now);
+                log(&format!(
+                    "dropping datagrams from new sources: {} mappings in use of {}; {} dropped for a full table, {} for want of a socket so far",
+                    self.by_addr.len(), self.max, self.unmapped_drops, self.socket_errors
+                ));
+            }
+        }
+        None
+    }
+
+    /// Maps `client` to a new host whose datagrams from the server `socket` reads.
+    fn insert(&mut self, client: SocketAddr, socket: Arc<UdpSocket>, now: Instant, clock: Clock) -> HostId {
+        let host = HostId(self.next_host);
+        self.next_host = self.next_host.wrapping_add(1).max(1);
+        let (reader, tx) = (socket.clone(), self.down.clone());
+        let task = tokio::spawn(async move {
+            let mut b = vec![0u8; 65536];
+            loop {
+                // an ICMP error (say, the server was not up yet) surfaces here on Linux:
+                // it must not end this client's return path
+                let Ok(n) = reader.recv(&mut b).await else { continue };
+                if tx.send((host, b[..n].to_vec(), clock.now())).await.is_err() {
+                    break; // the relay stopped
+                }
+            }
+        });
+        self.by_addr.insert(client, Mapping { host, socket, reader: task.abort_handle(), last_seen: now });
+        self.by_host.insert(host, client);
+        self.mapped += 1;
+        host
+    }
+
     fn touch(&mut self, host: HostId, now: Instant) {
         if let Some(m) = self.by_host.get(&host).and_then(|a| self.by_addr.get_mut(a)) {
             m.last_seen = now;
         }
     }
 
-    /// Removes the mappings idle for `timeout`; returns how many.
-    fn expire(&mut self, now: Instant, timeout: coap_cc::Duration) -> u64 {
+    /// Removes the mappings idle for the mapping timeout.
+    fn expire(&mut self, now: Instant) {
         let before = self.by_addr.len();
-        let by_host = &mut self.by_host;
+        let (by_host, timeout) = (&mut self.by_host, self.timeout);
         self.by_addr.retain(|_, m| {
             let keep = now - m.last_seen < timeout;
             if !keep {
@@ -187,7 +255,7 @@ impl Clients {
             }
             keep
         });
-        (before - self.by_addr.len()) as u64
+        self.expired += (before - self.by_addr.len()) as u64;
     }
 }
 
@@ -211,9 +279,22 @@ pub async fn run<M: Medium>(
 ) -> std::io::Result<RelayStats<M::Report>> {
     let listener = Arc::new(UdpSocket::bind(listen).await?);
     let clock = Clock::new();
-    let max_clients = cfg.max_clients.min(crate::tcp::fd_budget().unwrap_or(usize::MAX)).max(1);
+    let max_clients = crate::within_fd_budget(cfg.max_clients);
     let (down_tx, mut down_rx) = mpsc::channel::<(HostId, Vec<u8>, Instant)>(4096);
-    let mut clients = Clients { by_addr: HashMap::new(), by_host: HashMap::new(), next_host: 1 };
+    let mut clients = Clients {
+        by_addr: HashMap::new(),
+        by_host: HashMap::new(),
+        next_host: 1,
+        max: max_clients,
+        timeout: coap_cc::Duration::from(cfg.mapping_timeout),
+        down: down_tx,
+        upstream,
+        mapped: 0,
+        expired: 0,
+        unmapped_drops: 0,
+        socket_errors: 0,
+        last_notice: None,
+    };
     let mut pending: Pending<M::Event> = Pending {
         heap: BinaryHeap::new(),
         held: HashMap::new(),
@@ -222,11 +303,8 @@ pub async fn run<M: Medium>(
         next_packet: 0,
         overhead,
     };
-    let (mut unmapped_drops, mut socket_errors, mut late_drops, mut mapped, mut expired) = (0, 0, 0, 0, 0);
-    let mut last_notice: Option<Instant> = None;
-    let timeout = coap_cc::Duration::from(cfg.mapping_timeout);
+    let mut late_drops = 0;
     let mut buf = vec![0u8; 65536];
-    let upstream_bind: SocketAddr = if upstream.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
     // sweep for idle mappings a few times per timeout
     let mut sweep = tokio::time::interval((cfg.mapping_timeout / 4).max(std::time::Duration::from_millis(10)));
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -235,65 +313,11 @@ pub async fn run<M: Medium>(
         let next = pending.heap.peek().map(|d| clock.tokio(Instant::from_nanos(d.at)));
         tokio::select! {
             _ = &mut stop => break,
-            _ = sweep.tick() => expired += clients.expire(clock.now(), timeout),
+            _ = sweep.tick() => clients.expire(clock.now()),
             r = listener.recv_from(&mut buf) => {
                 let Ok((n, client)) = r else { continue };
                 let now = clock.now();
-                let host = match clients.by_addr.get_mut(&client) {
-                    Some(m) => {
-                        m.last_seen = now;
-                        m.host
-                    }
-                    None => {
-                        if clients.by_addr.len() >= max_clients {
-                            // the table is full: make room from idle mappings first
-                            expired += clients.expire(now, timeout);
-                        }
-                        let opened = if clients.by_addr.len() >= max_clients {
-                            unmapped_drops += 1;
-                            None
-                        } else {
-                            match open_upstream(upstream_bind, upstream).await {
-                                Ok(sock) => Some(sock),
-                                Err(_) => {
-                                    socket_errors += 1;
-                                    None
-                                }
-                            }
-                        };
-                        let Some(sock) = opened else {
-                            if let Some(log) = cfg.log.as_mut() {
-                                if last_notice.is_none_or(|t| now - t >= NOTICE_INTERVAL.into()) {
-                                    last_notice = Some(now);
-                                    log(&format!(
-                                        "dropping datagrams from new sources: {} mappings in use of {max_clients}; {unmapped_drops} dropped for a full table, {socket_errors} for want of a socket so far",
-                                        clients.by_addr.len()
-                                    ));
-                                }
-                            }
-                            continue;
-                        };
-                        let host = HostId(clients.next_host);
-                        clients.next_host = clients.next_host.wrapping_add(1).max(1);
-                        let (reader, tx) = (sock.clone(), down_tx.clone());
-                        let task = tokio::spawn(async move {
-                            let mut b = vec![0u8; 65536];
-                            loop {
-                                // an ICMP error (say, the server was not up yet) surfaces here on Linux:
-                                // it must not end this client's return path
-                                let Ok(n) = reader.recv(&mut b).await else { continue };
-                                if tx.send((host, b[..n].to_vec(), clock.now())).await.is_err() {
-                                    break; // the relay stopped
-                                }
-                            }
-                        });
-                        let m = Mapping { host, socket: sock, reader: task.abort_handle(), last_seen: now };
-                        clients.by_addr.insert(client, m);
-                        clients.by_host.insert(host, client);
-                        mapped += 1;
-                        host
-                    }
-                };
+                let Some(host) = clients.host_of(client, now, clock, &mut cfg.log).await else { continue };
                 pending.offer(&mut medium, now, host, SERVER, buf[..n].to_vec());
             }
             Some((host, bytes, t)) = down_rx.recv() => {
@@ -332,17 +356,18 @@ pub async fn run<M: Medium>(
     }
     Ok(RelayStats {
         network: medium.report(),
-        unmapped_drops,
-        socket_errors,
+        unmapped_drops: clients.unmapped_drops,
+        socket_errors: clients.socket_errors,
         late_drops,
-        clients: mapped,
-        expired,
+        clients: clients.mapped,
+        expired: clients.expired,
         max_clients,
     })
 }
 
 /// An upstream socket connected to the server, for one client.
-async fn open_upstream(bind: SocketAddr, upstream: SocketAddr) -> std::io::Result<Arc<UdpSocket>> {
+async fn open_upstream(upstream: SocketAddr) -> std::io::Result<Arc<UdpSocket>> {
+    let bind: SocketAddr = if upstream.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
     let sock = UdpSocket::bind(bind).await?;
     sock.connect(upstream).await?;
     Ok(Arc::new(sock))

@@ -6,7 +6,7 @@
 //! # Bounds (every peer is untrusted)
 //! * A server keeps at most [`TcpServerConfig::max_connections`] connections, further ones are
 //!   closed at accept; the cap is lowered to what the process's open-file limit leaves
-//!   ([`fd_budget`]), so that accepting never fails for want of descriptors.
+//!   ([`crate::within_fd_budget`]), so that accepting never fails for want of descriptors.
 //! * Each connection ends when its peer makes no progress: no CSM within `csm`, a frame begun and
 //!   not finished within `frame` (slow senders), no traffic within `idle`; a peer that does not
 //!   read what we write is dropped after `frame` as well (a stalled write).
@@ -32,8 +32,6 @@ use crate::resources::{Resources, ServerStats};
 pub const MAX_MESSAGE_SIZE: u64 = 1152;
 /// How long a server waits after a failed accept (e.g. out of file descriptors) before the next.
 pub const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
-/// File descriptors a server leaves for everything but its connections (listener, runtime, logs).
-const FD_RESERVE: u64 = 32;
 
 /// A server's limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,13 +69,6 @@ pub const CLIENT_LIMITS: StreamLimits = StreamLimits {
     idle: None,
     response: Some(Duration::from_secs(120)),
 };
-
-/// Connections the process's open-file limit leaves room for (its soft limit less a reserve),
-/// or `None` when the limit is unknown or unlimited.
-pub fn fd_budget() -> Option<usize> {
-    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current?;
-    Some(soft.saturating_sub(FD_RESERVE) as usize)
-}
 
 /// What a TCP server counted.
 #[derive(Debug, Default)]
@@ -131,7 +122,7 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
     let stats = Arc::new(ServerStats::default());
     let tcp_stats = Arc::new(TcpStats::default());
     let connections = Arc::new(AtomicUsize::new(0));
-    let max_connections = cfg.max_connections.min(fd_budget().unwrap_or(usize::MAX)).max(1);
+    let max_connections = crate::within_fd_budget(cfg.max_connections);
     let (stop_tx, mut stop_rx) = oneshot::channel();
     let (st, ts, conns) = (stats.clone(), tcp_stats.clone(), connections.clone());
     tokio::spawn(async move {
@@ -183,6 +174,27 @@ fn write_limit(l: &StreamLimits) -> std::time::Duration {
     l.frame.unwrap_or(Duration::from_secs(10)).into()
 }
 
+/// Waits for the peer's bytes or the connection's next deadline and hands either to `conn`;
+/// `Ok(false)` when the peer closed its side of the stream.
+async fn feed(
+    stream: &mut TcpStream,
+    conn: &mut StreamConnection<SocketAddr>,
+    buf: &mut [u8],
+    clock: Clock,
+) -> std::io::Result<bool> {
+    let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
+    tokio::select! {
+        r = stream.read(buf) => match r? {
+            0 => return Ok(false),
+            n => conn.handle_bytes(clock.now(), &buf[..n]),
+        },
+        _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
+            conn.handle_timeout(clock.now());
+        }
+    }
+    Ok(true)
+}
+
 /// Writes `bytes` within `limit`; `false` if the write failed or stalled.
 async fn write_within(stream: &mut TcpStream, bytes: &[u8], limit: std::time::Duration) -> bool {
     bytes.is_empty() || matches!(tokio::time::timeout(limit, stream.write_all(bytes)).await, Ok(Ok(())))
@@ -200,15 +212,8 @@ async fn serve_connection(
     let mut reason = None;
     if write_within(&mut stream, &conn.take_output(), write_limit).await {
         loop {
-            let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
-            tokio::select! {
-                r = stream.read(&mut buf) => match r {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => conn.handle_bytes(clock.now(), &buf[..n]),
-                },
-                _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
-                    conn.handle_timeout(clock.now());
-                }
+            if !matches!(feed(&mut stream, &mut conn, &mut buf, clock).await, Ok(true)) {
+                break;
             }
             if !write_within(&mut stream, &conn.take_output(), write_limit).await {
                 reason = Some(CloseReason::Aborted("write stalled".into()));
@@ -259,18 +264,9 @@ pub async fn connect_with(server: SocketAddr, limits: StreamLimits) -> std::io::
     let mut buf = vec![0u8; 4096];
     // wait for the peer's CSM (the connection's CSM deadline aborts a silent server)
     loop {
-        let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
-        tokio::select! {
-            r = stream.read(&mut buf) => match r.map_err(named)? {
-                0 => {
-                    let e = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed before its CSM");
-                    return Err(named(e));
-                }
-                n => conn.handle_bytes(clock.now(), &buf[..n]),
-            },
-            _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
-                conn.handle_timeout(clock.now());
-            }
+        if !feed(&mut stream, &mut conn, &mut buf, clock).await.map_err(named)? {
+            let e = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "closed before its CSM");
+            return Err(named(e));
         }
         let _ = write_within(&mut stream, &conn.take_output(), write_limit).await;
         match conn.poll_event() {
@@ -303,7 +299,6 @@ async fn run_client(
     let mut pings: Vec<oneshot::Sender<bool>> = Vec::new();
     let mut failure = RequestFailure::Reset;
     loop {
-        let deadline = conn.poll_timeout().map(|t| clock.tokio(t));
         tokio::select! {
             cmd = cmds.recv() => match cmd {
                 Some(Cmd::Request(req, reply)) => match conn.request(clock.now(), &req) {
@@ -327,13 +322,9 @@ async fn run_client(
                 }
                 None => break,
             },
-            r = stream.read(&mut buf) => match r {
-                Ok(0) | Err(_) => break,
-                Ok(n) => conn.handle_bytes(clock.now(), &buf[..n]),
+            open = feed(&mut stream, &mut conn, &mut buf, clock) => if !matches!(open, Ok(true)) {
+                break;
             },
-            _ = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)), if deadline.is_some() => {
-                conn.handle_timeout(clock.now());
-            }
         }
         if !write_within(&mut stream, &conn.take_output(), write_limit).await {
             break;
