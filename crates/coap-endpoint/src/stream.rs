@@ -40,8 +40,8 @@ pub struct StreamLimits {
     /// A frame whose first bytes arrived must be complete within this time (else Abort): a peer
     /// trickling bytes (slowloris) cannot hold the connection.
     pub frame: Option<Duration>,
-    /// With no request of ours outstanding, the connection is released after this long without a
-    /// complete frame from the peer or a request from us.
+    /// With no request of ours outstanding and no frame in progress, the connection is released
+    /// after this long without a complete frame from the peer or a request from us.
     pub idle: Option<Duration>,
     /// A request of ours must be answered within this time (else Abort).
     pub response: Option<Duration>,
@@ -224,8 +224,10 @@ impl<A: Clone> StreamConnection<A> {
         let l = &self.limits;
         let csm = l.csm.filter(|_| !self.csm_received).map(|d| (self.started + d, Some(Deadline::Csm)));
         let frame = l.frame.zip(self.partial_since).map(|(d, t)| (t + d, Some(Deadline::Frame)));
+        // a frame in progress is governed by the frame limit, a request of ours by the response
+        // limit; only a connection with neither is idle
         let waiting = if self.outstanding() == 0 {
-            l.idle.map(|d| (self.active_at + d, None))
+            l.idle.filter(|_| self.partial_since.is_none()).map(|d| (self.active_at + d, None))
         } else {
             l.response.zip(self.oldest_request()).map(|(d, t)| (t + d, Some(Deadline::Response)))
         };
@@ -594,6 +596,14 @@ mod tests {
         s.handle_bytes(t(600), &[0x01]);
         assert_eq!(s.poll_timeout(), Some(t(700)));
         s.handle_timeout(t(700));
+        assert_eq!(closed_with(&mut s), Some(CloseReason::TimedOut(Deadline::Frame)));
+        // a frame begun long after the CSM: not idle while it is in progress, so the idle limit
+        // (3100 ms) does not apply and the frame limit (2900 + 500 ms) does
+        let mut s = StreamConnection::<u8>::new(2, 1152, None).with_limits(t(0), LIMITS);
+        s.handle_bytes(t(100), &[0x00, 0xE1]);
+        s.handle_bytes(t(2900), &[0x31]);
+        assert_eq!(s.poll_timeout(), Some(t(3400)));
+        s.handle_timeout(t(3400));
         assert_eq!(closed_with(&mut s), Some(CloseReason::TimedOut(Deadline::Frame)));
         // idle: the last complete frame at 100 ms, released (7.04) at 3100 ms
         let mut s = StreamConnection::<u8>::new(2, 1152, None).with_limits(t(0), LIMITS);
