@@ -1,5 +1,6 @@
-//! Interoperability with libcoap (Debian's libcoap3-bin: coap-client-notls, coap-server-notls)
-//! and aiocoap, in both directions, plus robustness of our server on real sockets.
+//! Interoperability with libcoap (Debian's libcoap3-bin: coap-client-notls, coap-server-notls),
+//! aiocoap and Californium (a small peer built from Maven Central, `tests/interop/californium`),
+//! in both directions, plus robustness of our server on real sockets.
 //!
 //! The peers are installed by `scripts/test`, which sets COAPCC_INTEROP=1: then a missing peer
 //! fails the test. Without it (a bare `cargo test`), tests whose peer is missing are skipped
@@ -91,6 +92,50 @@ fn aiocoap_server() -> (Peer, SocketAddr) {
     std::io::Read::read_exact(&mut out, &mut b).unwrap();
     assert_eq!(&b, b"ready\n");
     (Peer(child), format!("127.0.0.1:{port}").parse().unwrap())
+}
+
+/// The Californium peer's runnable jar (`scripts/test` builds it with Maven), if it is there.
+fn californium() -> Option<PathBuf> {
+    let jar: PathBuf =
+        [env!("CARGO_MANIFEST_DIR"), "..", "..", "tests", "interop", "californium", "target", "cf-peer.jar"]
+            .iter()
+            .collect();
+    if !have("java") {
+        return None;
+    }
+    if !jar.exists() {
+        assert!(
+            std::env::var("COAPCC_INTEROP").is_err(),
+            "{} is missing but COAPCC_INTEROP is set (scripts/test builds it)",
+            jar.display()
+        );
+        eprintln!("skipped: the Californium peer is not built (scripts/test builds it)");
+        return None;
+    }
+    Some(jar)
+}
+
+fn californium_server(jar: &PathBuf) -> (Peer, SocketAddr) {
+    let port = free_port();
+    let mut child = Command::new("java")
+        .arg("-jar")
+        .arg(jar)
+        .args(["server", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut b = [0u8; 6];
+    std::io::Read::read_exact(&mut out, &mut b).unwrap();
+    assert_eq!(&b, b"ready\n");
+    (Peer(child), format!("127.0.0.1:{port}").parse().unwrap())
+}
+
+/// Californium's client: one request; (exit status, stdout, stderr).
+fn californium_client(jar: &PathBuf, args: &[&str]) -> (bool, Vec<u8>, String) {
+    let out = Command::new("java").arg("-jar").arg(jar).arg("client").args(args).output().unwrap();
+    (out.status.success(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 fn run(cmd: &mut Command) -> (bool, String) {
@@ -430,4 +475,47 @@ fn large_bodies_block_wise_with_aiocoap_both_ways() {
     let r = transfer(addr, with_body(Code::POST, "echo", body.clone()), 512);
     assert_eq!(r.code, Code::CHANGED);
     assert_eq!(r.payload, body);
+}
+
+#[test]
+fn californium_client_against_our_server() {
+    let Some(jar) = californium() else { return };
+    // Californium's client does not answer Echo challenges: served without them, as aiocoap's
+    let s = OurServer::default();
+    let (ok, out, err) = californium_client(&jar, &["GET", &s.uri("test")]);
+    assert!(ok, "{err}");
+    assert_eq!(out, coap_net::resources::TEST_PAYLOAD);
+    // a 2,000-byte POST goes in Block1 blocks (Californium's default: above 1,024-byte messages,
+    // 512-byte blocks); our handler sees the whole body once, and the answer comes back in Block2
+    let body = large_body();
+    let file = std::env::temp_dir().join(format!("coapcc-cf-large-{}.txt", std::process::id()));
+    std::fs::write(&file, &body).unwrap();
+    let (ok, out, err) = californium_client(&jar, &["POST", &s.uri("echo"), file.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&file);
+    assert!(ok, "{err}");
+    assert!(err.starts_with("2.04"), "{err}");
+    assert_eq!(out, body);
+    assert_eq!(s.requests(), 2, "our handler saw GET /test and one whole POST, not its blocks");
+}
+
+#[test]
+fn our_client_against_californium_server() {
+    let Some(jar) = californium() else { return };
+    let (_peer, addr) = californium_server(&jar);
+    let mut c = SyncClient::new("cocoa");
+    assert_eq!(c.exchange(addr, "test"), Some((Code::CONTENT, vec![b'x'; 60])));
+    // RTT-CoAP's transmission counter is critical in requests (its source says so): Californium,
+    // which does not know it, must refuse it with 4.02 Bad Option (RFC 7252 §5.4.1), not ignore it
+    let mut c = SyncClient::new("rtt_coap");
+    assert_eq!(c.exchange(addr, "test").map(|r| r.0), Some(Code::BAD_OPTION));
+    // block-wise both ways: 2,000 bytes POSTed in blocks of 512 and echoed; a 2,000-byte GET
+    // that Californium splits into Block2 blocks
+    let body = large_body();
+    let r = transfer(addr, with_body(Code::POST, "echo", body.clone()), 512);
+    assert_eq!(r.code, Code::CHANGED);
+    assert_eq!(r.payload, body);
+    let get = transfer(addr, Request::get("large"), 512);
+    assert_eq!((get.code, get.payload.len()), (Code::CONTENT, 2000));
+    assert_eq!(get.payload, body);
+    assert!(get.transmissions >= 4, "2,000 bytes in 512-byte blocks: 4 exchanges, not {}", get.transmissions);
 }
