@@ -154,9 +154,10 @@ pub struct ClientArgs {
     /// Send a Non-confirmable request.
     #[arg(long)]
     non: bool,
-    /// Congestion control, NAME[:key=value,...].
-    #[arg(long = "cc", default_value = "default")]
-    cc: String,
+    /// Congestion control, NAME[:key=value,...] (default: `default` for coap://; a coap+tcp:// URI
+    /// runs over TCP, `tcp`).
+    #[arg(long = "cc")]
+    cc: Option<String>,
     /// Log each transmission with its RTO, and the response's RTT, to stderr.
     #[arg(short, long)]
     verbose: bool,
@@ -178,9 +179,13 @@ const CLIENT_MAX_BODY: usize = 16 << 20;
 
 /// Runs `coapcc client`.
 pub fn client(args: &ClientArgs) -> Result<(), Error> {
-    let cc = CcConfig::parse(&args.cc)?;
     runtime()?.block_on(async {
         let uri = crate::uri::parse(&args.uri).await?;
+        // over TCP the UDP endpoint below is not used
+        let cc = match transport(&uri, &args.uri, args.cc.as_deref())? {
+            Some(cc) => cc,
+            None => CcConfig::parse("default")?,
+        };
         let bind: SocketAddr = if uri.addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
         let verbose = args.verbose;
         let log: Option<coap_net::LogFn> = verbose.then(|| {
@@ -250,9 +255,10 @@ pub struct LoadArgs {
     /// continuous: the next request when the previous ends; random: batches of 1..10 with all CC state reset between them.
     #[arg(long, default_value = "continuous", value_parser = ["continuous", "random"])]
     workload: String,
-    /// Congestion control, NAME[:key=value,...]; `tcp` for CoAP over TCP (RFC 8323).
-    #[arg(long = "cc", default_value = "default")]
-    cc: String,
+    /// Congestion control, NAME[:key=value,...] (default: `default`). The URI's scheme chooses the
+    /// transport: coap+tcp:// runs CoAP over TCP (RFC 8323), where `tcp` is the only choice.
+    #[arg(long = "cc")]
+    cc: Option<String>,
     /// Seed of the clients' RNGs (default: from the OS).
     #[arg(long)]
     seed: Option<u64>,
@@ -266,12 +272,21 @@ pub struct LoadArgs {
 
 /// Runs `coapcc load`.
 pub fn load(args: &LoadArgs) -> Result<(), Error> {
-    let cc = if args.cc == "tcp" { None } else { Some(CcConfig::parse(&args.cc)?) };
     if args.clients == 0 || args.exchanges == 0 {
         return Err("--clients and --exchanges must be at least 1".into());
     }
+    let sockets = coap_net::within_fd_budget(args.clients as usize);
+    if sockets < args.clients as usize {
+        return Err(format!(
+            "--clients {} needs a socket per client, but the open-file limit leaves {sockets}: raise it (`ulimit -n {}`) or run fewer clients",
+            args.clients,
+            args.clients as u64 + 64
+        )
+        .into());
+    }
     runtime()?.block_on(async {
         let uri = crate::uri::parse(&args.server).await?;
+        let cc = transport(&uri, &args.server, args.cc.as_deref())?;
         let workload = if args.workload == "random" { WorkloadKind::Random } else { WorkloadKind::Continuous };
         let spec = coap_net::load::LoadSpec {
             server: uri.addr,
@@ -285,7 +300,7 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
             bind: args.bind,
         };
         let watch = crate::wall::Stopwatch::start();
-        let result = coap_net::load::run(&spec, ctrl_c()).await?;
+        let result = coap_net::load::run(&spec, ctrl_c()).await.map_err(|e| named(&args.server, e))?;
         let wall_s = watch.seconds();
         if result.interrupted {
             eprintln!("coapcc load: interrupted with {} exchange(s) in flight", result.in_flight);
@@ -352,6 +367,33 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
         }
         Ok(())
     })
+}
+
+/// The congestion control that a URI's scheme and `--cc` choose: `None` is CoAP over TCP (the
+/// scheme chooses the transport; a `--cc` that contradicts it is an error).
+fn transport(uri: &crate::uri::CoapUri, text: &str, cc: Option<&str>) -> Result<Option<CcConfig>, Error> {
+    match (uri.tcp, cc) {
+        (true, None | Some("tcp")) => Ok(None),
+        (true, Some(c)) => Err(format!(
+            "--cc {c} conflicts with {text}: a coap+tcp:// URI runs CoAP over TCP, whose congestion control is TCP's (--cc tcp); use a coap:// URI for {c}"
+        )
+        .into()),
+        (false, Some("tcp")) => {
+            Err(format!("--cc tcp needs a coap+tcp:// URI (the URI's scheme chooses the transport), not {text}").into())
+        }
+        (false, c) => Ok(Some(CcConfig::parse(c.unwrap_or("default"))?)),
+    }
+}
+
+/// A network error naming the address it concerns (unless it already does).
+fn named(addr: &str, e: std::io::Error) -> Error {
+    let text = e.to_string();
+    let host = addr.split("://").nth(1).and_then(|r| r.split('/').next()).unwrap_or(addr);
+    if text.contains(host) {
+        text.into()
+    } else {
+        format!("{addr}: {text}").into()
+    }
 }
 
 /// Arguments of `coapcc relay`.

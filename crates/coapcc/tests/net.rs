@@ -120,3 +120,58 @@ fn relay_survives_a_server_that_starts_late() {
     assert!(out.status.success());
     assert_eq!(out.stdout.len(), 61);
 }
+
+fn coapcc(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().unwrap()
+}
+
+#[test]
+fn the_uri_scheme_chooses_the_transport() {
+    let port = free_port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["server", "--tcp", "--bind", &format!("127.0.0.1:{port}"), "--duration", "20"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // only a TCP server listens: a run over UDP would fail every exchange
+    let tcp = format!("coap+tcp://127.0.0.1:{port}/test");
+    let out = coapcc(&["load", "--server", &tcp, "--clients", "2", "--exchanges", "3", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["cc"].as_str(), v["exchanges"].as_u64(), v["failed_exchanges"].as_u64()),
+        (Some("tcp"), Some(6), Some(0))
+    );
+    let out = coapcc(&["client", &tcp]);
+    assert!(out.status.success() && out.stdout.len() == 61, "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = server.kill();
+    let _ = server.wait();
+    // a --cc that contradicts the scheme is an error, before anything is sent
+    let out = coapcc(&["load", "--server", &tcp, "--cc", "cocoa"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--cc cocoa conflicts with coap+tcp://"), "{err}");
+    let udp = format!("coap://127.0.0.1:{port}/test");
+    let out = coapcc(&["load", "--server", &udp, "--cc", "tcp"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--cc tcp needs a coap+tcp:// URI"), "{err}");
+    // a refused connection names the address
+    let out = coapcc(&["load", "--server", &tcp, "--clients", "1", "--exchanges", "1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains(&format!("127.0.0.1:{port}")) && err.contains("refused"), "{err}");
+}
+
+#[test]
+fn load_beyond_the_open_file_limit_says_how_to_raise_it() {
+    let cmd = format!(
+        "ulimit -n 64 && exec {} load --server coap://127.0.0.1:{}/test --clients 100 --exchanges 1",
+        env!("CARGO_BIN_EXE_coapcc"),
+        free_port()
+    );
+    let out = Command::new("sh").args(["-c", &cmd]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--clients 100 needs a socket per client") && err.contains("ulimit -n"),
+        "{err}"
+    );
+}
