@@ -46,8 +46,12 @@ pub struct LinkStats {
     pub error_drops: u64,
     /// Bytes serialized (link errors included).
     pub bytes: u64,
-    /// Time the link spent serializing, ns.
+    /// Time the link spent serializing, ns (every packet accepted, also the part of its
+    /// serialization that ends after the run).
     pub busy_ns: u64,
+    /// When the link finishes serializing the last packet it accepted, ns: the backlog at a time
+    /// `t` before it is `busy_until_ns − t` of serialization (the link works it off without a gap).
+    pub busy_until_ns: u64,
     /// The largest buffer occupancy seen, bytes.
     pub max_queue_bytes: u64,
 }
@@ -109,6 +113,7 @@ impl<R: RngCore> Link<R> {
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queued_bytes);
         self.stats.bytes += size as u64;
         self.stats.busy_ns += busy.as_nanos();
+        self.stats.busy_until_ns = done.as_nanos();
         if self.loss.lose() {
             self.stats.error_drops += 1;
             return Offer::ErrorDrop { busy };

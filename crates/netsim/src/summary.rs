@@ -100,7 +100,8 @@ pub struct BottleneckSummary {
     pub drops: Drops,
     /// Share of the downlink's busy time spent on duplicate responses.
     pub wasted_downlink_fraction: f64,
-    /// Share of the downlink's time it was busy, until the last client finished.
+    /// Share of the downlink's time it was busy, until the last client finished (≤ 1: what was
+    /// still queued then is not counted).
     pub downlink_utilization: f64,
     /// Traffic per link direction.
     pub links: Links,
@@ -111,6 +112,9 @@ impl BottleneckSummary {
     fn of(reps: &[(&BottleneckReport, u64)]) -> Self {
         let sum = |f: &dyn Fn(&BottleneckReport) -> u64| reps.iter().map(|(r, _)| f(r)).sum::<u64>();
         let busy = sum(&|r| r.downlink.busy_ns);
+        // within each replication's span: less the backlog the downlink still had at its end
+        let busy_in_span: u64 =
+            reps.iter().map(|(r, end)| r.downlink.busy_ns - r.downlink.busy_until_ns.saturating_sub(*end)).sum();
         let span: u64 = reps.iter().map(|(_, end)| end).sum();
         BottleneckSummary {
             drops: Drops {
@@ -120,7 +124,7 @@ impl BottleneckSummary {
                 down_error: sum(&|r| r.downlink.error_drops),
             },
             wasted_downlink_fraction: if busy == 0 { 0.0 } else { sum(&|r| r.wasted_downlink_ns) as f64 / busy as f64 },
-            downlink_utilization: if span == 0 { 0.0 } else { busy as f64 / span as f64 },
+            downlink_utilization: if span == 0 { 0.0 } else { busy_in_span as f64 / span as f64 },
             links: Links {
                 uplink: LinkTotals::of(reps.iter().map(|(r, _)| &r.uplink)),
                 downlink: LinkTotals::of(reps.iter().map(|(r, _)| &r.downlink)),
@@ -244,5 +248,25 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), 10.0);
         assert_eq!(quantile(&[5.0], 0.3), 5.0);
         assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn utilization_counts_only_the_busy_time_before_the_end() {
+        // a downlink of 8,000 bit/s (1 byte per ms) given 3 packets of 10 bytes at t = 0 is busy
+        // from 0 to 30 ms; a replication that ended at 20 ms saw it busy all the time (1, not 1.5),
+        // one that ended at 60 ms half the time
+        use netmodel::loss::{LossModel, LossProcess};
+        use rand_chacha::rand_core::SeedableRng;
+        let loss = LossProcess::new(LossModel::None, rand_chacha::ChaCha8Rng::seed_from_u64(0));
+        let mut link = netmodel::link::Link::new(8_000, coap_cc::Duration::ZERO, u64::MAX, loss);
+        for _ in 0..3 {
+            link.offer(coap_cc::Instant::ZERO, 10);
+        }
+        let r = BottleneckReport { uplink: Default::default(), downlink: link.stats, wasted_downlink_ns: 0 };
+        assert_eq!((r.downlink.busy_ns, r.downlink.busy_until_ns), (30_000_000, 30_000_000));
+        assert_eq!(BottleneckSummary::of(&[(&r, 20_000_000)]).downlink_utilization, 1.0);
+        assert_eq!(BottleneckSummary::of(&[(&r, 60_000_000)]).downlink_utilization, 0.5);
+        // over replications: (20 + 30) ms busy within 80 ms
+        assert_eq!(BottleneckSummary::of(&[(&r, 20_000_000), (&r, 60_000_000)]).downlink_utilization, 50.0 / 80.0);
     }
 }
