@@ -2,6 +2,20 @@
 
 use std::process::ExitCode;
 
+/// A run that finished and reported what it did, but not all it was asked for: a replication
+/// cut at `max_time_s`, every exchange failed, or Ctrl-C. Exit status 3 (an error: 1; a usage
+/// error: 2).
+#[derive(Debug)]
+pub(crate) struct Incomplete(pub String);
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
 use clap::{Parser, Subcommand};
 
 mod algorithms;
@@ -26,7 +40,9 @@ mod wall;
     about = "coapcc: congestion control for CoAP: every RTO/congestion-control algorithm of the literature, \
              simulated on the reference bottleneck and run on real networks with the same code",
     after_help = "Start with:  coapcc sim --clients 100 --buffer infinite --cc default --cc fasor\n\
-                  Then:        coapcc algorithms;  coapcc reproduce thesis --out results/thesis"
+                  Then:        coapcc algorithms;  coapcc reproduce thesis --out results/thesis\n\n\
+                  Exit status: 0 done; 1 error; 2 bad usage; 3 finished incomplete (a replication cut at \
+                  max_time_s, every exchange failed, or interrupted: the report says what finished)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -92,6 +108,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<Incomplete>() => {
+            eprintln!("coapcc: incomplete: {e}");
+            ExitCode::from(3)
+        }
         Err(e) => {
             eprintln!("coapcc: error: {e}");
             ExitCode::FAILURE

@@ -210,14 +210,14 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             let conn = coap_net::tcp::connect(uri.addr).await.map_err(|e| format!("{}: {e}", args.uri))?;
             let r = tokio::select! {
                 r = conn.request(req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
-                _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
+                _ = ctrl_c() => return Err(interrupted(&args.uri)),
             };
             conn.release().await;
             r
         } else {
             tokio::select! {
                 r = h.transfer(uri.addr, req, args.block_size, CLIENT_MAX_BODY) => r.map_err(|e| format!("{}: {e}", args.uri))?,
-                _ = ctrl_c() => return Err(format!("interrupted; 1 exchange in flight to {}", args.uri).into()),
+                _ = ctrl_c() => return Err(interrupted(&args.uri)),
             }
         };
         if verbose {
@@ -238,6 +238,11 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
         }
         Ok(())
     })
+}
+
+/// `client`'s Ctrl-C: its exchange did not end.
+fn interrupted(uri: &str) -> Error {
+    Box::new(crate::Incomplete(format!("interrupted with 1 exchange in flight to {uri}")))
 }
 
 /// Arguments of `coapcc load`.
@@ -302,9 +307,6 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
         let watch = crate::wall::Stopwatch::start();
         let result = coap_net::load::run(&spec, ctrl_c()).await.map_err(|e| named(&args.server, e))?;
         let wall_s = watch.seconds();
-        if result.interrupted {
-            eprintln!("coapcc load: interrupted with {} exchange(s) in flight", result.in_flight);
-        }
         if result.echo_challenges > 0 {
             eprintln!(
                 "coapcc load: the server challenged {} new source(s) with Echo (RFC 9175); each repeated its first request with the Echo, and the challenged exchange is left out of the statistics (start the server with --no-echo to avoid them)",
@@ -364,6 +366,17 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 s.unnecessary_retx_per_client.p50
             );
             println!("{requests} requests in {wall_s:.2} s ({:.0} requests/s)", requests as f64 / wall_s.max(1e-9));
+        }
+        if result.interrupted {
+            let msg = format!(
+                "interrupted with {} exchange(s) in flight; the figures cover the {} exchange(s) that ended",
+                result.in_flight, s.exchanges
+            );
+            return Err(Box::new(crate::Incomplete(msg)) as Error);
+        }
+        if s.exchanges > 0 && s.failed_exchanges == s.exchanges {
+            let msg = format!("every exchange ({}) failed: no answer from {}", s.exchanges, args.server);
+            return Err(Box::new(crate::Incomplete(msg)) as Error);
         }
         Ok(())
     })

@@ -198,7 +198,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
     } else {
         print!("{}", table(&base, &runs));
     }
-    Ok(())
+    check_complete(&runs)
 }
 
 fn fmt_s(v: f64) -> String {
@@ -209,27 +209,46 @@ fn fmt_s(v: f64) -> String {
     }
 }
 
+/// A value's name as scenario files and JSON spell it (`continuous`, `none`).
+pub(crate) fn spelled<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "?".into(),
+    }
+}
+
 fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     use std::fmt::Write;
     let s = &runs[0].scenario;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} clients × {} exchanges, {:?} workload, buffers {}/{} B (up/down), errors {:?}, {} rep(s), seed {}\n",
+        "{}: {} clients × {} exchanges, {} workload, buffers {}/{} B (up/down), errors {}, {} rep(s), seed {}\n",
         base.name,
         s.clients,
         s.exchanges,
-        s.workload,
+        spelled(&s.workload),
         s.uplink.buffer_bytes,
         s.downlink.buffer_bytes,
-        s.errors,
+        spelled(&s.errors),
         s.reps,
         s.seed
     );
+    let w = runs.iter().map(|r| r.scenario.cc.chars().count()).max().unwrap_or(0).max("algorithm".len());
     let _ = writeln!(
         out,
-        "{:<34} {:>9} {:>9} {:>9} {:>9}  {:>9} {:>8} {:>13} {:>7}",
-        "algorithm", "FCT p10", "median", "p90", "max", "retx/exch", "dup/cli", "drops up/down", "wasted"
+        "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>8} {:>13} {:>7}",
+        "algorithm",
+        "FCT p10",
+        "median",
+        "p90",
+        "max",
+        "no FCT",
+        "failed",
+        "retx/exch",
+        "dup/cli",
+        "drops up/down",
+        "wasted"
     );
     for r in runs {
         let m = &r.summary;
@@ -243,24 +262,55 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<34} {:>9} {:>9} {:>9} {:>9}  {:>9.2} {:>8.0} {:>13} {:>6.1}%",
+            "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9.2} {:>8.0} {:>13} {:>6.1}%",
             r.scenario.cc,
             fmt_s(m.fct_s.p10),
             fmt_s(m.fct_s.p50),
             fmt_s(m.fct_s.p90),
             fmt_s(m.fct_s.max),
+            m.clients_without_fct,
+            m.failed_exchanges,
             retx as f64 / m.exchanges.max(1) as f64,
             m.unnecessary_retx_per_client.p50,
             drops,
             100.0 * wasted
         );
     }
+    let cut: Vec<String> = runs.iter().filter(|r| r.summary.truncated_reps > 0).map(truncation).collect();
+    if !cut.is_empty() {
+        let _ = write!(out, "\nINCOMPLETE: {}\n", cut.join("\nINCOMPLETE: "));
+    }
     let events: u64 = runs.iter().map(|r| r.summary.events).sum();
     let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
-    let _ = writeln!(out, "\nFCT in seconds; dup/cli: median duplicate responses per client; wasted: share of the downlink's busy time spent on duplicates.");
+    let reps = if s.reps == 1 { String::new() } else { format!(", summed over the {} replications", s.reps) };
+    let _ = writeln!(
+        out,
+        "\nFCT in seconds, over the clients that finished (no FCT: clients whose last exchange failed or that were\n\
+         cut short); failed: exchanges without a response; dup/cli: median duplicate responses per client;\n\
+         drops: packets lost in the bottleneck's buffers and to link errors{reps};\n\
+         wasted: share of the downlink's busy time spent on duplicates."
+    );
     let _ =
         writeln!(out, "{events} events in {wall:.2} s wall ({:.1} M events/s)", events as f64 / wall.max(1e-9) / 1e6);
     out
+}
+
+/// What a run's truncated replications mean, in one sentence.
+fn truncation(r: &Run<Scenario>) -> String {
+    format!(
+        "{}: {} of {} replication(s) cut at max_time_s = {} s before every client finished; their unfinished clients have no FCT",
+        r.scenario.cc, r.summary.truncated_reps, r.scenario.reps, r.scenario.max_time_s
+    )
+}
+
+/// An [`crate::Incomplete`] error if a replication of `runs` was truncated.
+pub(crate) fn check_complete(runs: &[Run<Scenario>]) -> Result<(), Error> {
+    let cut: Vec<String> = runs.iter().filter(|r| r.summary.truncated_reps > 0).map(truncation).collect();
+    if cut.is_empty() {
+        Ok(())
+    } else {
+        Err(Box::new(crate::Incomplete(cut.join("; "))))
+    }
 }
 
 /// Nanoseconds as seconds with 9 decimals: the time format of every CSV file.

@@ -20,7 +20,7 @@ fn load_reports_exchanges_in_flight_on_ctrl_c() {
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    assert_eq!(out.status.code(), Some(3), "an interrupted run is incomplete: {err}");
     assert!(err.contains("interrupted with 3 exchange(s) in flight"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("3 clients × 5 exchanges"));
 }
@@ -174,4 +174,14 @@ fn load_beyond_the_open_file_limit_says_how_to_raise_it() {
         !out.status.success() && err.contains("--clients 100 needs a socket per client") && err.contains("ulimit -n"),
         "{err}"
     );
+}
+
+#[test]
+fn load_whose_every_exchange_failed_is_incomplete() {
+    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    let cc = "default:max_retransmit=0,ack_timeout=0.2";
+    let out = coapcc(&["load", "--server", &uri, "--clients", "2", "--exchanges", "1", "--cc", cc]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("every exchange (2) failed: no answer from coap://127.0.0.1:"), "{err}");
 }

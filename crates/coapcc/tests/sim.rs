@@ -126,6 +126,47 @@ fn table_by_default() {
 }
 
 #[test]
+fn the_table_speaks_the_scenario_language_and_keeps_its_columns() {
+    let long = "cocoa:aging=true,vbf_low=2.5,vbf_high=1.3,weights=inverted";
+    let (ok, out, _) =
+        coapcc(&["sim", "--clients", "2", "--errors", "low", "--reps", "2", "--cc", "default", "--cc", long]);
+    assert!(ok);
+    assert!(out.contains("continuous workload") && out.contains("errors low"), "{out}");
+    assert!(!out.contains("Continuous") && !out.contains("Low"), "no Rust debug names: {out}");
+    assert!(out.contains("summed over the 2 replications"), "{out}");
+    // every row's FCT median ends in the column where the header's "median" ends
+    let lines: Vec<&str> = out.lines().collect();
+    let head = lines.iter().position(|l| l.starts_with("algorithm")).unwrap();
+    let end = lines[head].find("median").unwrap() + "median".len();
+    for row in &lines[head + 1..head + 3] {
+        let before: &str = &row[..end];
+        assert!(before.ends_with(|c: char| c.is_ascii_digit()) && row[end..].starts_with(' '), "{row}");
+    }
+}
+
+#[test]
+fn a_truncated_replication_is_shown_and_exits_3() {
+    let file = std::env::temp_dir().join(format!("coapcc-cut-{}.toml", std::process::id()));
+    std::fs::write(&file, "max_time_s = 5.0\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["sim", "--scenario", file.to_str().unwrap(), "--clients", "5"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // 50 exchanges of ≥ 0.63 s each cannot end by 5 s: all 5 clients are cut short
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stdout.contains("INCOMPLETE: default:max_retransmit=20: 1 of 1 replication(s) cut at max_time_s = 5 s"),
+        "{stdout}"
+    );
+    let row = stdout.lines().find(|l| l.starts_with("default:")).unwrap();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cols[1..6], ["-", "-", "-", "-", "5"], "no FCT for the 5 clients: {row}");
+    assert!(stderr.contains("coapcc: incomplete:"), "{stderr}");
+}
+
+#[test]
 fn tcp_in_sim_for_both_workloads() {
     for wl in ["continuous", "random"] {
         let args = ["sim", "--json", "--cc", "tcp", "--clients", "10", "--reps", "3", "--workload", wl];

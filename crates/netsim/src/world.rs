@@ -77,7 +77,14 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
             engine::run(medium, stack, workload, observer, limit)
         }
     };
-    result.map_network(NetworkReport::Bottleneck)
+    let mut result = result.map_network(NetworkReport::Bottleneck);
+    if result.truncated {
+        // a client cut short has no FCT: its last recorded exchange is not its workload's last
+        for c in result.clients.iter_mut().filter(|c| c.exchanges < scn.exchanges) {
+            c.fct_ns = None;
+        }
+    }
+    result
 }
 
 /// What one deduplication entry of the server's costs (its reply is the scenario's payload).

@@ -176,3 +176,17 @@ fn a_run_that_cannot_end_is_cut_at_max_time() {
     let s = run_scn(Scenario { clients: 20, reps: 2, ..Scenario::thesis() });
     assert_eq!(s.truncated_reps, 0);
 }
+
+#[test]
+fn a_truncated_replication_gives_its_unfinished_clients_no_fct() {
+    // one exchange takes at least one fixed RTT (≈ 0.63 s, above): 50 of them need ≥ 31 s, so
+    // none of the clients finishes its workload by a 5 s cut, over UDP or TCP
+    for cc in ["default", "tcp"] {
+        let s = Scenario { cc: cc.into(), clients: 5, max_time_s: 5.0, ..Scenario::thesis() }.resolve().unwrap();
+        let r = run_rep(&s, &s.transport().unwrap(), 0, None);
+        assert!(r.truncated);
+        let sum = Summary::new(std::slice::from_ref(&r));
+        assert_eq!((sum.truncated_reps, sum.clients_without_fct), (1, 5), "{cc}");
+        assert!(sum.fct_s.p50.is_nan());
+    }
+}
