@@ -28,11 +28,18 @@ fn params(cfg: &CcConfig) -> Vec<Param> {
 
 /// Runs the command.
 pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    let only_tcp = args.spec.as_deref() == Some("tcp");
     let configs: Vec<CcConfig> = match &args.spec {
-        Some(spec) => vec![CcConfig::parse(spec)?],
+        Some(_) if only_tcp => Vec::new(),
+        Some(spec) => match CcConfig::parse(spec) {
+            Err(e @ coap_cc::SpecError::UnknownAlgorithm(_)) => {
+                return Err(format!("{e}; or tcp (CoAP over TCP)").into())
+            }
+            r => vec![r?],
+        },
         None => ALGORITHMS.iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?,
     };
-    let show_tcp = args.spec.is_none();
+    let show_tcp = args.spec.is_none() || only_tcp;
     let out = if args.json { json(&configs, show_tcp) } else { text(&configs, show_tcp) };
     print!("{out}");
     Ok(())
@@ -81,6 +88,19 @@ fn text(configs: &[CcConfig], show_tcp: bool) -> String {
     out
 }
 
+/// A parameter's value as JSON: a number or a boolean where it is one, else its name.
+fn typed(value: &str) -> serde_json::Value {
+    match value {
+        "true" => true.into(),
+        "false" => false.into(),
+        v => match (v.parse::<i64>(), v.parse::<f64>()) {
+            (Ok(i), _) => i.into(),
+            (_, Ok(n)) if n.is_finite() => serde_json::Number::from_f64(n).map_or_else(|| v.into(), Into::into),
+            _ => v.into(),
+        },
+    }
+}
+
 fn json(configs: &[CcConfig], show_tcp: bool) -> String {
     let mut list: Vec<serde_json::Value> = configs
         .iter()
@@ -88,7 +108,7 @@ fn json(configs: &[CcConfig], show_tcp: bool) -> String {
             let a = cfg.algorithm();
             let ps: Vec<serde_json::Value> = params(cfg)
                 .into_iter()
-                .map(|p| serde_json::json!({ "name": p.name, "default": p.value, "doc": p.doc }))
+                .map(|p| serde_json::json!({ "name": p.name, "default": typed(&p.value), "doc": p.doc }))
                 .collect();
             serde_json::json!({ "name": a.name, "source": a.source, "summary": a.summary, "spec": cfg.to_string(), "parameters": ps })
         })
@@ -96,7 +116,7 @@ fn json(configs: &[CcConfig], show_tcp: bool) -> String {
     if show_tcp {
         let ps: Vec<serde_json::Value> = tcp_params()
             .into_iter()
-            .map(|(k, v, doc)| serde_json::json!({ "name": k, "default": v, "doc": doc }))
+            .map(|(k, v, doc)| serde_json::json!({ "name": k, "default": typed(&v), "doc": doc }))
             .collect();
         list.push(serde_json::json!({ "name": "tcp", "source": TCP_SOURCE, "summary": TCP_SUMMARY, "spec": "tcp", "parameters": ps }));
     }

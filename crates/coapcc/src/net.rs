@@ -394,7 +394,12 @@ fn transport(uri: &crate::uri::CoapUri, text: &str, cc: Option<&str>) -> Result<
         (false, Some("tcp")) => {
             Err(format!("--cc tcp needs a coap+tcp:// URI (the URI's scheme chooses the transport), not {text}").into())
         }
-        (false, c) => Ok(Some(CcConfig::parse(c.unwrap_or("default"))?)),
+        (false, c) => match CcConfig::parse(c.unwrap_or("default")) {
+            Err(e @ coap_cc::SpecError::UnknownAlgorithm(_)) => {
+                Err(format!("{e}; or tcp (CoAP over TCP, with a coap+tcp:// URI)").into())
+            }
+            r => Ok(Some(r?)),
+        },
     }
 }
 
@@ -463,9 +468,9 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
     let s = s.resolve()?;
     runtime()?.block_on(async {
         eprintln!(
-            "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {:?} (Ctrl-C stops)",
+            "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {} (Ctrl-C stops)",
             args.listen, args.upstream, s.uplink.rate_bps, s.uplink.delay_ms, s.downlink.rate_bps, s.downlink.delay_ms,
-            s.uplink.buffer_bytes, s.downlink.buffer_bytes, s.errors
+            s.uplink.buffer_bytes, s.downlink.buffer_bytes, crate::sim::spelled(&s.errors)
         );
         let duration = args.duration;
         let stop = async move {

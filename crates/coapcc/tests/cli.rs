@@ -54,7 +54,19 @@ fn algorithms_json_and_one_spec() {
     assert_eq!(v[0]["name"], "fasor");
     assert_eq!(v[0]["spec"], "fasor:max_retransmit=20");
     let mr = v[0]["parameters"].as_array().unwrap().iter().find(|p| p["name"] == "max_retransmit").unwrap();
-    assert_eq!(mr["default"], "20");
+    assert_eq!(mr["default"], 20, "a number, not a string");
+    // every default in its JSON type: numbers, booleans, names
+    let (_, out, _) = coapcc(&["algorithms", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let param = |alg: &str, name: &str| {
+        let a = v.as_array().unwrap().iter().find(|a| a["name"] == alg).unwrap();
+        a["parameters"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["default"].clone()
+    };
+    assert_eq!(param("default", "max_retransmit"), 4);
+    assert_eq!(param("default", "ack_random_factor"), 1.5);
+    assert_eq!(param("cocoa", "aging"), true);
+    assert_eq!(param("cocoa", "vbf"), "once");
+    assert_eq!(param("tcp", "syn_retries"), 40);
 }
 
 #[test]
@@ -62,6 +74,11 @@ fn bad_names_give_a_clear_error() {
     let (ok, out, err) = coapcc(&["algorithms", "fasr"]);
     assert!(!ok && out.is_empty());
     assert!(err.starts_with("coapcc: error: unknown algorithm 'fasr'; valid algorithms: default,"), "{err}");
+    assert!(err.trim_end().ends_with("or tcp (CoAP over TCP)"), "tcp is named too: {err}");
+    let (ok, _, err) = coapcc(&["sim", "--cc", "tpc"]);
+    assert!(!ok && err.contains("unknown algorithm 'tpc'") && err.contains("or tcp"), "{err}");
+    let (ok, out, _) = coapcc(&["algorithms", "tcp"]);
+    assert!(ok && out.starts_with("tcp  —"), "{out}");
     let (ok, _, err) = coapcc(&["algorithms", "cocoa:agin=false"]);
     assert!(!ok && err.contains("no parameter 'agin'") && err.contains("aging"), "{err}");
 }

@@ -185,6 +185,9 @@ impl Scenario {
             p.mss = self.uplink.mtu.min(self.downlink.mtu).saturating_sub(self.ip_header_bytes + 20).max(8);
             return Ok(Transport::Tcp(p));
         }
+        if let Err(e @ coap_cc::SpecError::UnknownAlgorithm(_)) = CcConfig::new(name) {
+            return Err(ScenarioError(format!("cc: {e}; or tcp (CoAP over TCP)")));
+        }
         self.cc_config().map(Transport::Udp)
     }
 
