@@ -20,7 +20,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<(u64, u64)>,
     /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::threads, allow_negative_numbers = true)]
     threads: Option<usize>,
     /// Also write the HTML report into OUT/report.
     #[arg(long)]
@@ -86,17 +86,17 @@ pub struct ReproduceArgs {
     out: PathBuf,
     /// Replications per cell. thesis: 20 per error-free cell (the literature's), error-prone
     /// cells twice as many; nitk: the sources' counts (5 for GST/GSRTC, 30 for CoCoA++).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
     reps: Option<u32>,
     /// nitk only: simulated seconds per replication instead of the presets' (600 and 1080 s).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// nitk only: also the CoCoA++ offered-load levels (0.5 … 2.5 kbit/s per client on the four
     /// static topologies).
     #[arg(long)]
     loads: bool,
     /// Worker threads (default: all cores).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::threads, allow_negative_numbers = true)]
     threads: Option<usize>,
 }
 

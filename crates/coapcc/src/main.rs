@@ -19,6 +19,7 @@ impl std::error::Error for Incomplete {}
 use clap::{Parser, Subcommand};
 
 mod algorithms;
+mod args;
 mod experiments;
 mod net;
 mod progress;

@@ -31,14 +31,14 @@ pub struct ServerArgs {
     #[arg(long = "cc", default_value = "default")]
     cc: String,
     /// Stop after this many seconds (default: run until Ctrl-C).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// Serve CoAP over TCP (RFC 8323) instead of UDP.
     #[arg(long)]
     tcp: bool,
     /// TCP: release a connection after this many seconds without traffic. (A peer must also send
     /// its CSM, and finish every frame it begins, within 10 s.)
-    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     idle_timeout: f64,
     /// TCP: connections kept at once; further ones are closed at accept. Lowered to what the
     /// open-file limit (`ulimit -n`) leaves.
@@ -53,14 +53,6 @@ pub struct ServerArgs {
     /// option (RFC 9175 §2.4); the client repeats it with the Echo and is verified.
     #[arg(long)]
     no_echo: bool,
-}
-
-/// A number of seconds > 0 (and finite).
-pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("'{s}' is not a positive number of seconds")),
-    }
 }
 
 /// Runs `coapcc server`.
@@ -162,7 +154,7 @@ pub struct ClientArgs {
     #[arg(short, long)]
     verbose: bool,
     /// Seed of the endpoint's RNG (Message IDs, tokens, RTO dither); default: from the OS.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     seed: Option<u64>,
 }
 
@@ -252,10 +244,10 @@ pub struct LoadArgs {
     #[arg(long)]
     server: String,
     /// Concurrent clients, each with its own socket, endpoint and controller.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::args::count, allow_negative_numbers = true)]
     clients: u32,
     /// Exchanges per client.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = crate::args::count, allow_negative_numbers = true)]
     exchanges: u32,
     /// continuous: the next request when the previous ends; random: batches of 1..10 with all CC state reset between them.
     #[arg(long, default_value = "continuous", value_parser = ["continuous", "random"])]
@@ -265,7 +257,7 @@ pub struct LoadArgs {
     #[arg(long = "cc")]
     cc: Option<String>,
     /// Seed of the clients' RNGs (default: from the OS).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Local address for the clients' sockets.
     #[arg(long, default_value = "0.0.0.0:0")]
@@ -427,23 +419,23 @@ pub struct RelayArgs {
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
     /// Buffer of both directions, bytes (or `infinite`).
-    #[arg(long, value_parser = crate::sim::parse_buffer)]
+    #[arg(long, value_parser = crate::sim::parse_buffer, allow_negative_numbers = true)]
     buffer: Option<u64>,
     /// Link-error profile of both directions.
     #[arg(long, value_parser = ["none", "low", "medium", "high"])]
     errors: Option<String>,
     /// Seed of the loss and jitter draws.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Stop after this many seconds (default: run until Ctrl-C).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// Client addresses mapped at once (one upstream socket each); datagrams from further ones are
     /// dropped. Lowered to what the open-file limit (`ulimit -n`) leaves.
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
     max_clients: u32,
     /// A client mapping with no datagram either way for this many seconds expires, freeing its slot.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = positive_secs)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     mapping_timeout: f64,
 }
 

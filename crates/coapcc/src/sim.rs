@@ -16,15 +16,15 @@ use crate::wall::Stopwatch;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Congestion control, `NAME[:key=value,...]` (see `coapcc algorithms`). Repeat to compare
-    /// algorithms on the same scenario and seeds.
+    /// algorithms on the same scenario and seeds. [default: the scenario's `cc`; thesis: default]
     #[arg(long = "cc", value_name = "SPEC")]
     pub(crate) cc: Vec<String>,
-    /// Number of clients (thesis: 50).
-    #[arg(long, value_name = "N")]
+    /// Number of clients. [default: the scenario's; thesis: 50]
+    #[arg(long, value_name = "N", value_parser = crate::args::count, allow_negative_numbers = true)]
     pub(crate) clients: Option<u32>,
     /// Buffer in front of both bottleneck directions, bytes (thesis: 2500; 1410000 is
     /// "infinite"; `infinite` is accepted for it).
-    #[arg(long, value_name = "BYTES", value_parser = parse_buffer)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_buffer, allow_negative_numbers = true)]
     pub(crate) buffer: Option<u64>,
     /// Workload: continuous or random.
     #[arg(long, value_parser = ["continuous", "random"])]
@@ -32,14 +32,14 @@ pub struct Args {
     /// Link-error profile of both directions: none, low (2 %), medium (10 %), high (18 %).
     #[arg(long, value_parser = ["none", "low", "medium", "high"])]
     pub(crate) errors: Option<String>,
-    /// Replications (each with its own seed stream).
-    #[arg(long, value_name = "R")]
+    /// Replications (each with its own seed stream). [default: the scenario's; thesis: 1]
+    #[arg(long, value_name = "R", value_parser = crate::args::count, allow_negative_numbers = true)]
     pub(crate) reps: Option<u32>,
-    /// Master seed.
-    #[arg(long, value_name = "S")]
+    /// Master seed. [default: the scenario's; thesis: 1]
+    #[arg(long, value_name = "S", value_parser = crate::args::seed, allow_negative_numbers = true)]
     pub(crate) seed: Option<u64>,
     /// Worker threads for replications (default: all cores). Results do not depend on it.
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", value_parser = crate::args::threads, allow_negative_numbers = true)]
     pub(crate) threads: Option<usize>,
     /// A TOML scenario (every key with its unit and default: docs/scenario.md, and for mesh
     /// scenarios, `env = "lln"`, docs/mesh.md; the presets written out: scenarios/).
@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub(crate) preset: Option<String>,
     /// Simulated seconds per replication of a mesh scenario (shortens or lengthens its run).
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     pub(crate) duration: Option<f64>,
     /// Print one JSON object on stdout instead of a table (with several --cc: {"runs": [...]}).
     #[arg(long)]

@@ -161,7 +161,7 @@ fn resolve_cell(table: toml::Table) -> Result<CellScenario, String> {
         let res = s.resolve().map_err(|e| e.to_string())?;
         Ok(CellScenario::Mesh(Box::new(LlnScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s })))
     } else {
-        let s: Scenario = table.try_into().map_err(trim)?;
+        let s = Scenario::from_table(table).map_err(|e| e.to_string())?;
         Ok(CellScenario::Bottleneck(Box::new(s.resolve().map_err(|e| e.to_string())?)))
     }
 }
@@ -183,7 +183,11 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
     for (k, v) in &doc {
         match (k.as_str(), v) {
             ("seed", toml::Value::Integer(s)) if *s >= 0 => seed = *s as u64,
+            ("seed", v) => return Err(format!("plan: seed must be a whole number ≥ 0, not {v}")),
             ("reps", toml::Value::Integer(r)) if *r >= 1 => reps = Some(*r),
+            ("reps", v) => {
+                return Err(format!("plan: reps must be a whole number ≥ 1 (replications per cell), not {v}"))
+            }
             ("preset", toml::Value::String(p)) => preset = Some(p.clone()),
             ("base", toml::Value::Table(t)) => base = t.clone(),
             ("matrix", toml::Value::Table(t)) => matrices.push(t.clone()),

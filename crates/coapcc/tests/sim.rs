@@ -103,7 +103,7 @@ fn clear_errors() {
     let (ok, _, err) = coapcc(&["sim", "--buffer", "100"]);
     assert!(!ok && err.contains("buffer_bytes (100) is smaller than one packet"), "{err}");
     let (ok, _, err) = coapcc(&["sim", "--clients", "0"]);
-    assert!(!ok && err.contains("clients must be"), "{err}");
+    assert!(!ok && err.contains("--clients <N>") && err.contains("must be at least 1, not 0"), "{err}");
     let dir = std::env::temp_dir().join(format!("coapcc-scn-{}.toml", std::process::id()));
     std::fs::write(&dir, "clients = 5\nbuffr = 3\n").unwrap();
     let (ok, _, err) = coapcc(&["sim", "--scenario", dir.to_str().unwrap()]);
@@ -112,6 +112,34 @@ fn clear_errors() {
     let (ok, _, err) = coapcc(&["sim", "--scenario", "/nonexistent.toml"]);
     assert!(!ok && err.contains("cannot read /nonexistent.toml"), "{err}");
     assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn bad_numbers_say_what_the_value_must_be() {
+    let (ok, _, err) = coapcc(&["sim", "--clients", "-5"]);
+    assert!(!ok && err.contains("must be at least 1, not -5"), "not 'unexpected argument': {err}");
+    let (ok, _, err) = coapcc(&["sim", "--reps", "0"]);
+    assert!(!ok && err.contains("must be at least 1, not 0"), "{err}");
+    let (ok, _, err) = coapcc(&["sim", "--seed", "-1"]);
+    assert!(!ok && err.contains("is not a seed"), "{err}");
+    // the help names the defaults of the options a scenario file sets
+    let (_, help, _) = coapcc(&["sim", "--help"]);
+    for d in ["thesis: 1]", "thesis: 50]", "thesis: default]"] {
+        assert!(help.contains(d), "{d} in {help}");
+    }
+}
+
+#[test]
+fn a_scenario_table_may_set_a_single_key() {
+    let file = std::env::temp_dir().join(format!("coapcc-partial-{}.toml", std::process::id()));
+    std::fs::write(&file, "[downlink]\ndelay_ms = 100.0\n").unwrap();
+    let v = json(&["sim", "--json", "--clients", "1", "--scenario", file.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&file);
+    let d = &v["scenario"]["downlink"];
+    assert_eq!(
+        (d["delay_ms"].as_f64(), d["rate_bps"].as_u64(), d["mtu"].as_u64()),
+        (Some(100.0), Some(30000), Some(296))
+    );
 }
 
 #[test]

@@ -88,6 +88,9 @@ fn bad_plans_and_shards_are_clear_errors() {
     std::fs::write(&plan, "[matrix]\nclient = [1]\n").unwrap();
     let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", d.join("o").to_str().unwrap()]);
     assert!(!ok && err.contains("unknown field `client`"), "{err}");
+    std::fs::write(&plan, "reps = 0\n[matrix]\nclients = [1]\n").unwrap();
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", d.join("o").to_str().unwrap()]);
+    assert!(!ok && err.contains("reps must be a whole number ≥ 1"), "{err}");
     let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", "x", "--shard", "3/2"]);
     assert!(!ok && err.contains("need 1 <= K <= N"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();

@@ -110,6 +110,19 @@ pub(crate) fn cc_with_defaults(
     Ok(cfg)
 }
 
+/// Writes `given` over `base`: tables key by key (recursively), other values replaced; a table
+/// that names a `model` (a tagged enum: a loss model) replaces the base's whole.
+fn overlay(base: &mut toml::Table, given: toml::Table) {
+    for (k, v) in given {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(g)) if !g.contains_key("model") => overlay(b, g),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
 impl Scenario {
     /// The reference testbed (Järvinen et al., ANRW 2018; the Helsinki thesis, 2019): 30 kbit/s
     /// and 400 ms down, 60 kbit/s and 200 ms up, MTU 296, 2500-byte buffers, 10–20 ms to the
@@ -165,9 +178,21 @@ impl Scenario {
         }
     }
 
-    /// Reads a TOML scenario over the thesis defaults.
+    /// Reads a TOML scenario over the thesis defaults, key by key: a table (`[downlink]`,
+    /// `[server_hop]`, `[cc_defaults]`) overrides only the keys it writes. A `loss` table that
+    /// names its `model` replaces the default one whole (each model has its own keys).
     pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
-        toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {}", e.to_string().trim_end())))
+        let given: toml::Table =
+            toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {}", e.to_string().trim_end())))?;
+        Scenario::from_table(given)
+    }
+
+    /// [`Scenario::from_toml`] of a parsed table (a sweep plan's cell).
+    pub fn from_table(given: toml::Table) -> Result<Self, ScenarioError> {
+        let err = |e: &dyn fmt::Display| ScenarioError(format!("scenario: {}", e.to_string().trim_end()));
+        let mut merged = toml::Table::try_from(Scenario::thesis()).map_err(|e| err(&e))?;
+        overlay(&mut merged, given);
+        toml::Value::Table(merged).try_into().map_err(|e| err(&e))
     }
 
     /// The algorithm's configuration: its defaults, then `cc_defaults` where it has the
@@ -259,6 +284,24 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_overrides_only_the_keys_it_writes() {
+        let s = Scenario::from_toml("[downlink]\ndelay_ms = 100.0\n[cc_defaults]\naging = \"true\"\n").unwrap();
+        let t = Scenario::thesis();
+        assert_eq!(s.downlink, LinkSpec { delay_ms: 100.0, ..t.downlink.clone() });
+        assert_eq!(s.uplink, t.uplink);
+        // cc_defaults merged: the testbed's MAX_RETRANSMIT 20 stays, aging is overridden
+        assert_eq!(s.cc_defaults.get("max_retransmit").map(String::as_str), Some("20"));
+        assert_eq!(s.cc_defaults.get("aging").map(String::as_str), Some("true"));
+        // a loss table naming its model replaces the default's
+        let s = Scenario::from_toml("[uplink.loss]\nmodel = \"bernoulli\"\np = 0.1\n").unwrap();
+        assert_eq!(s.uplink.loss, LossModel::Bernoulli { p: 0.1 });
+        assert_eq!(s.uplink.rate_bps, t.uplink.rate_bps);
+        // typos are still refused, naming the table
+        let e = Scenario::from_toml("[uplink]\nmtuu = 3\n").unwrap_err().to_string();
+        assert!(e.contains("unknown field `mtuu`") && e.contains("uplink"), "{e}");
+    }
 
     #[test]
     fn thesis_defaults_resolve() {

@@ -1,0 +1,54 @@
+//! Value parsers shared by the commands' options: each names what the value must be, so a user
+//! who writes `--clients -5` or `--reps 0` reads the rule, not a parser's complaint. The options
+//! that take them also allow a leading `-` (`allow_negative_numbers`), so that a negative number
+//! reaches the parser instead of being taken for a flag.
+
+/// A whole number ≥ 1 (clients, replications, exchanges, threads).
+pub(crate) fn count(s: &str) -> Result<u32, String> {
+    match s.parse::<i128>() {
+        Ok(v) if v >= 1 && v <= u32::MAX as i128 => Ok(v as u32),
+        Ok(v) if v < 1 => Err(format!("must be at least 1, not {v}")),
+        Ok(_) => Err(format!("'{s}' is too large (at most {})", u32::MAX)),
+        Err(_) => Err(format!("'{s}' is not a whole number")),
+    }
+}
+
+/// [`count`] as a `usize` (worker threads).
+pub(crate) fn threads(s: &str) -> Result<usize, String> {
+    count(s).map(|v| v as usize)
+}
+
+/// A seed: a whole number from 0 to 2^64 − 1.
+pub(crate) fn seed(s: &str) -> Result<u64, String> {
+    match s.parse::<i128>() {
+        Ok(v) if (0..=u64::MAX as i128).contains(&v) => Ok(v as u64),
+        _ => Err(format!("'{s}' is not a seed (a whole number from 0 to {})", u64::MAX)),
+    }
+}
+
+/// A number of seconds > 0 (and finite).
+pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_parser_says_what_the_value_must_be() {
+        assert_eq!(count("5"), Ok(5));
+        assert_eq!(count("-5").unwrap_err(), "must be at least 1, not -5");
+        assert_eq!(count("0").unwrap_err(), "must be at least 1, not 0");
+        assert!(count("x").unwrap_err().contains("not a whole number"));
+        assert!(count("5000000000").unwrap_err().contains("too large"));
+        assert_eq!(seed("0"), Ok(0));
+        assert_eq!(seed("18446744073709551615"), Ok(u64::MAX));
+        assert!(seed("-1").unwrap_err().contains("not a seed"));
+        assert_eq!(positive_secs("0.5"), Ok(0.5));
+        assert!(positive_secs("-1").is_err() && positive_secs("inf").is_err() && positive_secs("0").is_err());
+    }
+}
