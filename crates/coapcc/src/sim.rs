@@ -318,6 +318,33 @@ pub(crate) fn secs(ns: u64) -> String {
     format!("{:.9}", ns as f64 / 1e9)
 }
 
+/// The `cc` and `cc_params` columns of every CSV, from a resolved spec: the algorithm's name
+/// (`default`, `tcp`), and the parameters that differ from its defaults as `key=value,...` in
+/// the algorithm's parameter order (empty: none), e.g. `max_retransmit=20`.
+pub(crate) fn cc_columns(spec: &str) -> [String; 2] {
+    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
+    [name.to_string(), params.to_string()]
+}
+
+/// The columns of `rto.csv` after `cc`, `cc_params`: one row per RTO armed for an exchange.
+pub(crate) const RTO_COLUMNS: [&str; 6] = ["rep", "client", "exchange", "armed_s", "rto_s", "expired"];
+
+/// An exchange's rows of `rto.csv` (after `cc`, `cc_params`), its client named `client`: each
+/// RTO armed when the previous one expired, the last one `expired = false` if the exchange
+/// ended while it ran.
+pub(crate) fn rto_rows(rep: u32, client: u32, e: &netsim::ExchangeRecord) -> Vec<[String; 6]> {
+    let mut at = e.start_ns;
+    let armed = e.expired_rtos_ns.iter().map(|&t| (t, true)).chain(e.last_rto_ns.map(|t| (t, false)));
+    armed
+        .map(|(t, expired)| {
+            let row =
+                [rep.to_string(), client.to_string(), e.index.to_string(), secs(at), secs(t), expired.to_string()];
+            at += t;
+            row
+        })
+        .collect()
+}
+
 /// The per-client tables' columns after their leading ones (`sim --out`'s `cc`, a sweep's
 /// parameters) and [`client_row`]'s values for them.
 pub(crate) const CLIENT_COLUMNS: [&str; 8] =
@@ -340,10 +367,11 @@ pub(crate) fn client_row(rep: u32, client: u32, c: &netsim::ClientRecord) -> [St
 fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
     write_summary(dir, runs)?;
     let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
-    clients.write_record(std::iter::once("cc").chain(CLIENT_COLUMNS))?;
+    clients.write_record(["cc", "cc_params"].into_iter().chain(CLIENT_COLUMNS))?;
     let mut exchanges = csv::Writer::from_path(dir.join("exchanges.csv"))?;
     exchanges.write_record([
         "cc",
+        "cc_params",
         "rep",
         "client",
         "exchange",
@@ -351,18 +379,18 @@ fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
         "rtt_s",
         "retransmissions",
         "duplicates",
-        "expired_rtos_s",
+        "expired_rtos",
     ])?;
+    let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
+    rto.write_record(["cc", "cc_params"].into_iter().chain(RTO_COLUMNS))?;
     for r in runs {
-        let cc = &r.scenario.cc;
+        let cc = cc_columns(&r.scenario.cc);
         for rep in &r.reps {
             for c in &rep.clients {
-                clients.write_record(std::iter::once(cc.clone()).chain(client_row(rep.rep, c.client, c)))?;
+                clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, c.client, c)))?;
             }
             for e in &rep.exchanges {
-                let rtos: Vec<String> = e.expired_rtos_ns.iter().map(|&n| secs(n)).collect();
-                exchanges.write_record([
-                    cc.clone(),
+                exchanges.write_record(cc.iter().cloned().chain([
                     rep.rep.to_string(),
                     e.client.to_string(),
                     e.index.to_string(),
@@ -370,12 +398,16 @@ fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
                     e.rtt_ns.map(secs).unwrap_or_default(),
                     e.retransmissions.to_string(),
                     e.duplicates.to_string(),
-                    rtos.join(";"),
-                ])?;
+                    e.expired_rtos_ns.len().to_string(),
+                ]))?;
+                for row in rto_rows(rep.rep, e.client, e) {
+                    rto.write_record(cc.iter().cloned().chain(row))?;
+                }
             }
         }
     }
     clients.flush()?;
     exchanges.flush()?;
+    rto.flush()?;
     Ok(())
 }

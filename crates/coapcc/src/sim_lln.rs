@@ -154,12 +154,24 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
 fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
     crate::sim::write_summary(dir, runs)?;
     let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
-    ex.write_record(["cc", "rep", "client", "exchange", "start_s", "rtt_s", "retransmissions", "duplicates"])?;
+    ex.write_record([
+        "cc",
+        "cc_params",
+        "rep",
+        "client",
+        "exchange",
+        "start_s",
+        "rtt_s",
+        "retransmissions",
+        "duplicates",
+        "expired_rtos",
+    ])?;
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
-    rto.write_record(["cc", "rep", "client", "exchange", "armed_s", "rto_s"])?;
+    rto.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::RTO_COLUMNS))?;
     let mut nodes = csv::Writer::from_path(dir.join("nodes.csv"))?;
     nodes.write_record([
         "cc",
+        "cc_params",
         "rep",
         "node",
         "role",
@@ -175,39 +187,28 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
         "drops",
     ])?;
     for r in runs {
-        let cc = algorithm(r).to_string();
+        let cc = crate::sim::cc_columns(&r.scenario.cc);
         for rep in &r.reps {
             for e in &rep.exchanges {
-                let node = (e.client + 1).to_string();
-                ex.write_record([
-                    cc.clone(),
+                let node = e.client + 1;
+                ex.write_record(cc.iter().cloned().chain([
                     rep.rep.to_string(),
-                    node.clone(),
+                    node.to_string(),
                     e.index.to_string(),
                     secs(e.start_ns),
                     e.rtt_ns.map(secs).unwrap_or_default(),
                     e.retransmissions.to_string(),
                     e.duplicates.to_string(),
-                ])?;
-                // every armed RTO: each is armed when the previous one expires
-                let mut at = e.start_ns;
-                for &t in e.expired_rtos_ns.iter().chain(e.last_rto_ns.iter()) {
-                    rto.write_record([
-                        cc.clone(),
-                        rep.rep.to_string(),
-                        node.clone(),
-                        e.index.to_string(),
-                        secs(at),
-                        secs(t),
-                    ])?;
-                    at += t;
+                    e.expired_rtos_ns.len().to_string(),
+                ]))?;
+                for row in crate::sim::rto_rows(rep.rep, node, e) {
+                    rto.write_record(cc.iter().cloned().chain(row))?;
                 }
             }
             if let NetworkReport::Mesh(m) = &rep.network {
                 for n in &m.report.nodes {
                     let st = &n.stats;
-                    nodes.write_record([
-                        cc.clone(),
+                    nodes.write_record(cc.iter().cloned().chain([
                         rep.rep.to_string(),
                         n.id.to_string(),
                         serde_json::to_value(n.role)?.as_str().unwrap_or("").to_string(),
@@ -221,7 +222,7 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
                         st.frames_sent.to_string(),
                         st.frames_received.to_string(),
                         st.drops.total().to_string(),
-                    ])?;
+                    ]))?;
                 }
             }
         }

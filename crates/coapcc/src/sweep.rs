@@ -120,17 +120,6 @@ fn preset_table() -> toml::Table {
     toml::Table::try_from(Scenario::thesis()).expect("the preset serializes")
 }
 
-fn merge_into(dst: &mut toml::Table, src: &toml::Table) {
-    for (k, v) in src {
-        match (dst.get_mut(k), v) {
-            (Some(toml::Value::Table(d)), toml::Value::Table(s)) => merge_into(d, s),
-            _ => {
-                dst.insert(k.clone(), v.clone());
-            }
-        }
-    }
-}
-
 /// The id of a resolved scenario (seed zeroed).
 pub fn cell_id(s: &CellScenario) -> String {
     let mut zeroed = s.clone();
@@ -228,7 +217,7 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             let params: BTreeMap<String, String> = values.iter().map(|(k, v)| (k.to_string(), display(v))).collect();
             let cell_preset = params.get("preset").map(String::as_str).or(preset.as_deref());
             let mut table = start_table(cell_preset).map_err(|e| format!("plan: {e}"))?;
-            merge_into(&mut table, &base);
+            netsim::scenario::overlay(&mut table, base.clone());
             // the plan's reps, else 1 for the bottleneck and the preset's own for a mesh
             if let Some(r) = reps.or((!is_mesh(&table)).then_some(1)) {
                 table.insert("reps".into(), toml::Value::Integer(r));
@@ -296,15 +285,17 @@ fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> 
     // a mesh client is named by its node id (host i is node i + 1), as in `sim --out`
     let node_offset = matches!(cell.scenario, CellScenario::Mesh(_)) as u32;
     obj.insert("cell".into(), serde_json::json!({ "id": cell.id, "params": cell.params }));
-    // per-client rows: the plan's parameters as columns, then the client's numbers
+    // per-client rows: the plan's parameters as columns (each cell's resolved value, also of a
+    // key its own matrix does not vary), then the client's numbers
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = plan_keys.to_vec();
     header.extend(client_columns().map(str::to_string));
     w.write_record(&header)?;
+    let scenario = &v["scenario"];
+    let values: Vec<String> = plan_keys.iter().map(|k| resolved_value(scenario, k)).collect();
     for rep in &reps {
         for c in &rep.clients {
-            let mut row: Vec<String> =
-                plan_keys.iter().map(|k| cell.params.get(k).cloned().unwrap_or_default()).collect();
+            let mut row = values.clone();
             row.extend(crate::sim::client_row(rep.rep, c.client + node_offset, c));
             row.push(cell.id.clone());
             w.write_record(&row)?;
@@ -330,9 +321,43 @@ pub struct SweepOutcome {
     pub wall_s: f64,
 }
 
-/// Every matrix key of the plan, in order of first appearance (the CSV's parameter columns).
+/// A cell's value in a parameter column of the tidy table, from its resolved scenario's JSON:
+/// `cc` and `cc_params` split from its resolved algorithm ([`crate::sim::cc_columns`]), `buffer`
+/// the bottleneck's (`UP/DOWN` if the directions differ), `preset` the scenario's name, any
+/// other key (dotted for nested ones) its value; empty where the scenario has no such key (a
+/// bottleneck key in a mesh cell).
+fn resolved_value(scenario: &serde_json::Value, key: &str) -> String {
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    };
+    match key {
+        "cc" | "cc_params" => {
+            let [name, params] = crate::sim::cc_columns(scenario["cc"].as_str().unwrap_or_default());
+            if key == "cc" {
+                name
+            } else {
+                params
+            }
+        }
+        "preset" => text(&scenario["name"]),
+        "buffer" => {
+            let (up, down) = (text(&scenario["uplink"]["buffer_bytes"]), text(&scenario["downlink"]["buffer_bytes"]));
+            if up == down {
+                up
+            } else {
+                format!("{up}/{down}")
+            }
+        }
+        _ => text(key.split('.').fold(scenario, |v, part| &v[part])),
+    }
+}
+
+/// The tidy table's parameter columns: `cc` and `cc_params`, then every other matrix key of the
+/// plan in order of first appearance.
 fn plan_keys(plan: &Plan) -> Vec<String> {
-    let mut keys: Vec<String> = Vec::new();
+    let mut keys: Vec<String> = vec!["cc".into(), "cc_params".into()];
     for c in &plan.cells {
         for k in c.params.keys() {
             if !keys.contains(k) {

@@ -84,10 +84,27 @@ fn csv_output() {
         coapcc(&["sim", "--clients", "2", "--out", dir.to_str().unwrap(), "--cc", "default", "--cc", "gst"]);
     assert!(ok, "{err}");
     let clients = std::fs::read_to_string(dir.join("clients.csv")).unwrap();
-    assert!(clients.starts_with("cc,rep,client,fct_s,exchanges,failed,retransmissions,duplicates,max_expired_rto_s\n"));
+    assert!(clients
+        .starts_with("cc,cc_params,rep,client,fct_s,exchanges,failed,retransmissions,duplicates,max_expired_rto_s\n"));
     assert_eq!(clients.lines().count(), 1 + 2 * 2);
+    // one spelling: the algorithm's name, its non-default parameters in their own column
+    assert!(clients.lines().nth(1).unwrap().starts_with("default,max_retransmit=20,0,0,"), "{clients}");
+    assert!(clients.lines().nth(3).unwrap().starts_with("gst,max_retransmit=20,0,0,"), "{clients}");
     let exchanges = std::fs::read_to_string(dir.join("exchanges.csv")).unwrap();
     assert_eq!(exchanges.lines().count(), 1 + 2 * 2 * 50);
+    // rto.csv, a long table: per exchange, its expired RTOs (as many as exchanges.csv counts) and
+    // the one running when it ended
+    let mut ex = csv::Reader::from_path(dir.join("exchanges.csv")).unwrap();
+    assert_eq!(ex.headers().unwrap().iter().next_back(), Some("expired_rtos"));
+    let expired: Vec<u64> = ex.records().map(|r| r.unwrap()[9].parse().unwrap()).collect();
+    let mut rto = csv::Reader::from_path(dir.join("rto.csv")).unwrap();
+    assert_eq!(
+        rto.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["cc", "cc_params", "rep", "client", "exchange", "armed_s", "rto_s", "expired"]
+    );
+    let rows: Vec<csv::StringRecord> = rto.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len() as u64, expired.iter().sum::<u64>() + expired.len() as u64);
+    assert_eq!(rows.iter().filter(|r| &r[7] == "true").count() as u64, expired.iter().sum::<u64>());
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["runs"].as_array().unwrap().len(), 2);

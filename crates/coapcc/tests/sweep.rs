@@ -33,7 +33,7 @@ fn two_shards_merged_equal_one_run_and_resumption_skips_finished_cells() {
     // the tidy table: the plan's parameters as columns, one row per client and replication
     let csv = std::fs::read_to_string(m.join("clients.csv")).unwrap();
     let header = csv.lines().next().unwrap();
-    assert!(header.starts_with("buffer,cc,clients,rep,client,fct_s"), "{header}");
+    assert!(header.starts_with("cc,cc_params,buffer,clients,rep,client,fct_s"), "{header}");
     assert_eq!(csv.lines().count(), 1 + 2 * 2 * 3 * (5 + 30)); // reps × buffers × algorithms × clients
                                                                // resumption: a finished cell is skipped; a lost one (or a leftover .tmp) is run again
     let first = &merged[0].0;
@@ -78,6 +78,39 @@ fn two_sweeps_into_one_directory_at_once_both_finish() {
             .collect();
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
     }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn the_tidy_table_gives_every_row_every_parameter() {
+    // two matrices that vary different keys: each row still carries cc, errors and reps
+    let d = tmp("tidy");
+    let plan = d.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[matrices]]\ncc = [\"default\", \"cocoa:aging=true\"]\nclients = [2]\n\
+         [[matrices]]\nerrors = [\"low\"]\nclients = [3]\nreps = [2]\n",
+    )
+    .unwrap();
+    let out = d.join("o");
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let mut r = csv::Reader::from_path(out.join("clients.csv")).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(&header[..5], ["cc", "cc_params", "clients", "errors", "reps"]);
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2 * 2 + 3 * 2);
+    for row in &rows {
+        assert!((0..5).filter(|&i| i != 1).all(|i| !row[i].is_empty()), "{row:?}");
+    }
+    let get = |cc: &str, params: &str| rows.iter().filter(|r| &r[0] == cc && &r[1] == params).count();
+    // the unvaried keys take the preset's values: errors none and 1 replication
+    assert_eq!(get("default", "max_retransmit=20"), 2 + 6);
+    // cocoa:aging=true over the preset's aging=false: CoCoA's own default again, so only the
+    // testbed's MAX_RETRANSMIT differs from it
+    assert_eq!(get("cocoa", "max_retransmit=20"), 2);
+    assert_eq!(rows.iter().filter(|r| &r[3] == "none" && &r[4] == "1").count(), 4);
+    assert_eq!(rows.iter().filter(|r| &r[3] == "low" && &r[4] == "2").count(), 6);
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -112,7 +112,7 @@ pub(crate) fn cc_with_defaults(
 
 /// Writes `given` over `base`: tables key by key (recursively), other values replaced; a table
 /// that names a `model` (a tagged enum: a loss model) replaces the base's whole.
-fn overlay(base: &mut toml::Table, given: toml::Table) {
+pub fn overlay(base: &mut toml::Table, given: toml::Table) {
     for (k, v) in given {
         match (base.get_mut(&k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(g)) if !g.contains_key("model") => overlay(b, g),
