@@ -25,6 +25,10 @@ pub struct SweepArgs {
     /// Also write the HTML report into OUT/report.
     #[arg(long)]
     report: bool,
+    /// Run even if OUT holds another plan's results (they then mix; this plan's text is kept as
+    /// OUT/plan-HASH.toml).
+    #[arg(long)]
+    force: bool,
 }
 
 fn parse_shard(s: &str) -> Result<(u64, u64), String> {
@@ -40,7 +44,7 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
     let text = std::fs::read_to_string(&args.plan).map_err(|e| format!("cannot read {}: {e}", args.plan.display()))?;
     let plan = sweep::parse_plan(&text).map_err(|e| format!("{}: {e}", args.plan.display()))?;
-    let o = sweep::run(&plan, &args.out, args.shard, args.threads).map_err(|e| e.to_string())?;
+    let o = sweep::run(&plan, &args.out, args.shard, args.threads, args.force).map_err(|e| e.to_string())?;
     eprintln!(
         "coapcc sweep: {} cells run, {} already finished, {} in other shards, {:.1} s; results in {}",
         o.ran,
@@ -49,6 +53,9 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
         o.wall_s,
         args.out.display()
     );
+    if o.other_shards > 0 {
+        eprintln!("coapcc sweep: this shard is complete; `coapcc merge` the shards' directories for the whole plan");
+    }
     if args.report {
         crate::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
         eprintln!("coapcc sweep: report in {}", args.out.join("report/index.html").display());
@@ -65,12 +72,28 @@ pub struct MergeArgs {
     /// Shard directories written by `coapcc sweep --shard`.
     #[arg(required = true)]
     shards: Vec<PathBuf>,
+    /// Merge even if the directories hold results of different plans.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Runs `coapcc merge`.
 pub fn merge(args: &MergeArgs) -> Result<(), Error> {
-    let n = sweep::merge(&args.out, &args.shards).map_err(|e| e.to_string())?;
-    eprintln!("coapcc merge: {n} cells copied into {}", args.out.display());
+    let o = sweep::merge(&args.out, &args.shards, args.force).map_err(|e| e.to_string())?;
+    eprintln!("coapcc merge: {} cells copied into {}", o.copied, args.out.display());
+    match &o.plan {
+        Some(p) if o.present == p.cells.len() => {
+            eprintln!("coapcc merge: all {} cells of plan {} are present", p.cells.len(), p.plan)
+        }
+        Some(p) => eprintln!(
+            "coapcc merge: {} of the {} cells of plan {} are present; {} missing (shards not merged yet, or not run)",
+            o.present,
+            p.cells.len(),
+            p.plan,
+            p.cells.len() - o.present
+        ),
+        None => eprintln!("coapcc merge: the directories record no plan (no plan.json or plan.toml)"),
+    }
     Ok(())
 }
 
@@ -180,7 +203,7 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     };
     let plan = sweep::parse_plan(&text)?;
     eprintln!("coapcc reproduce {what}: {} cells into {}", plan.cells.len(), args.out.display());
-    let o = sweep::run(&plan, &args.out, None, args.threads).map_err(|e| e.to_string())?;
+    let o = sweep::run(&plan, &args.out, None, args.threads, false).map_err(|e| e.to_string())?;
     crate::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     eprintln!(
         "coapcc reproduce {what}: {} cells run ({} already there) in {:.1} s; report: {}",

@@ -297,6 +297,20 @@ fn f2(v: f64) -> String {
 }
 
 /// Writes `out/index.html` for the results in `dir`; returns the number of cells.
+/// How many cells the report shows, and of how many its plan has (when the directory records
+/// its plan): "11 of the plan's 304 cells (293 not finished or not merged)".
+fn coverage(dir: &Path, shown: usize) -> String {
+    match crate::sweep::PlanRecord::of_dir(dir) {
+        Ok(Some(p)) if p.cells.len() != shown => format!(
+            "<strong>{shown} of the plan's {} cells</strong> ({} not finished or not merged)",
+            p.cells.len(),
+            p.cells.len().saturating_sub(p.present(dir))
+        ),
+        Ok(Some(p)) => format!("All {} cells of the plan", p.cells.len()),
+        _ => format!("{shown} cells"),
+    }
+}
+
 pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
     let cells = load(dir)?;
     if cells.is_empty() {
@@ -339,10 +353,10 @@ th {{ background: #f6f6f6; position: sticky; top: 0; }} td.l, th.l {{ text-align
 nav a {{ margin-right: 10px; font-size: 13px; }}
 </style></head><body>
 <h1>coapcc report</h1>
-<p class="meta">{} cells, {} algorithms. {}Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
+<p class="meta">{}, {} algorithm(s). {}Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
 <nav>{}<a href="#meta">Run</a></nav>
 "##,
-        cells.len(),
+        coverage(dir, cells.len()),
         algo_order.len(),
         if wired.is_empty() {
             ""

@@ -17,6 +17,12 @@
 //! `cells/ID.clients.csv` (for a mesh cell, `client` is the client's node id), written to a
 //! temporary file and renamed, so a killed sweep loses nothing that finished and a re-run skips
 //! finished cells.
+//!
+//! A plan's identity is the hash of its seed and its cells' ids ([`Plan::hash`]): what its
+//! results depend on, not how its text is written. A results directory records it in
+//! `plan.json` (with the plan's cell ids) and in every cell's JSON (`cell.plan`); a sweep or a
+//! merge into a directory of another plan is refused unless forced, and merges say how many of
+//! the plan's cells are present.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -236,6 +242,69 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
     Ok(Plan { text: text.to_string(), seed, cells })
 }
 
+impl Plan {
+    /// The plan's identity: the first 16 hex digits of the SHA-256 of its seed and its cells'
+    /// ids, sorted.
+    pub fn hash(&self) -> String {
+        let mut ids: Vec<&str> = self.cells.iter().map(|c| c.id.as_str()).collect();
+        ids.sort_unstable();
+        let digest = Sha256::digest(format!("{}\n{}", self.seed, ids.join("\n")).as_bytes());
+        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// What `plan.json` records.
+    fn record(&self) -> PlanRecord {
+        PlanRecord { plan: self.hash(), seed: self.seed, cells: self.cells.iter().map(|c| c.id.clone()).collect() }
+    }
+}
+
+/// `plan.json` of a results directory: the plan's hash, seed and cell ids.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanRecord {
+    /// [`Plan::hash`].
+    pub plan: String,
+    /// The plan's seed.
+    pub seed: u64,
+    /// The plan's cell ids, in plan order.
+    pub cells: Vec<String>,
+}
+
+impl PlanRecord {
+    /// The plan a results directory holds: its `plan.json`, else (a directory written before
+    /// plan.json existed) its `plan.toml` parsed again; `None` for a directory with neither.
+    pub fn of_dir(dir: &Path) -> Result<Option<PlanRecord>, Error> {
+        let json = dir.join("plan.json");
+        if json.exists() {
+            let text = std::fs::read_to_string(&json)?;
+            return Ok(Some(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", json.display()))?));
+        }
+        let toml = dir.join("plan.toml");
+        if toml.exists() {
+            let plan = parse_plan(&std::fs::read_to_string(&toml)?).map_err(|e| format!("{}: {e}", toml.display()))?;
+            return Ok(Some(plan.record()));
+        }
+        Ok(None)
+    }
+
+    /// How many of the plan's cells have finished in `dir`.
+    pub fn present(&self, dir: &Path) -> usize {
+        self.cells.iter().filter(|id| dir.join("cells").join(format!("{id}.json")).exists()).count()
+    }
+}
+
+/// The refusal to mix two plans' results in `dir`.
+fn other_plan(dir: &Path, theirs: &PlanRecord, ours: &PlanRecord, what: &str) -> String {
+    format!(
+        "{} holds results of another plan ({}, {} cells) than {what} ({}, {} cells): results of two plans would mix. \
+         Use another --out, or --force to mix them anyway",
+        dir.display(),
+        theirs.plan,
+        theirs.cells.len(),
+        ours.plan,
+        ours.cells.len()
+    )
+}
+
 /// Is `id` in shard `k` of `n` (1-based)?
 pub fn in_shard(id: &str, k: u64, n: u64) -> bool {
     u64::from_str_radix(&id[..id.len().min(16)], 16).map_or(true, |v| v % n == k - 1)
@@ -272,7 +341,7 @@ fn run_reps(s: &CellScenario) -> Result<Vec<RepResult>, Error> {
 }
 
 /// Runs one cell and writes its results.
-fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> {
+fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str) -> Result<(), Error> {
     let watch = Stopwatch::start();
     let reps = run_reps(&cell.scenario)?;
     let wall_s = watch.seconds();
@@ -284,7 +353,7 @@ fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String]) -> Result<(), Error> 
     obj.insert("scenario".into(), cell.scenario.to_json());
     // a mesh client is named by its node id (host i is node i + 1), as in `sim --out`
     let node_offset = matches!(cell.scenario, CellScenario::Mesh(_)) as u32;
-    obj.insert("cell".into(), serde_json::json!({ "id": cell.id, "params": cell.params }));
+    obj.insert("cell".into(), serde_json::json!({ "id": cell.id, "params": cell.params, "plan": plan_hash }));
     // per-client rows: the plan's parameters as columns (each cell's resolved value, also of a
     // key its own matrix does not vary), then the client's numbers
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -368,10 +437,31 @@ fn plan_keys(plan: &Plan) -> Vec<String> {
     keys
 }
 
-/// Runs the plan's cells (those of shard `shard`, if given) into `dir`.
-pub fn run(plan: &Plan, dir: &Path, shard: Option<(u64, u64)>, threads: Option<usize>) -> Result<SweepOutcome, Error> {
-    std::fs::create_dir_all(dir.join("cells")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    write_atomic(&dir.join("plan.toml"), plan.text.as_bytes())?;
+/// Runs the plan's cells (those of shard `shard`, if given) into `dir`. A `dir` holding another
+/// plan's results is refused unless `force`; then this plan's text goes to `plan-HASH.toml` and
+/// the directory's own plan stays.
+pub fn run(
+    plan: &Plan,
+    dir: &Path,
+    shard: Option<(u64, u64)>,
+    threads: Option<usize>,
+    force: bool,
+) -> Result<SweepOutcome, Error> {
+    let ours = plan.record();
+    match PlanRecord::of_dir(dir)? {
+        Some(theirs) if theirs.plan != ours.plan => {
+            if !force {
+                return Err(other_plan(dir, &theirs, &ours, "this one").into());
+            }
+            std::fs::create_dir_all(dir.join("cells"))?;
+            write_atomic(&dir.join(format!("plan-{}.toml", ours.plan)), plan.text.as_bytes())?;
+        }
+        _ => {
+            std::fs::create_dir_all(dir.join("cells")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            write_atomic(&dir.join("plan.toml"), plan.text.as_bytes())?;
+            write_atomic(&dir.join("plan.json"), serde_json::to_string_pretty(&ours)?.as_bytes())?;
+        }
+    }
     let keys = plan_keys(plan);
     let mine: Vec<&Cell> = plan.cells.iter().filter(|c| shard.is_none_or(|(k, n)| in_shard(&c.id, k, n))).collect();
     let other_shards = plan.cells.len() - mine.len();
@@ -389,7 +479,7 @@ pub fn run(plan: &Plan, dir: &Path, shard: Option<(u64, u64)>, threads: Option<u
     let results: Vec<Result<(), String>> = pool.install(|| {
         todo.par_iter()
             .map(|c| {
-                let r = run_cell(dir, c, &keys).map_err(|e| format!("cell {}: {e}", c.id));
+                let r = run_cell(dir, c, &keys, &ours.plan).map_err(|e| format!("cell {}: {e}", c.id));
                 done.fetch_add(1, Ordering::Relaxed);
                 r
             })
@@ -404,6 +494,7 @@ pub fn run(plan: &Plan, dir: &Path, shard: Option<(u64, u64)>, threads: Option<u
     let meta = serde_json::json!({
         "coapcc_version": env!("CARGO_PKG_VERSION"),
         "git": option_env!("COAPCC_GIT_HASH").unwrap_or("unknown"),
+        "plan": ours.plan,
         "plan_seed": plan.seed,
         "cells_in_plan": plan.cells.len(),
         "cells_run": todo.len(),
@@ -467,8 +558,32 @@ pub fn rebuild_clients_csv(dir: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Copies the finished cells of shard directories into `out` and rebuilds its tables.
-pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<usize, Error> {
+/// What a merge did.
+#[derive(Debug)]
+pub struct MergeOutcome {
+    /// Cells copied.
+    pub copied: usize,
+    /// The plan merged, if the directories record one.
+    pub plan: Option<PlanRecord>,
+    /// Of its cells, how many `out` now holds.
+    pub present: usize,
+}
+
+/// Copies the finished cells of shard directories into `out` and rebuilds its tables. The
+/// directories (and `out`, if it holds results) must record one plan, unless `force`.
+pub fn merge(out: &Path, shards: &[PathBuf], force: bool) -> Result<MergeOutcome, Error> {
+    let mut plan: Option<(PathBuf, PlanRecord)> = None;
+    let existing = if out.exists() { Some(out.to_path_buf()) } else { None };
+    for dir in existing.iter().chain(shards) {
+        let Some(rec) = PlanRecord::of_dir(dir)? else { continue };
+        match &plan {
+            Some((first, p)) if p.plan != rec.plan && !force => {
+                return Err(other_plan(dir, &rec, p, &format!("{}", first.display())).into());
+            }
+            Some(_) => {}
+            None => plan = Some((dir.clone(), rec)),
+        }
+    }
     std::fs::create_dir_all(out.join("cells"))?;
     let mut copied = 0;
     for dir in shards {
@@ -487,7 +602,7 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<usize, Error> {
                 copied += name.ends_with(".json") as usize;
             }
         }
-        for f in ["plan.toml"] {
+        for f in ["plan.toml", "plan.json"] {
             if dir.join(f).exists() && !out.join(f).exists() {
                 std::fs::copy(dir.join(f), out.join(f))?;
             }
@@ -500,7 +615,9 @@ pub fn merge(out: &Path, shards: &[PathBuf]) -> Result<usize, Error> {
         }
     }
     rebuild_clients_csv(out)?;
-    Ok(copied)
+    let plan = plan.map(|p| p.1);
+    let present = plan.as_ref().map_or(0, |p| p.present(out));
+    Ok(MergeOutcome { copied, plan, present })
 }
 
 #[cfg(test)]

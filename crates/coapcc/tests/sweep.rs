@@ -115,6 +115,52 @@ fn the_tidy_table_gives_every_row_every_parameter() {
 }
 
 #[test]
+fn results_of_two_plans_do_not_mix_unless_forced() {
+    let d = tmp("twoplans");
+    let (a, b) = (d.join("a.toml"), d.join("b.toml"));
+    std::fs::write(&a, "[matrix]\nclients = [1, 2, 3, 4]\n").unwrap();
+    std::fs::write(&b, "[matrix]\nclients = [1, 5]\n").unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = d.join("out");
+    let o = out.to_str().unwrap();
+    assert!(coapcc(&["sweep", a, "--out", o]).0);
+    let plan_a = std::fs::read_to_string(out.join("plan.toml")).unwrap();
+    // another plan into the same directory: refused, nothing written
+    let (ok, err) = coapcc(&["sweep", b, "--out", o]);
+    assert!(!ok && err.contains("holds results of another plan") && err.contains("--force"), "{err}");
+    assert_eq!(cells(&out).len(), 4);
+    // forced: the cells mix, the directory's plan stays and the new one is kept beside it
+    let (ok, err) = coapcc(&["sweep", b, "--out", o, "--force"]);
+    assert!(ok && err.contains("1 cells run, 1 already finished"), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("plan.toml")).unwrap(), plan_a);
+    let kept = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).any(|e| {
+        let n = e.file_name().to_string_lossy().to_string();
+        n.starts_with("plan-") && n.ends_with(".toml")
+    });
+    assert!(kept, "plan-HASH.toml");
+    // shards of one plan: a merge of one of two says how much of the plan is there
+    let (s1, s2, m) = (d.join("s1"), d.join("s2"), d.join("m"));
+    assert!(coapcc(&["sweep", a, "--out", s1.to_str().unwrap(), "--shard", "1/2"]).0);
+    assert!(coapcc(&["sweep", a, "--out", s2.to_str().unwrap(), "--shard", "2/2"]).0);
+    let (n1, n2) = (cells(&s1).len(), cells(&s2).len());
+    assert_eq!(n1 + n2, 4);
+    let (ok, err) = coapcc(&["merge", "--out", m.to_str().unwrap(), s1.to_str().unwrap()]);
+    assert!(ok && err.contains(&format!("{n1} of the 4 cells of plan")), "{err}");
+    assert!(coapcc(&["report", m.to_str().unwrap()]).0);
+    let html = std::fs::read_to_string(m.join("report/index.html")).unwrap();
+    assert!(n1 == 4 || html.contains(&format!("{n1} of the plan's 4 cells")), "the report says it is partial");
+    let (ok, err) = coapcc(&["merge", "--out", m.to_str().unwrap(), s2.to_str().unwrap()]);
+    assert!(ok && err.contains("all 4 cells of plan"), "{err}");
+    // a shard of another plan is refused
+    let other = d.join("other");
+    assert!(coapcc(&["sweep", b, "--out", other.to_str().unwrap()]).0);
+    let (ok, err) =
+        coapcc(&["merge", "--out", d.join("m2").to_str().unwrap(), s1.to_str().unwrap(), other.to_str().unwrap()]);
+    assert!(!ok && err.contains("holds results of another plan"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn bad_plans_and_shards_are_clear_errors() {
     let d = tmp("badplan");
     let plan = d.join("plan.toml");
