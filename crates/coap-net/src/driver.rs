@@ -43,6 +43,9 @@ pub enum RequestFailure {
     /// A block-wise transfer could not go on (the server's blocks did not fit together, or the
     /// body exceeded its limit).
     Blockwise,
+    /// An ICMP port unreachable came back: nothing listens on the server's port (reported only by
+    /// an endpoint whose socket is connected to the server, see [`crate::ClientOptions`]).
+    Unreachable,
 }
 
 impl std::fmt::Display for RequestFailure {
@@ -52,6 +55,7 @@ impl std::fmt::Display for RequestFailure {
             RequestFailure::Reset => "the server answered with Reset",
             RequestFailure::NotSent => "the request could not be sent (larger than a message? try a block size)",
             RequestFailure::Blockwise => "the block-wise transfer failed",
+            RequestFailure::Unreachable => "port unreachable (ICMP): nothing listens there",
         })
     }
 }
@@ -72,6 +76,36 @@ pub struct TransmissionLog {
 
 /// Receives transmission logs.
 pub type LogFn = Box<dyn FnMut(TransmissionLog) + Send>;
+
+/// Which way a datagram went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Sent by the endpoint.
+    Sent,
+    /// Received by it.
+    Received,
+}
+
+/// Receives every datagram sent and received, with its peer (`coapcc client -v 2`).
+pub type DatagramLogFn = Box<dyn FnMut(Direction, SocketAddr, &[u8]) + Send>;
+
+/// What a driver reports as it goes.
+#[derive(Default)]
+pub struct Logs {
+    /// Each transmission of a request, with its RTO.
+    pub transmissions: Option<LogFn>,
+    /// Each datagram, both ways.
+    pub datagrams: Option<DatagramLogFn>,
+}
+
+impl std::fmt::Debug for Logs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logs")
+            .field("transmissions", &self.transmissions.is_some())
+            .field("datagrams", &self.datagrams.is_some())
+            .finish()
+    }
+}
 
 enum Command {
     Request { dest: SocketAddr, req: Request, reply: oneshot::Sender<Result<Reply, RequestFailure>> },
@@ -184,12 +218,12 @@ pub fn spawn(
     socket: UdpSocket,
     ep: Endpoint<SocketAddr, ChaCha8Rng>,
     clock: Clock,
-    log: Option<LogFn>,
+    logs: Logs,
     serve: bool,
 ) -> EndpointHandle {
     let (tx, rx) = mpsc::channel(64);
     let local = socket.local_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-    tokio::spawn(run(Arc::new(socket), ep, clock, rx, log, serve));
+    tokio::spawn(run(Arc::new(socket), ep, clock, rx, logs, serve));
     EndpointHandle { cmds: tx, local }
 }
 
@@ -204,9 +238,10 @@ async fn run(
     mut ep: Endpoint<SocketAddr, ChaCha8Rng>,
     clock: Clock,
     mut cmds: mpsc::Receiver<Command>,
-    mut log: Option<LogFn>,
+    logs: Logs,
     serve: bool,
 ) {
+    let (mut log, mut datagrams) = (logs.transmissions, logs.datagrams);
     let mut inbuf = vec![0u8; 65536];
     let mut out = Vec::with_capacity(1500);
     let mut waiting: HashMap<ExchangeId, Waiting> = HashMap::new();
@@ -216,12 +251,23 @@ async fn run(
     loop {
         let deadline = ep.poll_timeout().map(|t| clock.tokio(t));
         tokio::select! {
-            r = socket.recv_from(&mut inbuf) => {
-                // errors (an ICMP port unreachable surfaces here on Linux) are ignored
-                if let Ok((n, from)) = r {
+            r = socket.recv_from(&mut inbuf) => match r {
+                Ok((n, from)) => {
+                    if let Some(d) = datagrams.as_mut() {
+                        d(Direction::Received, from, &inbuf[..n]);
+                    }
                     ep.handle_datagram(clock.now(), from, &inbuf[..n]);
                 }
-            }
+                // an ICMP port unreachable: reported by Linux on a connected socket only, so it
+                // concerns the one peer; its exchanges fail at once (the endpoint's own go on
+                // until they time out, unseen)
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    for (_, w) in waiting.drain() {
+                        let _ = w.reply.send(Err(RequestFailure::Unreachable));
+                    }
+                }
+                Err(_) => {}
+            },
             cmd = cmds.recv(), if commands_open => match cmd {
                 Some(Command::Request { dest, req, reply }) => match ep.request(clock.now(), dest, req) {
                     Ok(id) => {
@@ -254,6 +300,9 @@ async fn run(
             }
         }
         while let Some(tx) = ep.poll_transmit(&mut out) {
+            if let Some(d) = datagrams.as_mut() {
+                d(Direction::Sent, tx.dest, &out[..tx.len]);
+            }
             let _ = socket.send_to(&out[..tx.len], tx.dest).await;
         }
         while let Some(ev) = ep.poll_event() {

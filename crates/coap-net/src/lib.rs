@@ -27,7 +27,9 @@ use rand_chacha::ChaCha8Rng;
 use tokio::net::UdpSocket;
 
 pub use clock::Clock;
-pub use driver::{EndpointHandle, LogFn, Reply, RequestFailure, StateSize, TransmissionLog};
+pub use driver::{
+    DatagramLogFn, Direction, EndpointHandle, LogFn, Logs, Reply, RequestFailure, StateSize, TransmissionLog,
+};
 
 /// File descriptors a server or relay leaves for everything but its sockets (listener, runtime,
 /// logs).
@@ -59,10 +61,35 @@ pub fn config(cc: CcConfig) -> Config {
 
 /// A client endpoint on `bind` (port 0: any).
 pub async fn client(bind: SocketAddr, cc: CcConfig, seed: u64, log: Option<LogFn>) -> std::io::Result<EndpointHandle> {
+    let logs = Logs { transmissions: log, datagrams: None };
+    client_with(bind, cc, seed, ClientOptions { connect: None, logs }).await
+}
+
+/// How [`client_with`] sets its endpoint up.
+#[derive(Debug, Default)]
+pub struct ClientOptions {
+    /// Connect the socket to this one server: the endpoint then talks to it alone, and an ICMP
+    /// port unreachable from it fails the waiting exchanges at once
+    /// ([`RequestFailure::Unreachable`]) instead of leaving them to time out.
+    pub connect: Option<SocketAddr>,
+    /// What to log.
+    pub logs: Logs,
+}
+
+/// A client endpoint on `bind` (port 0: any), set up as `opts` says.
+pub async fn client_with(
+    bind: SocketAddr,
+    cc: CcConfig,
+    seed: u64,
+    opts: ClientOptions,
+) -> std::io::Result<EndpointHandle> {
     let socket = UdpSocket::bind(bind).await?;
+    if let Some(server) = opts.connect {
+        socket.connect(server).await?;
+    }
     let ep =
         Endpoint::new(config(cc), ChaCha8Rng::seed_from_u64(seed)).map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(driver::spawn(socket, ep, Clock::new(), log, false))
+    Ok(driver::spawn(socket, ep, Clock::new(), opts.logs, false))
 }
 
 /// A server on `bind` serving [`resources::Resources`] with block-wise transfers
@@ -80,5 +107,5 @@ pub async fn server(
     let ep = Endpoint::new(cfg, ChaCha8Rng::seed_from_u64(seed))
         .map_err(|e| std::io::Error::other(e.to_string()))?
         .with_handler(Box::new(res));
-    Ok((driver::spawn(socket, ep, Clock::new(), None, true), stats))
+    Ok((driver::spawn(socket, ep, Clock::new(), Logs::default(), true), stats))
 }

@@ -26,6 +26,18 @@ pub(crate) fn seed(s: &str) -> Result<u64, String> {
     }
 }
 
+/// A socket address, `IP:PORT` or `HOST:PORT` (`localhost:5683`), the host resolved now (its
+/// IPv4 address when it has one).
+pub(crate) fn socket_addr(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(a) = s.parse() {
+        return Ok(a);
+    }
+    let bad = || format!("'{s}' is not an address: HOST:PORT, e.g. 127.0.0.1:5683, [::1]:5683 or localhost:5683");
+    let addrs: Vec<std::net::SocketAddr> = s.to_socket_addrs().map_err(|_| bad())?.collect();
+    addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied().ok_or_else(bad)
+}
+
 /// A number of seconds > 0 (and finite).
 pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -48,6 +60,9 @@ mod tests {
         assert_eq!(seed("0"), Ok(0));
         assert_eq!(seed("18446744073709551615"), Ok(u64::MAX));
         assert!(seed("-1").unwrap_err().contains("not a seed"));
+        assert_eq!(socket_addr("localhost:5683"), Ok(([127, 0, 0, 1], 5683).into()));
+        assert_eq!(socket_addr("[::1]:7"), Ok((std::net::Ipv6Addr::LOCALHOST, 7).into()));
+        assert!(socket_addr("localhost").unwrap_err().contains("HOST:PORT"));
         assert_eq!(positive_secs("0.5"), Ok(0.5));
         assert!(positive_secs("-1").is_err() && positive_secs("inf").is_err() && positive_secs("0").is_err());
     }

@@ -20,6 +20,7 @@ use clap::{Parser, Subcommand};
 
 mod algorithms;
 mod args;
+mod dump;
 mod experiments;
 mod net;
 mod progress;

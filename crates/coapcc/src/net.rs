@@ -24,8 +24,8 @@ async fn ctrl_c() {
 /// Arguments of `coapcc server`.
 #[derive(Debug, clap::Args)]
 pub struct ServerArgs {
-    /// Address and port to serve on.
-    #[arg(long, default_value = "0.0.0.0:5683")]
+    /// Address and port to serve on (HOST:PORT; localhost:5683 works).
+    #[arg(long, default_value = "0.0.0.0:5683", value_parser = crate::args::socket_addr)]
     bind: SocketAddr,
     /// Congestion control of the server's own separate responses (rarely matters).
     #[arg(long = "cc", default_value = "default")]
@@ -121,17 +121,25 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
     })
 }
 
-/// Arguments of `coapcc client`.
+/// Arguments of `coapcc client`. The short options are libcoap's `coap-client`'s.
 #[derive(Debug, clap::Args)]
 pub struct ClientArgs {
-    /// The resource, e.g. coap://127.0.0.1/test.
+    /// The resource, e.g. coap://127.0.0.1/test (coap+tcp:// for CoAP over TCP).
     uri: String,
-    /// Method.
-    #[arg(short, long, default_value = "get", value_parser = ["get", "post", "put", "delete"])]
+    /// Method, in any case.
+    #[arg(short, long, default_value = "get", ignore_case = true, value_parser = ["get", "post", "put", "delete", "fetch"])]
     method: String,
     /// Request payload.
-    #[arg(long, conflicts_with = "payload_file")]
+    #[arg(short = 'e', long, conflicts_with = "payload_file")]
     payload: Option<String>,
+    /// Content-Format of the payload: a number, a media type (application/json) or a short name
+    /// (text, link, xml, octet, exi, json, cbor).
+    #[arg(short = 't', long, value_name = "FORMAT", value_parser = crate::dump::content_format)]
+    content_format: Option<u16>,
+    /// An option, NUM,VALUE: text, a number for an integer option, or hex bytes after 0x (e.g.
+    /// `-O 15,a=1` adds Uri-Query a=1). Repeatable.
+    #[arg(short = 'O', long = "option", value_name = "NUM,VALUE", value_parser = crate::dump::option)]
+    options: Vec<(u16, Vec<u8>)>,
     /// Request payload: the bytes of this file.
     #[arg(short = 'f', long, value_name = "FILE")]
     payload_file: Option<PathBuf>,
@@ -144,15 +152,20 @@ pub struct ClientArgs {
     #[arg(long, conflicts_with = "non")]
     con: bool,
     /// Send a Non-confirmable request.
-    #[arg(long)]
+    #[arg(short = 'N', long)]
     non: bool,
+    /// Give up after this many seconds without the response (default: when the congestion
+    /// control's retransmissions are exhausted).
+    #[arg(short = 'B', long = "wait", value_name = "SECONDS", value_parser = crate::args::positive_secs)]
+    wait: Option<f64>,
     /// Congestion control, NAME[:key=value,...] (default: `default` for coap://; a coap+tcp:// URI
     /// runs over TCP, `tcp`).
     #[arg(long = "cc")]
     cc: Option<String>,
-    /// Log each transmission with its RTO, and the response's RTT, to stderr.
-    #[arg(short, long)]
-    verbose: bool,
+    /// Verbosity on stderr: 1 logs each transmission with its RTO and the response's RTT; 2 and
+    /// above also every datagram sent and received (type, Message ID, token, options, payload).
+    #[arg(short, long, value_name = "LEVEL", default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=9))]
+    verbose: u8,
     /// Seed of the endpoint's RNG (Message IDs, tokens, RTO dither); default: from the OS.
     #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     seed: Option<u64>,
@@ -180,28 +193,60 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
         };
         let bind: SocketAddr = if uri.addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
         let verbose = args.verbose;
-        let log: Option<coap_net::LogFn> = verbose.then(|| {
+        let transmissions: Option<coap_net::LogFn> = (verbose >= 1).then(|| {
             Box::new(|t: coap_net::TransmissionLog| {
                 let rto = t.rto.map_or("none (NON)".into(), |r| format!("{:.3} s", r.as_secs_f64()));
                 eprintln!("coapcc: transmission {} at {:.3} s, RTO {rto}", t.number, t.at.as_nanos() as f64 / 1e9);
             }) as coap_net::LogFn
         });
-        let h = coap_net::client(bind, cc, args.seed.unwrap_or_else(coap_net::os_seed), log).await?;
-        let code = match args.method.as_str() {
+        let datagrams: Option<coap_net::DatagramLogFn> = (verbose >= 2).then(|| {
+            Box::new(|dir: coap_net::Direction, peer: SocketAddr, bytes: &[u8]| {
+                let way = if dir == coap_net::Direction::Sent { "sent to" } else { "received from" };
+                eprintln!("coapcc: {way} {peer}: {}", crate::dump::describe(bytes));
+            }) as coap_net::DatagramLogFn
+        });
+        // a socket connected to the server, so that an ICMP port unreachable is reported
+        let opts = coap_net::ClientOptions {
+            connect: Some(uri.addr),
+            logs: coap_net::Logs { transmissions, datagrams },
+        };
+        let h = coap_net::client_with(bind, cc, args.seed.unwrap_or_else(coap_net::os_seed), opts).await?;
+        let code = match args.method.to_ascii_lowercase().as_str() {
             "post" => Code::POST,
             "put" => Code::PUT,
             "delete" => Code::DELETE,
+            "fetch" => Code::FETCH,
             _ => Code::GET,
         };
         let payload = match &args.payload_file {
             Some(p) => std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?,
             None => args.payload.clone().unwrap_or_default().into_bytes(),
         };
-        let req = Request { code, options: uri.options.clone(), payload, confirmable: !args.non };
+        let mut options = uri.options.clone();
+        if let Some(cf) = args.content_format {
+            let mut buf = [0u8; 4];
+            options.push((coap_wire::registry::CONTENT_FORMAT, coap_wire::encode_uint(cf.into(), &mut buf).to_vec()));
+        }
+        options.extend(args.options.iter().cloned());
+        let req = Request { code, options, payload, confirmable: !args.non };
+        let wait = async {
+            match args.wait {
+                Some(s) => tokio::time::sleep(std::time::Duration::from_secs_f64(s)).await,
+                None => std::future::pending().await,
+            }
+        };
+        let gave_up = || format!("{}: no response within {} s (-B)", args.uri, args.wait.unwrap_or_default());
         let reply = if uri.tcp {
-            let conn = coap_net::tcp::connect(uri.addr).await.map_err(|e| format!("{}: {e}", args.uri))?;
+            let connect = coap_net::tcp::connect(uri.addr);
+            tokio::pin!(wait);
+            let conn = tokio::select! {
+                c = connect => c.map_err(|e| format!("{}: {e}", args.uri))?,
+                _ = &mut wait => return Err(gave_up().into()),
+                _ = ctrl_c() => return Err(interrupted(&args.uri)),
+            };
             let r = tokio::select! {
                 r = conn.request(req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+                _ = &mut wait => return Err(gave_up().into()),
                 _ = ctrl_c() => return Err(interrupted(&args.uri)),
             };
             conn.release().await;
@@ -209,10 +254,11 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
         } else {
             tokio::select! {
                 r = h.transfer(uri.addr, req, args.block_size, CLIENT_MAX_BODY) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+                _ = wait => return Err(gave_up().into()),
                 _ = ctrl_c() => return Err(interrupted(&args.uri)),
             }
         };
-        if verbose {
+        if verbose >= 1 {
             eprintln!(
                 "coapcc: response {} after {:.3} ms, {} transmission(s)",
                 reply.code,
@@ -259,8 +305,8 @@ pub struct LoadArgs {
     /// Seed of the clients' RNGs (default: from the OS).
     #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     seed: Option<u64>,
-    /// Local address for the clients' sockets.
-    #[arg(long, default_value = "0.0.0.0:0")]
+    /// Local address for the clients' sockets (HOST:PORT).
+    #[arg(long, default_value = "0.0.0.0:0", value_parser = crate::args::socket_addr)]
     bind: SocketAddr,
     /// Print one JSON object (the fields of `coapcc sim --json` that apply).
     #[arg(long)]
@@ -409,11 +455,11 @@ fn named(addr: &str, e: std::io::Error) -> Error {
 /// Arguments of `coapcc relay`.
 #[derive(Debug, clap::Args)]
 pub struct RelayArgs {
-    /// Address the clients send to.
-    #[arg(long)]
+    /// Address the clients send to (HOST:PORT).
+    #[arg(long, value_parser = crate::args::socket_addr)]
     listen: SocketAddr,
-    /// The server's address.
-    #[arg(long)]
+    /// The server's address (HOST:PORT).
+    #[arg(long, value_parser = crate::args::socket_addr)]
     upstream: SocketAddr,
     /// A scenario file (the simulator's): its links, buffers, hop jitter and error models.
     #[arg(long, value_name = "FILE")]

@@ -62,7 +62,7 @@ fn load_and_client_against_our_server() {
     // expire before the server is scheduled), so the count is not asserted
     let hist: Vec<u64> = v["retransmissions_hist"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()).collect();
     assert_eq!(hist.iter().sum::<u64>(), 100);
-    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-v", &uri]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-v", "1", &uri]).output().unwrap();
     assert!(out.status.success());
     assert_eq!(out.stdout.len(), 61); // 60 bytes + newline
     let err = String::from_utf8_lossy(&out.stderr);
@@ -73,7 +73,9 @@ fn load_and_client_against_our_server() {
 
 #[test]
 fn client_failure_is_a_clear_error() {
-    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    // a socket that never answers: the retransmissions run out
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("coap://{}/test", silent.local_addr().unwrap());
     let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
         .args(["client", "--cc", "default:max_retransmit=0,ack_timeout=0.2", &uri])
         .output()
@@ -184,4 +186,44 @@ fn load_whose_every_exchange_failed_is_incomplete() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("every exchange (2) failed: no answer from coap://127.0.0.1:"), "{err}");
+}
+
+#[test]
+fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
+    let port = free_port();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["server", "--bind", &format!("localhost:{port}"), "--duration", "20"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // -m in any case, -e payload, -t content format, -O option, -v 2: every datagram decoded
+    let uri = format!("coap://127.0.0.1:{port}/echo");
+    let out = coapcc(&["client", "-m", "POST", "-e", "hello", "-t", "json", "-O", "15,a=1", "-v", "2", &uri]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    let sent = err.lines().find(|l| l.contains("sent to")).unwrap_or_default();
+    assert!(
+        sent.contains("t:CON c:POST") && sent.contains("Content-Format:50") && sent.contains("Uri-Query:a=1"),
+        "{err}"
+    );
+    assert!(sent.ends_with(":: 'hello'"), "{sent}");
+    assert!(err.lines().any(|l| l.contains("received from") && l.contains("t:ACK c:2.04")), "{err}");
+    // -N: a NON request gets its answer too
+    let out = coapcc(&["client", "-N", &format!("coap://127.0.0.1:{port}/test")]);
+    assert!(out.status.success() && out.stdout.len() == 61);
+    let _ = server.kill();
+    let _ = server.wait();
+    // a closed port: the ICMP port unreachable is reported (not 85 s of retransmissions)
+    let closed = format!("coap://127.0.0.1:{}/test", free_port());
+    let out = coapcc(&["client", "-B", "30", &closed]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("port unreachable"), "{err}");
+    // a silent server: -B bounds the wait
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("coap://{}/test", silent.local_addr().unwrap());
+    let out = coapcc(&["client", "-B", "0.5", &uri]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("no response within 0.5 s (-B)"), "{err}");
 }
