@@ -203,14 +203,13 @@ fn boxplot(
             p.line(cx - box_w * 0.25, y90, cx + box_w * 0.25, y90, "#333", 1.0);
             p.line(cx - box_w * 0.25, y10, cx + box_w * 0.25, y10, "#333", 1.0);
             p.rect((cx - box_w * 0.4, y75, box_w * 0.8, (y25 - y75).max(1.0)), color, "#333", &tip);
+            // the median: dark on a white halo, visible on any fill
+            p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "white", 4.5);
             p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "#111", 2.0);
         }
     }
     let (y0, x0b, x1b) = (p.y0(), p.x0(), p.x1());
     p.line(x0b, y0, x1b, y0, "#555", 1.0);
-    let legend: Vec<(String, &str)> =
-        algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
-    p.legend(&legend);
     p.finish(title)
 }
 
@@ -231,10 +230,20 @@ fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> Str
     let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
     p.y_axis(0.0, 1.0, "share of clients");
     p.x_axis(lo, hi, "flow completion time (s)");
+    // a line that coincides with one drawn before (every client's FCT within a pixel of it) would
+    // hide it: it is dashed, and a note under the plot says so
+    let pixel = (hi - lo) / (p.x1() - p.x0());
+    let coincide = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= pixel);
+    let mut drawn: Vec<(&String, &CellData)> = Vec::new();
+    let mut same: Vec<(String, Vec<String>)> = Vec::new();
     for (ai, a) in algos.iter().enumerate() {
         let Some(c) = cells.iter().find(|c| &c.algo == a) else { continue };
         if c.fcts.is_empty() {
             continue;
+        }
+        let twin = drawn.iter().find(|(_, d)| coincide(&d.fcts, &c.fcts)).map(|(name, _)| (*name).clone());
+        if twin.is_none() {
+            drawn.push((a, c));
         }
         // the empirical CDF's steps; beyond CDF_POINTS clients, that many evenly spaced
         // quantiles (a difference of less than a pixel at this size)
@@ -247,21 +256,57 @@ fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> Str
             pts.push((x, p.ypix(i as f64 / n as f64, 0.0, 1.0)));
             pts.push((x, p.ypix((i + 1) as f64 / n as f64, 0.0, 1.0)));
         }
-        p.polyline(&pts, PALETTE[ai % PALETTE.len()]);
+        let dash = twin.is_some().then_some("7 5");
+        p.polyline_dashed(&pts, PALETTE[ai % PALETTE.len()], dash);
+        if let Some(t) = twin {
+            match same.iter_mut().find(|(first, _)| *first == t) {
+                Some((_, others)) => others.push(a.clone()),
+                None => same.push((t, vec![a.clone()])),
+            }
+        }
     }
-    let legend: Vec<(String, &str)> =
-        algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
-    p.legend(&legend);
+    for (first, others) in same {
+        let note =
+            format!("{} coincide{} with {first} (dashed)", others.join(", "), if others.len() == 1 { "s" } else { "" });
+        // wrapped at the plot's width (about 6 px a character)
+        let width = ((p.w - p.x0()) / 6.0) as usize;
+        let mut line = String::new();
+        for word in note.split(' ') {
+            if !line.is_empty() && line.len() + word.len() + 1 > width {
+                p.h += 14.0;
+                let y = p.h - 6.0;
+                p.text(p.x0(), y, "start", 11.0, &std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line += word;
+        }
+        p.h += 14.0;
+        let y = p.h - 6.0;
+        p.text(p.x0(), y, "start", 11.0, &line);
+    }
     p.finish(title)
 }
 
-/// A small horizontal bar chart of a histogram (shares).
+/// A bar's height (share of the full height) for a share of exchanges, on a log scale from
+/// 0.1 % to 100 % (a linear one leaves every bar but the first a pixel tall): 1 → 1, 0.1 → 2/3,
+/// 0.01 → 1/3; 0.1 % and less a sliver (1/20), nothing for 0.
+pub(crate) fn log_height(share: f64) -> f64 {
+    if share <= 0.0 {
+        0.0
+    } else {
+        ((share.log10() + 3.0) / 3.0).clamp(0.05, 1.0)
+    }
+}
+
+/// A small bar chart of a histogram (shares), bar heights on [`log_height`]'s scale.
 fn hist_bars(shares: &[f64], title: &str) -> String {
-    let mut p = Plot { w: 180.0, h: 20.0, left: 1.0, right: 1.0, top: 1.0, bottom: 1.0, body: String::new() };
+    let mut p = Plot { w: 180.0, h: 24.0, left: 1.0, right: 1.0, top: 1.0, bottom: 1.0, body: String::new() };
     let n = shares.len().max(1) as f64;
     let bw = (p.x1() - p.x0()) / n;
     for (i, s) in shares.iter().enumerate() {
-        let h = (p.y0() - p.y1()) * s;
+        let h = (p.y0() - p.y1()) * log_height(*s);
         let label =
             format!("{i}{} retransmission(s): {:.1} %", if i + 1 == shares.len() { "+" } else { "" }, 100.0 * s);
         p.rect((p.x0() + bw * i as f64 + 1.0, p.y0() - h, (bw - 2.0).max(1.0), h.max(0.5)), "#0072B2", "none", &label);
@@ -347,7 +392,7 @@ h3 {{ font-size: 15px; margin: 18px 0 6px; color: #333; }}
 .figs {{ display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }}
 svg.plot {{ border: 1px solid #eee; border-radius: 4px; }} td svg.plot {{ border: none; vertical-align: middle; }}
 table {{ border-collapse: collapse; font-size: 12.5px; margin: 6px 0 14px; }}
-th, td {{ padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; }}
+th, td {{ padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; white-space: nowrap; }}
 th {{ background: #f6f6f6; position: sticky; top: 0; }} td.l, th.l {{ text-align: left; }}
 .meta {{ font-size: 13px; color: #444; }} pre {{ background: #f7f7f7; padding: 10px; font-size: 12px; overflow-x: auto; }}
 nav a {{ margin-right: 10px; font-size: 13px; }}
@@ -415,7 +460,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         for i in 0..HIST_COLS {
             let _ = write!(html, "<th>{i}{}</th>", if i + 1 == HIST_COLS { "+" } else { "" });
         }
-        html += "<th class=\"l\">exchanges by retransmissions</th></tr>";
+        html += "<th class=\"l\">exchanges by retransmissions (log scale: 0.1 % to 100 %)</th></tr>";
         for b in &buffers {
             for a in &algos {
                 let Some(c) = members.iter().find(|c| c.buffer == *b && &c.algo == a) else { continue };
@@ -436,7 +481,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     }
     // medians per cell
     if !wired.is_empty() {
-        html += &medians(&wired, &algo_order);
+        html += &medians(&groups, &algo_order);
     }
     let mut sorted: Vec<&CellData> = cells.iter().collect();
     sorted.sort_by_key(|c| (c.mesh, c.id.clone()));
@@ -453,20 +498,22 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     Ok(cells.len())
 }
 
-/// The table of medians of the bottleneck cells.
-fn medians(cells: &[&CellData], algo_order: &[String]) -> String {
+/// The table of medians of the bottleneck cells, in the figures' order (figure, then buffer, then
+/// algorithm), with a column for every other parameter the plan varies.
+fn medians(groups: &BTreeMap<GroupKey, Vec<&CellData>>, algo_order: &[String]) -> String {
+    let mut sorted: Vec<&CellData> = Vec::new();
+    for members in groups.values() {
+        let mut m = members.clone();
+        m.sort_by_key(|c| (c.buffer, algo_order.iter().position(|x| *x == c.algo)));
+        sorted.extend(m);
+    }
+    let extra: BTreeSet<&String> = sorted.iter().flat_map(|c| c.extra.keys()).collect();
     let mut html = String::new();
-    html += "<h2 id=\"medians\">Medians per cell</h2><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th><th>reps</th><th>FCT p10</th><th>FCT median</th><th>FCT p90</th><th>retx / exchange</th><th>dup / client (median)</th><th>wasted downlink</th><th>failed exchanges</th><th class=\"l\">cell</th></tr>";
-    let mut sorted: Vec<&CellData> = cells.to_vec();
-    sorted.sort_by(|a, b| {
-        (&a.errors, &a.workload, a.clients, a.buffer, algo_order.iter().position(|x| *x == a.algo)).cmp(&(
-            &b.errors,
-            &b.workload,
-            b.clients,
-            b.buffer,
-            algo_order.iter().position(|x| *x == b.algo),
-        ))
-    });
+    html += "<h2 id=\"medians\">Medians per cell</h2><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th>";
+    for k in &extra {
+        let _ = write!(html, "<th>{}</th>", esc(k));
+    }
+    html += "<th>reps</th><th>FCT p10</th><th>FCT median</th><th>FCT p90</th><th>retx / exchange</th><th>dup / client (median)</th><th>wasted downlink</th><th>failed exchanges</th><th class=\"l\">cell</th></tr>";
     for c in &sorted {
         let s = &c.summary;
         let h: Vec<f64> = s["retransmissions_hist"]
@@ -476,12 +523,19 @@ fn medians(cells: &[&CellData], algo_order: &[String]) -> String {
         let retx: f64 = h.iter().enumerate().map(|(i, n)| i as f64 * n).sum::<f64>() / num(&s["exchanges"]).max(1.0);
         let _ = write!(
             html,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td class=\"l\"><code>{}</code></td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>",
             esc(&c.algo),
             esc(&c.workload),
             c.buffer,
             c.clients,
             esc(&c.errors),
+        );
+        for k in &extra {
+            let _ = write!(html, "<td>{}</td>", esc(c.extra.get(*k).map_or("", String::as_str)));
+        }
+        let _ = write!(
+            html,
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{:.1} %</td><td>{}</td><td class=\"l\"><code>{}</code></td></tr>",
             c.reps,
             f2(num(&s["fct_s"]["p10"])),
             f2(num(&s["fct_s"]["p50"])),
@@ -539,4 +593,26 @@ fn meta(dir: &Path, sorted: &[&CellData]) -> Result<String, Error> {
         let _ = write!(html, "<h3>Plan</h3><pre>{}</pre>", esc(&plan));
     }
     Ok(html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_bars_on_a_log_scale() {
+        // (log10(share) + 3) / 3: each factor of ten a third of the height
+        assert_eq!(log_height(1.0), 1.0);
+        assert!((log_height(0.1) - 2.0 / 3.0).abs() < 1e-12);
+        assert!((log_height(0.01) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(log_height(0.0001), 0.05, "a sliver, still seen");
+        assert_eq!(log_height(0.0), 0.0);
+    }
+
+    #[test]
+    fn the_palette_has_no_yellow_and_no_black() {
+        assert!(!PALETTE.contains(&"#F0E442") && !PALETTE.contains(&"#000000"));
+        let distinct: BTreeSet<&str> = PALETTE.iter().copied().collect();
+        assert_eq!(distinct.len(), PALETTE.len());
+    }
 }

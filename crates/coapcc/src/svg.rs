@@ -4,9 +4,10 @@
 
 use std::fmt::Write;
 
-/// Colour-blind-safe palette: Okabe & Ito's eight, then Tol's wine, teal and grey.
+/// Colour-blind-safe palette: Okabe & Ito's, less their yellow (unreadable on white) and black
+/// (a box's median line is dark), then Tol's wine, teal, indigo, green and grey.
 pub const PALETTE: [&str; 11] = [
-    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000", "#882255", "#44AA99",
+    "#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#882255", "#44AA99", "#332288", "#117733",
     "#999999",
 ];
 
@@ -33,15 +34,20 @@ pub fn ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
     v
 }
 
-/// Formats a tick label.
-pub fn fmt_tick(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.round() {
-        format!("{v:.0}")
-    } else if v.abs() >= 1.0 {
-        format!("{v:.1}")
+/// The labels of an axis's ticks, all with the decimals their step needs (`0.75, 1.00`, not
+/// `0.75, 1`).
+pub fn tick_labels(ticks: &[f64]) -> Vec<String> {
+    let step = ticks.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
+    let decimals = if step.is_finite() {
+        (0..6).find(|&d| {
+            let scaled = step * 10f64.powi(d);
+            (scaled - scaled.round()).abs() < 1e-6 * scaled.abs().max(1.0)
+        })
     } else {
-        format!("{v:.2}")
+        None
     }
+    .unwrap_or(0) as usize;
+    ticks.iter().map(|t| format!("{t:.decimals$}")).collect()
 }
 
 /// A plot under construction: a frame of `w`×`h` pixels with margins.
@@ -108,10 +114,15 @@ impl Plot {
         );
     }
     pub fn polyline(&mut self, pts: &[(f64, f64)], stroke: &str) {
+        self.polyline_dashed(pts, stroke, None);
+    }
+    /// A polyline, dashed as `dash` says (an SVG `stroke-dasharray`, e.g. "6 4").
+    pub fn polyline_dashed(&mut self, pts: &[(f64, f64)], stroke: &str, dash: Option<&str>) {
         let p: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let dash = dash.map_or(String::new(), |d| format!(r#" stroke-dasharray="{d}""#));
         let _ = write!(
             self.body,
-            r#"<polyline fill="none" stroke="{stroke}" stroke-width="1.6" points="{}"/>"#,
+            r#"<polyline fill="none" stroke="{stroke}" stroke-width="1.6"{dash} points="{}"/>"#,
             p.join(" ")
         );
     }
@@ -125,11 +136,12 @@ impl Plot {
     }
     /// Horizontal grid and labels of a vertical axis over [lo, hi].
     pub fn y_axis(&mut self, lo: f64, hi: f64, label: &str) {
-        for t in ticks(lo, hi, 5).into_iter().filter(|t| *t >= lo - 1e-9 && *t <= hi + 1e-9) {
-            let y = self.ypix(t, lo, hi);
+        let ts: Vec<f64> = ticks(lo, hi, 5).into_iter().filter(|t| *t >= lo - 1e-9 && *t <= hi + 1e-9).collect();
+        for (t, label) in ts.iter().zip(tick_labels(&ts)) {
+            let y = self.ypix(*t, lo, hi);
             let (x0, x1) = (self.x0(), self.x1());
             self.line(x0, y, x1, y, "#e3e3e3", 1.0);
-            self.text(x0 - 6.0, y + 4.0, "end", 11.0, &fmt_tick(t));
+            self.text(x0 - 6.0, y + 4.0, "end", 11.0, &label);
         }
         let (x0, y0, y1) = (self.x0(), self.y0(), self.y1());
         self.line(x0, y0, x0, y1, "#555", 1.0);
@@ -143,11 +155,12 @@ impl Plot {
     }
     /// Vertical grid and labels of a horizontal axis over [lo, hi].
     pub fn x_axis(&mut self, lo: f64, hi: f64, label: &str) {
-        for t in ticks(lo, hi, 6).into_iter().filter(|t| *t >= lo - 1e-9 && *t <= hi + 1e-9) {
-            let x = self.xpix(t, lo, hi);
+        let ts: Vec<f64> = ticks(lo, hi, 6).into_iter().filter(|t| *t >= lo - 1e-9 && *t <= hi + 1e-9).collect();
+        for (t, label) in ts.iter().zip(tick_labels(&ts)) {
+            let x = self.xpix(*t, lo, hi);
             let (y0, y1) = (self.y0(), self.y1());
             self.line(x, y0, x, y1, "#e3e3e3", 1.0);
-            self.text(x, y0 + 15.0, "middle", 11.0, &fmt_tick(t));
+            self.text(x, y0 + 15.0, "middle", 11.0, &label);
         }
         let (x0, x1, y0) = (self.x0(), self.x1(), self.y0());
         self.line(x0, y0, x1, y0, "#555", 1.0);
@@ -192,5 +205,10 @@ mod tests {
         assert_eq!(ticks(0.0, 1.0, 4), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
         assert_eq!(ticks(30.0, 70.0, 4), vec![30.0, 40.0, 50.0, 60.0, 70.0]);
         assert_eq!(esc("<a & b>"), "&lt;a &amp; b&gt;");
+        // one format per axis, from its step
+        assert_eq!(tick_labels(&[0.0, 0.25, 0.5, 0.75, 1.0]), ["0.00", "0.25", "0.50", "0.75", "1.00"]);
+        assert_eq!(tick_labels(&[0.6, 0.8, 1.0]), ["0.6", "0.8", "1.0"]);
+        assert_eq!(tick_labels(&[0.0, 500.0, 1000.0]), ["0", "500", "1000"]);
+        assert_eq!(tick_labels(&[3.0]), ["3"], "a lone tick: no step, no decimals");
     }
 }

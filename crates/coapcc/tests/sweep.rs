@@ -161,6 +161,35 @@ fn results_of_two_plans_do_not_mix_unless_forced() {
 }
 
 #[test]
+fn the_report_names_every_varied_key_and_shows_coinciding_lines() {
+    let d = tmp("report-keys");
+    let plan = d.join("plan.toml");
+    // without losses and without the server hop's jitter, default and default_b never back off
+    // and draw nothing that matters: their FCTs are the same
+    std::fs::write(
+        &plan,
+        "[base]\nserver_hop = { delay_min_ms = 15.0, delay_max_ms = 15.0 }\n\
+         [matrix]\ncc = [\"default\", \"default_b\"]\nclients = [2]\n\"downlink.delay_ms\" = [400.0, 100.0]\n",
+    )
+    .unwrap();
+    let out = d.join("r");
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"]);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(html.contains("<th>downlink.delay_ms</th>"), "the medians table has the varied key's column");
+    assert!(html.contains("default_b coincides with default (dashed)"), "a hidden line is said");
+    // the medians table lists the cells in the figures' order
+    let figures: Vec<&str> =
+        ["downlink.delay_ms=100.0", "downlink.delay_ms=400.0"].into_iter().filter(|k| html.contains(k)).collect();
+    let order = |k: &str| html.find(k).unwrap();
+    assert!(order(figures[0]) < order(figures[1]));
+    let medians = &html[html.find("id=\"medians\"").unwrap()..];
+    let (a, b) = (medians.find("<td>100.0</td>").unwrap(), medians.find("<td>400.0</td>").unwrap());
+    assert!(a < b, "100 ms rows first, as the figures");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn bad_plans_and_shards_are_clear_errors() {
     let d = tmp("badplan");
     let plan = d.join("plan.toml");
