@@ -75,23 +75,21 @@ fn libcoap_server() -> (Peer, SocketAddr) {
     (Peer(child), format!("127.0.0.1:{port}").parse().unwrap())
 }
 
-fn aiocoap_server() -> (Peer, SocketAddr) {
-    let port = free_port();
-    let script: PathBuf =
-        [env!("CARGO_MANIFEST_DIR"), "..", "..", "tests", "interop", "aiocoap_server.py"].iter().collect();
-    let mut child = Command::new("python3")
-        .arg(script)
-        .arg(port.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    // wait for its "ready" line
+/// A peer server that prints "ready" once it serves on 127.0.0.1:`port`.
+fn ready_server(cmd: &mut Command, port: u16) -> (Peer, SocketAddr) {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
     let mut out = child.stdout.take().unwrap();
     let mut b = [0u8; 6];
     std::io::Read::read_exact(&mut out, &mut b).unwrap();
     assert_eq!(&b, b"ready\n");
     (Peer(child), format!("127.0.0.1:{port}").parse().unwrap())
+}
+
+fn aiocoap_server() -> (Peer, SocketAddr) {
+    let port = free_port();
+    let script: PathBuf =
+        [env!("CARGO_MANIFEST_DIR"), "..", "..", "tests", "interop", "aiocoap_server.py"].iter().collect();
+    ready_server(Command::new("python3").arg(script).arg(port.to_string()), port)
 }
 
 /// The Californium peer's runnable jar (`scripts/test` builds it with Maven), if it is there.
@@ -117,19 +115,7 @@ fn californium() -> Option<PathBuf> {
 
 fn californium_server(jar: &PathBuf) -> (Peer, SocketAddr) {
     let port = free_port();
-    let mut child = Command::new("java")
-        .arg("-jar")
-        .arg(jar)
-        .args(["server", &port.to_string()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut out = child.stdout.take().unwrap();
-    let mut b = [0u8; 6];
-    std::io::Read::read_exact(&mut out, &mut b).unwrap();
-    assert_eq!(&b, b"ready\n");
-    (Peer(child), format!("127.0.0.1:{port}").parse().unwrap())
+    ready_server(Command::new("java").arg("-jar").arg(jar).args(["server", &port.to_string()]), port)
 }
 
 /// Californium's client: one request; (exit status, stdout, stderr).

@@ -326,6 +326,36 @@ pub(crate) fn cc_columns(spec: &str) -> [String; 2] {
     [name.to_string(), params.to_string()]
 }
 
+/// The columns of `exchanges.csv` after `cc`, `cc_params`.
+pub(crate) const EXCHANGE_COLUMNS: [&str; 8] =
+    ["rep", "client", "exchange", "start_s", "rtt_s", "retransmissions", "duplicates", "expired_rtos"];
+
+/// Writes an exchange's row of `exchanges.csv` and its rows of `rto.csv` after the `cc` columns,
+/// its client named `client`.
+pub(crate) fn write_exchange<W: std::io::Write>(
+    exchanges: &mut csv::Writer<W>,
+    rto: &mut csv::Writer<W>,
+    cc: &[String; 2],
+    rep: u32,
+    client: u32,
+    e: &netsim::ExchangeRecord,
+) -> csv::Result<()> {
+    exchanges.write_record(cc.iter().cloned().chain([
+        rep.to_string(),
+        client.to_string(),
+        e.index.to_string(),
+        secs(e.start_ns),
+        e.rtt_ns.map(secs).unwrap_or_default(),
+        e.retransmissions.to_string(),
+        e.duplicates.to_string(),
+        e.expired_rtos_ns.len().to_string(),
+    ]))?;
+    for row in rto_rows(rep, client, e) {
+        rto.write_record(cc.iter().cloned().chain(row))?;
+    }
+    Ok(())
+}
+
 /// The columns of `rto.csv` after `cc`, `cc_params`: one row per RTO armed for an exchange.
 pub(crate) const RTO_COLUMNS: [&str; 6] = ["rep", "client", "exchange", "armed_s", "rto_s", "expired"];
 
@@ -369,18 +399,7 @@ fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
     let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
     clients.write_record(["cc", "cc_params"].into_iter().chain(CLIENT_COLUMNS))?;
     let mut exchanges = csv::Writer::from_path(dir.join("exchanges.csv"))?;
-    exchanges.write_record([
-        "cc",
-        "cc_params",
-        "rep",
-        "client",
-        "exchange",
-        "start_s",
-        "rtt_s",
-        "retransmissions",
-        "duplicates",
-        "expired_rtos",
-    ])?;
+    exchanges.write_record(["cc", "cc_params"].into_iter().chain(EXCHANGE_COLUMNS))?;
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
     rto.write_record(["cc", "cc_params"].into_iter().chain(RTO_COLUMNS))?;
     for r in runs {
@@ -390,19 +409,7 @@ fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
                 clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, c.client, c)))?;
             }
             for e in &rep.exchanges {
-                exchanges.write_record(cc.iter().cloned().chain([
-                    rep.rep.to_string(),
-                    e.client.to_string(),
-                    e.index.to_string(),
-                    secs(e.start_ns),
-                    e.rtt_ns.map(secs).unwrap_or_default(),
-                    e.retransmissions.to_string(),
-                    e.duplicates.to_string(),
-                    e.expired_rtos_ns.len().to_string(),
-                ]))?;
-                for row in rto_rows(rep.rep, e.client, e) {
-                    rto.write_record(cc.iter().cloned().chain(row))?;
-                }
+                write_exchange(&mut exchanges, &mut rto, &cc, rep.rep, e.client, e)?;
             }
         }
     }

@@ -9,7 +9,7 @@ use netsim::lln::{self, LlnScenario};
 use netsim::summary::NetworkSummary;
 use netsim::NetworkReport;
 
-use crate::sim::{secs, Args};
+use crate::sim::Args;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -154,18 +154,7 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
 fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
     crate::sim::write_summary(dir, runs)?;
     let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
-    ex.write_record([
-        "cc",
-        "cc_params",
-        "rep",
-        "client",
-        "exchange",
-        "start_s",
-        "rtt_s",
-        "retransmissions",
-        "duplicates",
-        "expired_rtos",
-    ])?;
+    ex.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::EXCHANGE_COLUMNS))?;
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
     rto.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::RTO_COLUMNS))?;
     let mut nodes = csv::Writer::from_path(dir.join("nodes.csv"))?;
@@ -190,20 +179,8 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
         let cc = crate::sim::cc_columns(&r.scenario.cc);
         for rep in &r.reps {
             for e in &rep.exchanges {
-                let node = e.client + 1;
-                ex.write_record(cc.iter().cloned().chain([
-                    rep.rep.to_string(),
-                    node.to_string(),
-                    e.index.to_string(),
-                    secs(e.start_ns),
-                    e.rtt_ns.map(secs).unwrap_or_default(),
-                    e.retransmissions.to_string(),
-                    e.duplicates.to_string(),
-                    e.expired_rtos_ns.len().to_string(),
-                ]))?;
-                for row in crate::sim::rto_rows(rep.rep, node, e) {
-                    rto.write_record(cc.iter().cloned().chain(row))?;
-                }
+                // a mesh client is named by its node id
+                crate::sim::write_exchange(&mut ex, &mut rto, &cc, rep.rep, e.client + 1, e)?;
             }
             if let NetworkReport::Mesh(m) = &rep.network {
                 for n in &m.report.nodes {
