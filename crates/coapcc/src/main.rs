@@ -2,36 +2,8 @@
 
 use std::process::ExitCode;
 
-/// A run that finished and reported what it did, but not all it was asked for: a replication
-/// cut at `max_time_s`, every exchange failed, or Ctrl-C. Exit status 3 (an error: 1; a usage
-/// error: 2).
-#[derive(Debug)]
-pub(crate) struct Incomplete(pub String);
-
-impl std::fmt::Display for Incomplete {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Incomplete {}
-
 use clap::{Parser, Subcommand};
-
-mod algorithms;
-mod args;
-mod dump;
-mod experiments;
-mod net;
-mod progress;
-mod report;
-mod report_mesh;
-mod sim;
-mod sim_lln;
-mod svg;
-mod sweep;
-mod uri;
-mod wall;
+use coapcc::{algorithms, experiments, net, report, sim, Incomplete};
 
 /// coapcc — congestion control for CoAP: every retransmission-timeout algorithm of the
 /// literature, one implementation, on a simulated reference bottleneck and on real networks.

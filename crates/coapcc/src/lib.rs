@@ -1,0 +1,31 @@
+//! The `coapcc` command line's commands as a library: what `coapcc` (src/main.rs) dispatches to,
+//! and what the Python package (`python/`) calls in-process.
+
+/// A run that finished and reported what it did, but not all it was asked for: a replication
+/// cut at `max_time_s`, every exchange failed, or Ctrl-C. Exit status 3 (an error: 1; a usage
+/// error: 2).
+#[derive(Debug)]
+pub struct Incomplete(pub String);
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+pub mod algorithms;
+mod args;
+mod dump;
+pub mod experiments;
+pub mod net;
+mod progress;
+pub mod report;
+mod report_mesh;
+pub mod sim;
+mod sim_lln;
+mod svg;
+pub mod sweep;
+mod uri;
+mod wall;
