@@ -45,6 +45,13 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// What `coapcc algorithms --json` prints: every algorithm, then `tcp`, with its parameters'
+/// defaults.
+pub fn all_json() -> Result<String, Box<dyn std::error::Error>> {
+    let configs: Vec<CcConfig> = ALGORITHMS.iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?;
+    Ok(json(&configs, true))
+}
+
 /// The `tcp` transport's entry: not a coap-cc controller, but a `--cc` choice of the simulator
 /// and of `coapcc load`.
 fn tcp_params() -> Vec<(&'static str, String, &'static str)> {

@@ -55,9 +55,65 @@ pub struct Args {
     /// Print one JSON object on stdout instead of a table (with several --cc: {"runs": [...]}).
     #[arg(long)]
     pub(crate) json: bool,
-    /// Write summary.json, clients.csv and exchanges.csv into this directory.
+    /// Write summary.json, clients.csv, exchanges.csv and rto.csv into this directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    /// A library caller's scenario text and where it came from (instead of --scenario/--preset).
+    #[arg(skip)]
+    pub(crate) text: Option<(String, String)>,
+    /// A library caller's run: nothing on stdout or stderr, only the files of `out`.
+    #[arg(skip)]
+    pub(crate) silent: bool,
+}
+
+/// `coapcc sim` for a library caller (the Python package): what the options say, with the
+/// scenario given as TOML `text` (and where it came from, for errors); nothing printed, the
+/// results written into `out` as `--out` writes them (summary.json is what `--json` prints).
+#[derive(Debug, Clone, Default)]
+pub struct LibraryRun {
+    /// The scenario: TOML text and its origin; `None`: the thesis preset.
+    pub text: Option<(String, String)>,
+    /// `--cc`, repeatable.
+    pub cc: Vec<String>,
+    /// `--reps`.
+    pub reps: Option<u32>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--threads`.
+    pub threads: Option<usize>,
+    /// `--duration` (mesh).
+    pub duration: Option<f64>,
+    /// `--buffer` (both directions of the bottleneck).
+    pub buffer: Option<u64>,
+}
+
+/// Runs `run` into `out`. `Ok(Some(message))`: the results are there but incomplete (a
+/// replication truncated).
+pub fn run_library(run: LibraryRun, out: PathBuf) -> Result<Option<String>, Error> {
+    let args = Args {
+        cc: run.cc,
+        clients: None,
+        buffer: run.buffer,
+        workload: None,
+        errors: None,
+        reps: run.reps,
+        seed: run.seed,
+        threads: run.threads,
+        scenario: None,
+        preset: None,
+        duration: run.duration,
+        json: false,
+        out: Some(out),
+        text: run.text,
+        silent: true,
+    };
+    match self::run(&args) {
+        Ok(()) => Ok(None),
+        Err(e) => match e.downcast::<crate::Incomplete>() {
+            Ok(i) => Ok(Some(i.0)),
+            Err(e) => Err(e),
+        },
+    }
 }
 
 pub fn parse_buffer(s: &str) -> Result<u64, String> {
@@ -71,6 +127,9 @@ type Error = Box<dyn std::error::Error>;
 
 /// The scenario file's or preset's text and where it came from, if one was named.
 fn scenario_text(args: &Args) -> Result<Option<(String, String)>, Error> {
+    if let Some(t) = &args.text {
+        return Ok(Some(t.clone()));
+    }
     if let Some(name) = &args.preset {
         let text = netsim::lln::presets::text(name)
             .ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
@@ -182,18 +241,21 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let pool = pool(args.threads)?;
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
     let progress = Arc::new(AtomicU64::new(0));
-    let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
+    let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;
         runs.push(run_reps(&pool, s.clone(), s.reps, |r| run_rep(s, &transport, r, Some(&progress))));
     }
-    bar.finish();
+    if let Some(bar) = bar {
+        bar.finish();
+    }
 
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
-    if args.json {
+    if args.silent {
+    } else if args.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&runs)?)?);
     } else {
         print!("{}", table(&base, &runs));

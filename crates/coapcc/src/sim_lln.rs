@@ -59,16 +59,19 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
         })
         .sum();
     let progress = Arc::new(AtomicU64::new(0));
-    let bar = crate::progress::Bar::start(total, progress.clone(), "exchanges");
+    let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
     let mut runs = Vec::new();
     for (s, res) in &scenarios {
         runs.push(crate::sim::run_reps(&pool, s.clone(), s.reps, |r| lln::run_rep(s, res, r, Some(&progress))));
     }
-    bar.finish();
+    if let Some(bar) = bar {
+        bar.finish();
+    }
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
-    if args.json {
+    if args.silent {
+    } else if args.json {
         println!("{}", serde_json::to_string_pretty(&crate::sim::to_json(&runs)?)?);
     } else {
         print!("{}", table(&base, &runs));

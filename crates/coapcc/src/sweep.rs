@@ -340,8 +340,41 @@ fn run_reps(s: &CellScenario) -> Result<Vec<RepResult>, Error> {
     })
 }
 
+/// A finished cell's files: `cells/ID.json` and `cells/ID.clients.csv`.
+#[derive(Debug, Clone)]
+pub struct CellResults {
+    /// The cell's id.
+    pub id: String,
+    /// `cells/ID.json`.
+    pub json: String,
+    /// `cells/ID.clients.csv`.
+    pub clients_csv: Vec<u8>,
+}
+
+impl CellResults {
+    /// Writes the files into `dir`, each atomically, the JSON last (its presence marks the cell
+    /// finished).
+    pub fn store(&self, dir: &Path) -> Result<(), Error> {
+        let cells = dir.join("cells");
+        write_atomic(&cells.join(format!("{}.clients.csv", self.id)), &self.clients_csv)?;
+        write_atomic(&cells.join(format!("{}.json", self.id)), self.json.as_bytes())?;
+        Ok(())
+    }
+}
+
+/// Runs cell `id` of `plan` (its replications on the current rayon pool) and returns its files.
+pub fn run_cell_of(plan: &Plan, id: &str) -> Result<CellResults, Error> {
+    let cell = plan.cells.iter().find(|c| c.id == id).ok_or_else(|| format!("the plan has no cell {id}"))?;
+    compute_cell(cell, &plan_keys(plan), &plan.hash())
+}
+
 /// Runs one cell and writes its results.
 fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str) -> Result<(), Error> {
+    compute_cell(cell, plan_keys, plan_hash)?.store(dir)
+}
+
+/// Runs one cell: its files.
+fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str) -> Result<CellResults, Error> {
     let watch = Stopwatch::start();
     let reps = run_reps(&cell.scenario)?;
     let wall_s = watch.seconds();
@@ -370,11 +403,11 @@ fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str) -> R
             w.write_record(&row)?;
         }
     }
-    let cells = dir.join("cells");
-    write_atomic(&cells.join(format!("{}.clients.csv", cell.id)), &w.into_inner().map_err(|e| e.to_string())?)?;
-    // the JSON last: its presence marks the cell finished
-    write_atomic(&cells.join(format!("{}.json", cell.id)), serde_json::to_string_pretty(&v)?.as_bytes())?;
-    Ok(())
+    Ok(CellResults {
+        id: cell.id.clone(),
+        json: serde_json::to_string_pretty(&v)?,
+        clients_csv: w.into_inner().map_err(|e| e.to_string())?,
+    })
 }
 
 /// What a sweep did.
@@ -447,26 +480,11 @@ pub fn run(
     threads: Option<usize>,
     force: bool,
 ) -> Result<SweepOutcome, Error> {
-    let ours = plan.record();
-    match PlanRecord::of_dir(dir)? {
-        Some(theirs) if theirs.plan != ours.plan => {
-            if !force {
-                return Err(other_plan(dir, &theirs, &ours, "this one").into());
-            }
-            std::fs::create_dir_all(dir.join("cells"))?;
-            write_atomic(&dir.join(format!("plan-{}.toml", ours.plan)), plan.text.as_bytes())?;
-        }
-        _ => {
-            std::fs::create_dir_all(dir.join("cells")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-            write_atomic(&dir.join("plan.toml"), plan.text.as_bytes())?;
-            write_atomic(&dir.join("plan.json"), serde_json::to_string_pretty(&ours)?.as_bytes())?;
-        }
-    }
+    let ours = prepare(plan, dir, force)?;
     let keys = plan_keys(plan);
     let mine: Vec<&Cell> = plan.cells.iter().filter(|c| shard.is_none_or(|(k, n)| in_shard(&c.id, k, n))).collect();
     let other_shards = plan.cells.len() - mine.len();
-    let todo: Vec<&Cell> =
-        mine.iter().copied().filter(|c| !dir.join("cells").join(format!("{}.json", c.id)).exists()).collect();
+    let todo: Vec<&Cell> = mine.iter().copied().filter(|c| !finished(dir, &c.id)).collect();
     let skipped = mine.len() - todo.len();
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
@@ -490,6 +508,41 @@ pub fn run(
         r?;
     }
     let wall_s = watch.seconds();
+    let outcome = SweepOutcome { ran: todo.len(), skipped, other_shards, wall_s };
+    finish(plan, dir, shard, &outcome)?;
+    Ok(outcome)
+}
+
+/// Whether cell `id` has finished in `dir`.
+pub fn finished(dir: &Path, id: &str) -> bool {
+    dir.join("cells").join(format!("{id}.json")).exists()
+}
+
+/// Readies `dir` for `plan`'s results: refuses a directory of another plan unless `force` (then
+/// this plan's text goes to `plan-HASH.toml` and the directory's own plan stays), else writes
+/// `plan.toml` and `plan.json`. Returns the plan's record.
+pub fn prepare(plan: &Plan, dir: &Path, force: bool) -> Result<PlanRecord, Error> {
+    let ours = plan.record();
+    match PlanRecord::of_dir(dir)? {
+        Some(theirs) if theirs.plan != ours.plan => {
+            if !force {
+                return Err(other_plan(dir, &theirs, &ours, "this one").into());
+            }
+            std::fs::create_dir_all(dir.join("cells"))?;
+            write_atomic(&dir.join(format!("plan-{}.toml", ours.plan)), plan.text.as_bytes())?;
+        }
+        _ => {
+            std::fs::create_dir_all(dir.join("cells")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            write_atomic(&dir.join("plan.toml"), plan.text.as_bytes())?;
+            write_atomic(&dir.join("plan.json"), serde_json::to_string_pretty(&ours)?.as_bytes())?;
+        }
+    }
+    Ok(ours)
+}
+
+/// Ends a sweep of `plan` into `dir`: rebuilds the tidy table and writes the run's metadata.
+pub fn finish(plan: &Plan, dir: &Path, shard: Option<(u64, u64)>, o: &SweepOutcome) -> Result<(), Error> {
+    let (ours, wall_s) = (plan.record(), o.wall_s);
     rebuild_clients_csv(dir)?;
     let meta = serde_json::json!({
         "coapcc_version": env!("CARGO_PKG_VERSION"),
@@ -497,8 +550,8 @@ pub fn run(
         "plan": ours.plan,
         "plan_seed": plan.seed,
         "cells_in_plan": plan.cells.len(),
-        "cells_run": todo.len(),
-        "cells_skipped": skipped,
+        "cells_run": o.ran,
+        "cells_skipped": o.skipped,
         "shard": shard.map(|(k, n)| format!("{k}/{n}")),
         "wall_s": wall_s,
         "machine": machine(),
@@ -507,7 +560,7 @@ pub fn run(
         &dir.join(format!("run-{}.json", shard.map_or("all".into(), |(k, n)| format!("{k}of{n}")))),
         serde_json::to_string_pretty(&meta)?.as_bytes(),
     )?;
-    Ok(SweepOutcome { ran: todo.len(), skipped, other_shards, wall_s })
+    Ok(())
 }
 
 /// A description of this machine for reports.

@@ -1,0 +1,239 @@
+"""coapcc from Python: the CoAP congestion-control simulator and sweeps, in-process.
+
+The simulation runs in Rust (the ``coapcc`` command line's own code, through PyO3) with the GIL
+released; results come back as plain dicts and pandas DataFrames with the same fields and columns
+as ``coapcc sim --json`` and its CSV files (``docs/outputs.md``).
+
+>>> import coapcc
+>>> r = coapcc.sim(clients=100, buffer="infinite", cc=["default", "fasor"])
+>>> r.summary["runs"][1]["fct_s"]["p50"]
+>>> r.clients().groupby(["cc", "cc_params"]).fct_s.median()
+
+Sweeps run a plan (the TOML of ``coapcc sweep``) on this machine, or on any Dask cluster:
+
+>>> from dask.distributed import Client, LocalCluster
+>>> df = coapcc.sweep("plans/example.toml", "results/ex", client=Client(LocalCluster()))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _native
+
+__all__ = ["SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Bytes of the bottleneck's "infinite" buffer (the reference testbed's 1,410,000).
+INFINITE_BUFFER = 1_410_000
+
+
+class IncompleteWarning(UserWarning):
+    """A run finished but not all of it: a replication was cut at the scenario's ``max_time_s``
+    (``coapcc sim`` exits with status 3 then). The results are there; the message says what."""
+
+
+class SimResult:
+    """The results of :func:`sim`.
+
+    ``summary`` is the object ``coapcc sim --json`` prints (with several algorithms,
+    ``{"runs": [...]}``); :meth:`clients`, :meth:`exchanges` and :meth:`rtos` read the tables
+    of ``coapcc sim --out`` (``clients.csv``, ``exchanges.csv``, ``rto.csv``).
+    """
+
+    def __init__(self, directory: Path, incomplete: Optional[str]):
+        self.directory = directory
+        #: The message of an incomplete run (a truncated replication), else None.
+        self.incomplete = incomplete
+        with open(directory / "summary.json", encoding="utf-8") as f:
+            #: What ``coapcc sim --json`` prints.
+            self.summary: Dict[str, Any] = json.load(f)
+
+    def _table(self, name: str):
+        import pandas as pd
+
+        path = self.directory / name
+        if not path.exists():
+            raise ValueError(f"this run has no {name} (a mesh run writes exchanges.csv and rto.csv only)")
+        return pd.read_csv(path, keep_default_na=True, dtype={"cc": str, "cc_params": str})
+
+    def clients(self):
+        """One row per client and replication (``clients.csv``) as a pandas DataFrame."""
+        return self._table("clients.csv")
+
+    def exchanges(self):
+        """One row per exchange and replication (``exchanges.csv``) as a pandas DataFrame."""
+        return self._table("exchanges.csv")
+
+    def rtos(self):
+        """One row per RTO armed for an exchange (``rto.csv``) as a pandas DataFrame."""
+        return self._table("rto.csv")
+
+    def __repr__(self) -> str:
+        runs = self.summary.get("runs", [self.summary])
+        algos = ", ".join(r["scenario"]["cc"] for r in runs)
+        return f"<coapcc.SimResult {algos}{' (incomplete)' if self.incomplete else ''}>"
+
+
+def _buffer(buffer: Union[int, str, None]) -> Optional[int]:
+    if buffer is None:
+        return None
+    if buffer in ("infinite", "inf"):
+        return INFINITE_BUFFER
+    if isinstance(buffer, bool) or not isinstance(buffer, int) or buffer < 1:
+        raise ValueError(f"buffer must be a positive number of bytes or 'infinite', not {buffer!r}")
+    return buffer
+
+
+def sim(
+    scenario: Optional[PathLike] = None,
+    preset: Optional[str] = None,
+    cc: Union[str, Sequence[str], None] = None,
+    reps: Optional[int] = None,
+    seed: Optional[int] = None,
+    *,
+    threads: Optional[int] = None,
+    duration: Optional[float] = None,
+    buffer: Union[int, str, None] = None,
+    out: Optional[PathLike] = None,
+    **keys: Any,
+) -> SimResult:
+    """Simulates a scenario, as ``coapcc sim`` does, and returns its results.
+
+    Args:
+        scenario: a TOML scenario file (``docs/scenario.md``); default: the ``thesis`` preset.
+        preset: a named preset instead (:func:`presets` lists them), e.g. ``"nitk-gst-cooja"``.
+        cc: an algorithm ``NAME[:key=value,...]`` or a list of them, compared on the same seeds
+            (:func:`algorithms` lists them); default: the scenario's.
+        reps: replications; default: the scenario's.
+        seed: master seed; default: the scenario's.
+        threads: worker threads (default: all cores); results do not depend on it.
+        duration: simulated seconds per replication of a mesh scenario.
+        buffer: both bottleneck directions' buffer, bytes, or ``"infinite"``.
+        out: the directory for the result files (default: a new temporary directory, left in
+            place: ``result.directory``).
+        **keys: any scenario key over the scenario, e.g. ``clients=100``,
+            ``workload="random"``, ``errors="low"``, ``downlink={"delay_ms": 100.0}``.
+
+    Raises:
+        ValueError: with the command line's message, for any bad input.
+    """
+    if scenario is not None and preset is not None:
+        raise ValueError("give a scenario file or a preset, not both")
+    text = origin = None
+    if scenario is not None:
+        path = Path(scenario)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"cannot read {path}: {e.strerror}") from None
+        origin = str(path)
+    ccs = [cc] if isinstance(cc, str) else list(cc or [])
+    directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="coapcc-sim-"))
+    directory.mkdir(parents=True, exist_ok=True)
+    incomplete = _native.sim(
+        str(directory),
+        origin or ("preset " + preset if preset else "coapcc.sim()"),
+        text=text,
+        preset=preset,
+        keys=json.dumps(keys) if keys else None,
+        cc=ccs,
+        reps=reps,
+        seed=seed,
+        threads=threads,
+        duration=duration,
+        buffer=_buffer(buffer),
+    )
+    if incomplete:
+        import warnings
+
+        warnings.warn(incomplete, IncompleteWarning, stacklevel=2)
+    return SimResult(directory, incomplete)
+
+
+def algorithms() -> List[Dict[str, Any]]:
+    """Every algorithm (and ``tcp``) with its source and its parameters' defaults, as
+    ``coapcc algorithms --json`` lists them."""
+    return json.loads(_native.algorithms_json())
+
+
+def presets() -> Dict[str, str]:
+    """Every named preset with its one-line description, as ``coapcc presets`` lists them."""
+    return dict(_native.presets())
+
+
+def _plan_text(plan: Union[PathLike, str]) -> str:
+    if isinstance(plan, str) and ("\n" in plan or "=" in plan or "[" in plan) and not os.path.exists(plan):
+        return plan
+    path = Path(plan)
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {e.strerror}") from None
+
+
+def _run_cell(text: str, cell_id: str) -> Tuple[str, str, bytes]:
+    """A Dask task: one cell of the plan, run on the worker; its files come back to the client
+    (no shared filesystem needed)."""
+    from . import _native as native
+
+    js, csv = native.run_cell(text, cell_id)
+    return cell_id, js, bytes(csv)
+
+
+def sweep(
+    plan: Union[PathLike, str],
+    out: PathLike,
+    client: Any = None,
+    *,
+    threads: Optional[int] = None,
+    force: bool = False,
+    on_cell: Optional[Callable[[str], None]] = None,
+):
+    """Runs a plan, as ``coapcc sweep`` does, and returns its tidy table (``clients.csv``).
+
+    The results directory is the command line's: ``cells/ID.json``, ``cells/ID.clients.csv``,
+    ``clients.csv``, ``plan.toml``, ``plan.json``, ``run-all.json``. Finished cells are
+    skipped, so a sweep that was stopped (or lost a worker) is completed by running it again.
+
+    Args:
+        plan: the plan's TOML file, or its text.
+        out: the results directory.
+        client: a ``dask.distributed.Client``: one task per unfinished cell on its cluster (any
+            deployment: ``LocalCluster``, ``dask_jobqueue.SLURMCluster``, Kubernetes). Workers
+            need coapcc installed, not a shared filesystem: each cell's files come back to this
+            process, which writes them as they finish. Default: this machine's cores.
+        threads: with no client, worker threads (default: all cores).
+        force: mix results with another plan's already in ``out`` (refused otherwise).
+        on_cell: called with each cell's id once its files are written.
+
+    Raises:
+        ValueError: with the command line's message, for a bad plan or a directory of another plan.
+    """
+    import pandas as pd
+
+    text = _plan_text(plan)
+    out = Path(out)
+    if client is None:
+        _native.sweep_local(text, str(out), threads=threads, force=force)
+    else:
+        from dask.distributed import as_completed
+
+        todo = _native.prepare(text, str(out), force)
+        _, cells = _native.plan_cells(text)
+        start = time.monotonic()
+        futures = [client.submit(_run_cell, text, cid, key=f"coapcc-cell-{cid}", pure=False) for cid in todo]
+        for fut in as_completed(futures):
+            cid, js, csv = fut.result()
+            _native.store_cell(str(out), cid, js, csv)
+            if on_cell is not None:
+                on_cell(cid)
+        _native.finish(text, str(out), len(todo), len(cells) - len(todo), time.monotonic() - start)
+    table = out / "clients.csv"
+    return pd.read_csv(table, dtype={"cc": str, "cc_params": str}) if table.exists() else pd.DataFrame()

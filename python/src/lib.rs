@@ -1,0 +1,150 @@
+//! `coapcc._native`: the Rust side of the Python package. Each function is a thin call into the
+//! `coapcc` library, the command line's own code, so that Python and `coapcc` give the same
+//! results; the Python module `coapcc` wraps them with pandas and Dask. Long calls release the
+//! GIL. Errors become `ValueError`s with the command line's messages.
+
+use std::path::PathBuf;
+
+use coapcc::sweep::{self, Plan, SweepOutcome};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn plan(text: &str) -> PyResult<Plan> {
+    sweep::parse_plan(text).map_err(err)
+}
+
+/// The scenario's TOML text: `text`, else the named preset's, with the `keys` (a JSON object of
+/// scenario keys, nested tables as objects) written over it key by key.
+fn scenario_text(text: Option<String>, preset: Option<&str>, keys: Option<&str>) -> PyResult<Option<String>> {
+    let base = match (text, preset) {
+        (Some(t), _) => Some(t),
+        (None, Some(name)) => Some(
+            netsim::lln::presets::text(name)
+                .ok_or_else(|| err(format!("unknown preset '{name}' (coapcc.presets() lists them)")))?
+                .to_string(),
+        ),
+        (None, None) => None,
+    };
+    let Some(keys) = keys else { return Ok(base) };
+    let json: serde_json::Value = serde_json::from_str(keys).map_err(err)?;
+    let toml::Value::Table(given) = toml::Value::try_from(json).map_err(|e| err(format!("scenario keys: {e}")))?
+    else {
+        return Err(err("scenario keys must be a mapping"));
+    };
+    let mut table: toml::Table = match &base {
+        Some(t) => t.parse().map_err(|e: toml::de::Error| err(format!("scenario: {e}")))?,
+        None => toml::Table::new(),
+    };
+    netsim::scenario::overlay(&mut table, given);
+    Ok(Some(toml::to_string(&table).map_err(err)?))
+}
+
+/// Runs `coapcc sim` into `out` (summary.json, clients.csv, exchanges.csv, rto.csv); returns the
+/// message of an incomplete run (a truncated replication), else None.
+#[pyfunction]
+#[pyo3(signature = (out, origin, text=None, preset=None, keys=None, cc=Vec::new(), reps=None, seed=None, threads=None, duration=None, buffer=None))]
+#[allow(clippy::too_many_arguments)]
+fn sim(
+    py: Python<'_>,
+    out: PathBuf,
+    origin: String,
+    text: Option<String>,
+    preset: Option<String>,
+    keys: Option<String>,
+    cc: Vec<String>,
+    reps: Option<u32>,
+    seed: Option<u64>,
+    threads: Option<usize>,
+    duration: Option<f64>,
+    buffer: Option<u64>,
+) -> PyResult<Option<String>> {
+    let text = scenario_text(text, preset.as_deref(), keys.as_deref())?.map(|t| (t, origin));
+    let run = coapcc::sim::LibraryRun { text, cc, reps, seed, threads, duration, buffer };
+    py.allow_threads(|| coapcc::sim::run_library(run, out).map_err(|e| e.to_string())).map_err(err)
+}
+
+/// `coapcc algorithms --json`.
+#[pyfunction]
+fn algorithms_json() -> PyResult<String> {
+    coapcc::algorithms::all_json().map_err(err)
+}
+
+/// `coapcc presets`: (name, description) pairs.
+#[pyfunction]
+fn presets() -> Vec<(String, String)> {
+    netsim::lln::presets::PRESETS
+        .iter()
+        .map(|(name, text)| (name.to_string(), netsim::lln::presets::describe(text).to_string()))
+        .collect()
+}
+
+/// A plan's hash and its cell ids, in plan order.
+#[pyfunction]
+fn plan_cells(text: &str) -> PyResult<(String, Vec<String>)> {
+    let p = plan(text)?;
+    Ok((p.hash(), p.cells.iter().map(|c| c.id.clone()).collect()))
+}
+
+/// Readies `out` for the plan (refusing another plan's directory unless `force`); returns the
+/// ids of the cells not finished there yet.
+#[pyfunction]
+fn prepare(text: &str, out: PathBuf, force: bool) -> PyResult<Vec<String>> {
+    let p = plan(text)?;
+    sweep::prepare(&p, &out, force).map_err(err)?;
+    Ok(p.cells.iter().filter(|c| !sweep::finished(&out, &c.id)).map(|c| c.id.clone()).collect())
+}
+
+/// Runs one cell of the plan; returns its files: (cells/ID.json text, cells/ID.clients.csv bytes).
+#[pyfunction]
+fn run_cell(py: Python<'_>, text: String, id: String) -> PyResult<(String, Py<PyBytes>)> {
+    let r = py
+        .allow_threads(|| {
+            let p = sweep::parse_plan(&text)?;
+            sweep::run_cell_of(&p, &id).map_err(|e| e.to_string())
+        })
+        .map_err(err)?;
+    Ok((r.json, PyBytes::new(py, &r.clients_csv).unbind()))
+}
+
+/// Writes a cell's files into `out` (atomically, the JSON last).
+#[pyfunction]
+fn store_cell(out: PathBuf, id: String, json: String, clients_csv: Vec<u8>) -> PyResult<()> {
+    sweep::CellResults { id, json, clients_csv }.store(&out).map_err(err)
+}
+
+/// Ends a sweep: the tidy clients.csv and the run's metadata (run-all.json).
+#[pyfunction]
+fn finish(text: &str, out: PathBuf, ran: usize, skipped: usize, wall_s: f64) -> PyResult<()> {
+    let p = plan(text)?;
+    sweep::finish(&p, &out, None, &SweepOutcome { ran, skipped, other_shards: 0, wall_s }).map_err(err)
+}
+
+/// `coapcc sweep` on this machine's cores; returns (cells run, cells already finished).
+#[pyfunction]
+#[pyo3(signature = (text, out, threads=None, force=false))]
+fn sweep_local(py: Python<'_>, text: String, out: PathBuf, threads: Option<usize>, force: bool) -> PyResult<(usize, usize)> {
+    py.allow_threads(|| {
+        let p = sweep::parse_plan(&text)?;
+        sweep::run(&p, &out, None, threads, force).map(|o| (o.ran, o.skipped)).map_err(|e| e.to_string())
+    })
+    .map_err(err)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(sim, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_cells, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(store_cell, m)?)?;
+    m.add_function(wrap_pyfunction!(finish, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
+    Ok(())
+}
