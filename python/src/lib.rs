@@ -32,8 +32,7 @@ fn scenario_text(text: Option<String>, preset: Option<&str>, keys: Option<&str>)
     };
     let Some(keys) = keys else { return Ok(base) };
     let json: serde_json::Value = serde_json::from_str(keys).map_err(err)?;
-    let toml::Value::Table(given) = toml::Value::try_from(json).map_err(|e| err(format!("scenario keys: {e}")))?
-    else {
+    let toml::Value::Table(given) = toml::Value::try_from(json).map_err(|e| err(format!("scenario keys: {e}")))? else {
         return Err(err("scenario keys must be a mapping"));
     };
     let mut table: toml::Table = match &base {
@@ -127,7 +126,13 @@ fn finish(text: &str, out: PathBuf, ran: usize, skipped: usize, wall_s: f64) -> 
 /// `coapcc sweep` on this machine's cores; returns (cells run, cells already finished).
 #[pyfunction]
 #[pyo3(signature = (text, out, threads=None, force=false))]
-fn sweep_local(py: Python<'_>, text: String, out: PathBuf, threads: Option<usize>, force: bool) -> PyResult<(usize, usize)> {
+fn sweep_local(
+    py: Python<'_>,
+    text: String,
+    out: PathBuf,
+    threads: Option<usize>,
+    force: bool,
+) -> PyResult<(usize, usize)> {
     py.allow_threads(|| {
         let p = sweep::parse_plan(&text)?;
         sweep::run(&p, &out, None, threads, force).map(|o| (o.ran, o.skipped)).map_err(|e| e.to_string())

@@ -1,0 +1,22 @@
+"""The example script runs headless: a sweep, then FCT boxplots in a PNG."""
+
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_the_example_plots_fct_boxplots(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text('seed = 2\nreps = 2\n[matrix]\ncc = ["default", "cocoa"]\nclients = [4]\nbuffer = [2500, 1410000]\n')
+    png = tmp_path / "fct.png"
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "plot_fct.py"), str(plan), str(tmp_path / "out"), str(png)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    # 2 algorithms × 2 buffers = 4 cells, each 2 replications × 4 clients
+    assert "32 clients of 4 cells" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000

@@ -1,0 +1,70 @@
+"""coapcc.sim gives what `coapcc sim` gives, for the same scenario and seed."""
+
+import json
+import warnings
+
+import pytest
+
+import coapcc
+from conftest import without_wall_clock
+
+
+def test_sim_equals_the_command_line(cli):
+    r = coapcc.sim(clients=3, cc=["default", "fasor"], reps=2, seed=5)
+    expected = json.loads(cli("sim", "--json", "--clients", "3", "--cc", "default", "--cc", "fasor", "--reps", "2", "--seed", "5"))
+    assert without_wall_clock(r.summary) == without_wall_clock(expected)
+    # the tables have the CSV files' columns, one row per client / exchange and replication
+    clients = r.clients()
+    assert list(clients.columns[:4]) == ["cc", "cc_params", "rep", "client"]
+    assert len(clients) == 2 * 2 * 3
+    assert set(clients.cc) == {"default", "fasor"} and set(clients.cc_params) == {"max_retransmit=20"}
+    assert len(r.exchanges()) == 2 * 2 * 3 * 50
+    assert clients.groupby("cc").fct_s.median().loc["fasor"] == pytest.approx(
+        r.summary["runs"][1]["fct_s"]["p50"], rel=1e-9
+    )
+
+
+def test_a_mesh_preset_equals_the_command_line(cli):
+    r = coapcc.sim(preset="nitk-gst-cooja", cc="gst", duration=20.0, reps=1, seed=3)
+    expected = json.loads(cli("sim", "--json", "--preset", "nitk-gst-cooja", "--cc", "gst", "--duration", "20", "--reps", "1", "--seed", "3"))
+    assert without_wall_clock(r.summary) == without_wall_clock(expected)
+    assert len(r.exchanges()) > 0
+
+
+def test_keyword_arguments_are_scenario_keys(cli, tmp_path):
+    r = coapcc.sim(clients=2, buffer="infinite", downlink={"delay_ms": 100.0}, workload="random", seed=9)
+    s = r.summary["scenario"]
+    assert s["downlink"]["delay_ms"] == 100.0 and s["downlink"]["rate_bps"] == 30000
+    assert s["uplink"]["buffer_bytes"] == s["downlink"]["buffer_bytes"] == 1410000
+    assert s["workload"] == "random"
+    # the same as a scenario file with those keys
+    f = tmp_path / "s.toml"
+    f.write_text('clients = 2\nworkload = "random"\nseed = 9\n[downlink]\ndelay_ms = 100.0\n')
+    expected = json.loads(cli("sim", "--json", "--buffer", "infinite", "--scenario", str(f)))
+    assert without_wall_clock(r.summary) == without_wall_clock(expected)
+
+
+def test_errors_are_value_errors_with_the_command_lines_messages():
+    with pytest.raises(ValueError, match="unknown algorithm 'fasr'"):
+        coapcc.sim(cc="fasr")
+    with pytest.raises(ValueError, match="unknown field `clientz`"):
+        coapcc.sim(clientz=3)
+    with pytest.raises(ValueError, match="unknown preset 'nope'"):
+        coapcc.sim(preset="nope")
+    with pytest.raises(ValueError, match="buffer must be"):
+        coapcc.sim(buffer=-1)
+
+
+def test_a_truncated_run_warns_and_still_reports():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = coapcc.sim(clients=2, max_time_s=5.0)
+    assert r.incomplete and "cut at max_time_s = 5 s" in r.incomplete
+    assert any(issubclass(x.category, coapcc.IncompleteWarning) for x in w)
+    assert r.summary["truncated_reps"] == 1 and r.summary["clients_without_fct"] == 2
+
+
+def test_algorithms_and_presets_list_what_the_command_line_lists(cli):
+    assert coapcc.algorithms() == json.loads(cli("algorithms", "--json"))
+    listed = [line.split()[0] for line in cli("presets").splitlines() if line.strip()]
+    assert list(coapcc.presets()) == listed
