@@ -254,11 +254,12 @@ pub fn run(args: &Args) -> Result<(), Error> {
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
-    if args.silent {
-    } else if args.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&runs)?)?);
-    } else {
-        print!("{}", table(&base, &runs));
+    if !args.silent {
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&to_json(&runs)?)?);
+        } else {
+            print!("{}", table(&base, &runs));
+        }
     }
     check_complete(&runs)
 }
