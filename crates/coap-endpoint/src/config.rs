@@ -42,6 +42,12 @@ pub struct Config {
     pub echo_lifetime: Duration,
     /// Verified sources remembered at once (the oldest are forgotten first).
     pub max_verified: usize,
+    /// Finished exchanges kept at once to count late duplicate responses (each for
+    /// `exchange_lifetime`); beyond, the oldest retire early and are counted
+    /// ([`crate::Endpoint::early_retirements`]): a duplicate of one of them arrives uncounted.
+    /// Unbounded by default (the simulator counts every duplicate); the real-network drivers
+    /// bound it, so a long fast run's memory does not grow with its rate × 247 s.
+    pub max_finished: usize,
 }
 
 /// When a CON request that gets no answer fails.
@@ -92,6 +98,7 @@ impl Config {
             amplification_factor: None,
             echo_lifetime: Duration::from_secs(60),
             max_verified: 16384,
+            max_finished: usize::MAX,
         }
     }
 

@@ -215,6 +215,8 @@ pub struct Endpoint<A, R> {
     finished: BTreeMap<ExchangeId, Box<Exchange<A>>>,
     /// (retire time, exchange) in finishing order; the lifetime is constant, so times ascend.
     retiring: VecDeque<(Instant, ExchangeId)>,
+    /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
+    early_retirements: u64,
     duplicates: u64,
     by_mid: BTreeMap<(A, u16), ExchangeId>,
     by_token: BTreeMap<(A, Token), ExchangeId>,
@@ -280,6 +282,7 @@ where
             exchanges: BTreeMap::new(),
             finished: BTreeMap::new(),
             retiring: VecDeque::new(),
+            early_retirements: 0,
             duplicates: 0,
             by_mid: BTreeMap::new(),
             by_token: BTreeMap::new(),
@@ -317,6 +320,12 @@ where
     /// the budget is too small for the request rate.
     pub fn dedup_early_evictions(&self) -> u64 {
         self.dedup.early_evictions()
+    }
+
+    /// Finished exchanges retired before `exchange_lifetime` to stay within
+    /// [`Config::max_finished`]: duplicates of their responses that came later were not counted.
+    pub fn early_retirements(&self) -> u64 {
+        self.early_retirements
     }
 
     /// Exchanges held, finished ones awaiting retirement included.
@@ -468,6 +477,11 @@ where
         let dest = ex.dest.clone();
         self.finished.insert(id, ex);
         self.retiring.push_back((retire_at, id));
+        while self.finished.len() > self.cfg.max_finished {
+            let Some((_, oldest)) = self.retiring.pop_front() else { break };
+            self.retire(oldest);
+            self.early_retirements += 1;
+        }
         self.events.push_back(match outcome {
             Outcome::Response(code) => Event::Response { id, code, options: answer.0, payload: answer.1 },
             Outcome::Failed(reason) => Event::Failed { id, reason },

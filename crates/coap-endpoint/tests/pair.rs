@@ -367,3 +367,20 @@ fn lost_ack_of_a_separate_response_is_answered_again() {
     assert_eq!((r.outcome, r.duplicates), (Outcome::Response(Code::CONTENT), 1));
     assert!(close(secs(r.responded_at.unwrap()), 1.1));
 }
+
+#[test]
+fn finished_exchanges_beyond_the_bound_retire_early_and_are_counted() {
+    let mut cc = Config::new(coap_cc::CcConfig::parse("default").unwrap());
+    cc.max_finished = 2;
+    let mut p = Pair::with(cc, Config::new(coap_cc::CcConfig::parse("default").unwrap()), false, 4);
+    for _ in 0..5 {
+        p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    }
+    // 5 exchanges, one after the other (NSTART 1), finished by 1 s: far within EXCHANGE_LIFETIME,
+    // so only the bound retires them: 3 early, the last 2 kept
+    p.run_until(1.0);
+    assert_eq!(p.client.early_retirements(), 3);
+    assert_eq!(p.client.exchange_count(), 2);
+    let retired = p.events.iter().filter(|e| matches!(e, Event::Retired(_))).count();
+    assert_eq!(retired, 3, "their reports were delivered");
+}

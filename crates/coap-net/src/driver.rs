@@ -89,6 +89,10 @@ pub enum Direction {
 /// Receives every datagram sent and received, with its peer (`coapcc client -v 2`).
 pub type DatagramLogFn = Box<dyn FnMut(Direction, SocketAddr, &[u8]) + Send>;
 
+/// Receives the report of every exchange as it retires, instead of the driver keeping them for
+/// [`EndpointHandle::finish`] (so a long run's memory does not grow with its exchanges).
+pub type RetiredFn = Box<dyn FnMut(ExchangeReport<SocketAddr>) + Send>;
+
 /// What a driver reports as it goes.
 #[derive(Default)]
 pub struct Logs {
@@ -96,6 +100,8 @@ pub struct Logs {
     pub transmissions: Option<LogFn>,
     /// Each datagram, both ways.
     pub datagrams: Option<DatagramLogFn>,
+    /// Each retired exchange's report (then `finish` returns none).
+    pub retired: Option<RetiredFn>,
 }
 
 impl std::fmt::Debug for Logs {
@@ -103,6 +109,7 @@ impl std::fmt::Debug for Logs {
         f.debug_struct("Logs")
             .field("transmissions", &self.transmissions.is_some())
             .field("datagrams", &self.datagrams.is_some())
+            .field("retired", &self.retired.is_some())
             .finish()
     }
 }
@@ -126,6 +133,8 @@ pub struct StateSize {
     pub dedup_early_evictions: u64,
     /// Exchanges, finished ones awaiting retirement included.
     pub exchanges: usize,
+    /// Finished exchanges retired early to stay within `Config::max_finished`.
+    pub early_retirements: u64,
 }
 
 /// The application's handle on an endpoint task.
@@ -241,7 +250,7 @@ async fn run(
     logs: Logs,
     serve: bool,
 ) {
-    let (mut log, mut datagrams) = (logs.transmissions, logs.datagrams);
+    let (mut log, mut datagrams, mut retired) = (logs.transmissions, logs.datagrams, logs.retired);
     let mut inbuf = vec![0u8; 65536];
     let mut out = Vec::with_capacity(1500);
     let mut waiting: HashMap<ExchangeId, Waiting> = HashMap::new();
@@ -287,6 +296,7 @@ async fn run(
                         dedup_bytes: ep.dedup_bytes(),
                         dedup_early_evictions: ep.dedup_early_evictions(),
                         exchanges: ep.exchange_count(),
+                        early_retirements: ep.early_retirements(),
                     });
                 }
                 Some(Command::Finish { reply }) => {
@@ -332,7 +342,10 @@ async fn run(
                         let _ = w.reply.send(Err(f));
                     }
                 }
-                Event::Retired(r) => reports.push(r),
+                Event::Retired(r) => match retired.as_mut() {
+                    Some(f) => f(r),
+                    None => reports.push(r),
+                },
             }
         }
         if let Some(reply) = finish.take() {

@@ -28,7 +28,7 @@ use tokio::net::UdpSocket;
 
 pub use clock::Clock;
 pub use driver::{
-    DatagramLogFn, Direction, EndpointHandle, LogFn, Logs, Reply, RequestFailure, StateSize, TransmissionLog,
+    DatagramLogFn, Direction, EndpointHandle, LogFn, Logs, Reply, RequestFailure, RetiredFn, StateSize, TransmissionLog,
 };
 
 /// File descriptors a server or relay leaves for everything but its sockets (listener, runtime,
@@ -49,19 +49,25 @@ pub fn os_seed() -> u64 {
     rand_core::RngCore::next_u64(&mut rng)
 }
 
+/// Finished exchanges an endpoint of the real-network drivers keeps at once to count late
+/// duplicate responses (a few hundred bytes each): a client's memory stays bounded however fast
+/// and long it runs; the oldest retire early, counted, past it.
+pub const MAX_FINISHED: usize = 1024;
+
 /// The endpoint configuration the real-network drivers use: transmission events on, for logs
 /// and RTTs; amplification mitigation on (RFC 9175 §2.4: responses to unverified sources at most
-/// 3× their request, else an Echo challenge).
+/// 3× their request, else an Echo challenge); at most [`MAX_FINISHED`] finished exchanges kept.
 pub fn config(cc: CcConfig) -> Config {
     let mut c = Config::new(cc);
     c.transmission_events = true;
     c.amplification_factor = Some(3);
+    c.max_finished = MAX_FINISHED;
     c
 }
 
 /// A client endpoint on `bind` (port 0: any).
 pub async fn client(bind: SocketAddr, cc: CcConfig, seed: u64, log: Option<LogFn>) -> std::io::Result<EndpointHandle> {
-    let logs = Logs { transmissions: log, datagrams: None };
+    let logs = Logs { transmissions: log, ..Logs::default() };
     client_with(bind, cc, seed, ClientOptions { connect: None, logs }).await
 }
 

@@ -1,8 +1,17 @@
 //! `coapcc load`: N concurrent clients, each with its own socket, endpoint and controller,
 //! running the reference workload (docs/bottleneck.md) against a real server.
+//!
+//! Statistics are streamed: each exchange's report is folded into its client's [`ClientStats`]
+//! (counters and the ends of its flow) and into one run-wide RTT histogram as it retires, so a
+//! run's memory is constant per client whatever its length. The RTT histogram is HdrHistogram's
+//! (the `hdrhistogram` crate): microseconds from 1 µs to one hour, three significant digits, so
+//! every quantile (min and max too) is within 0.1 % of the exact one.
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use hdrhistogram::Histogram;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request};
@@ -31,11 +40,103 @@ pub struct LoadSpec {
     pub bind: SocketAddr,
 }
 
+/// One client's exchanges, folded as they end: constant memory whatever the run's length.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientStats {
+    /// Exchanges that ended (Echo challenges not counted).
+    pub exchanges: u64,
+    /// Exchanges that failed.
+    pub failed: u64,
+    /// Exchanges by number of retransmissions (index = retransmissions).
+    pub retransmissions_hist: Vec<u64>,
+    /// Duplicate responses received.
+    pub duplicates: u64,
+    /// The largest RTO that expired.
+    pub max_expired_rto: coap_cc::Duration,
+    /// Exchanges answered with an Echo challenge (4.01), left out of everything else.
+    pub echo_challenges: u64,
+    /// The earliest exchange (by id): its id and first transmission.
+    first: Option<(ExchangeId, coap_cc::Instant)>,
+    /// The latest exchange (by id): its id and its response's time, if it got one.
+    last: Option<(ExchangeId, Option<coap_cc::Instant>)>,
+    /// The client ran its whole workload (not interrupted).
+    pub complete: bool,
+}
+
+impl ClientStats {
+    /// Folds in one exchange's report.
+    pub fn add(&mut self, r: &ExchangeReport<SocketAddr>) {
+        if r.outcome == Outcome::Response(coap_wire::Code::UNAUTHORIZED) {
+            self.echo_challenges += 1;
+            return;
+        }
+        self.exchanges += 1;
+        self.failed += matches!(r.outcome, Outcome::Failed(_)) as u64;
+        let retx = r.retransmissions() as usize;
+        if self.retransmissions_hist.len() <= retx {
+            self.retransmissions_hist.resize(retx + 1, 0);
+        }
+        self.retransmissions_hist[retx] += 1;
+        self.duplicates += r.duplicates as u64;
+        if let Some(&m) = r.expired_rtos().iter().max() {
+            self.max_expired_rto = self.max_expired_rto.max(m);
+        }
+        if let Some(&sent) = r.sent.first() {
+            if self.first.is_none_or(|(id, _)| r.id < id) {
+                self.first = Some((r.id, sent));
+            }
+        }
+        if self.last.is_none_or(|(id, _)| r.id > id) {
+            self.last = Some((r.id, r.responded_at));
+        }
+    }
+
+    /// The flow completion time: the first exchange's first transmission to the last one's
+    /// response; `None` if the last exchange got no response or the client did not run its
+    /// whole workload (an interrupted run).
+    pub fn fct(&self) -> Option<coap_cc::Duration> {
+        match (self.complete, self.first, self.last) {
+            (true, Some((_, start)), Some((_, Some(end)))) => Some(end - start),
+            _ => None,
+        }
+    }
+}
+
+/// The run-wide RTT histogram (see the module doc).
+pub fn rtt_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Folds `r` into `stats`, and its RTT (if it got a response) into `rtts`, in microseconds.
+fn fold(stats: &mut ClientStats, rtts: &Mutex<Histogram<u64>>, r: &ExchangeReport<SocketAddr>) {
+    stats.add(r);
+    if r.outcome == Outcome::Response(coap_wire::Code::UNAUTHORIZED) {
+        return;
+    }
+    if let Some(rtt) = r.rtt() {
+        if let Ok(mut h) = rtts.lock() {
+            h.saturating_record((rtt.as_nanos() / 1000).max(1));
+        }
+    }
+}
+
+/// The clients' folded statistics and the RTT histogram, taken out of their locks.
+fn collected(stats: &[Arc<Mutex<ClientStats>>], rtts: &Mutex<Histogram<u64>>) -> (Vec<ClientStats>, Histogram<u64>) {
+    let clients = stats.iter().map(|s| s.lock().map(|s| s.clone()).unwrap_or_default()).collect();
+    (clients, rtts.lock().map(|h| h.clone()).unwrap_or_else(|_| rtt_histogram()))
+}
+
 /// What a load run leaves.
 #[derive(Debug)]
 pub struct LoadResult {
-    /// Per client, its exchanges' reports.
-    pub reports: Vec<Vec<ExchangeReport<SocketAddr>>>,
+    /// Per client, its exchanges folded.
+    pub clients: Vec<ClientStats>,
+    /// Every exchange's RTT, microseconds.
+    pub rtts: Histogram<u64>,
+    /// Finished exchanges retired before EXCHANGE_LIFETIME to bound memory
+    /// ([`crate::MAX_FINISHED`] per client): duplicates of their responses that came later were
+    /// not counted.
+    pub early_retirements: u64,
     /// Exchanges still waiting for their outcome when the run was interrupted.
     pub in_flight: usize,
     /// Whether `stop` ended the run early.
@@ -48,15 +149,29 @@ pub struct LoadResult {
 /// Runs the clients until they finish or `stop` completes (Ctrl-C).
 pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let Some(cc) = spec.cc.clone() else { return run_tcp(spec, stop).await };
+    let rtts = Arc::new(Mutex::new(rtt_histogram()));
     let mut handles = Vec::new();
+    let mut stats = Vec::new();
     for c in 0..spec.clients {
         let seed = rand_core::RngCore::next_u64(&mut Stream::Host(c).rng(spec.seed, 0));
-        handles.push(crate::client(spec.bind, cc.clone(), seed, None).await?);
+        // each report folded as its exchange retires, not kept
+        let st = Arc::new(Mutex::new(ClientStats::default()));
+        let (s, r) = (st.clone(), rtts.clone());
+        let retired: crate::RetiredFn = Box::new(move |report| {
+            if let Ok(mut s) = s.lock() {
+                fold(&mut s, &r, &report);
+            }
+        });
+        let opts =
+            crate::ClientOptions { connect: None, logs: crate::Logs { retired: Some(retired), ..Default::default() } };
+        handles.push(crate::client_with(spec.bind, cc.clone(), seed, opts).await?);
+        stats.push(st);
     }
     let mut tasks = tokio::task::JoinSet::new();
     for (c, h) in handles.iter().enumerate() {
         let h = h.clone();
         let spec = spec.clone();
+        let stats = stats[c].clone();
         tasks.spawn(async move {
             // the simulator's workload and draws (replication 0): client c's own stream
             let wspec = workload_spec(&spec);
@@ -72,6 +187,9 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                 let _ = h.transfer(spec.server, spec.request.clone(), None, MAX_BODY).await;
                 next = w.ended(&wspec);
             }
+            if let Ok(mut s) = stats.lock() {
+                s.complete = true;
+            }
         });
     }
     let all_done = async { while tasks.join_next().await.is_some() {} };
@@ -79,20 +197,20 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         _ = all_done => false,
         _ = stop => true,
     };
-    let mut in_flight = 0;
-    let mut reports = Vec::new();
-    let mut echo_challenges = 0;
+    // the clients stop at once (their exchanges in flight stay in their endpoints, counted)
+    tasks.abort_all();
+    let (mut in_flight, mut early_retirements) = (0, 0);
     for h in handles {
         if interrupted {
             in_flight += h.in_flight().await;
         }
-        let mut r = h.finish().await;
-        let before = r.len();
-        r.retain(|x| x.outcome != Outcome::Response(coap_wire::Code::UNAUTHORIZED));
-        echo_challenges += before - r.len();
-        reports.push(r);
+        early_retirements += h.state().await.map_or(0, |s| s.early_retirements);
+        // its exchanges still open retire now, through the same fold
+        h.finish().await;
     }
-    Ok(LoadResult { reports, in_flight, interrupted, echo_challenges })
+    let (clients, rtts) = collected(&stats, &rtts);
+    let echo_challenges = clients.iter().map(|c| c.echo_challenges as usize).sum();
+    Ok(LoadResult { clients, rtts, in_flight, interrupted, echo_challenges, early_retirements })
 }
 
 /// The largest response body a load client accepts.
@@ -142,14 +260,17 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         pre.resize_with(spec.clients as usize, || None);
     }
     let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let rtts = Arc::new(Mutex::new(rtt_histogram()));
+    let stats: Vec<Arc<Mutex<ClientStats>>> =
+        (0..spec.clients).map(|_| Arc::new(Mutex::new(ClientStats::default()))).collect();
     let mut tasks = tokio::task::JoinSet::new();
     for (c, conn) in pre.into_iter().enumerate() {
         let spec = spec.clone();
         let in_flight = in_flight.clone();
+        let (stats, rtts) = (stats[c].clone(), rtts.clone());
         tasks.spawn(async move {
             let wspec = workload_spec(&spec);
             let mut w = ClientSteps::new(c as u32, spec.seed, 0);
-            let mut reports = Vec::new();
             let mut conn = conn;
             let mut setup_start = None;
             let mut next = w.start(&wspec);
@@ -175,27 +296,104 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                     }
                     None => Outcome::Failed(FailReason::Timeout),
                 };
-                reports.push(report(done as u64, spec.server, start, clock.now(), outcome));
+                let r = report(done as u64, spec.server, start, clock.now(), outcome);
+                if let Ok(mut s) = stats.lock() {
+                    fold(&mut s, &rtts, &r);
+                }
                 next = w.ended(&wspec);
             }
             if let Some(k) = conn {
                 k.release().await;
             }
-            (c, reports)
+            if let Ok(mut s) = stats.lock() {
+                s.complete = true;
+            }
         });
     }
-    let mut reports: Vec<Vec<ExchangeReport<SocketAddr>>> = vec![Vec::new(); spec.clients as usize];
-    let collect = async {
-        while let Some(r) = tasks.join_next().await {
-            if let Ok((c, rep)) = r {
-                reports[c] = rep;
-            }
-        }
-    };
+    let collect = async { while tasks.join_next().await.is_some() {} };
     let interrupted = tokio::select! {
         _ = collect => false,
         _ = stop => true,
     };
+    tasks.abort_all();
     let in_flight = in_flight.load(std::sync::atomic::Ordering::Relaxed);
-    Ok(LoadResult { reports, in_flight, interrupted, echo_challenges: 0 })
+    let (clients, rtts) = collected(&stats, &rtts);
+    Ok(LoadResult { clients, rtts, in_flight, interrupted, echo_challenges: 0, early_retirements: 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coap_cc::{Duration, Instant};
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_nanos(ms * 1_000_000)
+    }
+
+    /// Exchange `id` sent at `sent` (ms), retransmitted after each of `rtos` (ms) expired,
+    /// answered at `answered` (ms) with `code`, or failed.
+    fn exchange(
+        id: u64,
+        sent: u64,
+        rtos: &[u64],
+        answered: Option<(u64, coap_wire::Code)>,
+    ) -> ExchangeReport<SocketAddr> {
+        let mut times = vec![at(sent)];
+        for r in rtos {
+            times.push(*times.last().unwrap() + Duration::from_nanos(r * 1_000_000));
+        }
+        ExchangeReport {
+            id: ExchangeId(id),
+            dest: SocketAddr::from(([127, 0, 0, 1], 5683)),
+            sent: times,
+            rtos: rtos.iter().map(|r| Duration::from_nanos(r * 1_000_000)).collect(),
+            expired: rtos.len() as u32,
+            acked_at: answered.map(|a| at(a.0)),
+            responded_at: answered.map(|a| at(a.0)),
+            outcome: answered.map_or(Outcome::Failed(FailReason::Timeout), |a| Outcome::Response(a.1)),
+            duplicates: rtos.len() as u32,
+        }
+    }
+
+    #[test]
+    fn a_clients_exchanges_fold_in_any_order() {
+        let ok = coap_wire::Code::CONTENT;
+        let reports = [
+            exchange(0, 100, &[], Some((350, ok))),
+            // challenged with Echo: left out of everything
+            exchange(1, 350, &[], Some((360, coap_wire::Code::UNAUTHORIZED))),
+            exchange(2, 360, &[2000, 4000], Some((6600, ok))),
+            exchange(3, 6600, &[2500], None),
+            exchange(4, 9100, &[], Some((9400, ok))),
+        ];
+        let rtts = Mutex::new(rtt_histogram());
+        let mut forward = ClientStats { complete: true, ..ClientStats::default() };
+        for r in &reports {
+            fold(&mut forward, &rtts, r);
+        }
+        // by hand: 4 exchanges (one Echo challenge apart), 1 failed, retransmissions 0, 2, 1, 0;
+        // duplicates 3; the largest expired RTO 4 s; FCT from 100 ms to 9,400 ms
+        assert_eq!((forward.exchanges, forward.failed, forward.echo_challenges), (4, 1, 1));
+        assert_eq!(forward.retransmissions_hist, [2, 1, 1]);
+        assert_eq!(forward.duplicates, 3);
+        assert_eq!(forward.max_expired_rto, Duration::from_nanos(4_000_000_000));
+        assert_eq!(forward.fct(), Some(Duration::from_nanos(9_300_000_000)));
+        // RTTs of the answered ones: 250, 6,240 and 300 ms
+        let h = rtts.lock().unwrap();
+        assert_eq!(h.len(), 3);
+        assert!(h.equivalent(h.min(), 250_000) && h.equivalent(h.max(), 6_240_000));
+        assert!(h.equivalent(h.value_at_quantile(0.5), 300_000));
+        // retirement order does not matter
+        let mut shuffled = ClientStats { complete: true, ..ClientStats::default() };
+        for i in [4, 2, 0, 3, 1] {
+            shuffled.add(&reports[i]);
+        }
+        assert_eq!(shuffled, forward);
+        // a last exchange that failed: no FCT; nor for a client interrupted before its end
+        let mut cut = ClientStats { complete: true, ..ClientStats::default() };
+        cut.add(&reports[0]);
+        cut.add(&reports[3]);
+        assert_eq!(cut.fct(), None);
+        assert_eq!(ClientStats { complete: false, ..forward }.fct(), None);
+    }
 }
