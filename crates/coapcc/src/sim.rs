@@ -58,6 +58,9 @@ pub struct Args {
     /// Write summary.json, clients.csv, exchanges.csv and rto.csv into this directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    /// Run even if the memory the run is estimated to need exceeds what the machine has available.
+    #[arg(long)]
+    pub(crate) ignore_memory: bool,
     /// A library caller's scenario text and where it came from (instead of --scenario/--preset).
     #[arg(skip)]
     pub(crate) text: Option<(String, String)>,
@@ -103,6 +106,7 @@ pub fn run_library(run: LibraryRun, out: PathBuf) -> Result<Option<String>, Erro
         preset: None,
         duration: run.duration,
         json: false,
+        ignore_memory: false,
         out: Some(out),
         text: run.text,
         silent: true,
@@ -175,6 +179,63 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
     Ok(s)
 }
 
+/// What a bottleneck client costs, measured (4,000 clients × 50 exchanges, `/usr/bin/time`): its
+/// live state while its replication runs (endpoint, controller, workload, its share of the event
+/// queue and the server's caches), and the records kept for each of its exchanges until the
+/// summary.
+const LIVE_BYTES_PER_CLIENT: u64 = 19_000;
+const RECORD_BYTES_PER_EXCHANGE: u64 = 180;
+const BASE_BYTES: u64 = 32 << 20;
+
+/// The memory a run of `scenarios` needs, estimated: every replication's records are kept, and
+/// `threads` replications are live at once.
+pub(crate) fn memory_estimate(scenarios: &[Scenario], threads: usize) -> u64 {
+    let records: u64 = scenarios
+        .iter()
+        .map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64 * RECORD_BYTES_PER_EXCHANGE)
+        .sum();
+    let live = scenarios
+        .iter()
+        .map(|s| s.clients as u64 * LIVE_BYTES_PER_CLIENT * (s.reps as u64).min(threads as u64))
+        .max()
+        .unwrap_or(0);
+    BASE_BYTES + records + live
+}
+
+/// The memory the machine has available (Linux's MemAvailable), if it says.
+fn memory_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Stops, with the estimate, a run that would not fit in the machine's available memory.
+fn check_memory(scenarios: &[Scenario], threads: usize) -> Result<(), Error> {
+    let (need, Some(have)) = (memory_estimate(scenarios, threads), memory_available()) else { return Ok(()) };
+    if need <= have {
+        return Ok(());
+    }
+    let gb = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let s = &scenarios[0];
+    Err(format!(
+        "this run would need about {:.1} GB ({} clients × {} exchanges × {} replication(s) × {} algorithm(s): about {} KB per \
+         client while its replication runs, {} replication(s) at once, and {} B per exchange kept for the summary), but \
+         the machine has {:.1} GB available. Use fewer clients, exchanges or replications, or fewer --threads; \
+         --ignore-memory runs it anyway",
+        gb(need),
+        s.clients,
+        s.exchanges,
+        s.reps,
+        scenarios.len(),
+        LIVE_BYTES_PER_CLIENT / 1000,
+        (s.reps as usize).min(threads),
+        RECORD_BYTES_PER_EXCHANGE,
+        gb(have)
+    )
+    .into())
+}
+
 /// One algorithm's run over a scenario of kind `S` (bottleneck or mesh): what `--json` prints.
 #[derive(Debug, Serialize)]
 pub(crate) struct Run<S> {
@@ -239,6 +300,9 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let scenarios: Vec<Scenario> =
         specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;
     let pool = pool(args.threads)?;
+    if !args.ignore_memory {
+        check_memory(&scenarios, pool.current_num_threads())?;
+    }
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
