@@ -679,7 +679,12 @@ where
         if self.echo_value(peer, secs)[..] != *echo {
             return false;
         }
-        while self.verified.len() >= self.cfg.max_verified {
+        // forget the expired, and the oldest while full; queue slots of a source verified again
+        // since are stale and go with them (so the queue cannot outgrow the map for long)
+        while let Some(&(t, _)) = self.verified_order.front() {
+            if now < t + life && self.verified.len() < self.cfg.max_verified {
+                break;
+            }
             let Some((t, p)) = self.verified_order.pop_front() else { break };
             if self.verified.get(&p) == Some(&t) {
                 self.verified.remove(&p);

@@ -132,11 +132,13 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let cost = cached.cost::<A>();
-        self.remove(&peer, mid);
         self.evict_to(now, cost);
         self.bytes += cost;
         self.order.push_back((expires, peer.clone(), mid));
-        self.map.insert((peer, mid), Entry { expires, cached, cost });
+        // one map operation on the hot path; a (rare) entry under the same key is replaced
+        if let Some(old) = self.map.insert((peer, mid), Entry { expires, cached, cost }) {
+            self.bytes -= old.cost;
+        }
     }
 
     fn remove(&mut self, peer: &A, mid: u16) -> Option<Entry> {

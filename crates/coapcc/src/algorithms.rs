@@ -31,12 +31,7 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let only_tcp = args.spec.as_deref() == Some("tcp");
     let configs: Vec<CcConfig> = match &args.spec {
         Some(_) if only_tcp => Vec::new(),
-        Some(spec) => match CcConfig::parse(spec) {
-            Err(e @ coap_cc::SpecError::UnknownAlgorithm(_)) => {
-                return Err(format!("{e}; or tcp (CoAP over TCP)").into())
-            }
-            r => vec![r?],
-        },
+        Some(spec) => vec![CcConfig::parse(spec).map_err(|e| netsim::scenario::spec_error(&e))?],
         None => ALGORITHMS.iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?,
     };
     let show_tcp = args.spec.is_none() || only_tcp;

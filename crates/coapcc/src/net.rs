@@ -7,7 +7,7 @@ use coap_cc::CcConfig;
 use coap_endpoint::Request;
 use coap_wire::Code;
 use netsim::loss::ErrorProfile;
-use netsim::summary::Distribution;
+use netsim::summary::{Distribution, Tail};
 use netsim::{Scenario, Summary, WorkloadKind};
 
 type Error = Box<dyn std::error::Error>;
@@ -282,10 +282,6 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
 /// The statistics `load` reports, from its clients' streamed ones: the fields of `sim --json`
 /// that apply (RTT quantiles from the run's histogram, within 0.1 %).
 fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
-    let tail = |v: Vec<f64>| {
-        let d = Distribution::of(v);
-        netsim::summary::Tail { p50: d.p50, p90: d.p90, max: d.max }
-    };
     let mut hist: Vec<u64> = Vec::new();
     for c in &r.clients {
         if hist.len() < c.retransmissions_hist.len() {
@@ -317,8 +313,8 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
         failed_exchanges: r.clients.iter().map(|c| c.failed).sum(),
         retransmissions_hist: hist,
         rtt_s,
-        unnecessary_retx_per_client: tail(r.clients.iter().map(|c| c.duplicates as f64).collect()),
-        max_expired_rto_per_client_s: tail(r.clients.iter().map(|c| c.max_expired_rto.as_secs_f64()).collect()),
+        unnecessary_retx_per_client: Tail::of(r.clients.iter().map(|c| c.duplicates as f64).collect()),
+        max_expired_rto_per_client_s: Tail::of(r.clients.iter().map(|c| c.max_expired_rto.as_secs_f64()).collect()),
         lln: None,
         network: netsim::summary::NetworkSummary::Real,
         events: 0,
@@ -474,12 +470,9 @@ fn transport(uri: &crate::uri::CoapUri, text: &str, cc: Option<&str>) -> Result<
         (false, Some("tcp")) => {
             Err(format!("--cc tcp needs a coap+tcp:// URI (the URI's scheme chooses the transport), not {text}").into())
         }
-        (false, c) => match CcConfig::parse(c.unwrap_or("default")) {
-            Err(e @ coap_cc::SpecError::UnknownAlgorithm(_)) => {
-                Err(format!("{e}; or tcp (CoAP over TCP, with a coap+tcp:// URI)").into())
-            }
-            r => Ok(Some(r?)),
-        },
+        (false, c) => {
+            CcConfig::parse(c.unwrap_or("default")).map(Some).map_err(|e| netsim::scenario::spec_error(&e).into())
+        }
     }
 }
 

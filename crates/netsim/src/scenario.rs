@@ -110,6 +110,15 @@ pub(crate) fn cc_with_defaults(
     Ok(cfg)
 }
 
+/// A `--cc` spec's error as the tools say it: an unknown algorithm's message also names `tcp`,
+/// the transport choice beside coap-cc's algorithms.
+pub fn spec_error(e: &coap_cc::SpecError) -> String {
+    match e {
+        coap_cc::SpecError::UnknownAlgorithm(_) => format!("{e}; or tcp (CoAP over TCP)"),
+        e => e.to_string(),
+    }
+}
+
 /// Writes `given` over `base`: tables key by key (recursively), other values replaced; a table
 /// that names a `model` (a tagged enum: a loss model) replaces the base's whole.
 pub fn overlay(base: &mut toml::Table, given: toml::Table) {
@@ -210,8 +219,8 @@ impl Scenario {
             p.mss = self.uplink.mtu.min(self.downlink.mtu).saturating_sub(self.ip_header_bytes + 20).max(8);
             return Ok(Transport::Tcp(p));
         }
-        if let Err(e @ coap_cc::SpecError::UnknownAlgorithm(_)) = CcConfig::new(name) {
-            return Err(ScenarioError(format!("cc: {e}; or tcp (CoAP over TCP)")));
+        if let Err(e) = CcConfig::new(name) {
+            return Err(ScenarioError(format!("cc: {}", spec_error(&e))));
         }
         self.cc_config().map(Transport::Udp)
     }

@@ -49,6 +49,14 @@ pub struct Tail {
     pub max: f64,
 }
 
+impl Tail {
+    /// Of unsorted values (NaN everywhere when empty).
+    pub fn of(v: Vec<f64>) -> Self {
+        let d = Distribution::of(v);
+        Tail { p50: d.p50, p90: d.p90, max: d.max }
+    }
+}
+
 /// Drops by cause and direction, summed over replications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Drops {
@@ -200,10 +208,6 @@ impl Summary {
             }
             hist[i] += 1;
         }
-        let tail = |v: Vec<f64>| {
-            let d = Distribution::of(v);
-            Tail { p50: d.p50, p90: d.p90, max: d.max }
-        };
         let bottleneck: Vec<(&BottleneckReport, u64)> = reps
             .iter()
             .filter_map(|r| match &r.network {
@@ -225,8 +229,8 @@ impl Summary {
             failed_exchanges: clients.clone().map(|c| c.failed as u64).sum(),
             retransmissions_hist: hist,
             rtt_s: Distribution::of(exchanges.filter_map(|e| e.rtt_ns).map(|ns| ns as f64 / 1e9).collect()),
-            unnecessary_retx_per_client: tail(clients.clone().map(|c| c.duplicates as f64).collect()),
-            max_expired_rto_per_client_s: tail(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
+            unnecessary_retx_per_client: Tail::of(clients.clone().map(|c| c.duplicates as f64).collect()),
+            max_expired_rto_per_client_s: Tail::of(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
             lln: crate::lln::summary::lln_metrics(reps),
             network,
             events: reps.iter().map(|r| r.events).sum(),
