@@ -288,7 +288,7 @@ impl PlanRecord {
 
     /// How many of the plan's cells have finished in `dir`.
     pub fn present(&self, dir: &Path) -> usize {
-        self.cells.iter().filter(|id| dir.join("cells").join(format!("{id}.json")).exists()).count()
+        self.cells.iter().filter(|id| finished(dir, id)).count()
     }
 }
 
