@@ -7,7 +7,8 @@
 //! weighs the first ticks heavily and promised "ETA 0s" a second into long runs.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -42,22 +43,25 @@ fn status(done: u64, total: u64, elapsed_s: f64) -> String {
 /// A running progress display.
 #[derive(Debug)]
 pub struct Bar {
-    done: Arc<AtomicBool>,
+    /// Dropped to stop the display: its thread wakes at once (a run's end is never delayed by
+    /// the display's refresh interval).
+    done: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// Waits up to `d` for the stop signal: true once the run is over.
+fn stopped(stop: &mpsc::Receiver<()>, d: Duration) -> bool {
+    !matches!(stop.recv_timeout(d), Err(RecvTimeoutError::Timeout))
 }
 
 impl Bar {
     /// Watches `counter` up to `total`, showing progress once a second has passed.
     pub fn start(total: u64, counter: Arc<AtomicU64>, unit: &'static str) -> Self {
-        let done = Arc::new(AtomicBool::new(false));
-        let stop = done.clone();
+        let (done, stop) = mpsc::channel();
         let thread = std::thread::spawn(move || {
             let wait = crate::wall::Stopwatch::start();
-            while wait.seconds() < 1.0 {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            if stopped(&stop, Duration::from_secs(1)) {
+                return;
             }
             if std::io::stderr().is_terminal() {
                 bar(total, &counter, unit, &stop, &wait);
@@ -65,37 +69,39 @@ impl Bar {
                 lines(total, &counter, unit, &stop, &wait);
             }
         });
-        Bar { done, thread: Some(thread) }
+        Bar { done: Some(done), thread: Some(thread) }
     }
 
     /// Stops and clears the display.
     pub fn finish(mut self) {
-        self.done.store(true, Ordering::Relaxed);
+        drop(self.done.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-fn bar(total: u64, counter: &AtomicU64, unit: &str, stop: &AtomicBool, wait: &crate::wall::Stopwatch) {
+fn bar(total: u64, counter: &AtomicU64, unit: &str, stop: &mpsc::Receiver<()>, wait: &crate::wall::Stopwatch) {
     let bar = ProgressBar::new(total).with_elapsed(Duration::from_secs_f64(wait.seconds()));
     let style = ProgressStyle::with_template(&format!(
         "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{human_pos}}/{{human_len}} {unit} {{msg}}"
     ))
     .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         let done = counter.load(Ordering::Relaxed);
         bar.set_position(done);
         bar.set_message(status(done, total, wait.seconds()));
-        std::thread::sleep(Duration::from_millis(100));
+        if stopped(stop, Duration::from_millis(100)) {
+            break;
+        }
     }
     bar.finish_and_clear();
 }
 
-fn lines(total: u64, counter: &AtomicU64, unit: &str, stop: &AtomicBool, wait: &crate::wall::Stopwatch) {
+fn lines(total: u64, counter: &AtomicU64, unit: &str, stop: &mpsc::Receiver<()>, wait: &crate::wall::Stopwatch) {
     let mut next = 0.0;
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         let t = wait.seconds();
         if t >= next {
             let done = counter.load(Ordering::Relaxed);
@@ -103,7 +109,9 @@ fn lines(total: u64, counter: &AtomicU64, unit: &str, stop: &AtomicBool, wait: &
             eprintln!("coapcc: {done}/{total} {unit} ({pct:.0} %) after {} {}", clock(t), status(done, total, t));
             next = t + LOG_EVERY.as_secs_f64();
         }
-        std::thread::sleep(Duration::from_millis(100));
+        if stopped(stop, Duration::from_millis(100)) {
+            break;
+        }
     }
 }
 
