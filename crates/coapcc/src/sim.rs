@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use netsim::loss::ErrorProfile;
-use netsim::{run_rep, RepResult, Scenario, Summary, WorkloadKind};
+use netsim::{run_rep_with, Detail, RepResult, Scenario, Summary, WorkloadKind};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -306,10 +306,12 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
+    // per-exchange records only for --out's exchanges.csv and rto.csv
+    let detail = if args.out.is_some() { Detail::Exchanges } else { Detail::Summary };
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;
-        runs.push(run_reps(&pool, s.clone(), s.reps, |r| run_rep(s, &transport, r, Some(&progress))));
+        runs.push(run_reps(&pool, s.clone(), s.reps, |r| run_rep_with(s, &transport, r, Some(&progress), detail)));
     }
     if let Some(bar) = bar {
         bar.finish();

@@ -25,7 +25,7 @@ use coap_cc::Instant;
 use netmodel::{HostId, Medium, Next, Packet, PacketId, Schedule, Workload};
 
 use crate::queue::EventQueue;
-use crate::record::{ClientRecord, ExchangeRecord};
+use crate::record::{ClientRecord, ExchangeRecord, ExchangeStats};
 
 /// An event.
 #[derive(Debug, Clone, Copy)]
@@ -75,8 +75,10 @@ pub trait Stack {
 pub struct Records {
     /// One per workload host.
     pub clients: Vec<ClientRecord>,
-    /// By client, then exchange.
+    /// By client, then exchange (only with [`crate::record::Detail::Exchanges`]).
     pub exchanges: Vec<ExchangeRecord>,
+    /// Every exchange's RTT and retransmissions.
+    pub stats: ExchangeStats,
 }
 
 /// How a run ended.

@@ -29,7 +29,7 @@ pub mod udp;
 mod world;
 
 pub use netmodel::{loss, WorkloadKind};
-pub use record::{ClientRecord, ExchangeRecord, NetworkReport, RepResult};
+pub use record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
 pub use scenario::{Scenario, ScenarioError, Transport};
 pub use summary::Summary;
-pub use world::{run_rep, Recorder};
+pub use world::{run_rep, run_rep_with, Recorder};

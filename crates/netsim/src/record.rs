@@ -1,6 +1,7 @@
 //! What one replication leaves behind.
 
-use coap_endpoint::{ExchangeReport, Outcome};
+use coap_cc::Instant;
+use coap_endpoint::{ExchangeId, ExchangeReport, Outcome};
 use serde::Serialize;
 
 use netmodel::BottleneckReport;
@@ -58,6 +59,45 @@ pub enum NetworkReport {
     Real,
 }
 
+/// What a replication keeps of its exchanges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Detail {
+    /// Per-client records and the two per-exchange values the summary needs (RTT,
+    /// retransmissions), folded in as each exchange retires: a client's memory does not grow
+    /// with its exchanges' records ([`RepResult::exchanges`] stays empty).
+    #[default]
+    Summary,
+    /// Also every exchange's record, in [`RepResult::exchanges`] (`coapcc sim --out`'s
+    /// exchanges.csv and rto.csv; the mesh's metrics).
+    Exchanges,
+}
+
+/// The per-exchange values every summary needs, whatever the [`Detail`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ExchangeStats {
+    /// The RTT of every exchange that got a response, ns, in no particular order.
+    pub rtt_ns: Vec<u64>,
+    /// Exchanges by number of retransmissions (index = retransmissions).
+    pub retransmissions_hist: Vec<u64>,
+}
+
+impl ExchangeStats {
+    /// Counts one exchange.
+    pub fn add(&mut self, retransmissions: u32, rtt_ns: Option<u64>) {
+        let i = retransmissions as usize;
+        if self.retransmissions_hist.len() <= i {
+            self.retransmissions_hist.resize(i + 1, 0);
+        }
+        self.retransmissions_hist[i] += 1;
+        self.rtt_ns.extend(rtt_ns);
+    }
+
+    /// Exchanges counted.
+    pub fn exchanges(&self) -> u64 {
+        self.retransmissions_hist.iter().sum()
+    }
+}
+
 /// One replication; `N` is the network model's report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RepResult<N = NetworkReport> {
@@ -65,8 +105,10 @@ pub struct RepResult<N = NetworkReport> {
     pub rep: u32,
     /// Per client.
     pub clients: Vec<ClientRecord>,
-    /// Per exchange, by client then index.
+    /// Per exchange, by client then index (only with [`Detail::Exchanges`]).
     pub exchanges: Vec<ExchangeRecord>,
+    /// Every exchange's RTT and retransmissions.
+    pub stats: ExchangeStats,
     /// The network model's counters.
     pub network: N,
     /// Events processed.
@@ -84,6 +126,7 @@ impl<N> RepResult<N> {
             rep: self.rep,
             clients: self.clients,
             exchanges: self.exchanges,
+            stats: self.stats,
             network: f(self.network),
             events: self.events,
             end_ns: self.end_ns,
@@ -92,42 +135,68 @@ impl<N> RepResult<N> {
     }
 }
 
-/// A client's records from its exchange reports (sorted here by exchange id): the same
-/// bookkeeping for the simulator and for real clients (`coapcc load`).
-pub fn from_reports<A>(client: u32, reports: &mut [ExchangeReport<A>]) -> (ClientRecord, Vec<ExchangeRecord>) {
-    reports.sort_by_key(|r| r.id);
-    let mut rec = ClientRecord {
-        client,
-        fct_ns: None,
-        exchanges: reports.len() as u32,
-        failed: 0,
-        retransmissions: 0,
-        duplicates: 0,
-        max_expired_rto_ns: 0,
-    };
-    let mut exchanges = Vec::with_capacity(reports.len());
-    for (i, r) in reports.iter().enumerate() {
-        let expired: Vec<u64> = r.expired_rtos().iter().map(|d| d.as_nanos()).collect();
-        rec.max_expired_rto_ns = rec.max_expired_rto_ns.max(expired.iter().copied().max().unwrap_or(0));
-        rec.retransmissions += r.retransmissions();
-        rec.duplicates += r.duplicates;
-        rec.failed += matches!(r.outcome, Outcome::Failed(_)) as u32;
-        exchanges.push(ExchangeRecord {
-            client,
-            index: i as u32,
-            start_ns: r.sent.first().map_or(0, |t| t.as_nanos()),
-            rtt_ns: r.rtt().map(|d| d.as_nanos()),
-            retransmissions: r.retransmissions(),
-            expired_rtos_ns: expired,
-            last_rto_ns: (r.responded_at.is_some() && r.rtos.len() > r.expired as usize)
-                .then(|| r.rtos[r.expired as usize].as_nanos()),
-            duplicates: r.duplicates,
-        });
-    }
-    if let (Some(first), Some(last)) = (reports.first(), reports.last()) {
-        if let (Some(&start), Some(end)) = (first.sent.first(), last.responded_at) {
-            rec.fct_ns = Some((end - start).as_nanos());
+/// A client's record built as its exchange reports come in, in any order: the same bookkeeping
+/// for every stack, without keeping the reports.
+#[derive(Debug, Clone, Default)]
+pub struct ClientTally {
+    exchanges: u32,
+    failed: u32,
+    retransmissions: u32,
+    duplicates: u32,
+    max_expired_rto_ns: u64,
+    /// The exchange of the smallest id and its first transmission.
+    first: Option<(ExchangeId, Option<Instant>)>,
+    /// The exchange of the largest id and its response.
+    last: Option<(ExchangeId, Option<Instant>)>,
+}
+
+impl ClientTally {
+    /// Folds in one exchange's report.
+    pub fn add<A>(&mut self, r: &ExchangeReport<A>) {
+        self.exchanges += 1;
+        self.failed += matches!(r.outcome, Outcome::Failed(_)) as u32;
+        self.retransmissions += r.retransmissions();
+        self.duplicates += r.duplicates;
+        let max_expired = r.expired_rtos().iter().map(|d| d.as_nanos()).max().unwrap_or(0);
+        self.max_expired_rto_ns = self.max_expired_rto_ns.max(max_expired);
+        if self.first.is_none_or(|(id, _)| r.id < id) {
+            self.first = Some((r.id, r.sent.first().copied()));
+        }
+        if self.last.is_none_or(|(id, _)| r.id > id) {
+            self.last = Some((r.id, r.responded_at));
         }
     }
-    (rec, exchanges)
+
+    /// The client's record: its FCT runs from its first exchange's first transmission to its last
+    /// exchange's response (None if that one failed).
+    pub fn record(&self, client: u32) -> ClientRecord {
+        let fct_ns = match (self.first, self.last) {
+            (Some((_, Some(start))), Some((_, Some(end)))) => Some((end - start).as_nanos()),
+            _ => None,
+        };
+        ClientRecord {
+            client,
+            fct_ns,
+            exchanges: self.exchanges,
+            failed: self.failed,
+            retransmissions: self.retransmissions,
+            duplicates: self.duplicates,
+            max_expired_rto_ns: self.max_expired_rto_ns,
+        }
+    }
+}
+
+/// The record of exchange number `index` of `client`.
+pub fn exchange_record<A>(client: u32, index: u32, r: &ExchangeReport<A>) -> ExchangeRecord {
+    ExchangeRecord {
+        client,
+        index,
+        start_ns: r.sent.first().map_or(0, |t| t.as_nanos()),
+        rtt_ns: r.rtt().map(|d| d.as_nanos()),
+        retransmissions: r.retransmissions(),
+        expired_rtos_ns: r.expired_rtos().iter().map(|d| d.as_nanos()).collect(),
+        last_rto_ns: (r.responded_at.is_some() && r.rtos.len() > r.expired as usize)
+            .then(|| r.rtos[r.expired as usize].as_nanos()),
+        duplicates: r.duplicates,
+    }
 }

@@ -199,15 +199,14 @@ impl Summary {
         let clients = reps.iter().flat_map(|r| &r.clients);
         let fcts: Vec<f64> = clients.clone().filter_map(|c| c.fct_ns).map(|ns| ns as f64 / 1e9).collect();
         let n_clients = clients.clone().count() as u64;
-        let exchanges = reps.iter().flat_map(|r| &r.exchanges);
-        let mut hist = Vec::new();
-        for e in exchanges.clone() {
-            let i = e.retransmissions as usize;
-            if hist.len() <= i {
-                hist.resize(i + 1, 0);
+        let mut hist: Vec<u64> = Vec::new();
+        for h in reps.iter().map(|r| &r.stats.retransmissions_hist) {
+            if hist.len() < h.len() {
+                hist.resize(h.len(), 0);
             }
-            hist[i] += 1;
+            hist.iter_mut().zip(h).for_each(|(a, b)| *a += b);
         }
+        let rtts = reps.iter().flat_map(|r| &r.stats.rtt_ns);
         let bottleneck: Vec<(&BottleneckReport, u64)> = reps
             .iter()
             .filter_map(|r| match &r.network {
@@ -225,10 +224,10 @@ impl Summary {
         Summary {
             clients_without_fct: n_clients - fcts.len() as u64,
             fct_s: Distribution::of(fcts),
-            exchanges: exchanges.clone().count() as u64,
+            exchanges: reps.iter().map(|r| r.stats.exchanges()).sum(),
             failed_exchanges: clients.clone().map(|c| c.failed as u64).sum(),
             retransmissions_hist: hist,
-            rtt_s: Distribution::of(exchanges.filter_map(|e| e.rtt_ns).map(|ns| ns as f64 / 1e9).collect()),
+            rtt_s: Distribution::of(rtts.map(|&ns| ns as f64 / 1e9).collect()),
             unnecessary_retx_per_client: Tail::of(clients.clone().map(|c| c.duplicates as f64).collect()),
             max_expired_rto_per_client_s: Tail::of(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
             lln: crate::lln::summary::lln_metrics(reps),

@@ -29,7 +29,7 @@ use coap_endpoint::{Request, StreamConnection, StreamEvent};
 use netmodel::{HostId, Next, Packet};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
-use crate::record::{ClientRecord, ExchangeRecord};
+use crate::record::{ClientRecord, Detail, ExchangeRecord};
 use crate::tcp::{Segment, Tcp, TcpParams};
 use crate::udp::FixedResponse;
 
@@ -127,6 +127,7 @@ pub struct TcpStack {
     csm_done: u32,
     /// Continuous clients: every connection is ready (or failed), the clock has started.
     go: bool,
+    detail: Detail,
 }
 
 impl TcpStack {
@@ -166,7 +167,14 @@ impl TcpStack {
             payload: payload.to_vec(),
             csm_done: 0,
             go: false,
+            detail: Detail::Summary,
         }
+    }
+
+    /// Keeps `detail` of every exchange (default [`Detail::Summary`]).
+    pub fn with_detail(mut self, detail: Detail) -> Self {
+        self.detail = detail;
+        self
     }
 
     fn client(&mut self, h: HostId) -> &mut Client {
@@ -489,16 +497,20 @@ impl Stack for TcpStack {
                 rec.failed += (e.failed || e.done.is_none()) as u32;
                 rec.retransmissions += e.retx;
                 rec.max_expired_rto_ns = rec.max_expired_rto_ns.max(e.expired.iter().copied().max().unwrap_or(0));
-                out.exchanges.push(ExchangeRecord {
-                    client: c.0,
-                    index: i as u32,
-                    start_ns: e.start.as_nanos(),
-                    rtt_ns: e.done.filter(|_| !e.failed).map(|d| (d - e.start).as_nanos()),
-                    retransmissions: e.retx,
-                    expired_rtos_ns: e.expired.clone(),
-                    last_rto_ns: None, // TCP's timers are per connection, not per exchange
-                    duplicates: e.dups,
-                });
+                let rtt_ns = e.done.filter(|_| !e.failed).map(|d| (d - e.start).as_nanos());
+                out.stats.add(e.retx, rtt_ns);
+                if self.detail == Detail::Exchanges {
+                    out.exchanges.push(ExchangeRecord {
+                        client: c.0,
+                        index: i as u32,
+                        start_ns: e.start.as_nanos(),
+                        rtt_ns,
+                        retransmissions: e.retx,
+                        expired_rtos_ns: e.expired.clone(),
+                        last_rto_ns: None, // TCP's timers are per connection, not per exchange
+                        duplicates: e.dups,
+                    });
+                }
             }
             let start = if self.continuous { cl.exch.first().map(|e| e.start) } else { cl.first_syn };
             if let (Some(s), Some(end)) = (start, cl.exch.last().and_then(|e| e.done.filter(|_| !e.failed))) {

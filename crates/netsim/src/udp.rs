@@ -15,6 +15,7 @@ use netmodel::{HostId, Next, Packet};
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
+use crate::record::{ClientTally, Detail, ExchangeStats};
 
 /// The endpoint's timer slot of a host.
 const ENDPOINT_TIMER: u32 = 0;
@@ -47,24 +48,31 @@ pub struct UdpHost {
     app_timer: TimerSlot,
     /// Where its workload's requests go (None: it runs no workload).
     server: Option<HostId>,
+    /// Its record so far.
+    tally: ClientTally,
+    /// Its exchanges' reports (only with [`Detail::Exchanges`]).
     reports: Vec<ExchangeReport<HostId>>,
+    /// About how many exchanges it runs.
+    expected: usize,
 }
 
 impl UdpHost {
-    /// A host that runs a workload against `server` (expecting about `exchanges` reports).
+    /// A host that runs a workload against `server` (expecting about `exchanges` exchanges).
     pub fn client(ep: Endpoint<HostId, ChaCha8Rng>, server: HostId, exchanges: usize) -> Self {
-        UdpHost {
-            ep,
-            timer: TimerSlot::default(),
-            app_timer: TimerSlot::default(),
-            server: Some(server),
-            reports: Vec::with_capacity(exchanges),
-        }
+        UdpHost { server: Some(server), expected: exchanges, ..UdpHost::server(ep) }
     }
 
     /// A host that only answers (its endpoint has a handler).
     pub fn server(ep: Endpoint<HostId, ChaCha8Rng>) -> Self {
-        UdpHost { ep, timer: TimerSlot::default(), app_timer: TimerSlot::default(), server: None, reports: Vec::new() }
+        UdpHost {
+            ep,
+            timer: TimerSlot::default(),
+            app_timer: TimerSlot::default(),
+            server: None,
+            tally: ClientTally::default(),
+            reports: Vec::new(),
+            expected: 0,
+        }
     }
 }
 
@@ -76,13 +84,37 @@ pub struct UdpStack {
     /// Bytes added to every CoAP message on the network (IP and UDP headers).
     overhead: u32,
     buf: Vec<u8>,
+    detail: Detail,
+    stats: ExchangeStats,
 }
 
 impl UdpStack {
     /// Hosts (indexed by [`HostId`]) sending `request` for every exchange; `overhead` header
-    /// bytes are added to each datagram's size.
+    /// bytes are added to each datagram's size. Keeps [`Detail::Summary`].
     pub fn new(hosts: Vec<UdpHost>, request: Request, overhead: u32) -> Self {
-        UdpStack { hosts, request, overhead, buf: Vec::with_capacity(1500) }
+        let (detail, stats) = (Detail::Summary, ExchangeStats::default());
+        UdpStack { hosts, request, overhead, buf: Vec::with_capacity(1500), detail, stats }
+    }
+
+    /// Keeps `detail` of every exchange.
+    pub fn with_detail(mut self, detail: Detail) -> Self {
+        self.detail = detail;
+        if detail == Detail::Exchanges {
+            for h in &mut self.hosts {
+                h.reports.reserve(h.expected);
+            }
+        }
+        self
+    }
+
+    /// Folds a retired exchange's report into `host`'s record and the statistics.
+    fn retired(&mut self, h: HostId, r: ExchangeReport<HostId>) {
+        let host = &mut self.hosts[h.index()];
+        host.tally.add(&r);
+        self.stats.add(r.retransmissions(), r.rtt().map(|d| d.as_nanos()));
+        if self.detail == Detail::Exchanges {
+            host.reports.push(r);
+        }
     }
 
     /// Opens the exchange the workload asked for, or sets the timer for it.
@@ -119,7 +151,7 @@ impl UdpStack {
                     let next = ctx.ended(h);
                     self.issue(ctx, h, next);
                 }
-                Event::Retired(r) => host.reports.push(r),
+                Event::Retired(r) => self.retired(h, r),
                 Event::Transmission { .. } => {}
             }
         }
@@ -165,22 +197,26 @@ impl Stack for UdpStack {
         true
     }
 
-    fn finish(self) -> Records {
+    fn finish(mut self) -> Records {
         let mut out = Records::default();
-        for (i, mut h) in self.hosts.into_iter().enumerate() {
-            if h.server.is_none() {
+        for i in 0..self.hosts.len() {
+            if self.hosts[i].server.is_none() {
                 continue;
             }
-            h.ep.retire_all();
-            while let Some(ev) = h.ep.poll_event() {
+            let h = HostId(i as u32);
+            self.hosts[i].ep.retire_all();
+            while let Some(ev) = self.hosts[i].ep.poll_event() {
                 if let Event::Retired(r) = ev {
-                    h.reports.push(r);
+                    self.retired(h, r);
                 }
             }
-            let (rec, ex) = crate::record::from_reports(i as u32, &mut h.reports);
-            out.exchanges.extend(ex);
-            out.clients.push(rec);
+            let host = &mut self.hosts[i];
+            out.clients.push(host.tally.record(h.0));
+            host.reports.sort_by_key(|r| r.id);
+            out.exchanges
+                .extend(host.reports.iter().enumerate().map(|(k, r)| crate::record::exchange_record(h.0, k as u32, r)));
         }
+        out.stats = self.stats;
         out
     }
 }

@@ -15,7 +15,7 @@ use netmodel::workload::Batches;
 use netmodel::{Bottleneck, HostId, Stream, WorkloadKind};
 
 use crate::engine::{self, Observer, Records, RunEnd};
-use crate::record::{NetworkReport, RepResult};
+use crate::record::{Detail, NetworkReport, RepResult};
 use crate::scenario::{Scenario, Transport};
 use crate::tcp_stack::TcpStack;
 use crate::udp::{FixedResponse, UdpHost, UdpStack};
@@ -43,6 +43,7 @@ impl<R> Observer<R> for Recorder<'_> {
             rep: self.rep,
             clients: records.clients,
             exchanges: records.exchanges,
+            stats: records.stats,
             network,
             events: end.events,
             end_ns: end.end_ns,
@@ -51,16 +52,29 @@ impl<R> Observer<R> for Recorder<'_> {
     }
 }
 
-/// Runs replication `rep` of a resolved scenario over its transport. `progress`, if given, is
-/// incremented for every finished exchange.
+/// Runs replication `rep` of a resolved scenario over its transport, keeping the summary's
+/// [`Detail`]. `progress`, if given, is incremented for every finished exchange.
 pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
+    run_rep_with(scn, transport, rep, progress, Detail::Summary)
+}
+
+/// [`run_rep`], keeping `detail` of every exchange.
+pub fn run_rep_with(
+    scn: &Scenario,
+    transport: &Transport,
+    rep: u32,
+    progress: Option<&AtomicU64>,
+    detail: Detail,
+) -> RepResult {
     let server = HostId(scn.clients);
     let medium = Bottleneck::new(&scn.bottleneck(), server, scn.seed, rep);
     let workload = Batches::new(scn.workload_spec(), scn.clients, scn.seed, rep);
     let observer = Recorder { rep, progress };
     let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs_f64(scn.max_time_s));
     let result = match transport {
-        Transport::Udp(cc) => engine::run(medium, udp_stack(scn, cc, rep), workload, observer, limit),
+        Transport::Udp(cc) => {
+            engine::run(medium, udp_stack(scn, cc, rep).with_detail(detail), workload, observer, limit)
+        }
         Transport::Tcp(p) => {
             let pairs: Vec<(HostId, HostId)> = (0..scn.clients).map(|c| (HostId(c), server)).collect();
             let payload = vec![0x2A; scn.payload_bytes as usize];
@@ -73,7 +87,8 @@ pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option
                 request(scn),
                 &payload,
                 scn.exchanges as usize,
-            );
+            )
+            .with_detail(detail);
             engine::run(medium, stack, workload, observer, limit)
         }
     };

@@ -22,7 +22,7 @@ use netmodel::{HostId, Periodic, Stream};
 use serde::Serialize;
 
 use crate::engine;
-use crate::record::{ClientRecord, ExchangeRecord, NetworkReport, RepResult};
+use crate::record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
 use crate::udp::{FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
 pub use scenario::{LlnScenario, Resolved};
@@ -118,7 +118,7 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
             }
         })
         .collect();
-    UdpStack::new(hosts, res.request.clone(), 0)
+    UdpStack::new(hosts, res.request.clone(), 0).with_detail(Detail::Exchanges)
 }
 
 /// Replaces each client's FCT by the time from its first transmission to the response of its
