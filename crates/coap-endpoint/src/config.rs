@@ -48,6 +48,12 @@ pub struct Config {
     /// Unbounded by default (the simulator counts every duplicate); the real-network drivers
     /// bound it, so a long fast run's memory does not grow with its rate × 247 s.
     pub max_finished: usize,
+    /// Deliver each exchange's report ([`crate::Event::Retired`]) as soon as it finishes, with
+    /// `duplicates` 0: the duplicates that come later are counted only in
+    /// [`crate::Endpoint::duplicates_received`]. A finished exchange then keeps only what
+    /// recognises a duplicate (about 40 bytes, not its report) until it retires: the simulator's
+    /// choice when no per-exchange output is asked for. Off by default.
+    pub report_at_finish: bool,
 }
 
 /// When a CON request that gets no answer fails.
@@ -99,6 +105,7 @@ impl Config {
             echo_lifetime: Duration::from_secs(60),
             max_verified: 16384,
             max_finished: usize::MAX,
+            report_at_finish: false,
         }
     }
 

@@ -1,9 +1,11 @@
 //! The endpoint: client exchanges and server replies over one local address.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 use coap_cc::{Completion, Controller, Duration, Echo, ExchangeTimer, Instant, Marking, Start};
 use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Message, MessageType, Options};
+use litemap::LiteMap;
 use rand_core::RngCore;
 use smallvec::SmallVec;
 
@@ -95,8 +97,6 @@ enum Phase {
     NonWaiting {
         deadline: Instant,
     },
-    /// Finished; kept to count duplicates until it retires.
-    Done,
 }
 
 #[derive(Debug)]
@@ -114,12 +114,21 @@ struct Exchange<A> {
     expired: u32,
     acked_at: Option<Instant>,
     responded_at: Option<Instant>,
-    outcome: Option<Outcome>,
-    duplicates: u32,
+}
+
+/// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
+/// transmission number in front under token marking)?
+fn token_matches(marking: Marking, token: &Token, n_sent: usize, received: &[u8]) -> bool {
+    match marking {
+        Marking::Token => {
+            received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token.as_slice())
+        }
+        _ => received == token.as_slice(),
+    }
 }
 
 impl<A: Clone> Exchange<A> {
-    fn report(&self, id: ExchangeId) -> ExchangeReport<A> {
+    fn report(&self, id: ExchangeId, outcome: Outcome) -> ExchangeReport<A> {
         let n_rtos = if self.confirmable { self.n_sent } else { 0 };
         ExchangeReport {
             id,
@@ -129,19 +138,13 @@ impl<A: Clone> Exchange<A> {
             expired: self.expired,
             acked_at: self.acked_at,
             responded_at: self.responded_at,
-            outcome: self.outcome.unwrap_or(Outcome::Failed(FailReason::Timeout)),
-            duplicates: self.duplicates,
+            outcome,
+            duplicates: 0,
         }
     }
 
-    /// Does `token` name this exchange (with its transmission number in front under token marking)?
-    fn token_matches(&self, token: &[u8]) -> bool {
-        match self.marking {
-            Marking::Token => token
-                .split_first()
-                .is_some_and(|(&n, rest)| (n as usize) < self.n_sent && rest == self.token.as_slice()),
-            _ => token == self.token.as_slice(),
-        }
+    fn token_matches(&self, received: &[u8]) -> bool {
+        token_matches(self.marking, &self.token, self.n_sent, received)
     }
 
     fn echo(&self, msg: &Message<'_>) -> Echo {
@@ -154,6 +157,35 @@ impl<A: Clone> Exchange<A> {
                 .map_or(Echo::None, |v| Echo::Number(v.min(255) as u8)),
             Marking::None => Echo::None,
         }
+    }
+}
+
+/// A finished exchange, kept until it retires to recognise (and count) duplicates of its
+/// response: what matches a message to it, and its report unless that went out at once
+/// ([`Config::report_at_finish`]). The request and the per-transmission arrays of the live
+/// [`Exchange`] are gone.
+#[derive(Debug)]
+struct Finished<A> {
+    dest: A,
+    report: Option<Box<ExchangeReport<A>>>,
+    mid: u16,
+    token: Token,
+    marking: Marking,
+    n_sent: u8,
+    answered: bool,
+}
+
+impl<A> Finished<A> {
+    fn token_matches(&self, received: &[u8]) -> bool {
+        token_matches(self.marking, &self.token, self.n_sent as usize, received)
+    }
+
+    /// Counts a response to it that arrived after the first one; true if it was one.
+    fn duplicate(&mut self) -> bool {
+        if let (true, Some(r)) = (self.answered, &mut self.report) {
+            r.duplicates += 1;
+        }
+        self.answered
     }
 }
 
@@ -179,6 +211,8 @@ enum Pending<A> {
         start: usize,
         len: usize,
     },
+    /// Nothing (a request that could not be encoded).
+    Skip,
 }
 
 #[derive(Debug)]
@@ -201,25 +235,33 @@ struct SeparateOut {
 /// One CoAP endpoint (client and server) over one local address. `A` is the driver's address
 /// type; `R` the seeded RNG it owns.
 pub struct Endpoint<A, R> {
-    cfg: Config,
+    /// Shared: the simulator's thousands of clients hold one.
+    cfg: Arc<Config>,
     rng: R,
     handler: Box<dyn Handler<A>>,
     next_mid: u16,
     next_id: u64,
     next_request: u64,
-    peers: BTreeMap<A, Peer>,
+    /// By destination, in a sorted vector (a client has one or a few: a B-tree's first node
+    /// costs about ten times the entry).
+    peers: LiteMap<A, Peer>,
     /// Exchanges not yet finished. Boxed: an exchange is a few hundred bytes (the send times of
     /// up to 31 transmissions), and the maps move their values on insertion and removal.
-    exchanges: BTreeMap<ExchangeId, Box<Exchange<A>>>,
+    ///
+    /// This map and the next three are sorted vectors ([`LiteMap`]): an endpoint holds few
+    /// entries (a simulated client: one live exchange and those finished in the last 247 s), and
+    /// a B-tree's first node costs several hundred bytes (the simulator holds thousands of
+    /// endpoints). Ids and Message IDs grow, so most insertions append.
+    exchanges: LiteMap<ExchangeId, Box<Exchange<A>>>,
     /// Finished exchanges, kept to count duplicate responses until they retire.
-    finished: BTreeMap<ExchangeId, Box<Exchange<A>>>,
+    finished: LiteMap<ExchangeId, Finished<A>>,
     /// (retire time, exchange) in finishing order; the lifetime is constant, so times ascend.
     retiring: VecDeque<(Instant, ExchangeId)>,
     /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
     early_retirements: u64,
     duplicates: u64,
-    by_mid: BTreeMap<(A, u16), ExchangeId>,
-    by_token: BTreeMap<(A, Token), ExchangeId>,
+    by_mid: LiteMap<(A, u16), ExchangeId>,
+    by_token: LiteMap<(A, Token), ExchangeId>,
     dedup: Dedup<A>,
     deferred: BTreeMap<RequestId, Deferred<A>>,
     separate: BTreeMap<(A, u16), SeparateOut>,
@@ -253,7 +295,9 @@ where
     R: RngCore,
 {
     /// An endpoint answering 4.04 to every request (a pure client); see [`Endpoint::with_handler`].
-    pub fn new(cfg: Config, mut rng: R) -> Result<Self, ConfigError> {
+    /// `cfg` may be shared (an `Arc<Config>`) by many endpoints.
+    pub fn new(cfg: impl Into<Arc<Config>>, mut rng: R) -> Result<Self, ConfigError> {
+        let cfg = cfg.into();
         cfg.validate()?;
         let give_up_at_retransmission = match cfg.give_up {
             GiveUp::AfterLastTimer => None,
@@ -278,14 +322,14 @@ where
             next_mid,
             next_id: 0,
             next_request: 0,
-            peers: BTreeMap::new(),
-            exchanges: BTreeMap::new(),
-            finished: BTreeMap::new(),
+            peers: LiteMap::new(),
+            exchanges: LiteMap::new(),
+            finished: LiteMap::new(),
             retiring: VecDeque::new(),
             early_retirements: 0,
             duplicates: 0,
-            by_mid: BTreeMap::new(),
-            by_token: BTreeMap::new(),
+            by_mid: LiteMap::new(),
+            by_token: LiteMap::new(),
             deferred: BTreeMap::new(),
             separate: BTreeMap::new(),
             pending: VecDeque::new(),
@@ -383,10 +427,11 @@ where
                 expired: 0,
                 acked_at: None,
                 responded_at: None,
-                outcome: None,
-                duplicates: 0,
             }),
         );
+        if self.peers.is_empty() {
+            self.peers = LiteMap::with_capacity(1); // most endpoints talk to one destination
+        }
         let cc = &self.cfg.cc;
         let peer = self.peers.entry(dest.clone()).or_insert_with(|| Peer {
             cc: cc.build(),
@@ -471,11 +516,33 @@ where
     /// Ends an exchange with `outcome`; `outstanding` says whether it still counted for NSTART.
     fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, answer: Answer, outstanding: bool) {
         let retire_at = now + self.cfg.exchange_lifetime;
-        let Some(mut ex) = self.exchanges.remove(&id) else { return };
-        ex.outcome = Some(outcome);
-        ex.phase = Phase::Done;
+        let Some(ex) = self.exchanges.remove(&id) else { return };
+        if let Some(p) = self.pending.iter_mut().find(|p| matches!(p, Pending::Request(x) if *x == id)) {
+            // its last transmission is still to go (a give-up at the last send): encoded now,
+            // as the finished exchange keeps no request
+            let start = self.out.len();
+            self.out.resize(start + self.cfg.max_message_size, 0);
+            let len = encode_request(&ex, &mut self.out[start..]);
+            self.out.truncate(start + len.unwrap_or(0));
+            *p = match len {
+                Some(len) => Pending::Bytes { dest: ex.dest.clone(), start, len },
+                None => Pending::Skip,
+            };
+        }
         let dest = ex.dest.clone();
-        self.finished.insert(id, ex);
+        let report = ex.report(id, outcome);
+        let (now_report, kept) =
+            if self.cfg.report_at_finish { (Some(report), None) } else { (None, Some(Box::new(report))) };
+        let finished = Finished {
+            dest: dest.clone(),
+            report: kept,
+            mid: ex.mid,
+            token: ex.token,
+            marking: ex.marking,
+            n_sent: ex.n_sent as u8,
+            answered: matches!(outcome, Outcome::Response(_)),
+        };
+        self.finished.insert(id, finished);
         self.retiring.push_back((retire_at, id));
         while self.finished.len() > self.cfg.max_finished {
             let Some((_, oldest)) = self.retiring.pop_front() else { break };
@@ -486,6 +553,9 @@ where
             Outcome::Response(code) => Event::Response { id, code, options: answer.0, payload: answer.1 },
             Outcome::Failed(reason) => Event::Failed { id, reason },
         });
+        if let Some(r) = now_report {
+            self.events.push_back(Event::Retired(r));
+        }
         if outstanding {
             if let Some(p) = self.peers.get_mut(&dest) {
                 p.outstanding = p.outstanding.saturating_sub(1);
@@ -495,14 +565,17 @@ where
     }
 
     fn retire(&mut self, id: ExchangeId) {
-        let Some(ex) = self.finished.remove(&id) else { return };
-        if self.by_mid.get(&(ex.dest.clone(), ex.mid)) == Some(&id) {
-            self.by_mid.remove(&(ex.dest.clone(), ex.mid));
+        let Some(f) = self.finished.remove(&id) else { return };
+        let dest = &f.dest;
+        if self.by_mid.get(&(dest.clone(), f.mid)) == Some(&id) {
+            self.by_mid.remove(&(dest.clone(), f.mid));
         }
-        if self.by_token.get(&(ex.dest.clone(), ex.token)) == Some(&id) {
-            self.by_token.remove(&(ex.dest.clone(), ex.token));
+        if self.by_token.get(&(dest.clone(), f.token)) == Some(&id) {
+            self.by_token.remove(&(dest.clone(), f.token));
         }
-        self.events.push_back(Event::Retired(ex.report(id)));
+        if let Some(r) = f.report {
+            self.events.push_back(Event::Retired(*r));
+        }
     }
 
     /// Retires every finished exchange now (at the end of a run), emitting their reports.
@@ -564,7 +637,7 @@ where
             }
             Phase::NonWaiting { .. } => true,
             Phase::Acked => false,
-            Phase::Queued | Phase::Done => return,
+            Phase::Queued => return,
         };
         self.finish(now, id, Outcome::Failed(FailReason::Reset), Answer::default(), outstanding);
     }
@@ -575,8 +648,12 @@ where
             self.separate.remove(&(from, msg.message_id));
             return;
         };
-        let mut dup = false;
-        let Some(ex) = self.exchanges.get_mut(&id).or(self.finished.get_mut(&id)) else { return };
+        let Some(ex) = self.exchanges.get_mut(&id) else {
+            if let Some(f) = self.finished.get_mut(&id).filter(|_| !msg.code.is_empty()) {
+                self.duplicates += f.duplicate() as u64;
+            }
+            return;
+        };
         match ex.phase {
             Phase::Waiting { timer, .. } => {
                 if !msg.code.is_empty() && !ex.token_matches(msg.token) {
@@ -599,31 +676,27 @@ where
                     self.try_start(now, &from);
                 }
             }
-            Phase::Done if !msg.code.is_empty() && matches!(ex.outcome, Some(Outcome::Response(_))) => {
-                ex.duplicates += 1;
-                dup = true;
-            }
-            _ => {}
+            Phase::Queued | Phase::Acked | Phase::NonWaiting { .. } => {}
         }
-        self.duplicates += dup as u64;
     }
 
     fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let lookup = |t: &[u8]| self.by_token.get(&(from.clone(), Token::new(t))).copied();
         let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
-        let Some(ex) = id
-            .and_then(|id| self.exchanges.get_mut(&id).or(self.finished.get_mut(&id)))
-            .filter(|ex| ex.token_matches(msg.token))
-        else {
-            if msg.ty == MessageType::Con {
-                self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid: msg.message_id });
+        let live = id.and_then(|id| self.exchanges.get_mut(&id)).filter(|ex| ex.token_matches(msg.token));
+        let known =
+            live.is_some() || id.and_then(|id| self.finished.get(&id)).is_some_and(|f| f.token_matches(msg.token));
+        if msg.ty == MessageType::Con {
+            let ty = if known { MessageType::Ack } else { MessageType::Rst };
+            self.pending.push_back(Pending::Empty { dest: from.clone(), ty, mid: msg.message_id });
+        }
+        let (Some(id), true) = (id, known) else { return };
+        let Some(ex) = self.exchanges.get_mut(&id) else {
+            if let Some(f) = self.finished.get_mut(&id) {
+                self.duplicates += f.duplicate() as u64;
             }
             return;
         };
-        let id = id.expect("found by id");
-        if msg.ty == MessageType::Con {
-            self.pending.push_back(Pending::Empty { dest: from.clone(), ty: MessageType::Ack, mid: msg.message_id });
-        }
         let outstanding = match ex.phase {
             Phase::Waiting { timer, .. } => {
                 // the response arrived before (or instead of) the empty ACK: it acknowledges too
@@ -636,13 +709,6 @@ where
             }
             Phase::NonWaiting { .. } => true,
             Phase::Acked => false,
-            Phase::Done => {
-                if matches!(ex.outcome, Some(Outcome::Response(_))) {
-                    ex.duplicates += 1;
-                    self.duplicates += 1;
-                }
-                return;
-            }
             Phase::Queued => return,
         };
         ex.responded_at = Some(now);
@@ -951,7 +1017,7 @@ where
             buf.clear();
             match p {
                 Pending::Request(id) => {
-                    let Some(ex) = self.exchanges.get(&id).or(self.finished.get(&id)) else { continue };
+                    let Some(ex) = self.exchanges.get(&id) else { continue };
                     buf.resize(self.cfg.max_message_size, 0);
                     match encode_request(ex, buf) {
                         Some(len) => return Some(Transmit { dest: ex.dest.clone(), len }),
@@ -967,6 +1033,7 @@ where
                     buf.extend_from_slice(&self.out[start..start + len]);
                     return Some(Transmit { dest, len });
                 }
+                Pending::Skip => continue,
             }
         }
     }

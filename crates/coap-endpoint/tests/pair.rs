@@ -70,6 +70,7 @@ fn gives_up_at_the_last_send_like_erbium() {
     let rto0 = r.rtos[0].as_secs_f64();
     assert!((rto0 - 3.0) * 128.0 == ((rto0 - 3.0) * 128.0).round() && (3.0..=4.5).contains(&rto0));
     assert_eq!(r.sent.len(), 5);
+    assert_eq!(p.sent_by(C).len(), 5, "the last retransmission goes out although the exchange is over");
     assert_eq!(r.expired, 4, "the last transmission's timer never runs");
     assert!(close(secs(r.sent[4]), 15.0 * rto0));
     // not failed just before the last send, failed at it
@@ -79,6 +80,25 @@ fn gives_up_at_the_last_send_like_erbium() {
     assert!(!p.events.iter().any(|e| matches!(e, Event::Failed { .. })));
     p.run_until(15.0 * rto0 + 1e-9);
     assert!(p.events.contains(&Event::Failed { id, reason: FailReason::Timeout }));
+}
+
+/// With `report_at_finish` the report comes with the response, before its duplicate: the
+/// duplicate is counted by the endpoint, not in the report.
+#[test]
+fn a_report_at_finish_leaves_late_duplicates_to_the_endpoints_count() {
+    let mut c = Config::new(CcConfig::parse("default").unwrap());
+    c.report_at_finish = true;
+    let mut p = Pair::with(c, Config::new(CcConfig::parse("default").unwrap()), false, 3);
+    p.down = 3.0; // as below: the retransmission's response is a duplicate, at 2·rto0… + 3.1 s
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(3.2); // the first response (at 3.1 s) is in, its duplicate not yet
+    let reports: Vec<_> = p.events.iter().filter(|e| matches!(e, Event::Retired(_))).collect();
+    assert_eq!(reports.len(), 1, "reported as it finished, 244 s before its lifetime ends");
+    p.run_until(100.0);
+    assert_eq!(p.client.duplicates_received(), 1);
+    let r = &p.reports()[0];
+    assert_eq!((r.retransmissions(), r.duplicates), (1, 0));
+    assert_eq!(p.events.iter().filter(|e| matches!(e, Event::Retired(_))).count(), 1, "and only then");
 }
 
 #[test]

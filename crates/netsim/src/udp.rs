@@ -211,7 +211,11 @@ impl Stack for UdpStack {
                 }
             }
             let host = &mut self.hosts[i];
-            out.clients.push(host.tally.record(h.0));
+            let mut record = host.tally.record(h.0);
+            // the endpoint's count: its reports' sum, also when they went out before their
+            // duplicates came (`report_at_finish`)
+            record.duplicates = host.ep.duplicates_received() as u32;
+            out.clients.push(record);
             host.reports.sort_by_key(|r| r.id);
             out.exchanges
                 .extend(host.reports.iter().enumerate().map(|(k, r)| crate::record::exchange_record(h.0, k as u32, r)));

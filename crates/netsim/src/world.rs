@@ -72,9 +72,7 @@ pub fn run_rep_with(
     let observer = Recorder { rep, progress };
     let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs_f64(scn.max_time_s));
     let result = match transport {
-        Transport::Udp(cc) => {
-            engine::run(medium, udp_stack(scn, cc, rep).with_detail(detail), workload, observer, limit)
-        }
+        Transport::Udp(cc) => engine::run(medium, udp_stack(scn, cc, rep, detail), workload, observer, limit),
         Transport::Tcp(p) => {
             let pairs: Vec<(HostId, HostId)> = (0..scn.clients).map(|c| (HostId(c), server)).collect();
             let payload = vec![0x2A; scn.payload_bytes as usize];
@@ -107,25 +105,26 @@ fn dedup_entry_bytes(scn: &Scenario) -> usize {
     coap_endpoint::ENTRY_OVERHEAD + 2 * core::mem::size_of::<HostId>() + scn.payload_bytes as usize
 }
 
-fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32) -> UdpStack {
-    let client_cfg = Config::new(cc.clone());
+fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32, detail: Detail) -> UdpStack {
+    let mut client_cfg = Config::new(cc.clone());
+    // without per-exchange records, a finished exchange keeps no report for its lifetime
+    client_cfg.report_at_finish = detail == Detail::Summary;
+    let client_cfg = std::sync::Arc::new(client_cfg); // one for every client
     let mut server_cfg = Config::new(cc.clone());
     // the server's cache must hold every client's exchanges of an EXCHANGE_LIFETIME: a budget
     // that grows with the clients (64 entries each, at least the default)
     server_cfg.dedup_bytes = server_cfg.dedup_bytes.max(scn.clients as usize * 64 * dedup_entry_bytes(scn));
     let server = HostId(scn.clients);
-    let mut hosts: Vec<UdpHost> = (0..scn.clients)
-        .map(|c| {
-            let ep =
-                Endpoint::new(client_cfg.clone(), Stream::Host(c).rng(scn.seed, rep)).expect("valid endpoint config");
-            UdpHost::client(ep, server, scn.exchanges as usize)
-        })
-        .collect();
+    let mut hosts = Vec::with_capacity(scn.clients as usize + 1);
+    hosts.extend((0..scn.clients).map(|c| {
+        let ep = Endpoint::new(client_cfg.clone(), Stream::Host(c).rng(scn.seed, rep)).expect("valid endpoint config");
+        UdpHost::client(ep, server, scn.exchanges as usize)
+    }));
     let ep = Endpoint::new(server_cfg, Stream::Server.rng(scn.seed, rep))
         .expect("valid endpoint config")
         .with_handler(Box::new(FixedResponse::payload(vec![0x2A; scn.payload_bytes as usize])));
     hosts.push(UdpHost::server(ep));
-    UdpStack::new(hosts, request(scn), scn.ip_header_bytes + scn.udp_header_bytes)
+    UdpStack::new(hosts, request(scn), scn.ip_header_bytes + scn.udp_header_bytes).with_detail(detail)
 }
 
 /// The request of every exchange: a GET of the scenario's path (one Uri-Path option).

@@ -92,6 +92,7 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     cfg.give_up = res.give_up;
     // Erbium knows no transmission-number option: it echoes nothing
     cfg.echo_transmission_numbers = false;
+    let cfg = std::sync::Arc::new(cfg);
     let n = res.mesh.nodes.len();
     let mut server_of = vec![None; n];
     for &(c, s) in &res.clients {
