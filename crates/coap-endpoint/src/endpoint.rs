@@ -1006,7 +1006,8 @@ where
         next
     }
 
-    /// The next datagram to send, written into `buf` (resized as needed).
+    /// The next datagram to send: the first [`Transmit::len`] bytes of `buf` (resized as needed;
+    /// what follows them is not part of it).
     #[must_use]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit<A>> {
         loop {
@@ -1014,22 +1015,26 @@ where
                 self.out.clear(); // everything encoded there has been taken
                 return None;
             };
-            buf.clear();
             match p {
                 Pending::Request(id) => {
                     let Some(ex) = self.exchanges.get(&id) else { continue };
-                    buf.resize(self.cfg.max_message_size, 0);
+                    // room for any request; filled once, not cleared per datagram
+                    if buf.len() < self.cfg.max_message_size {
+                        buf.resize(self.cfg.max_message_size, 0);
+                    }
                     match encode_request(ex, buf) {
                         Some(len) => return Some(Transmit { dest: ex.dest.clone(), len }),
                         None => continue,
                     }
                 }
                 Pending::Empty { dest, ty, mid } => {
+                    buf.clear();
                     buf.resize(4, 0);
                     let len = Message::empty(ty, mid).encode(buf).ok()?;
                     return Some(Transmit { dest, len });
                 }
                 Pending::Bytes { dest, start, len } => {
+                    buf.clear();
                     buf.extend_from_slice(&self.out[start..start + len]);
                     return Some(Transmit { dest, len });
                 }
