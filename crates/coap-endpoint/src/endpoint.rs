@@ -108,9 +108,11 @@ struct Exchange<A> {
     phase: Phase,
     marking: Marking,
     confirmable: bool,
-    sent: [Instant; MAX_TX],
-    n_sent: usize,
-    rtos: [Duration; MAX_TX],
+    /// Send times of its transmissions (at most [`MAX_TX`]); inline up to 8, as most exchanges
+    /// have few.
+    sent: SmallVec<[Instant; 8]>,
+    /// The RTO armed after each (CON only).
+    rtos: SmallVec<[Duration; 8]>,
     expired: u32,
     acked_at: Option<Instant>,
     responded_at: Option<Instant>,
@@ -129,12 +131,12 @@ fn token_matches(marking: Marking, token: &Token, n_sent: usize, received: &[u8]
 
 impl<A: Clone> Exchange<A> {
     fn report(&self, id: ExchangeId, outcome: Outcome) -> ExchangeReport<A> {
-        let n_rtos = if self.confirmable { self.n_sent } else { 0 };
+        let rtos = if self.confirmable { self.rtos.to_vec() } else { Vec::new() };
         ExchangeReport {
             id,
             dest: self.dest.clone(),
-            sent: self.sent[..self.n_sent].to_vec(),
-            rtos: self.rtos[..n_rtos].to_vec(),
+            sent: self.sent.to_vec(),
+            rtos,
             expired: self.expired,
             acked_at: self.acked_at,
             responded_at: self.responded_at,
@@ -144,7 +146,7 @@ impl<A: Clone> Exchange<A> {
     }
 
     fn token_matches(&self, received: &[u8]) -> bool {
-        token_matches(self.marking, &self.token, self.n_sent, received)
+        token_matches(self.marking, &self.token, self.sent.len(), received)
     }
 
     fn echo(&self, msg: &Message<'_>) -> Echo {
@@ -421,9 +423,8 @@ where
                 phase: Phase::Queued,
                 marking: Marking::None,
                 confirmable,
-                sent: [Instant::ZERO; MAX_TX],
-                n_sent: 0,
-                rtos: [Duration::ZERO; MAX_TX],
+                sent: SmallVec::new(),
+                rtos: SmallVec::new(),
                 expired: 0,
                 acked_at: None,
                 responded_at: None,
@@ -495,10 +496,9 @@ where
             ex.token = token;
             ex.marking = timer.marking();
             ex.confirmable = timer.confirmable();
-            ex.sent[0] = now;
-            ex.n_sent = 1;
+            ex.sent.push(now);
             ex.phase = if ex.confirmable {
-                ex.rtos[0] = timer.rto();
+                ex.rtos.push(timer.rto());
                 Phase::Waiting { timer, deadline: now + timer.rto() }
             } else {
                 Phase::NonWaiting { deadline: now + non_lifetime }
@@ -539,7 +539,7 @@ where
             mid: ex.mid,
             token: ex.token,
             marking: ex.marking,
-            n_sent: ex.n_sent as u8,
+            n_sent: ex.sent.len() as u8,
             answered: matches!(outcome, Outcome::Response(_)),
         };
         self.finished.insert(id, finished);
@@ -661,7 +661,7 @@ where
                 }
                 ex.acked_at = Some(now);
                 let piggybacked = !msg.code.is_empty();
-                let done = Completion { sent: &ex.sent[..ex.n_sent], echo: ex.echo(msg), piggybacked };
+                let done = Completion { sent: &ex.sent, echo: ex.echo(msg), piggybacked };
                 if let Some(p) = self.peers.get_mut(&from) {
                     p.cc.on_complete(now, &timer, &done);
                 }
@@ -701,7 +701,7 @@ where
             Phase::Waiting { timer, .. } => {
                 // the response arrived before (or instead of) the empty ACK: it acknowledges too
                 ex.acked_at = Some(now);
-                let done = Completion { sent: &ex.sent[..ex.n_sent], echo: Echo::None, piggybacked: false };
+                let done = Completion { sent: &ex.sent, echo: Echo::None, piggybacked: false };
                 if let Some(p) = self.peers.get_mut(&from) {
                     p.cc.on_complete(now, &timer, &done);
                 }
@@ -961,13 +961,12 @@ where
         ex.expired += 1;
         let Some(peer) = self.peers.get_mut(&ex.dest) else { return };
         match peer.cc.on_timeout(now, timer, &mut self.rng) {
-            Some(rto) if ex.n_sent < MAX_TX => {
-                ex.sent[ex.n_sent] = now;
-                ex.rtos[ex.n_sent] = rto;
-                ex.n_sent += 1;
+            Some(rto) if ex.sent.len() < MAX_TX => {
+                ex.sent.push(now);
+                ex.rtos.push(rto);
                 ex.phase = Phase::Waiting { timer: *timer, deadline: now + rto };
                 self.pending.push_back(Pending::Request(id));
-                let number = ex.n_sent as u32 - 1;
+                let number = ex.sent.len() as u32 - 1;
                 if self.cfg.transmission_events {
                     self.events.push_back(Event::Transmission { id, number, at: now, rto: Some(rto) });
                 }
@@ -1134,7 +1133,7 @@ fn encode_response(
 
 /// Encodes the latest transmission of `ex` with its marking.
 fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
-    let n = ex.n_sent.saturating_sub(1) as u8;
+    let n = ex.sent.len().saturating_sub(1) as u8;
     let mut token = [0u8; 9];
     let base = ex.token.as_slice();
     let token: &[u8] = match ex.marking {
