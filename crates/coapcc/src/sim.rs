@@ -179,21 +179,26 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
     Ok(s)
 }
 
-/// What a bottleneck client costs, measured (4,000 clients × 50 exchanges, `/usr/bin/time`): its
-/// live state while its replication runs (endpoint, controller, workload, its share of the event
-/// queue and the server's caches), and the records kept for each of its exchanges until the
-/// summary.
-const LIVE_BYTES_PER_CLIENT: u64 = 19_000;
+/// What a bottleneck client costs, measured (peak RSS, `/usr/bin/time`, 10,000 clients × 50
+/// exchanges behind a bottleneck scaled ×10, whose exchanges take about 20 s each): its live state
+/// while its replication runs (endpoint, controller, workload, the exchanges it finished in the
+/// last 247 s, its share of the event queue and of the server's deduplication cache), and what is
+/// kept of each of its exchanges until the summary: its RTT (8 bytes, twice that while the vector
+/// grows), or with `--out` its whole record.
+const LIVE_BYTES_PER_CLIENT: u64 = 10_000;
+const SUMMARY_BYTES_PER_EXCHANGE: u64 = 16;
 const RECORD_BYTES_PER_EXCHANGE: u64 = 180;
 const BASE_BYTES: u64 = 32 << 20;
 
-/// The memory a run of `scenarios` needs, estimated: every replication's records are kept, and
-/// `threads` replications are live at once.
-pub(crate) fn memory_estimate(scenarios: &[Scenario], threads: usize) -> u64 {
-    let records: u64 = scenarios
-        .iter()
-        .map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64 * RECORD_BYTES_PER_EXCHANGE)
-        .sum();
+/// The memory a run of `scenarios` needs, estimated: every replication's per-exchange values
+/// (`detail`) are kept, and `threads` replications are live at once.
+pub(crate) fn memory_estimate(scenarios: &[Scenario], threads: usize, detail: Detail) -> u64 {
+    let per_exchange = match detail {
+        Detail::Summary => SUMMARY_BYTES_PER_EXCHANGE,
+        Detail::Exchanges => RECORD_BYTES_PER_EXCHANGE,
+    };
+    let records: u64 =
+        scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64 * per_exchange).sum();
     let live = scenarios
         .iter()
         .map(|s| s.clients as u64 * LIVE_BYTES_PER_CLIENT * (s.reps as u64).min(threads as u64))
@@ -211,8 +216,9 @@ fn memory_available() -> Option<u64> {
 }
 
 /// Stops, with the estimate, a run that would not fit in the machine's available memory.
-fn check_memory(scenarios: &[Scenario], threads: usize) -> Result<(), Error> {
-    let (need, Some(have)) = (memory_estimate(scenarios, threads), memory_available()) else { return Ok(()) };
+fn check_memory(scenarios: &[Scenario], threads: usize, detail: Detail) -> Result<(), Error> {
+    let need = memory_estimate(scenarios, threads, detail);
+    let Some(have) = memory_available() else { return Ok(()) };
     if need <= have {
         return Ok(());
     }
@@ -230,7 +236,10 @@ fn check_memory(scenarios: &[Scenario], threads: usize) -> Result<(), Error> {
         scenarios.len(),
         LIVE_BYTES_PER_CLIENT / 1000,
         (s.reps as usize).min(threads),
-        RECORD_BYTES_PER_EXCHANGE,
+        match detail {
+            Detail::Summary => SUMMARY_BYTES_PER_EXCHANGE,
+            Detail::Exchanges => RECORD_BYTES_PER_EXCHANGE,
+        },
         gb(have)
     )
     .into())
@@ -300,14 +309,14 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let scenarios: Vec<Scenario> =
         specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;
     let pool = pool(args.threads)?;
+    // per-exchange records only for --out's exchanges.csv and rto.csv
+    let detail = if args.out.is_some() { Detail::Exchanges } else { Detail::Summary };
     if !args.ignore_memory {
-        check_memory(&scenarios, pool.current_num_threads())?;
+        check_memory(&scenarios, pool.current_num_threads(), detail)?;
     }
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
     let progress = Arc::new(AtomicU64::new(0));
     let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
-    // per-exchange records only for --out's exchanges.csv and rto.csv
-    let detail = if args.out.is_some() { Detail::Exchanges } else { Detail::Summary };
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;
