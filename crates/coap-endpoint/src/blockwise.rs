@@ -244,7 +244,7 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
         let opts: Vec<CoapOption<'_>> =
             req.options.iter().filter(|o| o.number != registry::BLOCK1 && o.number != registry::SIZE1).collect();
         let whole = Message { options: Options::from_list(&opts), payload: body, ..*req };
-        let Reply::Now(mut resp) = self.inner.handle(now, from, id, &whole) else { return Reply::Later };
+        let Some(mut resp) = self.inner.handle(now, from, id, &whole).into_response() else { return Reply::Later };
         if let Some(b) = block1 {
             set_option(&mut resp.options, registry::BLOCK1, Block { more: false, ..b }.encode());
         }
@@ -316,7 +316,7 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
                 }
                 // not held (expired, evicted): the handler runs again and the block is cut from its
                 // answer (the resources are idempotent for GET)
-                let Reply::Now(resp) = self.inner.handle(now, from, id, req) else { return Reply::Later };
+                let Some(resp) = self.inner.handle(now, from, id, req).into_response() else { return Reply::Later };
                 let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
                 return Self::block_of(&held, b);
             }
@@ -526,10 +526,7 @@ mod tests {
             options: Options::from_list(&opts),
             payload: &req.payload,
         };
-        match s.handle(now, &1, RequestId(0), &m) {
-            Reply::Now(r) => r,
-            Reply::Later => panic!("answered later"),
-        }
+        s.handle(now, &1, RequestId(0), &m).into_response().expect("answered now")
     }
 
     fn opt(r: &Response, n: u16) -> Option<&[u8]> {

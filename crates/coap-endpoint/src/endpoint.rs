@@ -813,34 +813,40 @@ where
         } else {
             self.handler.handle(now, &from, rid, msg)
         };
-        let reply = match reply {
+        // what to send now (None: later)
+        let reply: Option<Arc<Response>> = match reply {
+            Reply::Now(resp) => Some(Arc::new(resp)),
+            Reply::Shared(resp) => Some(resp),
             Reply::Later if self.deferred.len() >= self.cfg.max_deferred => {
-                Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()))
+                Some(Arc::new(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new())))
             }
+            Reply::Later => None,
+        };
+        let reply = match reply {
             //= https://www.rfc-editor.org/rfc/rfc9175#section-2.4
             //# ... a server ... SHOULD use the Echo option to verify the request source's address
             //# ... if the response would be more than three times the size of the request
-            Reply::Now(resp)
+            Some(resp)
                 if challenge_factor.is_some_and(|f| response_len(msg.token, &resp) > f as usize * request_len) =>
             {
                 self.echo_challenges += 1;
                 let echo = self.echo_value(&from, echo_second(now)).to_vec();
-                Reply::Now(Response {
+                Some(Arc::new(Response {
                     code: Code::UNAUTHORIZED,
                     options: vec![(registry::ECHO, echo)],
                     payload: Vec::new(),
-                })
+                }))
             }
             r => r,
         };
         match reply {
-            Reply::Now(resp) => {
+            Some(resp) => {
                 let (ty, mid) =
                     if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
                 self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 self.dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
             }
-            Reply::Later => {
+            None => {
                 let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
                 self.deferred.insert(
                     rid,
@@ -881,7 +887,7 @@ where
         let ack_sent = matches!(self.dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
         if d.con && !ack_sent {
             self.queue_response(&d.peer, MessageType::Ack, d.mid, d.token.as_slice(), &resp, None);
-            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(resp));
+            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
         } else if d.con {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
@@ -897,7 +903,7 @@ where
         } else {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
-            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(resp));
+            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
         }
     }
 

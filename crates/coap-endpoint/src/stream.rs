@@ -437,10 +437,7 @@ impl<A: Clone> StreamConnection<A> {
                     }
                     None => Reply::Now(Response::new(Code::NOT_FOUND, Vec::new())),
                 };
-                let resp = match reply {
-                    Reply::Now(r) => r,
-                    Reply::Later => Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()),
-                };
+                let resp = reply.into_response().unwrap_or(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()));
                 let options: Vec<CoapOption<'_>> =
                     resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
                 write_frame(&mut self.out, resp.code, f.token, &options, &resp.payload);

@@ -22,20 +22,26 @@ const ENDPOINT_TIMER: u32 = 0;
 /// The slot of a waiting workload's next start.
 const APP_TIMER: u32 = 1;
 
-/// Serves one fixed response to every request.
+/// Serves one fixed response to every request, shared (the server's deduplication cache holds
+/// it without a copy per request).
 #[derive(Debug)]
-pub struct FixedResponse(pub Response);
+pub struct FixedResponse(pub std::sync::Arc<Response>);
 
 impl FixedResponse {
+    /// Serves `response`.
+    pub fn new(response: Response) -> Self {
+        FixedResponse(std::sync::Arc::new(response))
+    }
+
     /// 2.05 with this payload and no option.
     pub fn payload(payload: Vec<u8>) -> Self {
-        FixedResponse(Response::new(Code::CONTENT, payload))
+        FixedResponse::new(Response::new(Code::CONTENT, payload))
     }
 }
 
 impl Handler<HostId> for FixedResponse {
     fn handle(&mut self, _: Instant, _: &HostId, _: RequestId, _: &Message<'_>) -> Reply {
-        Reply::Now(self.0.clone())
+        Reply::Shared(self.0.clone())
     }
 }
 

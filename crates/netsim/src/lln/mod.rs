@@ -113,7 +113,7 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
                     UdpHost::client(ep, HostId(s), (duration_ns / interval_of[i] + 1).min(1 << 16) as usize)
                 }
                 (None, netmodel::mesh::topology::Role::Server) => {
-                    UdpHost::server(ep.with_handler(Box::new(FixedResponse(res.response.clone()))))
+                    UdpHost::server(ep.with_handler(Box::new(FixedResponse::new(res.response.clone()))))
                 }
                 (None, _) => UdpHost::server(ep),
             }
