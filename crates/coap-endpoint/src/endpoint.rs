@@ -168,6 +168,7 @@ impl<A: Clone> Exchange<A> {
 /// [`Exchange`] are gone.
 #[derive(Debug)]
 struct Finished<A> {
+    retire_at: Instant,
     dest: A,
     report: Option<Box<ExchangeReport<A>>>,
     mid: u16,
@@ -250,18 +251,21 @@ pub struct Endpoint<A, R> {
     /// Exchanges not yet finished. Boxed: an exchange is a few hundred bytes (the send times of
     /// up to 31 transmissions), and the maps move their values on insertion and removal.
     ///
-    /// This map and the next three are sorted vectors ([`LiteMap`]): an endpoint holds few
-    /// entries (a simulated client: one live exchange and those finished in the last 247 s), and
-    /// a B-tree's first node costs several hundred bytes (the simulator holds thousands of
-    /// endpoints). Ids and Message IDs grow, so most insertions append.
+    /// This map and the Message ID and token maps are sorted vectors ([`LiteMap`]): an endpoint
+    /// holds few live exchanges (a simulated client: one), and a B-tree's first node costs
+    /// several hundred bytes (the simulator holds thousands of endpoints). Ids and Message IDs
+    /// grow, so most insertions append.
     exchanges: LiteMap<ExchangeId, Box<Exchange<A>>>,
-    /// Finished exchanges, kept to count duplicate responses until they retire.
-    finished: LiteMap<ExchangeId, Finished<A>>,
-    /// (retire time, exchange) in finishing order; the lifetime is constant, so times ascend.
-    retiring: VecDeque<(Instant, ExchangeId)>,
+    /// Finished exchanges, kept to count duplicate responses until they retire, in finishing
+    /// order, which is retiring order (the lifetime is constant). A duplicate finds its exchange
+    /// by a scan from the newest: a client holds those of the last 247 s (a simulated one about
+    /// a dozen; the real drivers bound them with `Config::max_finished`), and no map entry per
+    /// finished exchange is kept.
+    finished: VecDeque<Finished<A>>,
     /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
     early_retirements: u64,
     duplicates: u64,
+    /// The live exchanges by Message ID and by token.
     by_mid: LiteMap<(A, u16), ExchangeId>,
     by_token: LiteMap<(A, Token), ExchangeId>,
     dedup: Dedup<A>,
@@ -326,8 +330,7 @@ where
             next_request: 0,
             peers: LiteMap::new(),
             exchanges: LiteMap::new(),
-            finished: LiteMap::new(),
-            retiring: VecDeque::new(),
+            finished: VecDeque::new(),
             early_retirements: 0,
             duplicates: 0,
             by_mid: LiteMap::new(),
@@ -456,7 +459,9 @@ where
         for _ in 0..4 {
             self.rng.fill_bytes(&mut bytes[..len]);
             let t = Token::new(&bytes[..len]);
-            if len == 0 || !self.by_token.contains_key(&(dest.clone(), t)) {
+            let taken = self.by_token.contains_key(&(dest.clone(), t))
+                || self.finished.iter().any(|f| f.dest == *dest && f.token == t);
+            if len == 0 || !taken {
                 return t;
             }
         }
@@ -530,10 +535,17 @@ where
             };
         }
         let dest = ex.dest.clone();
+        if self.by_mid.get(&(dest.clone(), ex.mid)) == Some(&id) {
+            self.by_mid.remove(&(dest.clone(), ex.mid));
+        }
+        if self.by_token.get(&(dest.clone(), ex.token)) == Some(&id) {
+            self.by_token.remove(&(dest.clone(), ex.token));
+        }
         let report = ex.report(id, outcome);
         let (now_report, kept) =
             if self.cfg.report_at_finish { (Some(report), None) } else { (None, Some(Box::new(report))) };
         let finished = Finished {
+            retire_at,
             dest: dest.clone(),
             report: kept,
             mid: ex.mid,
@@ -542,11 +554,9 @@ where
             n_sent: ex.sent.len() as u8,
             answered: matches!(outcome, Outcome::Response(_)),
         };
-        self.finished.insert(id, finished);
-        self.retiring.push_back((retire_at, id));
+        self.finished.push_back(finished);
         while self.finished.len() > self.cfg.max_finished {
-            let Some((_, oldest)) = self.retiring.pop_front() else { break };
-            self.retire(oldest);
+            self.retire_oldest();
             self.early_retirements += 1;
         }
         self.events.push_back(match outcome {
@@ -564,24 +574,17 @@ where
         self.try_start(now, &dest);
     }
 
-    fn retire(&mut self, id: ExchangeId) {
-        let Some(f) = self.finished.remove(&id) else { return };
-        let dest = &f.dest;
-        if self.by_mid.get(&(dest.clone(), f.mid)) == Some(&id) {
-            self.by_mid.remove(&(dest.clone(), f.mid));
-        }
-        if self.by_token.get(&(dest.clone(), f.token)) == Some(&id) {
-            self.by_token.remove(&(dest.clone(), f.token));
-        }
-        if let Some(r) = f.report {
+    /// Retires the oldest finished exchange, emitting its report if it kept it.
+    fn retire_oldest(&mut self) {
+        if let Some(Finished { report: Some(r), .. }) = self.finished.pop_front() {
             self.events.push_back(Event::Retired(*r));
         }
     }
 
     /// Retires every finished exchange now (at the end of a run), emitting their reports.
     pub fn retire_all(&mut self) {
-        while let Some((_, id)) = self.retiring.pop_front() {
-            self.retire(id);
+        while !self.finished.is_empty() {
+            self.retire_oldest();
         }
     }
 
@@ -590,12 +593,8 @@ where
     /// otherwise wake once per request just to forget it); the cache's size bound holds anyway.
     fn housekeeping(&mut self, now: Instant) {
         self.dedup.expire(now);
-        while let Some(&(at, id)) = self.retiring.front() {
-            if at > now {
-                break;
-            }
-            self.retiring.pop_front();
-            self.retire(id);
+        while self.finished.front().is_some_and(|f| f.retire_at <= now) {
+            self.retire_oldest();
         }
     }
 
@@ -644,16 +643,17 @@ where
 
     fn on_ack(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let Some(&id) = self.by_mid.get(&(from.clone(), msg.message_id)) else {
+            if let Some(f) = self.finished.iter_mut().rev().find(|f| f.dest == from && f.mid == msg.message_id) {
+                if !msg.code.is_empty() {
+                    self.duplicates += f.duplicate() as u64;
+                }
+                return;
+            }
             // the ACK of one of our separate responses
             self.separate.remove(&(from, msg.message_id));
             return;
         };
-        let Some(ex) = self.exchanges.get_mut(&id) else {
-            if let Some(f) = self.finished.get_mut(&id).filter(|_| !msg.code.is_empty()) {
-                self.duplicates += f.duplicate() as u64;
-            }
-            return;
-        };
+        let Some(ex) = self.exchanges.get_mut(&id) else { return };
         match ex.phase {
             Phase::Waiting { timer, .. } => {
                 if !msg.code.is_empty() && !ex.token_matches(msg.token) {
@@ -683,20 +683,22 @@ where
     fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let lookup = |t: &[u8]| self.by_token.get(&(from.clone(), Token::new(t))).copied();
         let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
-        let live = id.and_then(|id| self.exchanges.get_mut(&id)).filter(|ex| ex.token_matches(msg.token));
-        let known =
-            live.is_some() || id.and_then(|id| self.finished.get(&id)).is_some_and(|f| f.token_matches(msg.token));
+        let live = id.filter(|id| self.exchanges.get(id).is_some_and(|ex| ex.token_matches(msg.token)));
+        let done = match live {
+            Some(_) => None,
+            None => self.finished.iter().rposition(|f| f.dest == from && f.token_matches(msg.token)),
+        };
         if msg.ty == MessageType::Con {
+            let known = live.is_some() || done.is_some();
             let ty = if known { MessageType::Ack } else { MessageType::Rst };
             self.pending.push_back(Pending::Empty { dest: from.clone(), ty, mid: msg.message_id });
         }
-        let (Some(id), true) = (id, known) else { return };
-        let Some(ex) = self.exchanges.get_mut(&id) else {
-            if let Some(f) = self.finished.get_mut(&id) {
-                self.duplicates += f.duplicate() as u64;
-            }
+        if let Some(i) = done {
+            self.duplicates += self.finished[i].duplicate() as u64;
             return;
-        };
+        }
+        let Some(id) = live else { return };
+        let Some(ex) = self.exchanges.get_mut(&id) else { return };
         let outstanding = match ex.phase {
             Phase::Waiting { timer, .. } => {
                 // the response arrived before (or instead of) the empty ACK: it acknowledges too
