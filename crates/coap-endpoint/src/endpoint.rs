@@ -102,7 +102,9 @@ enum Phase {
 #[derive(Debug)]
 struct Exchange<A> {
     dest: A,
-    req: Request,
+    /// Shared: a driver that sends the same request again and again (the simulator) clones
+    /// an `Arc` per exchange, not the request's buffers.
+    req: Arc<Request>,
     mid: u16,
     token: Token,
     phase: Phase,
@@ -401,8 +403,12 @@ where
     }
 
     /// Opens an exchange with `dest`. It starts now, or when NSTART and the controller allow.
-    pub fn request(&mut self, now: Instant, dest: A, mut req: Request) -> Result<ExchangeId, RequestError> {
-        req.options.sort_by_key(|o| o.0);
+    /// `req` may be shared (an `Arc<Request>`).
+    pub fn request(&mut self, now: Instant, dest: A, req: impl Into<Arc<Request>>) -> Result<ExchangeId, RequestError> {
+        let mut req = req.into();
+        if !req.options.is_sorted_by_key(|o| o.0) {
+            Arc::make_mut(&mut req).options.sort_by_key(|o| o.0);
+        }
         // header + token (with marking byte) + options + a marking option (≤ 4 bytes) + payload
         let body = {
             let opts: SmallVec<[CoapOption<'_>; 8]> =

@@ -86,7 +86,7 @@ impl UdpHost {
 #[derive(Debug)]
 pub struct UdpStack {
     hosts: Vec<UdpHost>,
-    request: Request,
+    request: std::sync::Arc<Request>,
     /// Bytes added to every CoAP message on the network (IP and UDP headers).
     overhead: u32,
     buf: Vec<u8>,
@@ -98,8 +98,10 @@ impl UdpStack {
     /// Hosts (indexed by [`HostId`]) sending `request` for every exchange; `overhead` header
     /// bytes are added to each datagram's size. Keeps [`Detail::Summary`].
     pub fn new(hosts: Vec<UdpHost>, request: Request, overhead: u32) -> Self {
-        let (detail, stats) = (Detail::Summary, ExchangeStats::default());
-        UdpStack { hosts, request, overhead, buf: Vec::with_capacity(1500), detail, stats }
+        let (detail, mut stats) = (Detail::Summary, ExchangeStats::default());
+        // one RTT per expected exchange, reserved once (a growing vector would double)
+        stats.rtt_ns.reserve_exact(hosts.iter().map(|h| h.expected).sum());
+        UdpStack { hosts, request: request.into(), overhead, buf: Vec::with_capacity(1500), detail, stats }
     }
 
     /// Keeps `detail` of every exchange.
