@@ -54,8 +54,9 @@ pub enum Event<A> {
         /// Why.
         reason: FailReason,
     },
-    /// An exchange's final record (see [`ExchangeReport`]).
-    Retired(ExchangeReport<A>),
+    /// An exchange's final record (see [`ExchangeReport`]); boxed, so that the queue of events
+    /// stays small.
+    Retired(Box<ExchangeReport<A>>),
     /// A request transmission was queued (only with [`Config::transmission_events`]).
     Transmission {
         /// The exchange.
@@ -570,7 +571,7 @@ where
             Outcome::Failed(reason) => Event::Failed { id, reason },
         });
         if let Some(r) = now_report {
-            self.events.push_back(Event::Retired(r));
+            self.events.push_back(Event::Retired(Box::new(r)));
         }
         if outstanding {
             if let Some(p) = self.peers.get_mut(&dest) {
@@ -583,7 +584,7 @@ where
     /// Retires the oldest finished exchange, emitting its report if it kept it.
     fn retire_oldest(&mut self) {
         if let Some(Finished { report: Some(r), .. }) = self.finished.pop_front() {
-            self.events.push_back(Event::Retired(*r));
+            self.events.push_back(Event::Retired(r));
         }
     }
 

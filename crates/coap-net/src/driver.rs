@@ -343,8 +343,8 @@ async fn run(
                     }
                 }
                 Event::Retired(r) => match retired.as_mut() {
-                    Some(f) => f(r),
-                    None => reports.push(r),
+                    Some(f) => f(*r),
+                    None => reports.push(*r),
                 },
             }
         }

@@ -159,7 +159,7 @@ impl UdpStack {
                     let next = ctx.ended(h);
                     self.issue(ctx, h, next);
                 }
-                Event::Retired(r) => self.retired(h, r),
+                Event::Retired(r) => self.retired(h, *r),
                 Event::Transmission { .. } => {}
             }
         }
@@ -215,7 +215,7 @@ impl Stack for UdpStack {
             self.hosts[i].ep.retire_all();
             while let Some(ev) = self.hosts[i].ep.poll_event() {
                 if let Event::Retired(r) = ev {
-                    self.retired(h, r);
+                    self.retired(h, *r);
                 }
             }
             let host = &mut self.hosts[i];

@@ -159,8 +159,11 @@ impl Pair {
     pub fn reports(&mut self) -> Vec<ExchangeReport<u8>> {
         self.client.retire_all();
         self.flush();
-        let mut v: Vec<_> =
-            self.events.iter().filter_map(|e| if let Event::Retired(r) = e { Some(r.clone()) } else { None }).collect();
+        let mut v: Vec<_> = self
+            .events
+            .iter()
+            .filter_map(|e| if let Event::Retired(r) = e { Some((**r).clone()) } else { None })
+            .collect();
         v.sort_by_key(|r| r.id);
         v
     }
