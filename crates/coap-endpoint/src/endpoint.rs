@@ -166,14 +166,13 @@ impl<A: Clone> Exchange<A> {
 }
 
 /// A finished exchange, kept until it retires to recognise (and count) duplicates of its
-/// response: what matches a message to it, and its report unless that went out at once
-/// ([`Config::report_at_finish`]). The request and the per-transmission arrays of the live
-/// [`Exchange`] are gone.
+/// response: what matches a message to it (32 bytes with a small address; its report, unless it
+/// went out at once with [`Config::report_at_finish`], waits beside it). The request and the
+/// per-transmission arrays of the live [`Exchange`] are gone.
 #[derive(Debug)]
 struct Finished<A> {
     retire_at: Instant,
     dest: A,
-    report: Option<Box<ExchangeReport<A>>>,
     mid: u16,
     token: Token,
     marking: Marking,
@@ -184,14 +183,6 @@ struct Finished<A> {
 impl<A> Finished<A> {
     fn token_matches(&self, received: &[u8]) -> bool {
         token_matches(self.marking, &self.token, self.n_sent as usize, received)
-    }
-
-    /// Counts a response to it that arrived after the first one; true if it was one.
-    fn duplicate(&mut self) -> bool {
-        if let (true, Some(r)) = (self.answered, &mut self.report) {
-            r.duplicates += 1;
-        }
-        self.answered
     }
 }
 
@@ -265,6 +256,8 @@ pub struct Endpoint<A, R> {
     /// a dozen; the real drivers bound them with `Config::max_finished`), and no map entry per
     /// finished exchange is kept.
     finished: VecDeque<Finished<A>>,
+    /// Their reports, index for index (empty with [`Config::report_at_finish`]).
+    kept: VecDeque<Box<ExchangeReport<A>>>,
     /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
     early_retirements: u64,
     duplicates: u64,
@@ -334,6 +327,7 @@ where
             peers: LiteMap::new(),
             exchanges: LiteMap::new(),
             finished: VecDeque::new(),
+            kept: VecDeque::new(),
             early_retirements: 0,
             duplicates: 0,
             by_mid: LiteMap::new(),
@@ -548,13 +542,16 @@ where
         if self.by_token.get(&(dest.clone(), ex.token)) == Some(&id) {
             self.by_token.remove(&(dest.clone(), ex.token));
         }
-        let report = ex.report(id, outcome);
-        let (now_report, kept) =
-            if self.cfg.report_at_finish { (Some(report), None) } else { (None, Some(Box::new(report))) };
+        let report = Box::new(ex.report(id, outcome));
+        let now_report = if self.cfg.report_at_finish {
+            Some(report)
+        } else {
+            self.kept.push_back(report);
+            None
+        };
         let finished = Finished {
             retire_at,
             dest: dest.clone(),
-            report: kept,
             mid: ex.mid,
             token: ex.token,
             marking: ex.marking,
@@ -571,7 +568,7 @@ where
             Outcome::Failed(reason) => Event::Failed { id, reason },
         });
         if let Some(r) = now_report {
-            self.events.push_back(Event::Retired(Box::new(r)));
+            self.events.push_back(Event::Retired(r));
         }
         if outstanding {
             if let Some(p) = self.peers.get_mut(&dest) {
@@ -583,8 +580,19 @@ where
 
     /// Retires the oldest finished exchange, emitting its report if it kept it.
     fn retire_oldest(&mut self) {
-        if let Some(Finished { report: Some(r), .. }) = self.finished.pop_front() {
+        self.finished.pop_front();
+        if let Some(r) = self.kept.pop_front() {
             self.events.push_back(Event::Retired(r));
+        }
+    }
+
+    /// Counts a response to finished exchange `i` that arrived after the first one.
+    fn duplicate_of(&mut self, i: usize) {
+        if self.finished[i].answered {
+            self.duplicates += 1;
+            if let Some(r) = self.kept.get_mut(i) {
+                r.duplicates += 1;
+            }
         }
     }
 
@@ -650,9 +658,9 @@ where
 
     fn on_ack(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let Some(&id) = self.by_mid.get(&(from.clone(), msg.message_id)) else {
-            if let Some(f) = self.finished.iter_mut().rev().find(|f| f.dest == from && f.mid == msg.message_id) {
+            if let Some(i) = self.finished.iter().rposition(|f| f.dest == from && f.mid == msg.message_id) {
                 if !msg.code.is_empty() {
-                    self.duplicates += f.duplicate() as u64;
+                    self.duplicate_of(i);
                 }
                 return;
             }
@@ -701,7 +709,7 @@ where
             self.pending.push_back(Pending::Empty { dest: from.clone(), ty, mid: msg.message_id });
         }
         if let Some(i) = done {
-            self.duplicates += self.finished[i].duplicate() as u64;
+            self.duplicate_of(i);
             return;
         }
         let Some(id) = live else { return };
