@@ -104,18 +104,49 @@ impl ClientWorkload {
     }
 }
 
+/// A stream whose generator is made at its first draw: most workloads (continuous, no start
+/// spread) draw nothing, and a ChaCha8 generator is 320 bytes per client. The draws are those of
+/// the stream made at once.
+#[derive(Debug, Clone)]
+struct LazyStream {
+    stream: Stream,
+    seed: u64,
+    rep: u32,
+    rng: Option<Box<ChaCha8Rng>>,
+}
+
+impl LazyStream {
+    fn rng(&mut self) -> &mut ChaCha8Rng {
+        let (stream, seed, rep) = (self.stream, self.seed, self.rep);
+        self.rng.get_or_insert_with(|| Box::new(stream.rng(seed, rep)))
+    }
+}
+
+impl RngCore for LazyStream {
+    fn next_u32(&mut self) -> u32 {
+        self.rng().next_u32()
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.rng().next_u64()
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        self.rng().fill_bytes(dest)
+    }
+}
+
 /// One client's workload drawing from its own stream, [`Stream::Workload`]`(client)` of
 /// replication `rep`.
 #[derive(Debug, Clone)]
 pub struct ClientSteps {
     state: ClientWorkload,
-    rng: ChaCha8Rng,
+    rng: LazyStream,
 }
 
 impl ClientSteps {
     /// Client `client` of replication `rep` of a run seeded with `seed`.
     pub fn new(client: u32, seed: u64, rep: u32) -> Self {
-        ClientSteps { state: ClientWorkload::default(), rng: Stream::Workload(client).rng(seed, rep) }
+        let rng = LazyStream { stream: Stream::Workload(client), seed, rep, rng: None };
+        ClientSteps { state: ClientWorkload::default(), rng }
     }
 
     /// A uniform start offset in [0, `spread_s`] seconds (no draw when the spread is 0).
@@ -379,5 +410,17 @@ mod tests {
         assert_eq!(w.ended(HostId(4), ms(999)), Next::Exchange { fresh: false });
         // request 5 ended at 1 s: nothing starts at or after the end
         assert_eq!(w.ended(HostId(4), ms(1000)), Next::Done);
+    }
+
+    #[test]
+    fn a_lazy_stream_draws_what_the_stream_made_at_once_draws() {
+        let mut lazy = LazyStream { stream: Stream::Workload(3), seed: 9, rep: 2, rng: None };
+        let mut eager = Stream::Workload(3).rng(9, 2);
+        assert!(lazy.rng.is_none(), "nothing made before the first draw");
+        let (mut a, mut b) = ([0u8; 5], [0u8; 5]);
+        lazy.fill_bytes(&mut a);
+        eager.fill_bytes(&mut b);
+        assert_eq!(a, b);
+        assert_eq!((lazy.next_u32(), lazy.next_u64()), (eager.next_u32(), eager.next_u64()));
     }
 }
