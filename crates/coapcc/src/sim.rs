@@ -179,13 +179,13 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
     Ok(s)
 }
 
-/// What a bottleneck client costs, measured (peak RSS, `/usr/bin/time`, 10,000 clients × 50
-/// exchanges behind a bottleneck scaled ×10, whose exchanges take about 20 s each): its live state
-/// while its replication runs (endpoint, controller, workload, the exchanges it finished in the
-/// last 247 s, its share of the event queue and of the server's deduplication cache), and what is
-/// kept of each of its exchanges until the summary: its RTT (8 bytes, twice that while the vector
-/// grows), or with `--out` its whole record.
-const LIVE_BYTES_PER_CLIENT: u64 = 10_000;
+/// What a bottleneck client costs, measured (peak RSS, `/usr/bin/time`: about 5 KB at 10,000
+/// clients behind a bottleneck scaled ×10 and at 1,000,000 behind one scaled ×1000; rounded up):
+/// its live state while its replication runs (endpoint, controller, workload, the exchanges it
+/// finished in the last 247 s, its share of the event queue and of the server's deduplication
+/// cache), and what is kept of each of its exchanges until the summary: its RTT (8 bytes,
+/// reserved once; 16 counted), or with `--out` its whole record.
+const LIVE_BYTES_PER_CLIENT: u64 = 6_000;
 const SUMMARY_BYTES_PER_EXCHANGE: u64 = 16;
 const RECORD_BYTES_PER_EXCHANGE: u64 = 180;
 const BASE_BYTES: u64 = 32 << 20;
