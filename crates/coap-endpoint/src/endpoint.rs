@@ -242,8 +242,9 @@ pub struct Endpoint<A, R> {
     /// By destination, in a sorted vector (a client has one or a few: a B-tree's first node
     /// costs about ten times the entry).
     peers: LiteMap<A, Peer>,
-    /// Exchanges not yet finished. Boxed: an exchange is a few hundred bytes (the send times of
-    /// up to 31 transmissions), and the maps move their values on insertion and removal.
+    /// Exchanges not yet finished. Boxed: an exchange is about 330 bytes (the send times and
+    /// RTOs of up to 8 transmissions inline), and the map moves its values on insertion and
+    /// removal.
     ///
     /// This map and the Message ID and token maps are sorted vectors ([`LiteMap`]): an endpoint
     /// holds few live exchanges (a simulated client: one), and a B-tree's first node costs
@@ -252,9 +253,9 @@ pub struct Endpoint<A, R> {
     exchanges: LiteMap<ExchangeId, Box<Exchange<A>>>,
     /// Finished exchanges, kept to count duplicate responses until they retire, in finishing
     /// order, which is retiring order (the lifetime is constant). A duplicate finds its exchange
-    /// by a scan from the newest: a client holds those of the last 247 s (a simulated one about
-    /// a dozen; the real drivers bound them with `Config::max_finished`), and no map entry per
-    /// finished exchange is kept.
+    /// by a scan from the newest: a client holds those of the last 247 s (a simulated one a few
+    /// dozen at most; the real drivers bound them with `Config::max_finished`), and no map entry
+    /// per finished exchange is kept.
     finished: VecDeque<Finished<A>>,
     /// Their reports, index for index (empty with [`Config::report_at_finish`]).
     kept: VecDeque<Box<ExchangeReport<A>>>,
