@@ -1,6 +1,7 @@
 //! The server side: the [`Handler`] trait resources implement, and the deduplication cache of
 //! RFC 7252 §4.5, bounded in bytes.
 
+use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::sync::Arc;
@@ -97,11 +98,11 @@ impl Cached {
 /// map slot, a queue slot and a `Response`'s headers; the budget is what matters, not the digit).
 pub const ENTRY_OVERHEAD: usize = 160;
 
+/// An entry: 24 bytes (its cost is recomputed from what it holds, not stored).
 #[derive(Debug)]
 struct Entry {
     expires: Instant,
     cached: Cached,
-    cost: usize,
 }
 
 /// Recently seen (peer, Message ID) pairs with their replies. Each entry is kept for its
@@ -154,26 +155,36 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
         self.bytes += cost;
         self.order.push_back((expires, peer.clone(), mid));
         // one map operation on the hot path; a (rare) entry under the same key is replaced
-        if let Some(old) = self.map.insert((peer, mid), Entry { expires, cached, cost }) {
-            self.bytes -= old.cost;
+        if let Some(old) = self.map.insert((peer, mid), Entry { expires, cached }) {
+            self.bytes -= old.cached.cost::<A>();
         }
     }
 
     fn remove(&mut self, peer: &A, mid: u16) -> Option<Entry> {
         let e = self.map.remove(&(peer.clone(), mid))?;
-        self.bytes -= e.cost;
+        self.bytes -= e.cached.cost::<A>();
         Some(e)
+    }
+
+    /// Removes the entry of `key` if it is the one that expires at `expires` (the queue may
+    /// name an entry replaced since: only its own slot counts), with one hash lookup.
+    fn remove_slot(&mut self, key: (A, u16), expires: Instant) -> Option<Entry> {
+        match self.map.entry(key) {
+            MapEntry::Occupied(o) if o.get().expires == expires => {
+                let e = o.remove();
+                self.bytes -= e.cached.cost::<A>();
+                Some(e)
+            }
+            _ => None,
+        }
     }
 
     /// Evicts the oldest entries until `extra` more bytes fit in the budget.
     fn evict_to(&mut self, now: Instant, extra: usize) {
         while self.bytes + extra > self.budget {
             let Some((t, p, m)) = self.order.pop_front() else { break };
-            // the queue may name an entry that was replaced since: only its own slot counts
-            if self.map.get(&(p.clone(), m)).is_some_and(|e| e.expires == t) {
-                if let Some(e) = self.remove(&p, m) {
-                    self.early_evictions += u64::from(e.expires > now);
-                }
+            if let Some(e) = self.remove_slot((p, m), t) {
+                self.early_evictions += u64::from(e.expires > now);
             }
         }
     }
@@ -185,9 +196,7 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
                 break;
             }
             let (t, p, m) = self.order.pop_front().expect("front exists");
-            if self.map.get(&(p.clone(), m)).is_some_and(|e| e.expires == t) {
-                self.remove(&p, m);
-            }
+            self.remove_slot((p, m), t);
         }
     }
 
