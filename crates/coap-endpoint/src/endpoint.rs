@@ -559,6 +559,10 @@ where
             n_sent: ex.sent.len() as u8,
             answered: matches!(outcome, Outcome::Response(_)),
         };
+        if self.finished.len() == self.finished.capacity() {
+            // grow by a quarter, not double: thousands of endpoints each hold a few dozen
+            self.finished.reserve_exact((self.finished.len() / 4).max(4));
+        }
         self.finished.push_back(finished);
         while self.finished.len() > self.cfg.max_finished {
             self.retire_oldest();
