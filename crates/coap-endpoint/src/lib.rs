@@ -35,7 +35,7 @@ pub use blockwise::{Block, BlockLimits, Blockwise, Step, Transfer};
 pub use coap_cc::{Duration, Instant};
 pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
-pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome};
+pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome, Tally};
 pub use server::{Handler, NotFound, Reply, RequestId, Response, ENTRY_OVERHEAD};
 pub use stream::{CloseReason, Deadline, StreamConnection, StreamEvent, StreamLimits};
 

@@ -64,3 +64,54 @@ impl<A> ExchangeReport<A> {
         &self.rtos[..(self.expired as usize).min(self.rtos.len())]
     }
 }
+
+/// One client's exchanges folded as their reports come, in any order: the counts and the ends of
+/// its flow that every driver's metrics need (the simulator's per-client records, `coapcc
+/// load`'s statistics), without keeping the reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tally {
+    /// Exchanges folded in.
+    pub exchanges: u64,
+    /// Those that failed.
+    pub failed: u64,
+    /// Retransmissions sent.
+    pub retransmissions: u64,
+    /// Duplicate responses the reports counted.
+    pub duplicates: u64,
+    /// The largest RTO that expired.
+    pub max_expired_rto: Duration,
+    /// The exchange of the smallest id and its first transmission.
+    first: Option<(ExchangeId, Instant)>,
+    /// The exchange of the largest id and its response, if it got one.
+    last: Option<(ExchangeId, Option<Instant>)>,
+}
+
+impl Tally {
+    /// Folds in one exchange's report.
+    pub fn add<A>(&mut self, r: &ExchangeReport<A>) {
+        self.exchanges += 1;
+        self.failed += matches!(r.outcome, Outcome::Failed(_)) as u64;
+        self.retransmissions += r.retransmissions() as u64;
+        self.duplicates += r.duplicates as u64;
+        if let Some(&m) = r.expired_rtos().iter().max() {
+            self.max_expired_rto = self.max_expired_rto.max(m);
+        }
+        if let Some(&sent) = r.sent.first() {
+            if self.first.is_none_or(|(id, _)| r.id < id) {
+                self.first = Some((r.id, sent));
+            }
+        }
+        if self.last.is_none_or(|(id, _)| r.id > id) {
+            self.last = Some((r.id, r.responded_at));
+        }
+    }
+
+    /// The flow's length: the first exchange's first transmission to the last exchange's
+    /// response; `None` if the last exchange got none.
+    pub fn flow(&self) -> Option<Duration> {
+        match (self.first, self.last) {
+            (Some((_, start)), Some((_, Some(end)))) => Some(end - start),
+            _ => None,
+        }
+    }
+}

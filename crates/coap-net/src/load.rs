@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 
 use coap_cc::CcConfig;
-use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request};
+use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request, Tally};
 use netmodel::{ClientSteps, Next, Stream, WorkloadKind, WorkloadSpec};
 
 /// What to run.
@@ -43,22 +43,12 @@ pub struct LoadSpec {
 /// One client's exchanges, folded as they end: constant memory whatever the run's length.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClientStats {
-    /// Exchanges that ended (Echo challenges not counted).
-    pub exchanges: u64,
-    /// Exchanges that failed.
-    pub failed: u64,
+    /// Its exchanges (Echo challenges left out): counts and the ends of its flow.
+    pub tally: Tally,
     /// Exchanges by number of retransmissions (index = retransmissions).
     pub retransmissions_hist: Vec<u64>,
-    /// Duplicate responses received.
-    pub duplicates: u64,
-    /// The largest RTO that expired.
-    pub max_expired_rto: coap_cc::Duration,
     /// Exchanges answered with an Echo challenge (4.01), left out of everything else.
     pub echo_challenges: u64,
-    /// The earliest exchange (by id): its id and first transmission.
-    first: Option<(ExchangeId, coap_cc::Instant)>,
-    /// The latest exchange (by id): its id and its response's time, if it got one.
-    last: Option<(ExchangeId, Option<coap_cc::Instant>)>,
     /// The client ran its whole workload (not interrupted).
     pub complete: bool,
 }
@@ -70,35 +60,18 @@ impl ClientStats {
             self.echo_challenges += 1;
             return;
         }
-        self.exchanges += 1;
-        self.failed += matches!(r.outcome, Outcome::Failed(_)) as u64;
+        self.tally.add(r);
         let retx = r.retransmissions() as usize;
         if self.retransmissions_hist.len() <= retx {
             self.retransmissions_hist.resize(retx + 1, 0);
         }
         self.retransmissions_hist[retx] += 1;
-        self.duplicates += r.duplicates as u64;
-        if let Some(&m) = r.expired_rtos().iter().max() {
-            self.max_expired_rto = self.max_expired_rto.max(m);
-        }
-        if let Some(&sent) = r.sent.first() {
-            if self.first.is_none_or(|(id, _)| r.id < id) {
-                self.first = Some((r.id, sent));
-            }
-        }
-        if self.last.is_none_or(|(id, _)| r.id > id) {
-            self.last = Some((r.id, r.responded_at));
-        }
     }
 
-    /// The flow completion time: the first exchange's first transmission to the last one's
-    /// response; `None` if the last exchange got no response or the client did not run its
+    /// The flow completion time ([`Tally::flow`]); `None` also if the client did not run its
     /// whole workload (an interrupted run).
     pub fn fct(&self) -> Option<coap_cc::Duration> {
-        match (self.complete, self.first, self.last) {
-            (true, Some((_, start)), Some((_, Some(end)))) => Some(end - start),
-            _ => None,
-        }
+        self.tally.flow().filter(|_| self.complete)
     }
 }
 
@@ -373,10 +346,10 @@ mod tests {
         }
         // by hand: 4 exchanges (one Echo challenge apart), 1 failed, retransmissions 0, 2, 1, 0;
         // duplicates 3; the largest expired RTO 4 s; FCT from 100 ms to 9,400 ms
-        assert_eq!((forward.exchanges, forward.failed, forward.echo_challenges), (4, 1, 1));
+        assert_eq!((forward.tally.exchanges, forward.tally.failed, forward.echo_challenges), (4, 1, 1));
         assert_eq!(forward.retransmissions_hist, [2, 1, 1]);
-        assert_eq!(forward.duplicates, 3);
-        assert_eq!(forward.max_expired_rto, Duration::from_nanos(4_000_000_000));
+        assert_eq!(forward.tally.duplicates, 3);
+        assert_eq!(forward.tally.max_expired_rto, Duration::from_nanos(4_000_000_000));
         assert_eq!(forward.fct(), Some(Duration::from_nanos(9_300_000_000)));
         // RTTs of the answered ones: 250, 6,240 and 300 ms
         let h = rtts.lock().unwrap();

@@ -284,12 +284,7 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
 fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
     let mut hist: Vec<u64> = Vec::new();
     for c in &r.clients {
-        if hist.len() < c.retransmissions_hist.len() {
-            hist.resize(c.retransmissions_hist.len(), 0);
-        }
-        for (i, n) in c.retransmissions_hist.iter().enumerate() {
-            hist[i] += n;
-        }
+        netsim::summary::add_histogram(&mut hist, &c.retransmissions_hist);
     }
     let fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct()).map(|d| d.as_secs_f64()).collect();
     let q = |p: f64| if r.rtts.is_empty() { f64::NAN } else { r.rtts.value_at_quantile(p) as f64 / 1e6 };
@@ -309,12 +304,14 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
     Summary {
         clients_without_fct: (r.clients.len() - fcts.len()) as u64,
         fct_s: Distribution::of(fcts),
-        exchanges: r.clients.iter().map(|c| c.exchanges).sum(),
-        failed_exchanges: r.clients.iter().map(|c| c.failed).sum(),
+        exchanges: r.clients.iter().map(|c| c.tally.exchanges).sum(),
+        failed_exchanges: r.clients.iter().map(|c| c.tally.failed).sum(),
         retransmissions_hist: hist,
         rtt_s,
-        unnecessary_retx_per_client: Tail::of(r.clients.iter().map(|c| c.duplicates as f64).collect()),
-        max_expired_rto_per_client_s: Tail::of(r.clients.iter().map(|c| c.max_expired_rto.as_secs_f64()).collect()),
+        unnecessary_retx_per_client: Tail::of(r.clients.iter().map(|c| c.tally.duplicates as f64).collect()),
+        max_expired_rto_per_client_s: Tail::of(
+            r.clients.iter().map(|c| c.tally.max_expired_rto.as_secs_f64()).collect(),
+        ),
         lln: None,
         network: netsim::summary::NetworkSummary::Real,
         events: 0,

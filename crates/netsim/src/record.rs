@@ -1,7 +1,6 @@
 //! What one replication leaves behind.
 
-use coap_cc::Instant;
-use coap_endpoint::{ExchangeId, ExchangeReport, Outcome};
+use coap_endpoint::{ExchangeReport, Tally};
 use serde::Serialize;
 
 use netmodel::BottleneckReport;
@@ -135,53 +134,18 @@ impl<N> RepResult<N> {
     }
 }
 
-/// A client's record built as its exchange reports come in, in any order: the same bookkeeping
-/// for every stack, without keeping the reports.
-#[derive(Debug, Clone, Default)]
-pub struct ClientTally {
-    exchanges: u32,
-    failed: u32,
-    retransmissions: u32,
-    duplicates: u32,
-    max_expired_rto_ns: u64,
-    /// The exchange of the smallest id and its first transmission.
-    first: Option<(ExchangeId, Option<Instant>)>,
-    /// The exchange of the largest id and its response.
-    last: Option<(ExchangeId, Option<Instant>)>,
-}
-
-impl ClientTally {
-    /// Folds in one exchange's report.
-    pub fn add<A>(&mut self, r: &ExchangeReport<A>) {
-        self.exchanges += 1;
-        self.failed += matches!(r.outcome, Outcome::Failed(_)) as u32;
-        self.retransmissions += r.retransmissions();
-        self.duplicates += r.duplicates;
-        let max_expired = r.expired_rtos().iter().map(|d| d.as_nanos()).max().unwrap_or(0);
-        self.max_expired_rto_ns = self.max_expired_rto_ns.max(max_expired);
-        if self.first.is_none_or(|(id, _)| r.id < id) {
-            self.first = Some((r.id, r.sent.first().copied()));
-        }
-        if self.last.is_none_or(|(id, _)| r.id > id) {
-            self.last = Some((r.id, r.responded_at));
-        }
-    }
-
-    /// The client's record: its FCT runs from its first exchange's first transmission to its last
-    /// exchange's response (None if that one failed).
-    pub fn record(&self, client: u32) -> ClientRecord {
-        let fct_ns = match (self.first, self.last) {
-            (Some((_, Some(start))), Some((_, Some(end)))) => Some((end - start).as_nanos()),
-            _ => None,
-        };
+impl ClientRecord {
+    /// Client `client`'s record from its folded exchanges and the duplicate responses its
+    /// endpoint counted (also those that came after a report went out: `report_at_finish`).
+    pub fn of(client: u32, t: &Tally, duplicates: u64) -> Self {
         ClientRecord {
             client,
-            fct_ns,
-            exchanges: self.exchanges,
-            failed: self.failed,
-            retransmissions: self.retransmissions,
-            duplicates: self.duplicates,
-            max_expired_rto_ns: self.max_expired_rto_ns,
+            fct_ns: t.flow().map(|d| d.as_nanos()),
+            exchanges: t.exchanges as u32,
+            failed: t.failed as u32,
+            retransmissions: t.retransmissions as u32,
+            duplicates: duplicates as u32,
+            max_expired_rto_ns: t.max_expired_rto.as_nanos(),
         }
     }
 }

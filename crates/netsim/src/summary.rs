@@ -49,6 +49,14 @@ pub struct Tail {
     pub max: f64,
 }
 
+/// Adds histogram `h` into `into`, bin by bin (`into` grows to `h`'s bins).
+pub fn add_histogram(into: &mut Vec<u64>, h: &[u64]) {
+    if into.len() < h.len() {
+        into.resize(h.len(), 0);
+    }
+    into.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+}
+
 impl Tail {
     /// Of unsorted values (NaN everywhere when empty).
     pub fn of(v: Vec<f64>) -> Self {
@@ -200,11 +208,8 @@ impl Summary {
         let fcts: Vec<f64> = clients.clone().filter_map(|c| c.fct_ns).map(|ns| ns as f64 / 1e9).collect();
         let n_clients = clients.clone().count() as u64;
         let mut hist: Vec<u64> = Vec::new();
-        for h in reps.iter().map(|r| &r.stats.retransmissions_hist) {
-            if hist.len() < h.len() {
-                hist.resize(h.len(), 0);
-            }
-            hist.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+        for r in reps {
+            add_histogram(&mut hist, &r.stats.retransmissions_hist);
         }
         let rtts = reps.iter().flat_map(|r| &r.stats.rtt_ns);
         let bottleneck: Vec<(&BottleneckReport, u64)> = reps

@@ -9,13 +9,13 @@
 //! the packet unnecessary, which the medium books as wasted capacity.
 
 use coap_cc::Instant;
-use coap_endpoint::{Endpoint, Event, ExchangeReport, Handler, Reply, Request, RequestId, Response};
+use coap_endpoint::{Endpoint, Event, ExchangeReport, Handler, Reply, Request, RequestId, Response, Tally};
 use coap_wire::{Code, Message};
 use netmodel::{HostId, Next, Packet};
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
-use crate::record::{ClientTally, Detail, ExchangeStats};
+use crate::record::{ClientRecord, Detail, ExchangeStats};
 
 /// The endpoint's timer slot of a host.
 const ENDPOINT_TIMER: u32 = 0;
@@ -55,7 +55,7 @@ pub struct UdpHost {
     /// Where its workload's requests go (None: it runs no workload).
     server: Option<HostId>,
     /// Its record so far.
-    tally: ClientTally,
+    tally: Tally,
     /// Its exchanges' reports (only with [`Detail::Exchanges`]).
     reports: Vec<ExchangeReport<HostId>>,
     /// About how many exchanges it runs.
@@ -75,7 +75,7 @@ impl UdpHost {
             timer: TimerSlot::default(),
             app_timer: TimerSlot::default(),
             server: None,
-            tally: ClientTally::default(),
+            tally: Tally::default(),
             reports: Vec::new(),
             expected: 0,
         }
@@ -219,11 +219,7 @@ impl Stack for UdpStack {
                 }
             }
             let host = &mut self.hosts[i];
-            let mut record = host.tally.record(h.0);
-            // the endpoint's count: its reports' sum, also when they went out before their
-            // duplicates came (`report_at_finish`)
-            record.duplicates = host.ep.duplicates_received() as u32;
-            out.clients.push(record);
+            out.clients.push(ClientRecord::of(h.0, &host.tally, host.ep.duplicates_received()));
             host.reports.sort_by_key(|r| r.id);
             out.exchanges
                 .extend(host.reports.iter().enumerate().map(|(k, r)| crate::record::exchange_record(h.0, k as u32, r)));
