@@ -208,8 +208,6 @@ enum Pending<A> {
         start: usize,
         len: usize,
     },
-    /// Nothing (a request that could not be encoded).
-    Skip,
 }
 
 #[derive(Debug)]
@@ -524,18 +522,6 @@ where
     fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, answer: Answer, outstanding: bool) {
         let retire_at = now + self.cfg.exchange_lifetime;
         let Some(ex) = self.exchanges.remove(&id) else { return };
-        if let Some(p) = self.pending.iter_mut().find(|p| matches!(p, Pending::Request(x) if *x == id)) {
-            // its last transmission is still to go (a give-up at the last send): encoded now,
-            // as the finished exchange keeps no request
-            let start = self.out.len();
-            self.out.resize(start + self.cfg.max_message_size, 0);
-            let len = encode_request(&ex, &mut self.out[start..]);
-            self.out.truncate(start + len.unwrap_or(0));
-            *p = match len {
-                Some(len) => Pending::Bytes { dest: ex.dest.clone(), start, len },
-                None => Pending::Skip,
-            };
-        }
         let dest = ex.dest.clone();
         if self.by_mid.get(&(dest.clone(), ex.mid)) == Some(&id) {
             self.by_mid.remove(&(dest.clone(), ex.mid));
@@ -993,13 +979,22 @@ where
                 ex.sent.push(now);
                 ex.rtos.push(rto);
                 ex.phase = Phase::Waiting { timer: *timer, deadline: now + rto };
-                self.pending.push_back(Pending::Request(id));
                 let number = ex.sent.len() as u32 - 1;
                 if self.cfg.transmission_events {
                     self.events.push_back(Event::Transmission { id, number, at: now, rto: Some(rto) });
                 }
-                if self.give_up_at_retransmission == Some(number) {
-                    // Erbium: the last retransmission goes out and the transaction is freed
+                if self.give_up_at_retransmission != Some(number) {
+                    self.pending.push_back(Pending::Request(id));
+                } else {
+                    // Erbium: the last retransmission goes out and the transaction is freed; it is
+                    // encoded now, as a finished exchange keeps no request
+                    let start = self.out.len();
+                    self.out.resize(start + self.cfg.max_message_size, 0);
+                    let len = encode_request(ex, &mut self.out[start..]);
+                    self.out.truncate(start + len.unwrap_or(0));
+                    if let Some(len) = len {
+                        self.pending.push_back(Pending::Bytes { dest: ex.dest.clone(), start, len });
+                    }
                     peer.cc.on_failure(now, timer);
                     self.finish(now, id, Outcome::Failed(FailReason::Timeout), Answer::default(), true);
                 }
@@ -1065,7 +1060,6 @@ where
                     buf.extend_from_slice(&self.out[start..start + len]);
                     return Some(Transmit { dest, len });
                 }
-                Pending::Skip => continue,
             }
         }
     }
