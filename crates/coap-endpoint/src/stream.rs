@@ -437,7 +437,8 @@ impl<A: Clone> StreamConnection<A> {
                     }
                     None => Reply::Now(Response::new(Code::NOT_FOUND, Vec::new())),
                 };
-                let resp = reply.into_response().unwrap_or(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()));
+                let resp =
+                    reply.into_response().unwrap_or_else(|| Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()));
                 let options: Vec<CoapOption<'_>> =
                     resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
                 write_frame(&mut self.out, resp.code, f.token, &options, &resp.payload);

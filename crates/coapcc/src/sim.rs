@@ -190,13 +190,18 @@ const SUMMARY_BYTES_PER_EXCHANGE: u64 = 16;
 const RECORD_BYTES_PER_EXCHANGE: u64 = 180;
 const BASE_BYTES: u64 = 32 << 20;
 
+/// What is kept of each exchange until the summary, bytes.
+fn bytes_per_exchange(detail: Detail) -> u64 {
+    match detail {
+        Detail::Summary => SUMMARY_BYTES_PER_EXCHANGE,
+        Detail::Exchanges => RECORD_BYTES_PER_EXCHANGE,
+    }
+}
+
 /// The memory a run of `scenarios` needs, estimated: every replication's per-exchange values
 /// (`detail`) are kept, and `threads` replications are live at once.
 pub(crate) fn memory_estimate(scenarios: &[Scenario], threads: usize, detail: Detail) -> u64 {
-    let per_exchange = match detail {
-        Detail::Summary => SUMMARY_BYTES_PER_EXCHANGE,
-        Detail::Exchanges => RECORD_BYTES_PER_EXCHANGE,
-    };
+    let per_exchange = bytes_per_exchange(detail);
     let records: u64 =
         scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64 * per_exchange).sum();
     let live = scenarios
@@ -236,10 +241,7 @@ fn check_memory(scenarios: &[Scenario], threads: usize, detail: Detail) -> Resul
         scenarios.len(),
         LIVE_BYTES_PER_CLIENT / 1000,
         (s.reps as usize).min(threads),
-        match detail {
-            Detail::Summary => SUMMARY_BYTES_PER_EXCHANGE,
-            Detail::Exchanges => RECORD_BYTES_PER_EXCHANGE,
-        },
+        bytes_per_exchange(detail),
         gb(have)
     )
     .into())
@@ -414,7 +416,7 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
             100.0 * wasted
         );
     }
-    let cut: Vec<String> = runs.iter().filter(|r| r.summary.truncated_reps > 0).map(truncation).collect();
+    let cut = truncations(runs);
     if !cut.is_empty() {
         let _ = write!(out, "\nINCOMPLETE: {}\n", cut.join("\nINCOMPLETE: "));
     }
@@ -433,6 +435,11 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     out
 }
 
+/// One sentence per run with truncated replications.
+fn truncations(runs: &[Run<Scenario>]) -> Vec<String> {
+    runs.iter().filter(|r| r.summary.truncated_reps > 0).map(truncation).collect()
+}
+
 /// What a run's truncated replications mean, in one sentence.
 fn truncation(r: &Run<Scenario>) -> String {
     format!(
@@ -443,7 +450,7 @@ fn truncation(r: &Run<Scenario>) -> String {
 
 /// An [`crate::Incomplete`] error if a replication of `runs` was truncated.
 pub(crate) fn check_complete(runs: &[Run<Scenario>]) -> Result<(), Error> {
-    let cut: Vec<String> = runs.iter().filter(|r| r.summary.truncated_reps > 0).map(truncation).collect();
+    let cut = truncations(runs);
     if cut.is_empty() {
         Ok(())
     } else {
