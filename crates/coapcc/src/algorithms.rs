@@ -50,20 +50,10 @@ pub fn all_json() -> Result<String, Box<dyn std::error::Error>> {
 /// The `tcp` transport's entry: not a coap-cc controller, but a `--cc` choice of the simulator
 /// and of `coapcc load`.
 fn tcp_params() -> Vec<(&'static str, String, &'static str)> {
-    let p = netsim::tcp::TcpParams::default();
-    vec![
-        ("init_cwnd", p.init_cwnd.to_string(), "Initial congestion window, segments (Linux, RFC 6928)."),
-        ("initial_rto", p.initial_rto.to_string(), "RTO before any sample, s (the thesis: 2)."),
-        ("min_rto", p.min_rto.to_string(), "Lower bound of the RTO, s (Linux)."),
-        ("max_rto", p.max_rto.to_string(), "Upper bound of the RTO, s (Linux)."),
-        ("syn_retries", p.syn_retries.to_string(), "SYN and SYN/ACK retransmissions (the testbed: 40)."),
-        ("delayed_ack", p.delayed_ack.to_string(), "Delayed-ACK timer, s (the testbed: constant 200 ms)."),
-        ("nagle", p.nagle.to_string(), "Nagle's algorithm (the testbed: on)."),
-        ("syn_options", p.syn_options.to_string(), "Bytes of TCP options in SYN and SYN/ACK (MSS, window scale)."),
-    ]
+    netsim::tcp::TcpParams::default().table()
 }
 
-const TCP_SUMMARY: &str = "CoAP over TCP: no CoAP retransmission; reliability and congestion control from TCP (NewReno model in sim, the OS's TCP in load)";
+const TCP_SUMMARY: &str = "CoAP over TCP: no CoAP retransmission; reliability and congestion control from TCP (in sim a model of Linux 4.9's TCP, every mechanism switchable; the OS's TCP in load)";
 const TCP_SOURCE: &str = "RFC 8323; the reference testbed's Linux TCP configuration (docs/bottleneck.md)";
 
 fn text(configs: &[CcConfig], show_tcp: bool) -> String {

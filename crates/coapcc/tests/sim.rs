@@ -113,8 +113,8 @@ fn csv_output() {
 
 #[test]
 fn clear_errors() {
-    let (ok, _, err) = coapcc(&["sim", "--cc", "tcp:rto=1"]);
-    assert!(!ok && err.contains("tcp has no parameter 'rto'"), "{err}");
+    let (ok, _, err) = coapcc(&["sim", "--cc", "tcp:rtx=1"]);
+    assert!(!ok && err.contains("tcp has no parameter 'rtx'"), "{err}");
     let (ok, _, err) = coapcc(&["sim", "--cc", "fasr"]);
     assert!(!ok && err.contains("unknown algorithm 'fasr'"), "{err}");
     let (ok, _, err) = coapcc(&["sim", "--buffer", "100"]);

@@ -364,4 +364,15 @@ mod file_tests {
         let text = include_str!("../../../scenarios/thesis.toml");
         assert_eq!(Scenario::from_toml(text).unwrap(), Scenario::thesis());
     }
+
+    /// The TCP line the file spells out is the TCP model's defaults, every parameter named.
+    #[test]
+    fn the_example_files_tcp_line_is_the_default() {
+        let text = include_str!("../../../scenarios/thesis.toml");
+        let line = text.lines().find_map(|l| l.strip_prefix("# cc = \"tcp:")).expect("the tcp line");
+        let spec = line.trim_end_matches('"');
+        let p = crate::tcp::TcpParams::parse(spec).unwrap();
+        assert_eq!(p, crate::tcp::TcpParams::default());
+        assert_eq!(spec.split(',').count(), p.table().len(), "every parameter is spelled out");
+    }
 }

@@ -9,8 +9,8 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Runs a transfer: `a` writes `up`, `b` writes `down`, both close; returns what each received.
-fn transfer(up: &[u8], down: &[u8], loss: u32, dup: u32, seed: u64) -> (Vec<u8>, Vec<u8>, bool) {
-    let p = TcpParams { retries2: 1000, syn_retries: 1000, ..TcpParams::default() };
+fn transfer(up: &[u8], down: &[u8], loss: u32, dup: u32, seed: u64, p: TcpParams) -> (Vec<u8>, Vec<u8>, bool) {
+    let p = TcpParams { retries2: 1000, syn_retries: 1000, orphan_retries: 1000, ..p };
     let mut a = Tcp::connect(p.clone());
     let mut b = Tcp::listen(p);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -21,7 +21,7 @@ fn transfer(up: &[u8], down: &[u8], loss: u32, dup: u32, seed: u64) -> (Vec<u8>,
     for _ in 0..200_000 {
         if !wrote && a.is_established() {
             a.write(up);
-            a.close();
+            a.shutdown(); // a half close: it still reads the answer
             wrote = true;
         }
         // the server answers once it has read everything, then closes
@@ -71,8 +71,20 @@ fn transfer(up: &[u8], down: &[u8], loss: u32, dup: u32, seed: u64) -> (Vec<u8>,
     (got_a, got_b, quiet)
 }
 
+/// Linux's TCP (the defaults), or every Linux mechanism switched to the textbook's.
+fn params(linux: bool) -> TcpParams {
+    if linux {
+        return TcpParams::default();
+    }
+    TcpParams::parse(
+        "rto=rfc6298,sack=false,frto=false,early_retrans=0,rack=false,slow_start_after_idle=false,\
+         quickack=false,retries_by_time=false,linux_close=false",
+    )
+    .expect("valid")
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(32))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn bytes_arrive_intact_and_in_order(
@@ -81,8 +93,9 @@ proptest! {
         loss in 0u32..30,
         dup in 0u32..20,
         seed in any::<u64>(),
+        linux in any::<bool>(),
     ) {
-        let (got_a, got_b, quiet) = transfer(&up, &down, loss, dup, seed);
+        let (got_a, got_b, quiet) = transfer(&up, &down, loss, dup, seed, params(linux));
         // compare lengths and contents without printing megabytes on failure
         prop_assert!(got_b == up, "client → server stream: {} bytes received of {}", got_b.len(), up.len());
         prop_assert!(got_a == down, "server → client stream: {} bytes received of {}", got_a.len(), down.len());
@@ -93,7 +106,9 @@ proptest! {
 #[test]
 fn clean_channel_needs_no_retransmission() {
     let up = vec![7u8; 5000];
-    let (_, got_b, quiet) = transfer(&up, &[], 0, 0, 1);
-    assert_eq!(got_b, up);
-    assert!(quiet);
+    for linux in [true, false] {
+        let (_, got_b, quiet) = transfer(&up, &[], 0, 0, 1, params(linux));
+        assert_eq!(got_b, up);
+        assert!(quiet);
+    }
 }

@@ -1,0 +1,192 @@
+//! The connection's timers: the retransmission timer (RTO, early retransmit, tail loss probe;
+//! Linux's `tcp_timer.c` and the probe functions of `tcp_output.c`) and the retry limits.
+
+use coap_cc::{Duration, Instant};
+
+use super::*;
+
+impl Tcp {
+    /// Handles the timers due at `now`.
+    pub fn on_timeout(&mut self, now: Instant) {
+        self.rx.on_timeout(now);
+        if self.close_deadline.is_some_and(|d| d <= now) {
+            self.close_deadline = None;
+            self.state = State::Done;
+            self.timer = None;
+        }
+        let Some((_, kind)) = self.timer.filter(|t| t.0 <= now) else { return };
+        match kind {
+            XmitTimer::Retrans => {
+                self.timer = None;
+                self.retransmit_timer(now);
+            }
+            XmitTimer::EarlyRetrans => self.resume_early_retransmit(now),
+            XmitTimer::LossProbe => self.send_loss_probe(now),
+        }
+    }
+
+    /// Linux's `retransmits_timed_out`: with `retries_by_time`, whether the time since the first
+    /// retransmission exceeds the backoff series `boundary` retries from `base` would take
+    /// (capped at the maximum RTO); else whether `boundary` RTOs have expired.
+    pub(super) fn timed_out(
+        &self,
+        now: Instant,
+        retransmits: u32,
+        boundary: u32,
+        base: f64,
+        start: Option<Instant>,
+    ) -> bool {
+        if retransmits == 0 {
+            return false;
+        }
+        if !self.p.retries_by_time {
+            return retransmits >= boundary;
+        }
+        let thresh = ((self.p.max_rto / base) as u32).max(1).ilog2();
+        let timeout = if boundary <= thresh {
+            ((2u64 << boundary) - 1) as f64 * base
+        } else {
+            ((2u64 << thresh) - 1) as f64 * base + (boundary - thresh) as f64 * self.p.max_rto
+        };
+        let start = start.or(self.sb.segs.front().map(|s| s.sent_at)).unwrap_or(now);
+        (now - start).as_secs_f64() >= timeout
+    }
+
+    /// `tcp_write_timeout` for a synchronized connection: `retries2`, or an orphan's limit.
+    pub(super) fn write_timeout(&self, now: Instant) -> bool {
+        let boundary = if self.orphan && self.p.linux_close {
+            let alive = self.rto < self.p.max_rto;
+            match self.p.orphan_retries {
+                0 if alive => 8,
+                r => r,
+            }
+        } else {
+            self.p.retries2
+        };
+        self.timed_out(now, self.retransmits, boundary, self.p.min_rto, self.retrans_stamp)
+    }
+
+    /// `tcp_retransmit_timer`.
+    pub(super) fn retransmit_timer(&mut self, now: Instant) {
+        self.stats.timeouts += 1;
+        if matches!(self.state, State::SynSent | State::SynReceived) {
+            let gave_up = if self.state == State::SynSent {
+                self.timed_out(now, self.syn_tries, self.p.syn_retries, self.p.initial_rto, self.first_syn_at)
+            } else {
+                self.syn_tries >= self.p.syn_retries // a request socket counts (reqsk_timer_handler)
+            };
+            self.rto = (self.rto * 2.0).min(self.p.max_rto);
+            if gave_up {
+                self.fail();
+            } else {
+                self.syn_tries += 1; // the SYN (or SYN/ACK) goes again at poll_segment
+            }
+            return;
+        }
+        if self.sb.segs.is_empty() {
+            return;
+        }
+        if self.write_timeout(now) {
+            self.fail();
+            return;
+        }
+        self.enter_loss();
+        if let Some(seg) = self.retransmit(now, 0, false) {
+            self.out.push_back(seg);
+        }
+        self.retransmits += 1;
+        self.rto = (self.rto * 2.0).min(self.p.max_rto);
+        self.arm(now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+    }
+
+    /// `tcp_enter_loss`: every segment not SACKed is lost; the window is one segment.
+    pub(super) fn enter_loss(&mut self) {
+        let new_recovery = self.ca < Ca::Recovery;
+        if self.ca <= Ca::Disorder || self.high_seq <= self.snd_una || (self.ca == Ca::Loss && self.retransmits == 0) {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.ssthresh = (self.cwnd / 2).max(2);
+            self.init_undo();
+        }
+        self.cwnd = 1;
+        self.cwnd_cnt = 0;
+        self.sb.reno_sacked = 0;
+        let reneged = self.sb.segs.front().is_some_and(|s| s.has(SACKED));
+        for s in self.sb.segs.iter_mut() {
+            s.tags &= !(LOST | RETRANS_OUT);
+            if reneged {
+                s.tags &= !SACKED;
+            }
+            if !s.has(SACKED) {
+                s.tags |= LOST;
+            }
+        }
+        self.ca = Ca::Loss;
+        self.high_seq = self.snd_nxt;
+        self.frto = self.p.frto && (new_recovery || self.retransmits > 0);
+    }
+
+    /// `tcp_resume_early_retransmit`: the delayed early retransmit is due.
+    pub(super) fn resume_early_retransmit(&mut self, now: Instant) {
+        self.rearm_rto(now);
+        if !self.p.early_retransmit() {
+            return;
+        }
+        self.enter_recovery();
+        self.update_scoreboard(true);
+        self.rexmit = Rexmit::Lost;
+    }
+
+    /// `tcp_schedule_loss_probe`: a probe at 2·SRTT (at least 1.5·SRTT + 200 ms with one segment
+    /// out, 10 ms at least; the initial RTO without a sample), or at the RTO if that is sooner.
+    pub(super) fn schedule_loss_probe(&mut self, now: Instant) {
+        let Some((rto_at, XmitTimer::Retrans)) = self.timer else { return };
+        if !self.p.tlp() || self.sb.segs.is_empty() || self.ca != Ca::Open || !self.is_established() {
+            return;
+        }
+        if self.cwnd > self.in_flight() && self.unsent() > 0 {
+            return;
+        }
+        let srtt = self.rtt.srtt().unwrap_or(0.0);
+        let mut timeout = if srtt > 0.0 { 2.0 * srtt } else { self.p.initial_rto };
+        if self.sb.packets_out() == 1 {
+            timeout = timeout.max(1.5 * srtt + DELACK_MAX);
+        }
+        timeout = timeout.max(0.010);
+        let mut at = now + Duration::from_secs_f64(timeout);
+        if at > rto_at && rto_at > now {
+            at = rto_at;
+        }
+        self.arm(at, XmitTimer::LossProbe);
+    }
+
+    /// `tcp_send_loss_probe`: new data if there is any, else the last segment again.
+    pub(super) fn send_loss_probe(&mut self, now: Instant) {
+        if self.unsent() > 0 || self.fin_pending() {
+            if let Some(seg) = self.send_new(now, false, false) {
+                self.out.push_back(seg);
+                self.probe_sent(now);
+            } else {
+                self.rearm_rto(now);
+            }
+            return;
+        }
+        if self.tlp_high_seq.is_some() || self.sb.segs.is_empty() {
+            self.rearm_rto(now); // at most one probe retransmission outstanding
+            return;
+        }
+        let last = self.sb.segs.len() - 1;
+        if let Some(seg) = self.retransmit(now, last, true) {
+            self.out.push_back(seg);
+            self.tlp_high_seq = Some(self.snd_nxt);
+            self.probe_sent(now);
+        } else {
+            self.rearm_rto(now);
+        }
+    }
+
+    pub(super) fn probe_sent(&mut self, now: Instant) {
+        self.stats.loss_probes += 1;
+        self.timer = None; // the RTO then runs from now
+        self.rearm_rto(now);
+    }
+}

@@ -1,0 +1,290 @@
+//! `tcp:key=value,...`: the TCP model's parameters. The defaults are the reference testbed's
+//! Linux 4.9 (Debian 9) as configured there; every Linux mechanism has a switch whose other
+//! position is the textbook behaviour (the mechanisms and their sources: [`super`]).
+
+use super::rtt::RtoRule;
+
+/// TCP parameters (`tcp:key=value,...`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpParams {
+    /// Maximum segment size: the MTU less 40 header bytes.
+    pub mss: u32,
+    /// Initial congestion window, segments (Linux: 10, RFC 6928).
+    pub init_cwnd: u32,
+    /// RTO before any sample, s (the thesis: 2).
+    pub initial_rto: f64,
+    /// Lower bound of the RTO, s (Linux TCP_RTO_MIN: 0.2).
+    pub min_rto: f64,
+    /// Upper bound of the RTO, s (Linux TCP_RTO_MAX: 120).
+    pub max_rto: f64,
+    /// SYN and SYN/ACK retransmissions before giving up (the testbed: 40).
+    pub syn_retries: u32,
+    /// Delayed-ACK timer, s (the testbed: a constant 200 ms).
+    pub delayed_ack: f64,
+    /// Nagle's algorithm (Linux's, with Minshall's refinement).
+    pub nagle: bool,
+    /// Bytes of TCP options in SYN and SYN/ACK besides SACK-permitted (MSS 4 + window scale 4).
+    pub syn_options: u32,
+    /// `tcp_retries2` (Linux: 15).
+    pub retries2: u32,
+    /// How the RTO is computed (`rto=linux|rfc6298`).
+    pub rto: RtoRule,
+    /// SACK and D-SACK (`tcp_sack`, `tcp_dsack`; Linux: on) with FACK-style loss marking and
+    /// D-SACK undo; off: NewReno's duplicate-ACK counting.
+    pub sack: bool,
+    /// F-RTO (`tcp_frto`; Linux: 2, on).
+    pub frto: bool,
+    /// `tcp_early_retrans`: 0 off, 1 early retransmit, 2 delayed early retransmit, 3 delayed early
+    /// retransmit and tail loss probe, 4 tail loss probe only (Linux 4.9: 3).
+    pub early_retrans: u32,
+    /// RACK detection of lost retransmissions (`tcp_recovery` = 1; Linux 4.9: on).
+    pub rack: bool,
+    /// `tcp_slow_start_after_idle` (Linux: on).
+    pub slow_start_after_idle: bool,
+    /// Linux's quick-ACK and interactive (ping-pong) modes of the delayed ACK (Linux: on); off:
+    /// an ACK for every second full-sized segment, else after the timer.
+    pub quickack: bool,
+    /// Linux's retry limits are times (`retransmits_timed_out`: the backoff series that `retries2`,
+    /// `syn_retries` and the orphan limit stand for); off: counts of expired RTOs.
+    pub retries_by_time: bool,
+    /// Linux's end of a connection: an orphan (closed by its application) gives up after
+    /// `tcp_orphan_retries` (0, which Linux reads as 8 while its RTO is below the maximum), waits
+    /// at most `fin_timeout` in FIN_WAIT_2, and TIME_WAIT lasts `time_wait`; off: orphans retry
+    /// as long as `retries2` allows, FIN_WAIT_2 waits forever, TIME_WAIT lasts 2·MSL = 240 s.
+    pub linux_close: bool,
+    /// `tcp_orphan_retries` (Linux: 0, read as 8).
+    pub orphan_retries: u32,
+    /// `tcp_fin_timeout`, s (Linux: 60).
+    pub fin_timeout: f64,
+    /// TIME_WAIT, s (Linux TCP_TIMEWAIT_LEN: 60).
+    pub time_wait: f64,
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        TcpParams {
+            mss: 296 - 40,
+            init_cwnd: 10,
+            initial_rto: 2.0,
+            min_rto: 0.2,
+            max_rto: 120.0,
+            syn_retries: 40,
+            delayed_ack: 0.2,
+            nagle: true,
+            syn_options: 8,
+            retries2: 15,
+            rto: RtoRule::Linux,
+            sack: true,
+            frto: true,
+            early_retrans: 3,
+            rack: true,
+            slow_start_after_idle: true,
+            quickack: true,
+            retries_by_time: true,
+            linux_close: true,
+            orphan_retries: 0,
+            fin_timeout: 60.0,
+            time_wait: 60.0,
+        }
+    }
+}
+
+impl TcpParams {
+    /// Parses `key=value,...` over the defaults.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut p = TcpParams::default();
+        for kv in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("tcp: '{kv}' is not of the form key=value"))?;
+            let (k, v) = (k.trim(), v.trim());
+            let num = || {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| format!("tcp: bad value '{v}' for {k}"))
+            };
+            let int = || {
+                v.parse::<u32>().map_err(|_| format!("tcp: bad value '{v}' for {k}: expected a non-negative integer"))
+            };
+            let flag =
+                || v.parse::<bool>().map_err(|_| format!("tcp: bad value '{v}' for {k}: expected true or false"));
+            match k {
+                "init_cwnd" => p.init_cwnd = int()?.max(1),
+                "initial_rto" => p.initial_rto = num()?,
+                "min_rto" => p.min_rto = num()?,
+                "max_rto" => p.max_rto = num()?,
+                "syn_retries" => p.syn_retries = int()?,
+                "delayed_ack" => p.delayed_ack = num()?,
+                "nagle" => p.nagle = flag()?,
+                "syn_options" => p.syn_options = int()?,
+                "retries2" => p.retries2 = int()?,
+                "rto" => {
+                    p.rto = match v {
+                        "linux" => RtoRule::Linux,
+                        "rfc6298" => RtoRule::Rfc6298,
+                        _ => return Err(format!("tcp: bad value '{v}' for rto: expected linux or rfc6298")),
+                    }
+                }
+                "sack" => p.sack = flag()?,
+                "frto" => p.frto = flag()?,
+                "early_retrans" => {
+                    p.early_retrans = int()?;
+                    if p.early_retrans > 4 {
+                        return Err(format!("tcp: bad value '{v}' for early_retrans: expected 0 to 4"));
+                    }
+                }
+                "rack" => p.rack = flag()?,
+                "slow_start_after_idle" => p.slow_start_after_idle = flag()?,
+                "quickack" => p.quickack = flag()?,
+                "retries_by_time" => p.retries_by_time = flag()?,
+                "linux_close" => p.linux_close = flag()?,
+                "orphan_retries" => p.orphan_retries = int()?,
+                "fin_timeout" => p.fin_timeout = num()?,
+                "time_wait" => p.time_wait = num()?,
+                _ => {
+                    let names: Vec<&str> = TcpParams::default().table().iter().map(|r| r.0).collect();
+                    return Err(format!("tcp has no parameter '{k}'; valid parameters: {}", names.join(", ")));
+                }
+            }
+        }
+        if !(p.min_rto > 0.0 && p.min_rto <= p.max_rto && p.initial_rto > 0.0) {
+            return Err("tcp: need 0 < min_rto <= max_rto and initial_rto > 0".into());
+        }
+        Ok(p)
+    }
+
+    /// `tcp[:key=value,...]` with the parameters that differ from the defaults.
+    pub fn to_spec(&self) -> String {
+        let d = TcpParams::default();
+        let mut parts = Vec::new();
+        macro_rules! diff {
+            ($($f:ident),*) => { $( if self.$f != d.$f { parts.push(format!("{}={}", stringify!($f), self.$f)); } )* };
+        }
+        diff!(init_cwnd, initial_rto, min_rto, max_rto, syn_retries, delayed_ack, nagle, syn_options, retries2);
+        if self.rto != d.rto {
+            parts.push(format!("rto={}", self.rto.name()));
+        }
+        diff!(
+            sack,
+            frto,
+            early_retrans,
+            rack,
+            slow_start_after_idle,
+            quickack,
+            retries_by_time,
+            linux_close,
+            orphan_retries,
+            fin_timeout,
+            time_wait
+        );
+        if parts.is_empty() {
+            "tcp".into()
+        } else {
+            format!("tcp:{}", parts.join(","))
+        }
+    }
+
+    /// Every parameter: name, value, meaning (for `coapcc algorithms` and error messages).
+    pub fn table(&self) -> Vec<(&'static str, String, &'static str)> {
+        vec![
+            ("init_cwnd", self.init_cwnd.to_string(), "Initial congestion window, segments (Linux, RFC 6928)."),
+            ("initial_rto", self.initial_rto.to_string(), "RTO before any sample, s (the thesis: 2)."),
+            ("min_rto", self.min_rto.to_string(), "Linux's rto_min, s: the least variance term of the RTO."),
+            ("max_rto", self.max_rto.to_string(), "Upper bound of the RTO, s (Linux)."),
+            ("syn_retries", self.syn_retries.to_string(), "SYN and SYN/ACK retransmissions (the testbed: 40)."),
+            ("delayed_ack", self.delayed_ack.to_string(), "Delayed-ACK timer, s (the testbed: constant 200 ms)."),
+            ("nagle", self.nagle.to_string(), "Nagle's algorithm with Minshall's rule (the testbed: on)."),
+            (
+                "syn_options",
+                self.syn_options.to_string(),
+                "Option bytes of SYN and SYN/ACK besides SACK-permitted (MSS, window scale).",
+            ),
+            (
+                "retries2",
+                self.retries2.to_string(),
+                "tcp_retries2: how long a connection retransmits without progress (Linux: 15).",
+            ),
+            (
+                "rto",
+                self.rto.name().to_string(),
+                "RTO rule: linux (SRTT + max(variance, rto_min)) or rfc6298 (SRTT + 4·RTTVAR, clamped).",
+            ),
+            ("sack", self.sack.to_string(), "SACK and D-SACK with FACK loss marking and D-SACK undo; false: NewReno."),
+            ("frto", self.frto.to_string(), "F-RTO spurious-timeout detection (RFC 5682; tcp_frto)."),
+            (
+                "early_retrans",
+                self.early_retrans.to_string(),
+                "tcp_early_retrans: 0 off, 1/2 (delayed) early retransmit, 3 both and tail loss probes, 4 probes only.",
+            ),
+            ("rack", self.rack.to_string(), "RACK detection of lost retransmissions (tcp_recovery = 1)."),
+            (
+                "slow_start_after_idle",
+                self.slow_start_after_idle.to_string(),
+                "Window restart after an idle RTO (tcp_slow_start_after_idle).",
+            ),
+            (
+                "quickack",
+                self.quickack.to_string(),
+                "Linux's quick-ACK and ping-pong modes; false: an ACK per two full segments, else the timer.",
+            ),
+            (
+                "retries_by_time",
+                self.retries_by_time.to_string(),
+                "Retry limits as Linux's times (retransmits_timed_out); false: counts of expired RTOs.",
+            ),
+            (
+                "linux_close",
+                self.linux_close.to_string(),
+                "Linux's orphan retries, FIN_WAIT_2 timeout and 60-s TIME_WAIT; false: none of them, 240-s TIME_WAIT.",
+            ),
+            (
+                "orphan_retries",
+                self.orphan_retries.to_string(),
+                "tcp_orphan_retries (0: Linux's 8 while the RTO is below its maximum).",
+            ),
+            ("fin_timeout", self.fin_timeout.to_string(), "tcp_fin_timeout, s: an orphan's longest FIN_WAIT_2."),
+            ("time_wait", self.time_wait.to_string(), "TIME_WAIT, s (Linux TCP_TIMEWAIT_LEN)."),
+        ]
+    }
+
+    /// Tail loss probes are on (`tcp_early_retrans` 3 or 4; Linux sends them only with SACK).
+    pub fn tlp(&self) -> bool {
+        self.sack && self.early_retrans >= 3
+    }
+
+    /// (Delayed) early retransmit is on (`tcp_early_retrans` 1 to 3).
+    pub fn early_retransmit(&self) -> bool {
+        (1..=3).contains(&self.early_retrans)
+    }
+
+    /// TIME_WAIT's length, s.
+    pub fn time_wait_len(&self) -> f64 {
+        if self.linux_close {
+            self.time_wait
+        } else {
+            240.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_parse_and_round_trip() {
+        assert_eq!(TcpParams::parse("").unwrap(), TcpParams::default());
+        let p = TcpParams::parse("initial_rto=1,nagle=false,rto=rfc6298,sack=false").unwrap();
+        assert_eq!(p.to_spec(), "tcp:initial_rto=1,nagle=false,rto=rfc6298,sack=false");
+        assert_eq!(TcpParams::parse(&p.to_spec()["tcp:".len()..]).unwrap(), p);
+        assert!(TcpParams::parse("rto=1").unwrap_err().contains("linux or rfc6298"));
+        assert!(TcpParams::parse("foo=1").unwrap_err().contains("valid parameters"));
+        assert!(TcpParams::parse("early_retrans=5").is_err());
+        assert!(!TcpParams::parse("sack=false").unwrap().tlp(), "Linux sends loss probes only with SACK");
+        // every parameter listed can be written back as it is listed
+        let d = TcpParams::default();
+        for (name, value, _) in d.table() {
+            assert_eq!(TcpParams::parse(&format!("{name}={value}")).unwrap(), d, "{name}");
+        }
+        assert_eq!(d.table().len(), 21);
+    }
+}
