@@ -41,6 +41,7 @@
 //! own in the order they were scheduled.
 
 pub mod frame;
+pub mod mobility;
 pub mod routing;
 pub mod topology;
 
