@@ -101,7 +101,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
     /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md)
-    /// or `nitk` (the NITK thesis's static Cooja experiments on the mesh; docs/mesh.md).
+    /// or `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md).
     #[arg(value_parser = ["thesis", "nitk"])]
     what: String,
     /// Results and report directory.
@@ -115,7 +115,7 @@ pub struct ReproduceArgs {
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// nitk only: also the CoCoA++ offered-load levels (0.5 … 2.5 kbit/s per client on the four
-    /// static topologies).
+    /// static and the four mobile topologies).
     #[arg(long)]
     loads: bool,
     /// Worker threads (default: all cores).
@@ -123,12 +123,12 @@ pub struct ReproduceArgs {
     threads: Option<usize>,
 }
 
-/// NITK's static Cooja experiments as a plan: every `nitk-…` preset with the algorithms its
-/// source compared (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four topologies;
-/// with `loads`, the load levels too), at the presets' replications unless `reps` is given.
+/// NITK's Cooja experiments as a plan: every `nitk-…` preset with the algorithms its source
+/// compared (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four static topologies and
+/// with four mobility models; with `loads`, the load levels too), at the presets' replications unless `reps` is given.
 pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Result<String, Error> {
     let mut plan = String::from(
-        "# The NITK thesis's static Cooja experiments (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
+        "# The NITK thesis's Cooja experiments (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
     );
     if let Some(r) = reps {
         plan += &format!("reps = {r}\n");

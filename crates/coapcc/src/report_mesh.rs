@@ -29,11 +29,25 @@ fn heat(f: f64) -> String {
     format!("#{:02x}{:02x}{:02x}", mix(247.0, 215.0), mix(247.0, 48.0), mix(247.0, 31.0))
 }
 
-/// The motes, the routing tree and each mote's drops (`most`: the group's largest count).
+/// A moving mote's trail (positions every `trail_every_s`), empty for a mote that stays.
+fn trail(node: &Value) -> Vec<(f64, f64)> {
+    node["trail"].as_array().into_iter().flatten().map(|p| (num(&p[0]), num(&p[1]))).collect()
+}
+
+/// Where the picture puts a mote: its last trail point if it moved (the routing tree drawn is
+/// the one at the end of the run), else its position.
+fn place(node: &Value) -> (f64, f64) {
+    trail(node).last().copied().unwrap_or((num(&node["x"]), num(&node["y"])))
+}
+
+/// The motes, the routing tree, moving motes' trails and each mote's drops (`most`: the
+/// group's largest count).
 fn topology(cell: &CellData, most: f64, title: &str) -> String {
     let nodes = cell.summary["network"]["nodes"].as_array().cloned().unwrap_or_default();
-    let xs: Vec<f64> = nodes.iter().map(|n| num(&n["x"])).collect();
-    let ys: Vec<f64> = nodes.iter().map(|n| num(&n["y"])).collect();
+    let moving = nodes.iter().any(|n| !trail(n).is_empty());
+    let all: Vec<(f64, f64)> = nodes.iter().flat_map(|n| trail(n).into_iter().chain([place(n)])).collect();
+    let xs: Vec<f64> = all.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = all.iter().map(|p| p.1).collect();
     let bounds = |v: &[f64]| {
         (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(f64::NEG_INFINITY, f64::max))
     };
@@ -48,9 +62,21 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
     p.caption(&format!("Topology, {}", cell.algo));
     // one scale for both axes; y grows downwards, as Cooja draws it
     let side = p.x1() - p.x0();
-    let at = |x: f64, y: f64| (p.x0() + (x - x_lo) / span * side, p.y1() + (y - y_lo) / span * side);
-    let by_id: BTreeMap<u64, (f64, f64)> =
-        nodes.iter().map(|n| (n["id"].as_u64().unwrap_or(0), at(num(&n["x"]), num(&n["y"])))).collect();
+    let (px0, py1) = (p.x0(), p.y1());
+    let at = |x: f64, y: f64| (px0 + (x - x_lo) / span * side, py1 + (y - y_lo) / span * side);
+    let by_id: BTreeMap<u64, (f64, f64)> = nodes
+        .iter()
+        .map(|n| {
+            let (x, y) = place(n);
+            (n["id"].as_u64().unwrap_or(0), at(x, y))
+        })
+        .collect();
+    for n in &nodes {
+        let t: Vec<(f64, f64)> = trail(n).into_iter().map(|(x, y)| at(x, y)).collect();
+        if t.len() > 1 {
+            p.polyline(&t, "#b8cbe0");
+        }
+    }
     // motes as large as their closest pair allows; ids written inside when they fit
     let pts: Vec<(f64, f64)> = by_id.values().copied().collect();
     let closest = pts
@@ -97,7 +123,12 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
         }
     }
     let y = p.h - 24.0;
-    p.text(p.x0(), y, "start", 10.0, "square: border router; ring: server; lines: routing tree");
+    let legend = if moving {
+        "square: router; ring: server; lines: final tree; blue: trails"
+    } else {
+        "square: border router; ring: server; lines: routing tree"
+    };
+    p.text(p.x0(), y, "start", 10.0, legend);
     p.text(p.x0(), y + 13.0, "start", 10.0, &format!("white to red: 0 to {most} frames lost (hover: counts)"));
     p.finish(title)
 }

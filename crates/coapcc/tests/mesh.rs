@@ -121,21 +121,28 @@ fn a_mesh_plan_sharded_and_merged_equals_one_run() {
 }
 
 #[test]
-fn reproduce_nitk_runs_every_static_preset_and_reports_it() {
+fn reproduce_nitk_runs_every_preset_and_reports_it() {
     let d = tmp("mesh-nitk");
     let out = d.join("r");
     let (ok, _, err) =
         coapcc(&["reproduce", "nitk", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "10"]);
     assert!(ok, "{err}");
-    // GST and GSRTC: 4 algorithms each; CoCoA vs CoCoA++ on 4 topologies
-    assert!(err.contains("16 cells run"), "{err}");
+    // GST and GSRTC: 4 algorithms each; CoCoA vs CoCoA++ on 4 topologies and 4 mobility models
+    assert!(err.contains("24 cells run"), "{err}");
     let cells = cells(&out);
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    for name in ["nitk-gst-cooja", "nitk-gsrtc-cooja", "nitk-cocoapp-grid6x6", "nitk-cocoapp-chain20"] {
+    for name in [
+        "nitk-gst-cooja",
+        "nitk-gsrtc-cooja",
+        "nitk-cocoapp-grid6x6",
+        "nitk-cocoapp-chain20",
+        "nitk-cocoapp-mobile-rwp",
+        "nitk-cocoapp-mobile-pursue",
+    ] {
         assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
     }
-    assert_eq!(html.matches("aria-label=\"Topology and lost frames, ").count(), 16);
-    assert_eq!(html.matches("aria-label=\"RTO over time, ").count(), 6);
+    assert_eq!(html.matches("aria-label=\"Topology and lost frames, ").count(), 24);
+    assert_eq!(html.matches("aria-label=\"RTO over time, ").count(), 10);
     // one replication: the table's mean and median are that replication's value
     for (_, c) in &cells {
         let tps = c["transactions_per_s"].as_f64().unwrap();

@@ -80,6 +80,10 @@ pub trait Medium {
         1
     }
 
+    /// The run begins (time 0): a model with events of its own from the start schedules them
+    /// here (the mesh's mobility).
+    fn start<S: Schedule<Self::Event>>(&mut self, _sched: &mut S) {}
+
     /// `packet` leaves `packet.from` at `now`. Calls come in non-decreasing `now`.
     fn send<S: Schedule<Self::Event>>(&mut self, now: Instant, packet: Packet, sched: &mut S);
 

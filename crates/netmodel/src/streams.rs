@@ -6,7 +6,8 @@
 //! which threads or hosts run.
 //!
 //! Component numbers (32 bits): hosts `0..2^28` are their own index; per-host kinds put a kind
-//! in the top nibble (`1`: the host's workload, `2`: its MAC, `3`: its radio's transmissions); `0xFFFF_00xx` are the singletons of the wired
+//! in the top nibble (`1`: the host's workload, `2`: its MAC, `3`: its radio's transmissions,
+//! `4`: its mobility); `0xFFFF_00xx` are the singletons of the wired
 //! bottleneck (their values predate this module and are kept so that recorded results stay
 //! the same; `0xFFFF_0006` was a workload stream shared by all clients, replaced by
 //! [`Stream::Workload`] and not to be reused).
@@ -26,6 +27,10 @@ pub enum Stream {
     Mac(u32),
     /// Node `i`'s radio as a sender: the mesh's per-frame transmission-success draws.
     Radio(u32),
+    /// Node `i`'s movements (the mesh's mobility models).
+    Mobility(u32),
+    /// The mesh's pursue target.
+    PursueTarget,
     /// The wired bottleneck's server.
     Server,
     /// The bottleneck's uplink errors.
@@ -46,11 +51,13 @@ impl Stream {
             Stream::Workload(i) => 0x1000_0000 | (i & 0x0FFF_FFFF),
             Stream::Mac(i) => 0x2000_0000 | (i & 0x0FFF_FFFF),
             Stream::Radio(i) => 0x3000_0000 | (i & 0x0FFF_FFFF),
+            Stream::Mobility(i) => 0x4000_0000 | (i & 0x0FFF_FFFF),
             Stream::Server => 0xFFFF_0001,
             Stream::UplinkLoss => 0xFFFF_0002,
             Stream::DownlinkLoss => 0xFFFF_0003,
             Stream::UpHop => 0xFFFF_0004,
             Stream::DownHop => 0xFFFF_0005,
+            Stream::PursueTarget => 0xFFFF_0007,
         }
     }
 
@@ -83,6 +90,9 @@ mod tests {
             Stream::Mac(999_999),
             Stream::Radio(0),
             Stream::Radio(999_999),
+            Stream::Mobility(0),
+            Stream::Mobility(999_999),
+            Stream::PursueTarget,
             Stream::Server,
             Stream::UplinkLoss,
             Stream::DownlinkLoss,

@@ -276,6 +276,11 @@ where
         stopping: false,
         end: Instant::ZERO,
     };
+    {
+        let mut sched: Sched<'_, M, S::Payload> =
+            Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free };
+        core.medium.start(&mut sched);
+    }
     for (host, at) in core.workload.starts() {
         core.queue.push_ranked(at.as_nanos(), rank::<M>(host), Ev::Start(host));
     }

@@ -145,6 +145,37 @@ impl MobilityModel {
         })
     }
 
+    /// Sets parameter `key` (the field's name) to `v`.
+    pub fn set(&mut self, key: &str, v: f64) -> Result<(), String> {
+        let slot = match (self, key) {
+            (MobilityModel::RandomWaypoint { v_min, .. }, "v_min") => v_min,
+            (MobilityModel::RandomWaypoint { v_max, .. }, "v_max") => v_max,
+            (MobilityModel::RandomWaypoint { pause_max_s, .. }, "pause_max_s") => pause_max_s,
+            (MobilityModel::GaussMarkov { alpha, .. }, "alpha") => alpha,
+            (MobilityModel::GaussMarkov { mean_speed, .. }, "mean_speed") => mean_speed,
+            (MobilityModel::GaussMarkov { sigma, .. }, "sigma") => sigma,
+            (MobilityModel::GaussMarkov { delta_s, .. }, "delta_s") => delta_s,
+            (MobilityModel::GaussMarkov { v_max, .. }, "v_max") => v_max,
+            (MobilityModel::Manhattan { block_m, .. }, "block_m") => block_m,
+            (MobilityModel::Manhattan { step_m, .. }, "step_m") => step_m,
+            (MobilityModel::Manhattan { turn_p, .. }, "turn_p") => turn_p,
+            (MobilityModel::Manhattan { speed_change_p, .. }, "speed_change_p") => speed_change_p,
+            (MobilityModel::Manhattan { speed_mean, .. }, "speed_mean") => speed_mean,
+            (MobilityModel::Manhattan { speed_sd, .. }, "speed_sd") => speed_sd,
+            (MobilityModel::Manhattan { speed_min, .. }, "speed_min") => speed_min,
+            (MobilityModel::Pursue { aggressiveness, .. }, "aggressiveness") => aggressiveness,
+            (MobilityModel::Pursue { randomness_m, .. }, "randomness_m") => randomness_m,
+            (MobilityModel::Pursue { v_min, .. }, "v_min") => v_min,
+            (MobilityModel::Pursue { v_max, .. }, "v_max") => v_max,
+            (m, _) => return Err(format!("mobility: {m:?} has no parameter '{key}'")),
+        };
+        if !v.is_finite() {
+            return Err(format!("mobility: {key} must be a finite number"));
+        }
+        *slot = v;
+        Ok(())
+    }
+
     /// Checks the parameters; on failure, what is wrong.
     pub fn validate(&self) -> Result<(), String> {
         let ok = match *self {
@@ -289,6 +320,8 @@ pub struct Mover {
     walkers: Vec<Option<Walker>>,
     rngs: Vec<ChaCha8Rng>,
     target: Option<(Point, Waypoint, ChaCha8Rng)>,
+    /// Motes the model placed elsewhere than given at time 0 (Manhattan: onto a street).
+    placed: Vec<bool>,
 }
 
 impl Mover {
@@ -303,6 +336,7 @@ impl Mover {
         mut target_rng: ChaCha8Rng,
     ) -> Self {
         let mut rngs: Vec<ChaCha8Rng> = (0..positions.len()).map(&mut rng).collect();
+        let given = positions.to_vec();
         let walkers = positions
             .iter_mut()
             .zip(mobile)
@@ -338,7 +372,8 @@ impl Mover {
             let w = Waypoint::new(&mut target_rng, &area, (v_min, v_max), 0.0);
             (start, w, target_rng)
         });
-        Mover { model, area, walkers, rngs, target }
+        let placed = given.iter().zip(positions.iter()).map(|(a, b)| a != b).collect();
+        Mover { model, area, walkers, rngs, target, placed }
     }
 
     /// Moves every mobile mote on by `dt` seconds.
@@ -469,6 +504,33 @@ fn turn(p: Point, dir: (f64, f64), block: f64, turn_p: f64, rng: &mut ChaCha8Rng
     next
 }
 
+/// Moving motes in a mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MobilitySpec {
+    /// Where they move.
+    pub area: Area,
+    /// A model's sampling interval, s (the positions jump at each sample).
+    pub sample_s: f64,
+    /// How often the report keeps a moving mote's position (its trail), s.
+    pub trail_every_s: f64,
+    /// What moves them.
+    pub source: MobilitySource,
+}
+
+/// A model over the flagged motes, or a trace.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MobilitySource {
+    /// `model` moves the motes flagged in `mobile` (indexed like the mesh's motes).
+    Model {
+        /// The model.
+        model: MobilityModel,
+        /// Which motes move.
+        mobile: Vec<bool>,
+    },
+    /// A positions file's moves (their motes must exist).
+    Trace(Vec<Move>),
+}
+
 /// One line of a Cooja positions file.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Move {
@@ -523,11 +585,14 @@ impl Mover {
         self.walkers.get(i).is_some_and(Option::is_some)
     }
 
-    /// The moves it makes from `pos` (as [`Mover::new`] left them): every mobile mote's
-    /// position at each sample after time 0 up to `duration_s` (what the mesh applies, as a file
-    /// other tools — or a later run — can read).
+    /// The moves it makes from `pos` (as [`Mover::new`] left them): at time 0 the motes it
+    /// placed elsewhere than their layout, then every mobile mote's position at each sample up to
+    /// `duration_s` (what the mesh applies, as a file other tools — or a later run — can read).
     pub fn trace(mut self, mut pos: Vec<Point>, sample_s: f64, duration_s: f64) -> Vec<Move> {
-        let mut out = Vec::new();
+        let mut out: Vec<Move> = (0..pos.len())
+            .filter(|&i| self.placed[i])
+            .map(|i| Move { mote: i as u32, t: 0.0, x: pos[i].0, y: pos[i].1 })
+            .collect();
         let mut k = 1u64;
         while k as f64 * sample_s <= duration_s + EPS {
             self.advance(&mut pos, sample_s);

@@ -55,8 +55,9 @@ use serde::{Deserialize, Serialize};
 use crate::medium::{Medium, Packet, Schedule};
 use crate::streams::Stream;
 use frame::{airtime_ns, Compression, HopPlace};
+use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
 use routing::{Routes, NONE};
-use topology::{distance, NodeSpec, Role};
+use topology::{NodeSpec, Role};
 
 /// Positions within this much of a range boundary count as inside (layouts drawn on an exact
 /// 10 m lattice with R = 10 m behave as their authors meant).
@@ -132,14 +133,26 @@ pub struct MeshSpec {
     pub cpu: CpuSpec,
     /// 6LoWPAN compression.
     pub compression: Compression,
+    /// Moving motes (None: every mote stays where `nodes` puts it).
+    pub mobility: Option<MobilitySpec>,
 }
 
 impl MeshSpec {
+    /// The motes' starting positions.
+    pub fn positions(&self) -> Vec<Point> {
+        self.nodes.iter().map(|n| (n.x, n.y)).collect()
+    }
+
     /// The converged routes: the min-hop tree over the links (d ≤ R) rooted at the border
-    /// router.
+    /// router, the motes at their starting positions.
     pub fn routes(&self) -> Routes {
+        self.routes_at(&self.positions())
+    }
+
+    /// The converged routes with the motes at `pos`.
+    pub fn routes_at(&self, pos: &[Point]) -> Routes {
         let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
-        let dist = |a: usize, b: usize| distance(&self.nodes[a], &self.nodes[b]);
+        let dist = |a: usize, b: usize| (pos[a].0 - pos[b].0).hypot(pos[a].1 - pos[b].1);
         let root = self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
         Routes::min_hop(self.nodes.len(), root, |a, b| a != b && dist(a, b) <= reach, dist)
     }
@@ -282,6 +295,9 @@ pub struct NodeReport {
     pub parent: Option<u32>,
     /// Hops to the border router (None: unreachable).
     pub rank: Option<u32>,
+    /// A moving mote's positions every `trail_every_s` (empty for a mote that stays).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub trail: Vec<[f64; 2]>,
     /// Counters.
     #[serde(flatten)]
     pub stats: NodeStats,
@@ -305,6 +321,8 @@ pub enum MeshEvent {
     FrameEnd(u16),
     /// A CSMA neighbour queue's timer (mote, queue, generation).
     CsmaTimer(u16, u16, u32),
+    /// Motes move (mobility): positions, links and routes change.
+    Move,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -361,6 +379,8 @@ struct Frame {
     fate: Fate,
     receivers: Vec<u16>,
     interfered: Vec<u16>,
+    /// Who sensed it (kept: links change under mobility while a frame is on the air).
+    sensed: Vec<u16>,
 }
 
 impl Frame {
@@ -404,6 +424,51 @@ pub struct Mesh {
     interferes: Csr<u16>,
     /// Within the carrier-sense range.
     senses: Csr<u16>,
+    /// Where the motes are now.
+    pos: Vec<Point>,
+    mobility: Option<Mobility>,
+}
+
+/// What moves the motes: a model, or a trace's moves; and the trails kept for the report.
+#[derive(Debug)]
+struct Mobility {
+    mover: Option<Mover>,
+    moves: Vec<Move>,
+    /// The next move of `moves` to apply, and the time the trace started over (ns).
+    next_move: usize,
+    offset_ns: u64,
+    /// The next sample (model) or move (trace), ns.
+    next_ns: u64,
+    sample_ns: u64,
+    trail_every_ns: u64,
+    next_trail_ns: u64,
+    trails: Vec<Vec<[f64; 2]>>,
+    mobile: Vec<bool>,
+}
+
+fn ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}
+
+/// Links, interference and carrier sense between the motes at `pos`.
+fn geometry(r: &RadioSpec, pos: &[Point]) -> (Csr<(u16, f64)>, Csr<u16>, Csr<u16>) {
+    let n = pos.len();
+    let reach = r.tx_range_m + RANGE_EPSILON_M;
+    let interfere = r.interference_range_m.max(r.tx_range_m) + RANGE_EPSILON_M;
+    let dist = |a: usize, b: usize| (pos[a].0 - pos[b].0).hypot(pos[a].1 - pos[b].1);
+    let links = Csr::build(n, |s, v| {
+        for q in (0..n).filter(|&q| q != s && dist(s, q) <= reach) {
+            let d = dist(s, q);
+            let p = 1.0 - (d * d) / (r.tx_range_m * r.tx_range_m) * (1.0 - r.success_ratio_rx);
+            v.push((q as u16, p.clamp(0.0, 1.0)));
+        }
+    });
+    let interferes = Csr::build(n, |s, v| {
+        v.extend((0..n).filter(|&q| q != s && dist(s, q) > reach && dist(s, q) <= interfere).map(|q| q as u16))
+    });
+    let cs = r.cca_range_m + RANGE_EPSILON_M;
+    let senses = Csr::build(n, |s, v| v.extend((0..n).filter(|&q| q != s && dist(s, q) <= cs).map(|q| q as u16)));
+    (links, interferes, senses)
 }
 
 fn unit(rng: &mut ChaCha8Rng) -> f64 {
@@ -415,23 +480,47 @@ impl Mesh {
     /// with `seed`.
     pub fn new(spec: MeshSpec, seed: u64, rep: u32) -> Self {
         let n = spec.nodes.len();
-        let r = &spec.radio;
-        let reach = r.tx_range_m + RANGE_EPSILON_M;
-        let interfere = r.interference_range_m.max(r.tx_range_m) + RANGE_EPSILON_M;
-        let dist = |a: usize, b: usize| distance(&spec.nodes[a], &spec.nodes[b]);
-        let links = Csr::build(n, |s, v| {
-            for q in (0..n).filter(|&q| q != s && dist(s, q) <= reach) {
-                let d = dist(s, q);
-                let p = 1.0 - (d * d) / (r.tx_range_m * r.tx_range_m) * (1.0 - r.success_ratio_rx);
-                v.push((q as u16, p.clamp(0.0, 1.0)));
+        let mut pos = spec.positions();
+        let mobility = spec.mobility.as_ref().map(|m| {
+            let sample_ns = ns(m.sample_s).max(1);
+            let (mover, moves, mobile, next_ns) = match &m.source {
+                MobilitySource::Model { model, mobile } => {
+                    let mover = Mover::new(
+                        *model,
+                        m.area,
+                        &mut pos,
+                        mobile,
+                        |i| Stream::Mobility(i as u32).rng(seed, rep),
+                        Stream::PursueTarget.rng(seed, rep),
+                    );
+                    (Some(mover), Vec::new(), mobile.clone(), sample_ns)
+                }
+                MobilitySource::Trace(moves) => {
+                    let mut mobile = vec![false; n];
+                    for mv in moves {
+                        mobile[mv.mote as usize] = true;
+                    }
+                    let first = moves.first().map_or(u64::MAX, |mv| ns(mv.t));
+                    (None, moves.clone(), mobile, first)
+                }
+            };
+            let trails = (0..n).map(|i| if mobile[i] { vec![[pos[i].0, pos[i].1]] } else { Vec::new() }).collect();
+            let trail_every_ns = ns(m.trail_every_s).max(1);
+            Mobility {
+                mover,
+                moves,
+                next_move: 0,
+                offset_ns: 0,
+                next_ns,
+                sample_ns,
+                trail_every_ns,
+                next_trail_ns: trail_every_ns,
+                trails,
+                mobile,
             }
         });
-        let interferes = Csr::build(n, |s, v| {
-            v.extend((0..n).filter(|&q| q != s && dist(s, q) > reach && dist(s, q) <= interfere).map(|q| q as u16))
-        });
-        let cs = r.cca_range_m + RANGE_EPSILON_M;
-        let senses = Csr::build(n, |s, v| v.extend((0..n).filter(|&q| q != s && dist(s, q) <= cs).map(|q| q as u16)));
-        let routes = spec.routes();
+        let (links, interferes, senses) = geometry(&spec.radio, &pos);
+        let routes = spec.routes_at(&pos);
         let nodes = (0..n)
             .map(|i| {
                 let mac = spec.macs[i];
@@ -477,9 +566,68 @@ impl Mesh {
                 fate: Fate::Pending,
                 receivers: Vec::with_capacity(links.of(i).len()),
                 interfered: Vec::with_capacity(links.of(i).len() + interferes.of(i).len()),
+                sensed: Vec::with_capacity(senses.of(i).len()),
             })
             .collect();
-        Mesh { spec, routes, nodes, frames, links, interferes, senses }
+        Mesh { spec, routes, nodes, frames, links, interferes, senses, pos, mobility }
+    }
+
+    /// Where the motes are now.
+    pub fn positions(&self) -> &[Point] {
+        &self.pos
+    }
+
+    /// The motes move (a [`MeshEvent::Move`] at `now`): a model's sample, or every trace move
+    /// due; then links and routes follow the new positions, and the next move is scheduled.
+    /// Packets already queued keep their next hop; frames on the air keep their receivers.
+    fn on_move<S: Schedule<MeshEvent>>(&mut self, now: u64, sched: &mut S) {
+        let Some(m) = self.mobility.as_mut() else { return };
+        // trail points due before now saw the positions before this move
+        let keep = |m: &mut Mobility, pos: &[Point], upto: u64| {
+            while m.next_trail_ns <= upto {
+                for (i, t) in m.trails.iter_mut().enumerate() {
+                    if m.mobile[i] {
+                        t.push([pos[i].0, pos[i].1]);
+                    }
+                }
+                m.next_trail_ns += m.trail_every_ns;
+            }
+        };
+        keep(m, &self.pos, now.saturating_sub(1));
+        if let Some(mover) = m.mover.as_mut() {
+            mover.advance(&mut self.pos, m.sample_ns as f64 / 1e9);
+            m.next_ns = now + m.sample_ns;
+        } else {
+            while let Some(mv) = m.moves.get(m.next_move) {
+                if m.offset_ns + ns(mv.t) > now {
+                    break;
+                }
+                self.pos[mv.mote as usize] = (mv.x, mv.y);
+                m.next_move += 1;
+                if m.next_move == m.moves.len() {
+                    // Cooja's plugin starts the file over from the time of its last move
+                    let period = ns(m.moves[m.moves.len() - 1].t);
+                    if period == 0 {
+                        break;
+                    }
+                    m.offset_ns += period;
+                    m.next_move = 0;
+                }
+            }
+            m.next_ns = m.moves.get(m.next_move).map_or(u64::MAX, |mv| m.offset_ns + ns(mv.t));
+            if m.next_move == m.moves.len() {
+                m.next_ns = u64::MAX;
+            }
+        }
+        keep(m, &self.pos, now);
+        if m.next_ns != u64::MAX {
+            sched.wake(Instant::from_nanos(m.next_ns), MeshEvent::Move);
+        }
+        let (links, interferes, senses) = geometry(&self.spec.radio, &self.pos);
+        self.links = links;
+        self.interferes = interferes;
+        self.senses = senses;
+        self.routes = self.spec.routes_at(&self.pos);
     }
 
     /// The routes.
@@ -636,6 +784,7 @@ impl Mesh {
         } else {
             for &r in self.senses.of(s) {
                 self.nodes[r as usize].cca_busy += 1;
+                f.sensed.push(r);
             }
             let dest = f.dest;
             for &(r, p_rx) in self.links.of(s) {
@@ -683,7 +832,7 @@ impl Mesh {
         let mut fate = f.fate;
         let mut arrived = false;
         if f.on_air() {
-            for &r in self.senses.of(s) {
+            for &r in &f.sensed {
                 self.nodes[r as usize].cca_busy -= 1;
             }
             for &r in &f.interfered {
@@ -705,6 +854,7 @@ impl Mesh {
         }
         f.interfered.clear();
         f.receivers.clear();
+        f.sensed.clear();
         if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
             let d = &mut self.nodes[dest as usize];
@@ -795,6 +945,16 @@ impl Medium for Mesh {
             MeshEvent::CpuDone(n) | MeshEvent::FrameStart(n) | MeshEvent::FrameEnd(n) | MeshEvent::CsmaTimer(n, ..) => {
                 crate::HostId(n as u32)
             }
+            // the motes move before anything else of the same instant (host order: the first)
+            MeshEvent::Move => crate::HostId(0),
+        }
+    }
+
+    fn start<S: Schedule<MeshEvent>>(&mut self, sched: &mut S) {
+        if let Some(m) = &self.mobility {
+            if m.next_ns != u64::MAX {
+                sched.wake(Instant::from_nanos(m.next_ns), MeshEvent::Move);
+            }
         }
     }
 
@@ -811,6 +971,7 @@ impl Medium for Mesh {
             MeshEvent::FrameStart(n) => self.frame_start(now, n as usize, sched),
             MeshEvent::FrameEnd(n) => self.frame_end(now, n as usize, sched),
             MeshEvent::CsmaTimer(n, q, gen) => self.csma_timer(now, n as usize, q as usize, gen, sched),
+            MeshEvent::Move => self.on_move(now, sched),
         }
     }
 
@@ -823,6 +984,7 @@ impl Medium for Mesh {
                 y: spec.y,
                 parent: (self.routes.parent[i] != NONE).then(|| self.routes.parent[i] as u32 + 1),
                 rank: (self.routes.rank[i] != u32::MAX).then_some(self.routes.rank[i]),
+                trail: self.mobility.as_ref().map_or_else(Vec::new, |m| m.trails[i].clone()),
                 stats: node.stats,
             })
             .collect();

@@ -35,7 +35,13 @@ impl Schedule<MeshEvent> for Harness {
 
 /// Sends at given times, runs until the queue drains.
 fn run(mesh: &mut Mesh, sends: &[(u64, u32, u32, u32)]) -> Harness {
+    run_until(mesh, sends, u64::MAX)
+}
+
+/// Sends at given times, runs until the queue drains or its next event is after `until`.
+fn run_until(mesh: &mut Mesh, sends: &[(u64, u32, u32, u32)], until: u64) -> Harness {
     let mut h = Harness::default();
+    mesh.start(&mut h);
     let mut sends: Vec<_> = sends.to_vec();
     sends.sort_by_key(|s| s.0);
     let mut next_send = 0;
@@ -51,7 +57,7 @@ fn run(mesh: &mut Mesh, sends: &[(u64, u32, u32, u32)]) -> Harness {
                 id += 1;
                 mesh.send(Instant::from_nanos(t), p, &mut h);
             }
-            (_, Some(_)) => {
+            (_, Some(t)) if t <= until => {
                 let Reverse((t, _, i)) = h.heap.pop().unwrap();
                 let ev = h.events[i].take().unwrap();
                 if let MeshEvent::FrameStart(n) = ev {
@@ -93,7 +99,7 @@ fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
         })
         .collect();
     let macs = vec![mac; nodes.len()];
-    Mesh::new(MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK }, seed, 0)
+    Mesh::new(MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None }, seed, 0)
 }
 
 fn stats(m: &Mesh) -> Vec<NodeStats> {
@@ -253,4 +259,44 @@ fn the_rx_fifo_holds_one_frame_while_the_cpu_is_busy() {
     let from_b = h.delivered.iter().find(|d| d.1.from == HostId(1)).unwrap();
     assert_eq!(from_b.0, 13_264_000);
     assert_eq!(h.delivered.len(), 1 + 8);
+}
+
+/// Mobility from a trace: mote 1 leaves the border router's range at 1 s (to 100 m) and comes
+/// back at 3 s; the trace then starts over from 3 s (away at 4 s, back at 6 s). Its packets
+/// reach the router while it is in range and are dropped for want of a route otherwise; its
+/// trail holds where it was every second.
+#[test]
+fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
+    use super::mobility::{Area, MobilitySource, MobilitySpec, Move};
+    let nodes = vec![
+        NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 },
+        NodeSpec { id: 2, role: Role::Client, x: 9.0, y: 0.0 },
+    ];
+    let moves = vec![Move { mote: 1, t: 1.0, x: 100.0, y: 0.0 }, Move { mote: 1, t: 3.0, x: 9.0, y: 0.0 }];
+    let mobility = MobilitySpec {
+        area: Area { x_min: 0.0, y_min: 0.0, x_max: 100.0, y_max: 100.0 },
+        sample_s: 1.0,
+        trail_every_s: 1.0,
+        source: MobilitySource::Trace(moves),
+    };
+    let spec = MeshSpec {
+        nodes,
+        macs: vec![MacSpec::Nullmac; 2],
+        radio: radio(1.0, 1.0),
+        cpu: CPU,
+        compression: NITK,
+        mobility: Some(mobility),
+    };
+    let mut m = Mesh::new(spec, 1, 0);
+    let s = 1_000_000_000;
+    let sends = [(s / 2, 1, 0, 15), (2 * s, 1, 0, 15), (3 * s + s / 2, 1, 0, 15), (4 * s + s / 2, 1, 0, 15)];
+    let h = run_until(&mut m, &sends, 5 * s + s / 2);
+    assert_eq!(h.delivered.len(), 2, "the sends at 0.5 s and 3.5 s");
+    let st = stats(&m);
+    assert_eq!(st[1].drops.no_route, 2, "the sends at 2 s and 4.5 s");
+    assert_eq!(m.positions()[1], (100.0, 0.0), "away again since 4 s");
+    let r = m.report();
+    // at 0 (start), 1, 2, 3, 4 s; the point of 5 s is taken at the next move (6 s), after the run
+    assert_eq!(r.nodes[1].trail, vec![[9.0, 0.0], [100.0, 0.0], [100.0, 0.0], [9.0, 0.0], [100.0, 0.0]]);
+    assert!(r.nodes[0].trail.is_empty(), "the router does not move");
 }

@@ -27,6 +27,75 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("nitk-cocoapp-load-grid6x6-1.5", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-1.5.toml")),
     ("nitk-cocoapp-load-grid6x6-2.0", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-2.0.toml")),
     ("nitk-cocoapp-load-grid6x6-2.5", include_str!("../../../../scenarios/nitk-cocoapp-load-grid6x6-2.5.toml")),
+    (
+        "nitk-cocoapp-load-mobile-gaussmarkov-0.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-gaussmarkov-0.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-gaussmarkov-1.0",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-gaussmarkov-1.0.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-gaussmarkov-1.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-gaussmarkov-1.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-gaussmarkov-2.0",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-gaussmarkov-2.0.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-gaussmarkov-2.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-gaussmarkov-2.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-manhattan-0.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-manhattan-0.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-manhattan-1.0",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-manhattan-1.0.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-manhattan-1.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-manhattan-1.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-manhattan-2.0",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-manhattan-2.0.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-manhattan-2.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-manhattan-2.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-pursue-0.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-pursue-0.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-pursue-1.0",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-pursue-1.0.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-pursue-1.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-pursue-1.5.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-pursue-2.0",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-pursue-2.0.toml"),
+    ),
+    (
+        "nitk-cocoapp-load-mobile-pursue-2.5",
+        include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-pursue-2.5.toml"),
+    ),
+    ("nitk-cocoapp-load-mobile-rwp-0.5", include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-rwp-0.5.toml")),
+    ("nitk-cocoapp-load-mobile-rwp-1.0", include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-rwp-1.0.toml")),
+    ("nitk-cocoapp-load-mobile-rwp-1.5", include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-rwp-1.5.toml")),
+    ("nitk-cocoapp-load-mobile-rwp-2.0", include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-rwp-2.0.toml")),
+    ("nitk-cocoapp-load-mobile-rwp-2.5", include_str!("../../../../scenarios/nitk-cocoapp-load-mobile-rwp-2.5.toml")),
+    ("nitk-cocoapp-mobile-gaussmarkov", include_str!("../../../../scenarios/nitk-cocoapp-mobile-gaussmarkov.toml")),
+    ("nitk-cocoapp-mobile-manhattan", include_str!("../../../../scenarios/nitk-cocoapp-mobile-manhattan.toml")),
+    ("nitk-cocoapp-mobile-pursue", include_str!("../../../../scenarios/nitk-cocoapp-mobile-pursue.toml")),
+    ("nitk-cocoapp-mobile-rwp", include_str!("../../../../scenarios/nitk-cocoapp-mobile-rwp.toml")),
     ("nitk-gsrtc-cooja", include_str!("../../../../scenarios/nitk-gsrtc-cooja.toml")),
     ("nitk-gst-cooja", include_str!("../../../../scenarios/nitk-gst-cooja.toml")),
     ("thesis", include_str!("../../../../scenarios/thesis.toml")),
@@ -63,7 +132,7 @@ mod tests {
 
     #[test]
     fn every_preset_resolves_and_is_named_as_its_file() {
-        assert!(PRESETS.len() >= 27);
+        assert!(PRESETS.len() >= 51);
         for (name, text) in PRESETS {
             if is_mesh(text) {
                 let s = LlnScenario::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -80,8 +149,17 @@ mod tests {
             }
             assert!(!describe(text).is_empty());
         }
-        // the NITK load levels: 0.5 … 2.5 kbit/s on the four static topologies
-        for t in ["grid6x6", "flower36", "dumbbell21", "chain20"] {
+        // the NITK load levels: 0.5 … 2.5 kbit/s on the four static and the four mobile topologies
+        for t in [
+            "grid6x6",
+            "flower36",
+            "dumbbell21",
+            "chain20",
+            "mobile-rwp",
+            "mobile-gaussmarkov",
+            "mobile-manhattan",
+            "mobile-pursue",
+        ] {
             for l in ["0.5", "1.0", "1.5", "2.0", "2.5"] {
                 assert!(text(&format!("nitk-cocoapp-load-{t}-{l}")).is_some());
             }

@@ -8,6 +8,7 @@ use coap_cc::CcConfig;
 use coap_endpoint::{GiveUp, Request, Response};
 use coap_wire::{registry, CoapOption, Code, Message, MessageType, Options};
 use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
+use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CpuSpec, MacSpec, MeshSpec, RadioSpec};
 use serde::{Deserialize, Serialize};
@@ -127,12 +128,55 @@ pub struct Topology {
     pub nodes: Option<Vec<NodeSpec>>,
     /// `rpl_storing_minhop`.
     pub routing: String,
+    /// The clients move under a model (NITK ch. 6: the border router and servers stay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mobility: Option<MobilityConfig>,
+    /// A Cooja positions file (`moteIndex time x y` per line, mote index = id − 1) whose moves are
+    /// replayed; a path relative to the working directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub positions: Option<String>,
 }
 
 impl Default for Topology {
     fn default() -> Self {
-        Topology { layout: Some("grid3x3".into()), nodes: None, routing: "rpl_storing_minhop".into() }
+        Topology {
+            layout: Some("grid3x3".into()),
+            nodes: None,
+            routing: "rpl_storing_minhop".into(),
+            mobility: None,
+            positions: None,
+        }
     }
+}
+
+/// `[topology.mobility]`: a model moving the clients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MobilityConfig {
+    /// `random_waypoint`, `gauss_markov`, `manhattan` or `pursue`.
+    pub model: String,
+    /// `[x_min, y_min, x_max, y_max]`, m.
+    #[serde(default = "default_area")]
+    pub area: [f64; 4],
+    /// Positions are sampled (and jump) every this many seconds.
+    #[serde(default = "default_sample_s")]
+    pub sample_s: f64,
+    /// The report keeps a trail point every this many seconds.
+    #[serde(default = "default_trail_every_s")]
+    pub trail_every_s: f64,
+    /// Model parameters by name, over the model's preset values (docs/mesh.md, "Mobility").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, f64>,
+}
+
+fn default_area() -> [f64; 4] {
+    [0.0, 0.0, 50.0, 50.0]
+}
+fn default_sample_s() -> f64 {
+    1.0
+}
+fn default_trail_every_s() -> f64 {
+    10.0
 }
 
 /// What the clients do.
@@ -340,6 +384,58 @@ impl LlnScenario {
         }
     }
 
+    /// The moving motes, if the topology has them.
+    fn mobility(&self, nodes: &[NodeSpec]) -> Result<Option<MobilitySpec>, ScenarioError> {
+        let t = &self.topology;
+        let err = |m: String| Err(ScenarioError(m));
+        let source = match (&t.mobility, &t.positions) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => return err("topology: give mobility or positions, not both".into()),
+            (Some(m), None) => {
+                let Some(mut model) = MobilityModel::preset(&m.model) else {
+                    return err(format!(
+                        "topology.mobility.model: '{}' is not random_waypoint, gauss_markov, manhattan or pursue",
+                        m.model
+                    ));
+                };
+                for (k, v) in &m.params {
+                    model.set(k, *v).map_err(|e| ScenarioError(format!("topology.{e}")))?;
+                }
+                model.validate().map_err(|e| ScenarioError(format!("topology.{e}")))?;
+                let mobile = nodes.iter().map(|n| n.role == topology::Role::Client).collect();
+                MobilitySource::Model { model, mobile }
+            }
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| ScenarioError(format!("topology.positions: cannot read {path}: {e}")))?;
+                let moves = mobility::parse_positions(&text)
+                    .map_err(|e| ScenarioError(format!("topology.positions: {path}: {e}")))?;
+                if let Some(mv) = moves.iter().find(|mv| mv.mote as usize >= nodes.len()) {
+                    return err(format!(
+                        "topology.positions: {path} moves mote index {} but the topology has {} motes (indices 0 to {})",
+                        mv.mote,
+                        nodes.len(),
+                        nodes.len() - 1
+                    ));
+                }
+                MobilitySource::Trace(moves)
+            }
+        };
+        let m = t.mobility.clone();
+        let [x_min, y_min, x_max, y_max] = m.as_ref().map_or_else(default_area, |m| m.area);
+        let sample_s = m.as_ref().map_or(1.0, |m| m.sample_s);
+        let trail_every_s = m.as_ref().map_or(10.0, |m| m.trail_every_s);
+        if !(x_min < x_max && y_min < y_max && [x_min, y_min, x_max, y_max].iter().all(|v| v.is_finite())) {
+            return err(
+                "topology.mobility.area: need [x_min, y_min, x_max, y_max] with x_min < x_max, y_min < y_max".into()
+            );
+        }
+        if !(sample_s > 0.0 && sample_s.is_finite() && trail_every_s > 0.0 && trail_every_s.is_finite()) {
+            return err("topology.mobility: sample_s and trail_every_s must be > 0".into());
+        }
+        Ok(Some(MobilitySpec { area: Area { x_min, y_min, x_max, y_max }, sample_s, trail_every_s, source }))
+    }
+
     /// Checks every value and builds what a replication needs.
     pub fn resolve(&self) -> Result<Resolved, ScenarioError> {
         let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
@@ -443,7 +539,8 @@ impl LlnScenario {
             app_us: s.app_us,
             rx_fifo_frames: s.rx_fifo_frames,
         };
-        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression };
+        let mobility = self.mobility(&nodes)?;
+        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility };
         let servers = topology::assign_servers(&nodes);
         let clients: Vec<(u32, u32)> =
             servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
