@@ -151,11 +151,31 @@ impl MeshSpec {
 
     /// The converged routes with the motes at `pos`.
     pub fn routes_at(&self, pos: &[Point]) -> Routes {
-        let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
-        let dist = |a: usize, b: usize| (pos[a].0 - pos[b].0).hypot(pos[a].1 - pos[b].1);
-        let root = self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
-        Routes::min_hop(self.nodes.len(), root, |a, b| a != b && dist(a, b) <= reach, dist)
+        self.routes_by(&distances(pos))
     }
+
+    /// The converged routes over the distance matrix `d` ([`distances`]).
+    fn routes_by(&self, d: &[f64]) -> Routes {
+        let n = self.nodes.len();
+        let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
+        let dist = |a: usize, b: usize| d[a * n + b];
+        let root = self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
+        Routes::min_hop(n, root, |a, b| a != b && dist(a, b) <= reach, dist)
+    }
+}
+
+/// Every pair's distance, row-major (`d[a·n + b]`).
+pub fn distances(pos: &[Point]) -> Vec<f64> {
+    let n = pos.len();
+    let mut d = vec![0.0; n * n];
+    for a in 0..n {
+        for b in a + 1..n {
+            let v = (pos[a].0 - pos[b].0).hypot(pos[a].1 - pos[b].1);
+            d[a * n + b] = v;
+            d[b * n + a] = v;
+        }
+    }
+    d
 }
 
 /// Why a packet or a frame was lost.
@@ -450,12 +470,11 @@ fn ns(s: f64) -> u64 {
     (s * 1e9).round() as u64
 }
 
-/// Links, interference and carrier sense between the motes at `pos`.
-fn geometry(r: &RadioSpec, pos: &[Point]) -> (Csr<(u16, f64)>, Csr<u16>, Csr<u16>) {
-    let n = pos.len();
+/// Links, interference and carrier sense between `n` motes `d` ([`distances`]) apart.
+fn geometry(r: &RadioSpec, n: usize, d: &[f64]) -> (Csr<(u16, f64)>, Csr<u16>, Csr<u16>) {
     let reach = r.tx_range_m + RANGE_EPSILON_M;
     let interfere = r.interference_range_m.max(r.tx_range_m) + RANGE_EPSILON_M;
-    let dist = |a: usize, b: usize| (pos[a].0 - pos[b].0).hypot(pos[a].1 - pos[b].1);
+    let dist = |a: usize, b: usize| d[a * n + b];
     let links = Csr::build(n, |s, v| {
         for q in (0..n).filter(|&q| q != s && dist(s, q) <= reach) {
             let d = dist(s, q);
@@ -519,8 +538,9 @@ impl Mesh {
                 mobile,
             }
         });
-        let (links, interferes, senses) = geometry(&spec.radio, &pos);
-        let routes = spec.routes_at(&pos);
+        let d = distances(&pos);
+        let (links, interferes, senses) = geometry(&spec.radio, n, &d);
+        let routes = spec.routes_by(&d);
         let nodes = (0..n)
             .map(|i| {
                 let mac = spec.macs[i];
@@ -623,11 +643,12 @@ impl Mesh {
         if m.next_ns != u64::MAX {
             sched.wake(Instant::from_nanos(m.next_ns), MeshEvent::Move);
         }
-        let (links, interferes, senses) = geometry(&self.spec.radio, &self.pos);
+        let d = distances(&self.pos);
+        let (links, interferes, senses) = geometry(&self.spec.radio, self.pos.len(), &d);
         self.links = links;
         self.interferes = interferes;
         self.senses = senses;
-        self.routes = self.spec.routes_at(&self.pos);
+        self.routes = self.spec.routes_by(&d);
     }
 
     /// The routes.
