@@ -265,6 +265,16 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
 }
 
 impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
+    fn next_change(&self) -> Option<Instant> {
+        self.inner.next_change()
+    }
+
+    /// The inner handler's changes (notifications are not sent block-wise: a representation
+    /// larger than a message is not notified).
+    fn changes(&mut self, now: Instant) -> Vec<crate::Change> {
+        self.inner.changes(now)
+    }
+
     fn handle(&mut self, now: Instant, from: &A, id: RequestId, req: &Message<'_>) -> Reply {
         self.expire(now);
         let bad = |what: &str| Reply::Now(Response::new(Code::BAD_REQUEST, format!("bad {what} option")));

@@ -54,6 +54,12 @@ pub struct Config {
     /// recognises a duplicate (about 40 bytes, not its report) until it retires: the simulator's
     /// choice when no per-exchange output is asked for. Off by default.
     pub report_at_finish: bool,
+    /// Observers a server keeps at once (RFC 7641); beyond, a registration's answer goes
+    /// without the Observe option (the client is not added).
+    pub max_observers: usize,
+    /// Observations a client keeps at once; beyond, a registration's notifications are not
+    /// followed (they get RST).
+    pub max_observations: usize,
 }
 
 /// When a CON request that gets no answer fails.
@@ -106,6 +112,8 @@ impl Config {
             max_verified: 16384,
             max_finished: usize::MAX,
             report_at_finish: false,
+            max_observers: 1024,
+            max_observations: 64,
         }
     }
 

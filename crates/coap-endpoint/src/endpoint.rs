@@ -10,6 +10,7 @@ use rand_core::RngCore;
 use smallvec::SmallVec;
 
 use crate::config::{Config, ConfigError, GiveUp};
+use crate::observe::{self, Observation, Observer};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
 use crate::token::Token;
@@ -43,6 +44,21 @@ pub enum Event<A> {
         /// Its options in order (Block2, Echo, Content-Format, …), less the transmission-number
         /// echoes the endpoint consumes itself (so that a simulated response with only those, or
         /// none, allocates nothing here).
+        options: Vec<(u16, Vec<u8>)>,
+        /// Its payload.
+        payload: Vec<u8>,
+    },
+    /// A notification of an observation (RFC 7641): a later response to the exchange that
+    /// registered it, fresher than the ones before. `seq` is None for the last one (a response
+    /// without Observe: an error, or the server's end of the observation).
+    Notification {
+        /// The exchange that registered the observation.
+        id: ExchangeId,
+        /// Its Observe sequence number.
+        seq: Option<u32>,
+        /// Its code.
+        code: Code,
+        /// Its options in order.
         options: Vec<(u16, Vec<u8>)>,
         /// Its payload.
         payload: Vec<u8>,
@@ -219,6 +235,15 @@ struct Deferred<A> {
     ack_deadline: Option<Instant>,
 }
 
+/// Observe's state, made when first used (most endpoints never observe).
+#[derive(Debug)]
+struct ObserveState<A> {
+    /// A server's observers.
+    observers: Vec<Observer<A>>,
+    /// A client's observations, by server and token.
+    observations: LiteMap<(A, Token), Observation>,
+}
+
 #[derive(Debug)]
 struct SeparateOut {
     bytes: Vec<u8>,
@@ -278,6 +303,8 @@ pub struct Endpoint<A, R> {
     verified: BTreeMap<A, Instant>,
     verified_order: VecDeque<(Instant, A)>,
     echo_challenges: u64,
+    /// RFC 7641 Observe, both sides (None until used).
+    obs: Option<Box<ObserveState<A>>>,
 }
 
 impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
@@ -316,6 +343,7 @@ where
             verified: BTreeMap::new(),
             verified_order: VecDeque::new(),
             echo_challenges: 0,
+            obs: None,
             dedup: Dedup::new(cfg.dedup_bytes),
             cfg,
             rng,
@@ -343,6 +371,112 @@ where
     pub fn with_handler(mut self, handler: Box<dyn Handler<A>>) -> Self {
         self.handler = handler;
         self
+    }
+
+    /// Observes a resource (RFC 7641): `req` (a GET) goes with Observe 0; its response comes as
+    /// [`Event::Response`] and, if the server added us as an observer (its response carries
+    /// Observe), the later ones as [`Event::Notification`] with the same id.
+    pub fn observe(&mut self, now: Instant, dest: A, mut req: Request) -> Result<ExchangeId, RequestError> {
+        req.options.retain(|o| o.0 != registry::OBSERVE);
+        req.options.push((registry::OBSERVE, Vec::new()));
+        self.request(now, dest, req)
+    }
+
+    /// Stops following the observation exchange `id` registered: its later notifications are
+    /// answered with RST, which makes the server forget us (RFC 7641 §3.6).
+    pub fn cancel_observation(&mut self, id: ExchangeId) {
+        if let Some(o) = self.obs.as_mut() {
+            for (_, ob) in o.observations.iter_mut() {
+                if ob.id == id {
+                    ob.cancelled = true;
+                }
+            }
+        }
+    }
+
+    /// Observations this client follows (cancelled ones until they are forgotten).
+    pub fn observation_count(&self) -> usize {
+        self.obs.as_ref().map_or(0, |o| o.observations.len())
+    }
+
+    /// Observers this server has.
+    pub fn observer_count(&self) -> usize {
+        self.obs.as_ref().map_or(0, |o| o.observers.len())
+    }
+
+    /// Notifies every observer of `path` (Uri-Path segments joined by '/') of `resp`: each gets
+    /// it with its next sequence number, as CON if `confirmable` or after
+    /// [`observe::NON_MAX`] NON in a row, else as NON. A response that is not a success (2.xx)
+    /// goes without Observe and ends the observations (RFC 7641 §4.2). Returns how many were
+    /// notified.
+    pub fn notify(&mut self, now: Instant, path: &str, resp: &Response, confirmable: bool) -> usize {
+        let Some(o) = self.obs.as_mut() else { return 0 };
+        let last = resp.code.class() != 2;
+        let mut targets: Vec<(A, Token, u32, bool)> = Vec::new();
+        for ob in o.observers.iter_mut().filter(|ob| ob.path == path) {
+            ob.seq = (ob.seq + 1) % observe::SEQ_MODULUS;
+            let con = confirmable || ob.non_in_a_row >= observe::NON_MAX;
+            ob.non_in_a_row = if con { 0 } else { ob.non_in_a_row + 1 };
+            targets.push((ob.peer.clone(), ob.token, ob.seq, con));
+        }
+        let n = targets.len();
+        for (peer, token, seq, con) in targets {
+            let mut r = Response {
+                code: resp.code,
+                options: resp.options.iter().filter(|o| o.0 != registry::OBSERVE).cloned().collect(),
+                payload: resp.payload.clone(),
+            };
+            if !last {
+                r.options.push((registry::OBSERVE, observe::encode(seq)));
+            }
+            let mid = self.alloc_mid();
+            let ty = if con { MessageType::Con } else { MessageType::Non };
+            self.queue_response(&peer, ty, mid, token.as_slice(), &r, None);
+            if con {
+                self.track_con(now, &peer, mid);
+            }
+            if let Some(ob) =
+                self.obs.as_mut().and_then(|o| o.observers.iter_mut().find(|ob| ob.peer == peer && ob.token == token))
+            {
+                ob.last_mid = Some(mid);
+            }
+        }
+        if last {
+            if let Some(o) = self.obs.as_mut() {
+                o.observers.retain(|ob| ob.path != path);
+            }
+        }
+        n
+    }
+
+    /// Forgets the observers of the notifications `gone` names: (peer, the token of a CON
+    /// notification of theirs) when one was reset or went unacknowledged, or (peer, the Message
+    /// ID) of the last notification sent to them when a NON one was reset.
+    fn drop_observers(&mut self, gone: &[(A, Result<Token, u16>)]) {
+        if let Some(o) = self.obs.as_mut() {
+            o.observers.retain(|ob| {
+                !gone.iter().any(|(p, g)| {
+                    *p == ob.peer
+                        && match g {
+                            Ok(token) => *token == ob.token,
+                            Err(mid) => Some(*mid) == ob.last_mid,
+                        }
+                })
+            });
+        }
+    }
+
+    /// Retransmits the CON just queued (the last of `pending`) as RFC 7252 §4.2 says, until it is
+    /// acknowledged (a separate response or a CON notification).
+    fn track_con(&mut self, now: Instant, peer: &A, mid: u16) {
+        if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
+            let bytes = self.out[start..start + len].to_vec();
+            if self.separate.len() < self.cfg.max_deferred {
+                let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
+                let out = SeparateOut { bytes, deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
+                self.separate.insert((peer.clone(), mid), out);
+            }
+        }
     }
 
     /// The configuration.
@@ -554,6 +688,9 @@ where
             self.retire_oldest();
             self.early_retirements += 1;
         }
+        if let Outcome::Response(_) = outcome {
+            self.maybe_observe(now, id, &ex, &answer);
+        }
         self.events.push_back(match outcome {
             Outcome::Response(code) => Event::Response { id, code, options: answer.0, payload: answer.1 },
             Outcome::Failed(reason) => Event::Failed { id, reason },
@@ -630,7 +767,11 @@ where
     }
 
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
-        self.separate.remove(&(from.clone(), mid));
+        let con = self.separate.remove(&(from.clone(), mid));
+        if self.obs.is_some() {
+            let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
+            self.drop_observers(&[(from.clone(), which)]);
+        }
         let Some(&id) = self.by_mid.get(&(from.clone(), mid)) else { return };
         let Some(ex) = self.exchanges.get(&id) else { return }; // finished ones ignore RST
         let outstanding = match ex.phase {
@@ -686,10 +827,65 @@ where
         }
     }
 
+    /// A request with Observe 0 whose response carries Observe: an observation to follow (room
+    /// allowing: a cancelled one gives way first).
+    fn maybe_observe(&mut self, now: Instant, id: ExchangeId, ex: &Exchange<A>, answer: &Answer) {
+        let asked = ex.req.options.iter().any(|o| o.0 == registry::OBSERVE && observe::value(&o.1) == Some(0));
+        let Some(seq) = answer.0.iter().find(|o| o.0 == registry::OBSERVE).and_then(|o| observe::value(&o.1)) else {
+            return;
+        };
+        if !asked {
+            return;
+        }
+        let max = self.cfg.max_observations;
+        let o = self
+            .obs
+            .get_or_insert_with(|| Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() }));
+        if o.observations.len() >= max {
+            let Some(k) = o.observations.iter().find(|(_, v)| v.cancelled).map(|(k, _)| k.clone()) else { return };
+            o.observations.remove(&k);
+        }
+        o.observations.insert((ex.dest.clone(), ex.token), Observation { id, seq, at: now, cancelled: false });
+    }
+
+    /// A response for one of our observations (true), handled; false if it is not one.
+    fn on_notification(&mut self, now: Instant, from: &A, msg: &Message<'_>) -> bool {
+        let Some(o) = self.obs.as_mut() else { return false };
+        let key = (from.clone(), Token::new(msg.token));
+        let Some(ob) = o.observations.get_mut(&key) else { return false };
+        if ob.cancelled {
+            self.pending.push_back(Pending::Empty { dest: from.clone(), ty: MessageType::Rst, mid: msg.message_id });
+            return true;
+        }
+        if msg.ty == MessageType::Con {
+            self.pending.push_back(Pending::Empty { dest: from.clone(), ty: MessageType::Ack, mid: msg.message_id });
+        }
+        let id = ob.id;
+        let seq = msg.options.get(registry::OBSERVE).and_then(observe::value);
+        match seq {
+            Some(v) if !observe::is_fresh(ob.seq, ob.at, v, now) => return true, // stale: dropped
+            Some(v) => {
+                ob.seq = v;
+                ob.at = now;
+            }
+            None => {
+                o.observations.remove(&key); // the last one
+            }
+        }
+        let (options, payload) = answer(msg);
+        self.events.push_back(Event::Notification { id, seq, code: msg.code, options, payload });
+        true
+    }
+
     fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let lookup = |t: &[u8]| self.by_token.get(&(from.clone(), Token::new(t))).copied();
         let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
         let live = id.filter(|id| self.exchanges.get(id).is_some_and(|ex| ex.token_matches(msg.token)));
+        // a live exchange's response first (an endpoint with empty tokens may observe and ask
+        // at once), then a notification
+        if live.is_none() && self.obs.is_some() && self.on_notification(now, &from, msg) {
+            return;
+        }
         let done = match live {
             Some(_) => None,
             None => self.finished.iter().rposition(|f| f.dest == from && f.token_matches(msg.token)),
@@ -814,6 +1010,18 @@ where
             .cfg
             .amplification_factor
             .filter(|_| (msg.code == Code::GET || msg.code == Code::FETCH) && !self.source_verified(now, &from, msg));
+        //= https://www.rfc-editor.org/rfc/rfc7641#section-3.6
+        //# a client MAY explicitly deregister by issuing a GET request that has the Token
+        //# field set to the token of the observation to be cancelled and includes an
+        //# Observe Option with the value set to 1 (deregister).
+        // (any GET of the same endpoint and token replaces the entry; Observe 0 adds it again)
+        let observe_req =
+            if msg.code == Code::GET { msg.options.get(registry::OBSERVE).and_then(observe::value) } else { None };
+        if msg.code == Code::GET {
+            if let Some(o) = self.obs.as_mut() {
+                o.observers.retain(|ob| !(ob.peer == from && ob.token.as_slice() == msg.token));
+            }
+        }
         let rid = RequestId(self.next_request);
         self.next_request += 1;
         let reply = if unknown_critical {
@@ -844,6 +1052,41 @@ where
                     options: vec![(registry::ECHO, echo)],
                     payload: Vec::new(),
                 }))
+            }
+            r => r,
+        };
+        let reply = match reply {
+            // an observable resource's answer to Observe 0: add the requester
+            Some(resp)
+                if observe_req == Some(0)
+                    && resp.code.class() == 2
+                    && resp.options.iter().any(|o| o.0 == registry::OBSERVE) =>
+            {
+                let max = self.cfg.max_observers;
+                let o = self.obs.get_or_insert_with(|| {
+                    Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() })
+                });
+                if o.observers.len() < max {
+                    let seq = resp.options.iter().find(|x| x.0 == registry::OBSERVE).and_then(|x| observe::value(&x.1));
+                    let path: Vec<&str> = msg
+                        .options
+                        .get_all(registry::URI_PATH)
+                        .map(|s| core::str::from_utf8(s).unwrap_or(""))
+                        .collect();
+                    o.observers.push(Observer {
+                        peer: from.clone(),
+                        token: Token::new(msg.token),
+                        path: path.join("/"),
+                        seq: seq.unwrap_or(0),
+                        last_mid: None,
+                        non_in_a_row: 0,
+                    });
+                    Some(resp)
+                } else {
+                    // full: the answer without Observe tells the client it was not added
+                    let options = resp.options.iter().filter(|x| x.0 != registry::OBSERVE).cloned().collect();
+                    Some(Arc::new(Response { code: resp.code, options, payload: resp.payload.clone() }))
+                }
             }
             r => r,
         };
@@ -899,15 +1142,7 @@ where
         } else if d.con {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
-            if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
-                let bytes = self.out[start..start + len].to_vec();
-                if self.separate.len() < self.cfg.max_deferred {
-                    let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
-                    let out =
-                        SeparateOut { bytes, deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
-                    self.separate.insert((d.peer.clone(), mid), out);
-                }
-            }
+            self.track_con(now, &d.peer, mid);
         } else {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
@@ -952,12 +1187,14 @@ where
             self.dedup.mark_ack_sent(&d.peer, d.mid);
         }
         let mut resend = Vec::new();
+        let mut gone = Vec::new();
         let arena = &mut self.out;
         self.separate.retain(|(dest, _), out| {
             if out.deadline > now {
                 return true;
             }
             if out.retransmissions >= SEPARATE_MAX_RETRANSMIT {
+                gone.push((dest.clone(), Ok(token_of(&out.bytes))));
                 return false;
             }
             out.retransmissions += 1;
@@ -968,6 +1205,14 @@ where
             true
         });
         self.pending.extend(resend);
+        if !gone.is_empty() && self.obs.is_some() {
+            self.drop_observers(&gone); // an unacknowledged CON notification ends its observer
+        }
+        if self.handler.next_change().is_some_and(|t| t <= now) {
+            for c in self.handler.changes(now) {
+                self.notify(now, &c.path, &c.response, c.confirmable);
+            }
+        }
     }
 
     fn on_rto(&mut self, now: Instant, id: ExchangeId, timer: &mut ExchangeTimer) {
@@ -1024,6 +1269,9 @@ where
         }
         if !self.separate.is_empty() {
             self.separate.values().map(|s| s.deadline).for_each(&mut consider);
+        }
+        if self.obs.as_ref().is_some_and(|o| !o.observers.is_empty()) {
+            self.handler.next_change().into_iter().for_each(&mut consider);
         }
         next
     }
@@ -1100,6 +1348,12 @@ fn response_len(token: &[u8], resp: &Response) -> usize {
 
 /// A response's options and payload, owned.
 type Answer = (Vec<(u16, Vec<u8>)>, Vec<u8>);
+
+/// The token of an encoded message (one the endpoint made itself).
+fn token_of(bytes: &[u8]) -> Token {
+    let tkl = bytes.first().map_or(0, |b| (b & 0x0F) as usize).min(8);
+    Token::new(bytes.get(4..4 + tkl).unwrap_or(&[]))
+}
 
 /// What the application gets of a response: its options (less the transmission-number echoes,
 /// which are the endpoint's own business) and its payload.

@@ -21,11 +21,14 @@
 //! per-exchange report ([`ExchangeReport`]) that also counts duplicate responses arriving after
 //! completion. Server side: a [`Handler`] builds responses; duplicate requests get the cached
 //! response for EXCHANGE_LIFETIME (NON_LIFETIME for NON) from a cache with a memory budget; a slow
-//! handler gets an empty ACK and a separate response.
+//! handler gets an empty ACK and a separate response. Both sides of RFC 7641 Observe
+//! ([`observe`]): [`Endpoint::observe`] and [`Event::Notification`]; observers and
+//! [`Endpoint::notify`] (or a handler's [`Handler::changes`]).
 
 pub mod blockwise;
 mod config;
 mod endpoint;
+pub mod observe;
 mod report;
 mod server;
 pub mod stream;
@@ -36,7 +39,7 @@ pub use coap_cc::{Duration, Instant};
 pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
 pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome, Tally};
-pub use server::{Handler, NotFound, Reply, RequestId, Response, ENTRY_OVERHEAD};
+pub use server::{Change, Handler, NotFound, Reply, RequestId, Response, ENTRY_OVERHEAD};
 pub use stream::{CloseReason, Deadline, StreamConnection, StreamEvent, StreamLimits};
 
 /// A request to send.

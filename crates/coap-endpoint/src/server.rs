@@ -58,7 +58,31 @@ impl Reply {
 /// The server's resources.
 pub trait Handler<A>: Send {
     /// Handles a request (already deduplicated: a retransmission never reaches the handler).
+    /// An observable resource answers a GET carrying Observe 0 with an Observe option in its
+    /// (success) response: the endpoint then adds the requester to its observers (RFC 7641).
     fn handle(&mut self, now: Instant, from: &A, id: RequestId, request: &Message<'_>) -> Reply;
+
+    /// When one of its observable resources next changes, if ever (the endpoint then calls
+    /// [`Handler::changes`] and notifies the observers).
+    fn next_change(&self) -> Option<Instant> {
+        None
+    }
+
+    /// The observable resources that changed by `now`, with their new representations.
+    fn changes(&mut self, _now: Instant) -> Vec<Change> {
+        Vec::new()
+    }
+}
+
+/// A new representation of an observable resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// Its Uri-Path, segments joined by '/' (`"time"`, `"sensors/temp"`).
+    pub path: String,
+    /// The representation (its Observe option is the endpoint's business).
+    pub response: Response,
+    /// Send it as CON (else NON, with a CON every [`crate::observe::NON_MAX`]).
+    pub confirmable: bool,
 }
 
 /// A handler with no resources: 4.04 to everything.

@@ -116,6 +116,7 @@ impl std::fmt::Debug for Logs {
 
 enum Command {
     Request { dest: SocketAddr, req: Request, reply: oneshot::Sender<Result<Reply, RequestFailure>> },
+    Observe { dest: SocketAddr, req: Request, replies: mpsc::Sender<Result<Reply, RequestFailure>> },
     ResetCc { dest: SocketAddr },
     InFlight { reply: oneshot::Sender<usize> },
     State { reply: oneshot::Sender<StateSize> },
@@ -148,6 +149,20 @@ impl EndpointHandle {
     /// The socket's local address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
+    }
+
+    /// Observes a resource (RFC 7641): `req` (a GET) goes with Observe 0. The receiver yields the
+    /// response, then every notification (`rtt` zero, `transmissions` 0); it ends when the
+    /// server did not add us, sends its last notification, or the exchange fails (an `Err`).
+    /// Dropping the receiver cancels the observation (its next notification gets RST).
+    pub async fn observe(
+        &self,
+        dest: SocketAddr,
+        req: Request,
+    ) -> Result<mpsc::Receiver<Result<Reply, RequestFailure>>, RequestFailure> {
+        let (tx, rx) = mpsc::channel(64);
+        self.cmds.send(Command::Observe { dest, req, replies: tx }).await.map_err(|_| RequestFailure::NotSent)?;
+        Ok(rx)
     }
 
     /// Sends a request and waits for its outcome.
@@ -254,6 +269,7 @@ async fn run(
     let mut inbuf = vec![0u8; 65536];
     let mut out = Vec::with_capacity(1500);
     let mut waiting: HashMap<ExchangeId, Waiting> = HashMap::new();
+    let mut observing: HashMap<ExchangeId, mpsc::Sender<Result<Reply, RequestFailure>>> = HashMap::new();
     let mut finish: Option<oneshot::Sender<Vec<ExchangeReport<SocketAddr>>>> = None;
     let mut reports = Vec::new();
     let mut commands_open = true;
@@ -284,6 +300,14 @@ async fn run(
                     }
                     Err(_) => {
                         let _ = reply.send(Err(RequestFailure::NotSent));
+                    }
+                },
+                Some(Command::Observe { dest, req, replies }) => match ep.observe(clock.now(), dest, req) {
+                    Ok(id) => {
+                        observing.insert(id, replies);
+                    }
+                    Err(_) => {
+                        let _ = replies.try_send(Err(RequestFailure::NotSent));
                     }
                 },
                 Some(Command::ResetCc { dest }) => ep.reset_cc(&dest),
@@ -326,11 +350,41 @@ async fn run(
                         log(TransmissionLog { id, number, rto, at });
                     }
                 }
+                Event::Response { id, code, options, payload } if observing.contains_key(&id) => {
+                    let registered = options.iter().any(|o| o.0 == coap_wire::registry::OBSERVE);
+                    let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 0 };
+                    let tx = &observing[&id];
+                    if tx.try_send(Ok(reply)).is_err() || !registered {
+                        observing.remove(&id);
+                        ep.cancel_observation(id);
+                    }
+                }
+                Event::Notification { id, seq, code, options, payload } => {
+                    if let Some(tx) = observing.get(&id) {
+                        let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 0 };
+                        // a full or dropped receiver: the application is gone or not keeping up
+                        if tx.try_send(Ok(reply)).is_err() || seq.is_none() {
+                            observing.remove(&id);
+                            ep.cancel_observation(id);
+                        }
+                    } else {
+                        ep.cancel_observation(id);
+                    }
+                }
                 Event::Response { id, code, options, payload } => {
                     if let Some(w) = waiting.remove(&id) {
                         let rtt = clock.now() - w.first.unwrap_or_else(|| clock.now());
                         let reply = Reply { code, options, payload, rtt, transmissions: w.transmissions };
                         let _ = w.reply.send(Ok(reply));
+                    }
+                }
+                Event::Failed { id, reason } if observing.contains_key(&id) => {
+                    let f = match reason {
+                        FailReason::Timeout => RequestFailure::Timeout,
+                        FailReason::Reset => RequestFailure::Reset,
+                    };
+                    if let Some(tx) = observing.remove(&id) {
+                        let _ = tx.try_send(Err(f));
                     }
                 }
                 Event::Failed { id, reason } => {
@@ -352,7 +406,13 @@ async fn run(
             let _ = reply.send(std::mem::take(&mut reports));
             return;
         }
-        if !commands_open && waiting.is_empty() && !serve {
+        // a receiver dropped since: cancel its observation
+        let dropped: Vec<ExchangeId> = observing.iter().filter(|(_, tx)| tx.is_closed()).map(|(id, _)| *id).collect();
+        for id in dropped {
+            observing.remove(&id);
+            ep.cancel_observation(id);
+        }
+        if !commands_open && waiting.is_empty() && observing.is_empty() && !serve {
             return;
         }
     }

@@ -148,7 +148,7 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                     conns.fetch_add(1, Ordering::Relaxed);
                     let (st, ts, conns) = (st.clone(), ts.clone(), conns.clone());
                     tokio::spawn(async move {
-                        let res = Resources { stats: st };
+                        let res = Resources::with_stats(st);
                         let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)))
                             .with_limits(clock.now(), cfg.limits);
                         let end = serve_connection(stream, conn, clock, write_limit(&cfg.limits)).await;

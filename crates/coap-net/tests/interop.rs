@@ -174,6 +174,76 @@ impl SyncClient {
             }
         }
     }
+
+    /// Observes `path` for `secs` seconds, then cancels; returns the response's and every
+    /// notification's Observe value (None: none) and payload.
+    fn observe(&mut self, dest: SocketAddr, path: &str, secs: f64) -> Vec<(Option<u32>, Vec<u8>)> {
+        let id = self.ep.observe(self.now(), dest, Request::get(path)).unwrap();
+        let end = self.now().as_nanos() + (secs * 1e9) as u64;
+        let (mut buf, mut inbuf, mut got) = (Vec::new(), [0u8; 2048], Vec::new());
+        while self.now().as_nanos() < end {
+            while let Some(tx) = self.ep.poll_transmit(&mut buf) {
+                self.sock.send_to(&buf[..tx.len], tx.dest).unwrap();
+            }
+            while let Some(ev) = self.ep.poll_event() {
+                let seq = |o: &[(u16, Vec<u8>)]| {
+                    o.iter().find(|x| x.0 == registry::OBSERVE).and_then(|x| coap_endpoint::observe::value(&x.1))
+                };
+                match ev {
+                    Event::Response { id: i, options, payload, .. } if i == id => got.push((seq(&options), payload)),
+                    Event::Notification { id: i, seq, payload, .. } if i == id => got.push((seq, payload)),
+                    _ => {}
+                }
+            }
+            let left = end.saturating_sub(self.now().as_nanos()).max(1_000_000);
+            let wait = self
+                .ep
+                .poll_timeout()
+                .map_or(left, |t| t.as_nanos().saturating_sub(self.now().as_nanos()).clamp(1_000_000, left));
+            self.sock.set_read_timeout(Some(StdDuration::from_nanos(wait))).unwrap();
+            match self.sock.recv_from(&mut inbuf) {
+                Ok((n, from)) => self.ep.handle_datagram(self.now(), from, &inbuf[..n]),
+                Err(_) => self.ep.handle_timeout(self.now()),
+            }
+        }
+        self.ep.cancel_observation(id);
+        got
+    }
+}
+
+/// RFC 7641: libcoap's client observes our `/time` for 3 s (`-s 3`): the response and a
+/// notification every second, each payload a 10-digit second (printed back to back).
+#[test]
+fn libcoap_observe_client_against_our_server() {
+    if !have("coap-client-notls") {
+        return;
+    }
+    let s = OurServer::default();
+    let (ok, out) = run(Command::new("coap-client-notls").args(["-s", "3", "-m", "get", &s.uri("time")]));
+    assert!(ok);
+    let out = out.trim();
+    assert!(out.len() >= 30 && out.len() % 10 == 0 && out.bytes().all(|b| b.is_ascii_digit()), "{out}");
+    let secs: Vec<u64> = (0..out.len() / 10).map(|i| out[10 * i..10 * i + 10].parse().unwrap()).collect();
+    assert!(secs.windows(2).all(|w| w[1] >= w[0]), "{secs:?}");
+}
+
+/// Our client observes libcoap's `/time` for 3.5 s: the registration's answer carries Observe,
+/// and the notifications that follow come with growing numbers.
+#[test]
+fn our_client_observes_libcoap_server() {
+    if !have("coap-server-notls") {
+        return;
+    }
+    let (_peer, addr) = libcoap_server();
+    let mut c = SyncClient::new("default");
+    let got = c.observe(addr, "time", 3.5);
+    assert!(got.len() >= 3, "{got:?}");
+    let seqs: Vec<u32> = got.iter().map(|g| g.0.expect("an Observe number")).collect();
+    assert!(
+        seqs.windows(2).all(|w| coap_endpoint::observe::is_fresh(w[0], Instant::ZERO, w[1], Instant::ZERO)),
+        "{seqs:?}"
+    );
+    assert!(got.iter().all(|g| !g.1.is_empty()));
 }
 
 #[test]

@@ -149,6 +149,11 @@ pub struct ClientArgs {
     /// Without it a payload must fit one message; large responses still arrive whole.
     #[arg(short = 'b', long = "block-size", value_name = "SIZE", value_parser = block_size)]
     block_size: Option<usize>,
+    /// Observe the resource (RFC 7641, as libcoap's -s) for SECONDS: print the response and
+    /// then every notification, one per line, until then, the server's last notification, or
+    /// Ctrl-C (which ends it normally). Over UDP only.
+    #[arg(short = 's', long = "observe", value_name = "SECONDS", value_parser = crate::args::positive_secs)]
+    observe: Option<f64>,
     /// Send a Confirmable request (the default).
     #[arg(long, conflicts_with = "non")]
     con: bool,
@@ -237,6 +242,12 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             }
         };
         let gave_up = || format!("{}: no response within {} s (-B)", args.uri, args.wait.unwrap_or_default());
+        if let Some(secs) = args.observe {
+            if uri.tcp {
+                return Err(format!("{}: --observe works over UDP only (coap://)", args.uri).into());
+            }
+            return observe(&h, uri.addr, req, secs, &args.uri, verbose).await;
+        }
         let reply = if uri.tcp {
             let connect = coap_net::tcp::connect(uri.addr);
             tokio::pin!(wait);
@@ -277,6 +288,60 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
         }
         Ok(())
     })
+}
+
+/// `client --observe`: the response and every notification, a line each, for `secs` seconds.
+async fn observe(
+    h: &coap_net::EndpointHandle,
+    server: SocketAddr,
+    req: Request,
+    secs: f64,
+    uri: &str,
+    verbose: u8,
+) -> Result<(), Error> {
+    use std::io::Write;
+    let mut rx = h.observe(server, req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
+    let until = tokio::time::sleep(std::time::Duration::from_secs_f64(secs));
+    tokio::pin!(until);
+    let mut first = true;
+    loop {
+        tokio::select! {
+            r = rx.recv() => match r {
+                Some(Ok(reply)) => {
+                    let echo = reply.options.iter().find(|o| o.0 == coap_wire::registry::ECHO);
+                    if let (true, Code::UNAUTHORIZED, Some(echo)) = (first, reply.code, echo) {
+                        // the server's amplification mitigation (RFC 9175): ask again with its Echo
+                        let mut again = req.clone();
+                        again.options.push(echo.clone());
+                        rx = h.observe(server, again).await.map_err(|e| format!("{uri}: {e}"))?;
+                        continue;
+                    }
+                    let seq = reply.options.iter().find(|o| o.0 == coap_wire::registry::OBSERVE);
+                    if verbose >= 1 {
+                        let seq = seq.and_then(|o| coap_endpoint::observe::value(&o.1));
+                        eprintln!("coapcc: {} {} (Observe {})", if first { "response" } else { "notification" }, reply.code,
+                            seq.map_or("none: the observation ends".into(), |v| v.to_string()));
+                    }
+                    let mut out = std::io::stdout();
+                    out.write_all(&reply.payload)?;
+                    writeln!(out)?;
+                    out.flush()?;
+                    if reply.code.class() != 2 {
+                        return Err(format!("{uri} answered {}", reply.code).into());
+                    }
+                    if first && seq.is_none() {
+                        eprintln!("coapcc: {uri} is not observable (its response has no Observe option)");
+                        return Ok(());
+                    }
+                    first = false;
+                }
+                Some(Err(e)) => return Err(format!("{uri}: {e}").into()),
+                None => return Ok(()), // the server ended the observation
+            },
+            _ = &mut until => return Ok(()),
+            _ = ctrl_c() => return Ok(()),
+        }
+    }
 }
 
 /// The statistics `load` reports, from its clients' streamed ones: the fields of `sim --json`

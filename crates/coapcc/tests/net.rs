@@ -67,6 +67,18 @@ fn load_and_client_against_our_server() {
     assert_eq!(out.stdout.len(), 61); // 60 bytes + newline
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("transmission 0 at") && err.contains("RTO") && err.contains("response 2.05 after"), "{err}");
+    // RFC 7641: /time observed for 2.5 s: the response, then a notification each second
+    let time = format!("coap://127.0.0.1:{port}/time");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-v", "1", "-s", "2.5", &time]).output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(String::from).collect();
+    assert!(lines.len() >= 3 && lines.iter().all(|l| l.len() == 10), "{lines:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("response 2.05 (Observe") && err.contains("notification 2.05 (Observe"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-s", "1", &uri]).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not observable"));
     let _ = server.kill();
     let _ = server.wait();
 }

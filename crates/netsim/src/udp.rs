@@ -160,7 +160,8 @@ impl UdpStack {
                     self.issue(ctx, h, next);
                 }
                 Event::Retired(r) => self.retired(h, *r),
-                Event::Transmission { .. } => {}
+                // the simulated workloads observe nothing
+                Event::Transmission { .. } | Event::Notification { .. } => {}
             }
         }
         let host = &mut self.hosts[h.index()];
