@@ -246,6 +246,42 @@ fn our_client_observes_libcoap_server() {
     assert!(got.iter().all(|g| !g.1.is_empty()));
 }
 
+/// aiocoap's client (its Python API: its command-line client prints notifications to stderr
+/// only on a terminal) observes our `/time` for 3.5 s: the response and 3 notifications with
+/// growing Observe numbers.
+#[test]
+fn aiocoap_observes_our_server() {
+    if !have("aiocoap-client") {
+        return;
+    }
+    let s = OurServer::default();
+    let script: PathBuf =
+        [env!("CARGO_MANIFEST_DIR"), "..", "..", "tests", "interop", "aiocoap_observe.py"].iter().collect();
+    let (ok, out) = run(Command::new("python3").arg(script).args([&s.uri("time"), "3.5"]));
+    assert!(ok, "{out}");
+    let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert!(lines.len() >= 3, "{out}");
+    assert_eq!(lines[0][0], "response");
+    assert!(lines[1..].iter().all(|l| l[0] == "notification" && l[1] == "2.05"), "{out}");
+    let seqs: Vec<u32> = lines.iter().map(|l| l[3].parse().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] > w[0]), "{out}");
+}
+
+/// Our client observes aiocoap's `/count` (a counter notified every 0.5 s) for 2.2 s.
+#[test]
+fn our_client_observes_aiocoap_server() {
+    if !have("aiocoap-client") {
+        return;
+    }
+    let (_peer, addr) = aiocoap_server();
+    let mut c = SyncClient::new("default");
+    let got = c.observe(addr, "count", 2.2);
+    assert!(got.len() >= 4, "{got:?}");
+    let values: Vec<u32> = got.iter().map(|g| String::from_utf8_lossy(&g.1).parse().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[1] > w[0]), "{values:?}");
+    assert!(got.iter().all(|g| g.0.is_some()));
+}
+
 #[test]
 fn libcoap_client_against_our_server() {
     if !have("coap-client-notls") {
