@@ -7,6 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::algorithms::basic_rto::{BasicParams, BasicRto};
 use crate::algorithms::cocoa::{Blind, Cocoa, CocoaParams, CocoaVariant};
 use crate::algorithms::cocoa_pp::PpParams;
 use crate::algorithms::default_coap::{DefaultCoap, DefaultParams};
@@ -68,6 +69,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03",
         "CoCoA with NSTART = 4 and the exponential blind RTO",
         || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, CocoaVariant::Plain),
+    ),
+    alg(
+        "cocoa_strong",
+        "Californium CocoaStrong (Betzler et al.)",
+        "CoCoA without the weak estimator: retransmitted exchanges give no sample",
+        || cocoa(CocoaParams { weak_max_retransmissions: 0, ..CocoaParams::default() }, CocoaVariant::Plain),
     ),
     alg(
         "cocoa_fb1",
@@ -159,6 +166,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "peak-hopping RTO over unambiguous samples",
         || Kind::PeakHopper(PeakHopperParams::default()),
     ),
+    alg(
+        "basic_rto",
+        "Californium BasicRto (Betzler et al.'s baseline)",
+        "one RFC 6298 estimator fed with every sample, retransmitted exchanges' too",
+        || Kind::Basic(BasicParams::default()),
+    ),
 ];
 
 const fn alg(name: &'static str, source: &'static str, summary: &'static str, make: fn() -> Kind) -> Algorithm {
@@ -183,6 +196,7 @@ enum Kind {
     RttCoap(RttCoapParams),
     Eifel(EifelParams),
     PeakHopper(PeakHopperParams),
+    Basic(BasicParams),
 }
 
 /// A configured algorithm: the factory of its per-destination controllers.
@@ -346,6 +360,7 @@ impl CcConfig {
             Kind::RttCoap(p) => (p, None),
             Kind::Eifel(p) => (p, None),
             Kind::PeakHopper(p) => (p, None),
+            Kind::Basic(p) => (p, None),
         }
     }
 
@@ -409,6 +424,7 @@ impl CcConfig {
             Kind::RttCoap(p) => p.describe(f),
             Kind::Eifel(p) => p.describe(f),
             Kind::PeakHopper(p) => p.describe(f),
+            Kind::Basic(p) => p.describe(f),
         }
     }
 
@@ -425,6 +441,7 @@ impl CcConfig {
             Kind::RttCoap(p) => p.validate(),
             Kind::Eifel(p) => p.validate(),
             Kind::PeakHopper(p) => p.validate(),
+            Kind::Basic(p) => p.validate(),
         };
         r.map_err(|(key, rule)| SpecError::Invalid { algorithm: self.name(), key, rule })
     }
@@ -440,6 +457,7 @@ impl CcConfig {
             Kind::RttCoap(p) => Box::new(RttCoap::new(p.clone())),
             Kind::Eifel(p) => Box::new(Eifel::new(p.clone())),
             Kind::PeakHopper(p) => Box::new(PeakHopper::new(p.clone())),
+            Kind::Basic(p) => Box::new(BasicRto::new(p.clone())),
         }
     }
 }
@@ -477,7 +495,7 @@ mod tests {
             assert_eq!(c.build().name(), a.name);
             assert!(c.has_param("max_retransmit") && c.has_param("nstart"), "{}", a.name);
         }
-        assert_eq!(ALGORITHMS.len(), 21);
+        assert_eq!(ALGORITHMS.len(), 23);
     }
 
     #[test]

@@ -124,6 +124,7 @@ fn configs() -> Vec<CcConfig> {
         "linux_rto:rtt_marking=token,max_retransmit=20",
         "eifel:first=zero,rtt_marking=option",
         "peakhopper:rtt_marking=token",
+        "basic_rto:rule=last,rto_min=0.5",
     ] {
         v.push(CcConfig::parse(text).unwrap());
     }

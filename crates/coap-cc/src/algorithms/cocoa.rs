@@ -586,6 +586,21 @@ mod tests {
         assert!(ex.armed >= 32.0 && ex.armed < 48.0, "{}", ex.armed);
     }
 
+    /// `cocoa_strong` (Californium's CocoaStrong): an exchange answered after one
+    /// retransmission leaves the RTO alone; plain CoCoA feeds its weak estimator: R = 3 s
+    /// (from the original) gives E_weak = 3 + 1·1.5 = 4.5, RTO = 0.25·4.5 + 0.75·2 = 2.625.
+    #[test]
+    fn cocoa_strong_takes_no_weak_sample() {
+        let strong = crate::CcConfig::parse("cocoa_strong").unwrap();
+        for (mut c, want) in [(strong.build(), 2.0), (crate::CcConfig::parse("cocoa").unwrap().build(), 2.625)] {
+            let mut r = rng(31);
+            let mut ex = c.start(t(0.0), CON, &mut r);
+            c.on_timeout(t(2.5), &mut ex, &mut r);
+            c.on_complete(t(3.0), &ex, &done(&[t(0.0), t(2.5)]));
+            assert_close(c.metrics().rto, want);
+        }
+    }
+
     #[test]
     fn blind_rto_with_nstart() {
         let p = CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() };

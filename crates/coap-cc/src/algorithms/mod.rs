@@ -1,6 +1,7 @@
 //! One module per algorithm of the literature; each opens with its source, its
 //! rules, its constants and every reading chosen where the source is open.
 
+pub mod basic_rto;
 pub mod cocoa;
 pub mod cocoa_pp;
 pub mod default_coap;
