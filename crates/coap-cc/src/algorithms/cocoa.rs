@@ -17,6 +17,12 @@
 //!   an exchange starts; if RTO < 1 and not updated for 16·RTO: RTO ×= 2; if RTO > 3 and not
 //!   updated for 4·RTO: RTO = 1 + RTO/2; each aging step counts as an update, so a long idle
 //!   period ages repeatedly.
+//! * `aging_estimators` (off by default; CLOUD, Betzler et al.'s CoCoA for cloud services, in
+//!   Californium): with aging, also each estimator left 60 s without a sample while its RTO
+//!   (SRTT + K·RTTVAR) exceeds 2 s moves halfway to 2 s: SRTT = (2 + SRTT)/2, RTTVAR = RTTVAR/2,
+//!   checked when an exchange starts, one step per 60 s idle. CLOUD's other readings are
+//!   `weak_max_retransmissions=1` (weak samples only after exactly one retransmission),
+//!   `vbf_high=1.3` and `blind=exp`.
 //! * NSTART > 1 (`cocoa4`: NSTART = 4): while no RTT sample exists, an exchange started while
 //!   ACT others are outstanding uses the blind RTO 2·2^ACT (`blind=exp`, the 2014 paper, default
 //!   of `cocoa4`) or 2·(ACT+1) (`blind=linear`, draft-03, default of `cocoa`), dithered as usual.
@@ -120,6 +126,8 @@ params! {
         clock_granularity: f64 = 0.0,
         /// RTO aging (draft §4.2.2; off in the reference testbed).
         aging: bool = true,
+        /// With aging, also CLOUD's rule: an estimator idle 60 s with SRTT + K·RTTVAR > 2 s gets SRTT = (2 + SRTT)/2, RTTVAR/2.
+        aging_estimators: bool = false,
         /// Blind RTO with NSTART > 1 before any sample: exp = 2·2^ACT (2014 paper), linear = 2·(ACT+1) (draft-03).
         blind: Blind = Blind::Linear,
         /// Cap on the blind RTO, s (below rto_max it binds; Betzler's Contiki code: 32).
@@ -195,6 +203,9 @@ pub struct Cocoa {
     weak: Rfc6298,
     rto: f64,
     last_update: Option<Instant>,
+    /// When each estimator last took a sample (or was aged), for `aging_estimators`.
+    strong_at: Option<Instant>,
+    weak_at: Option<Instant>,
     /// Full Backoff: the exact initial RTO of the next exchange.
     next_exact: Option<f64>,
     marking: MarkingState,
@@ -204,6 +215,22 @@ pub struct Cocoa {
     last_non: Option<Instant>,
     weight: GsrtcWeight,
     gradients: Gradients,
+}
+
+/// CLOUD's estimator aging: every 60 s an estimator goes without a sample while its RTO
+/// (SRTT + `k`·RTTVAR) exceeds 2 s, SRTT moves halfway to 2 s and RTTVAR halves (each step counts
+/// as an update; 64 steps bound the loop whatever the idle time).
+fn age_estimator(est: &mut Rfc6298, at: &mut Option<Instant>, k: f64, g: f64, now: Instant) {
+    let Some(mut last) = *at else { return };
+    for _ in 0..64 {
+        let (Some(srtt), Some(rttvar), Some(rto)) = (est.srtt(), est.rttvar(), est.rto(k, g)) else { break };
+        if rto <= 2.0 || now - last < Duration::from_secs(60) {
+            break;
+        }
+        est.set((2.0 + srtt) / 2.0, rttvar / 2.0);
+        last += Duration::from_secs(60);
+    }
+    *at = Some(last);
 }
 
 impl Cocoa {
@@ -222,6 +249,8 @@ impl Cocoa {
             strong: Rfc6298::default(),
             weak: Rfc6298::default(),
             last_update: None,
+            strong_at: None,
+            weak_at: None,
             next_exact: None,
             missed: 0,
             non_sent: 0,
@@ -330,6 +359,11 @@ impl Controller for Cocoa {
     fn start(&mut self, now: Instant, mut start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
         if self.p.aging {
             self.age(now);
+            if self.p.aging_estimators {
+                let g = self.p.clock_granularity;
+                age_estimator(&mut self.strong, &mut self.strong_at, self.p.strong_k, g, now);
+                age_estimator(&mut self.weak, &mut self.weak_at, self.p.weak_k, g, now);
+            }
         }
         if !start.confirmable {
             self.non_sent = self.non_sent.wrapping_add(1);
@@ -379,6 +413,7 @@ impl Controller for Cocoa {
             Sample::Unambiguous { rtt, .. } => {
                 self.missed = 0;
                 self.strong.update(rtt);
+                self.strong_at = Some(now);
                 let e = self.strong.rto(self.p.strong_k, g).unwrap_or(self.rto);
                 let w = match &self.variant {
                     CocoaVariant::Gsrtc(gp) => self.weight.on_strong(gp),
@@ -393,6 +428,7 @@ impl Controller for Cocoa {
             Sample::Ambiguous { rtt, retransmissions } if retransmissions <= self.p.weak_max_retransmissions => {
                 self.count_missed(retransmissions);
                 self.weak.update(rtt);
+                self.weak_at = Some(now);
                 let e = self.weak.rto(self.p.weak_k, g).unwrap_or(self.rto);
                 weak_estimate = Some(e);
                 if let CocoaVariant::Gsrtc(gp) = &self.variant {
@@ -598,6 +634,24 @@ mod tests {
             c.on_timeout(t(2.5), &mut ex, &mut r);
             c.on_complete(t(3.0), &ex, &done(&[t(0.0), t(2.5)]));
             assert_close(c.metrics().rto, want);
+        }
+    }
+
+    /// CLOUD's estimator aging: a strong sample of 4 s at 4 s (SRTT 4, RTTVAR 2: 4 + 4·2 = 12 s);
+    /// an exchange starting at 125 s, 121 s later, finds two 60-s steps due: SRTT 3, RTTVAR 1
+    /// (3 + 4 = 7 > 2 s, so again), then SRTT 2.5, RTTVAR 0.5; the third would be due at 184 s.
+    /// Without the rule the estimator stays as it was.
+    #[test]
+    fn cloud_estimator_aging() {
+        for (on, want) in [(true, (2.5, 0.5)), (false, (4.0, 2.0))] {
+            let p = CocoaParams { aging_estimators: on, ..CocoaParams::default() };
+            let mut c = Cocoa::new("cocoa", p, CocoaVariant::Plain);
+            let mut r = rng(41);
+            let ex = c.start(t(0.0), CON, &mut r);
+            c.on_complete(t(4.0), &ex, &done(&[t(0.0)]));
+            c.start(t(125.0), CON, &mut r);
+            assert_close(c.strong.srtt().unwrap(), want.0);
+            assert_close(c.strong.rttvar().unwrap(), want.1);
         }
     }
 
