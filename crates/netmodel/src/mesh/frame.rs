@@ -40,6 +40,24 @@ pub const FRAG1_HEADER: u32 = 4;
 /// FRAGN header.
 pub const FRAGN_HEADER: u32 = 5;
 
+/// SLIP's frame delimiter (RFC 1055).
+pub const SLIP_END: u8 = 0xC0;
+/// SLIP's escape byte.
+pub const SLIP_ESC: u8 = 0xDB;
+/// An uncompressed IPv6 packet's bytes before its UDP payload: IPv6 (40) + UDP (8) headers.
+pub const IPV6_UDP_HEADERS: u32 = 48;
+
+/// Bytes a SLIP frame of `packet` takes on the serial line: END, the packet with END and ESC
+/// escaped as two bytes each, END (RFC 1055; tunslip6 and Contiki's slip.c).
+pub fn slip_len(packet: &[u8]) -> u32 {
+    2 + packet.iter().map(|&b| if b == SLIP_END || b == SLIP_ESC { 2 } else { 1 }).sum::<u32>()
+}
+
+/// Time to send `bytes` over a UART at `baud` with 10 bits per byte (8N1), ns.
+pub fn serial_ns(bytes: u32, baud: u32) -> u64 {
+    (bytes as u64 * 10 * 1_000_000_000).div_ceil(baud.max(1) as u64)
+}
+
 /// Time on the air of a frame of `mpdu` bytes, ns.
 pub fn airtime_ns(mpdu: u32) -> u64 {
     (PHY_OVERHEAD + mpdu) as u64 * BYTE_NS
@@ -62,6 +80,27 @@ pub struct HopPlace {
     pub originated: bool,
     /// The receiver of this hop is the packet's destination.
     pub last: bool,
+    /// Which of the packet's ends is outside the mesh (a cloud host behind the border router),
+    /// if one is.
+    pub external: External,
+}
+
+/// A packet end outside the mesh: its address goes inline (16 bytes) on every hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum External {
+    /// Both ends are motes.
+    None,
+    /// The source is outside (the packet entered at the border router).
+    Source,
+    /// The destination is outside (the packet leaves through the border router).
+    Destination,
+}
+
+impl HopPlace {
+    /// A hop of a packet between two motes.
+    pub const fn local(originated: bool, last: bool) -> Self {
+        HopPlace { originated, last, external: External::None }
+    }
 }
 
 impl Compression {
@@ -71,9 +110,19 @@ impl Compression {
         n += u32::from(self.rpl_hbh_option); // next header inline unless UDP
         n += u32::from(!hop.originated); // hop limit 63, 62, ... inline
         if self.context_matches_lln_prefix {
-            n += 1; // CID byte
-            n += if hop.originated { 0 } else { 8 };
-            n += if hop.last { 0 } else { 8 };
+            n += 1; // CID byte (the mote's address uses the context)
+                    // an address outside the mesh is inline; a mote's costs 0 when it is this hop's
+                    // link address (the sender as source, the next hop as destination), else 8
+            n += match hop.external {
+                External::Source => 16,
+                _ if hop.originated => 0,
+                _ => 8,
+            };
+            n += match hop.external {
+                External::Destination => 16,
+                _ if hop.last => 0,
+                _ => 8,
+            };
         } else {
             n += 16 + 16;
         }
@@ -146,10 +195,10 @@ mod tests {
 
     const NITK: Compression = Compression { context_matches_lln_prefix: false, rpl_hbh_option: true };
     const CTX: Compression = Compression { context_matches_lln_prefix: true, rpl_hbh_option: true };
-    const ORIGIN_LAST: HopPlace = HopPlace { originated: true, last: true };
-    const ORIGIN: HopPlace = HopPlace { originated: true, last: false };
-    const MIDDLE: HopPlace = HopPlace { originated: false, last: false };
-    const LAST: HopPlace = HopPlace { originated: false, last: true };
+    const ORIGIN_LAST: HopPlace = HopPlace::local(true, true);
+    const ORIGIN: HopPlace = HopPlace::local(true, false);
+    const MIDDLE: HopPlace = HopPlace::local(false, false);
+    const LAST: HopPlace = HopPlace::local(false, true);
 
     #[test]
     fn airtime_is_32_us_per_byte_with_the_6_byte_phy_header() {
@@ -191,6 +240,34 @@ mod tests {
         assert_eq!(airtime_ns(75), 2_592_000);
         // last hop of a forwarded packet: source 8, destination derivable
         assert_eq!(CTX.iphc_bytes(LAST), 2 + 1 + 1 + 1 + 8);
+    }
+
+    /// A cloud host's packet (CLOUD: context matches): its address is inline. Entering at the
+    /// border router (hop limit 63 from there: inline), the last hop: 2 + next header 1 + hop
+    /// limit 1 + CID 1 + source 16 + destination 0 = 21; a hop before the last: + 8 = 29. A mote's
+    /// answer out, originated: 2 + 1 + CID 1 + source 0 + destination 16 = 20; forwarded: + hop
+    /// limit 1 + source 8 = 29.
+    /// SLIP: 4 bytes, one END and one ESC among them: END + 1 + 2 + 2 + 1 + END = 8 bytes;
+    /// 80 bits at 115200 baud = 694.444… µs (rounded up to the nanosecond).
+    #[test]
+    fn slip_serialization_with_escaping() {
+        assert_eq!(slip_len(&[0x45, SLIP_END, SLIP_ESC, 0x01]), 8);
+        assert_eq!(serial_ns(8, 115_200), 694_445);
+        // a 63-byte CoAP message in an uncompressed IPv6/UDP packet without escapes: 48 + 63 + 2
+        assert_eq!(slip_len(&[0u8; 111]), 113);
+        assert_eq!(serial_ns(113, 115_200), 9_809_028);
+    }
+
+    #[test]
+    fn an_address_outside_the_mesh_goes_inline() {
+        let inbound = |last| HopPlace { originated: false, last, external: External::Source };
+        let outbound = |originated| HopPlace { originated, last: false, external: External::Destination };
+        assert_eq!(CTX.iphc_bytes(inbound(true)), 21);
+        assert_eq!(CTX.iphc_bytes(inbound(false)), 29);
+        assert_eq!(CTX.iphc_bytes(outbound(true)), 20);
+        assert_eq!(CTX.iphc_bytes(outbound(false)), 29);
+        // without a context every address is inline anyway
+        assert_eq!(NITK.iphc_bytes(inbound(true)), NITK.iphc_bytes(LAST));
     }
 
     #[test]

@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::medium::{Medium, Packet, Schedule};
 use crate::streams::Stream;
-use frame::{airtime_ns, Compression, HopPlace};
+use frame::{airtime_ns, serial_ns, Compression, External, HopPlace, IPV6_UDP_HEADERS};
 use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
 use routing::{Routes, NONE};
 use topology::{NodeSpec, Role};
@@ -135,6 +135,24 @@ pub struct MeshSpec {
     pub compression: Compression,
     /// Moving motes (None: every mote stays where `nodes` puts it).
     pub mobility: Option<MobilitySpec>,
+    /// Hosts outside the mesh, behind the border router (None: the motes are all there is).
+    pub cloud: Option<CloudSpec>,
+}
+
+/// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
+/// `n` motes. Their packets cross a constant Internet delay and the border router host's serial
+/// SLIP line to the border router mote (and back): FIFO each way, the host side's queue unbounded;
+/// the line carries the uncompressed IPv6/UDP packet (48 header bytes + CoAP) framed by SLIP, no
+/// byte escaped (**choice**: the model carries sizes, not bytes; an END or ESC byte in a real
+/// packet costs one byte more).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CloudSpec {
+    /// How many.
+    pub hosts: u32,
+    /// One-way Internet delay, ns.
+    pub internet_delay_ns: u64,
+    /// The serial line's rate, baud (10 bits per byte).
+    pub slip_baud: u32,
 }
 
 impl MeshSpec {
@@ -343,6 +361,8 @@ pub enum MeshEvent {
     CsmaTimer(u16, u16, u32),
     /// Motes move (mobility): positions, links and routes change.
     Move,
+    /// A packet from a cloud host has crossed the serial line into the border router mote.
+    SerialIn(Packet),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -447,6 +467,8 @@ pub struct Mesh {
     /// Where the motes are now.
     pos: Vec<Point>,
     mobility: Option<Mobility>,
+    /// The serial line's next free instants, host → mote and mote → host (ns).
+    serial_free: (u64, u64),
 }
 
 /// What moves the motes: a model, or a trace's moves; and the trails kept for the report.
@@ -589,7 +611,23 @@ impl Mesh {
                 sensed: Vec::with_capacity(senses.of(i).len()),
             })
             .collect();
-        Mesh { spec, routes, nodes, frames, links, interferes, senses, pos, mobility }
+        Mesh { spec, routes, nodes, frames, links, interferes, senses, pos, mobility, serial_free: (0, 0) }
+    }
+
+    /// Whether host `h` is a cloud host (outside the mesh).
+    fn is_cloud(&self, h: usize) -> bool {
+        h >= self.nodes.len()
+    }
+
+    /// The border router mote (the RPL root).
+    fn root(&self) -> usize {
+        self.spec.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0)
+    }
+
+    /// Serial-line time of a packet of `coap_bytes`.
+    fn serial_time(&self, coap_bytes: u32) -> u64 {
+        let baud = self.spec.cloud.map_or(115_200, |c| c.slip_baud);
+        serial_ns(IPV6_UDP_HEADERS + coap_bytes + 2, baud)
     }
 
     /// Where the motes are now.
@@ -720,14 +758,34 @@ impl Mesh {
                 self.nodes[n].stats.forwarded += 1;
                 self.nodes[n].jobs.push_back(Job::Prepare(p));
             }
-            Job::Prepare(p) => self.route(n, p, sched),
+            Job::Prepare(p) => self.route(now, n, p, sched),
             Job::Send(..) | Job::Idle => {}
         }
         self.run_next(now, n, sched);
     }
 
     /// A prepared packet goes to the MAC.
-    fn route<S: Schedule<MeshEvent>>(&mut self, n: usize, p: Packet, sched: &mut S) {
+    fn route<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
+        if self.is_cloud(p.to.index()) {
+            if n == self.root() {
+                // out over the serial line, then the Internet (lane 1: FIFO, constant delay)
+                let start = now.max(self.serial_free.1);
+                let end = start + self.serial_time(p.size);
+                self.serial_free.1 = end;
+                let delay = self.spec.cloud.map_or(0, |c| c.internet_delay_ns);
+                sched.deliver(Instant::from_nanos(end + delay), 1, p);
+                return;
+            }
+            // up the tree towards the border router
+            let nh = self.routes.parent[n];
+            if nh == NONE {
+                return self.drop_packet(n, Cause::NoRoute, p, sched);
+            }
+            return match self.nodes[n].mac {
+                MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh)),
+                MacSpec::Csma { .. } => self.csma_enqueue(n, p, nh, sched),
+            };
+        }
         let nh = self.routes.next_hop(n, p.to.index());
         if nh == NONE {
             return self.drop_packet(n, Cause::NoRoute, p, sched);
@@ -781,7 +839,15 @@ impl Mesh {
         if node.rx_from != NONE {
             node.rx_ok = false; // half duplex: the reception in progress is lost
         }
-        let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize };
+        let motes = self.spec.nodes.len();
+        let external = if p.from.index() >= motes {
+            External::Source
+        } else if p.to.index() >= motes {
+            External::Destination
+        } else {
+            External::None
+        };
+        let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize, external };
         let mpdu = self.spec.compression.frames(hop, p.size).mpdu(0);
         let airtime = airtime_ns(mpdu);
         node.stats.frames_sent += 1;
@@ -968,6 +1034,7 @@ impl Medium for Mesh {
             }
             // the motes move before anything else of the same instant (host order: the first)
             MeshEvent::Move => crate::HostId(0),
+            MeshEvent::SerialIn(p) => p.from,
         }
     }
 
@@ -979,8 +1046,25 @@ impl Medium for Mesh {
         }
     }
 
+    fn lanes(&self) -> usize {
+        if self.spec.cloud.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
     fn send<S: Schedule<MeshEvent>>(&mut self, now: Instant, packet: Packet, sched: &mut S) {
         let n = packet.from.index();
+        if self.is_cloud(n) {
+            // over the Internet, then the border router host's serial line (FIFO)
+            let delay = self.spec.cloud.map_or(0, |c| c.internet_delay_ns);
+            let start = (now.as_nanos() + delay).max(self.serial_free.0);
+            let end = start + self.serial_time(packet.size);
+            self.serial_free.0 = end;
+            sched.wake(Instant::from_nanos(end), MeshEvent::SerialIn(packet));
+            return;
+        }
         self.nodes[n].stats.originated += 1;
         self.push_job(now.as_nanos(), n, Job::Prepare(packet), sched);
     }
@@ -993,6 +1077,12 @@ impl Medium for Mesh {
             MeshEvent::FrameEnd(n) => self.frame_end(now, n as usize, sched),
             MeshEvent::CsmaTimer(n, q, gen) => self.csma_timer(now, n as usize, q as usize, gen, sched),
             MeshEvent::Move => self.on_move(now, sched),
+            MeshEvent::SerialIn(p) => {
+                // the border router mote takes it off the serial line and processes it
+                let root = self.root();
+                self.nodes[root].rx_pending += 1;
+                self.push_job(now, root, Job::Rx(p), sched);
+            }
         }
     }
 

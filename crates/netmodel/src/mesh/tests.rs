@@ -99,7 +99,7 @@ fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
         })
         .collect();
     let macs = vec![mac; nodes.len()];
-    Mesh::new(MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None }, seed, 0)
+    Mesh::new(MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None, cloud: None }, seed, 0)
 }
 
 fn stats(m: &Mesh) -> Vec<NodeStats> {
@@ -286,6 +286,7 @@ fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
         cpu: CPU,
         compression: NITK,
         mobility: Some(mobility),
+        cloud: None,
     };
     let mut m = Mesh::new(spec, 1, 0);
     let s = 1_000_000_000;
@@ -299,4 +300,37 @@ fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
     // at 0 (start), 1, 2, 3, 4 s; the point of 5 s is taken at the next move (6 s), after the run
     assert_eq!(r.nodes[1].trail, vec![[9.0, 0.0], [100.0, 0.0], [100.0, 0.0], [9.0, 0.0], [100.0, 0.0]]);
     assert!(r.nodes[0].trail.is_empty(), "the router does not move");
+}
+
+/// A cloud host (host 2) behind the border router (mote 0, its one neighbour the server mote 1,
+/// 9 m away; no address context). In: Internet 15 ms + serial line (48 + 15 + 2 SLIP = 65 bytes ·
+/// 10 bits at 115200 baud = 5.642362 ms, rounded up) + the border router's rx 2 ms and prepare
+/// 1 ms + turnaround 0.224 ms + the frame (IPHC 2 + 1 + hop limit 1 + 32 = 36; 36 + 16 + 15 = 67
+/// bytes; MPDU 90: 3.072 ms) + the server's rx 2 ms and CoAP processing 1 ms = 29.938362 ms.
+/// Out (20 bytes): prepare 1 +
+/// turnaround 0.224 + the frame (IPHC 35, 71 bytes, MPDU 94: 3.2 ms) + rx 2 + prepare 1 + serial
+/// (70 bytes: 6.076389 ms) + Internet 15 = 28.500389 ms, on the cloud's own lane.
+#[test]
+fn a_cloud_host_reaches_a_mote_through_the_serial_line() {
+    let nodes = vec![
+        NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 },
+        NodeSpec { id: 2, role: Role::Server, x: 9.0, y: 0.0 },
+    ];
+    let spec = MeshSpec {
+        nodes,
+        macs: vec![MacSpec::Nullmac; 2],
+        radio: radio(1.0, 1.0),
+        cpu: CPU,
+        compression: NITK,
+        mobility: None,
+        cloud: Some(CloudSpec { hosts: 1, internet_delay_ns: 15 * MS, slip_baud: 115_200 }),
+    };
+    let mut m = Mesh::new(spec.clone(), 1, 0);
+    assert_eq!(m.lanes(), 2);
+    let h = run(&mut m, &[(0, 2, 1, 15)]);
+    assert_eq!(h.delivered.iter().map(|d| (d.0, d.1.to.0)).collect::<Vec<_>>(), vec![(29_938_362, 1)]);
+    assert_eq!(stats(&m)[0].forwarded, 1);
+    let mut m = Mesh::new(spec, 1, 0);
+    let h = run(&mut m, &[(0, 1, 2, 20)]);
+    assert_eq!(h.delivered.iter().map(|d| (d.0, d.1.to.0)).collect::<Vec<_>>(), vec![(28_500_389, 2)]);
 }

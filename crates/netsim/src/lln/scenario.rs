@@ -514,7 +514,7 @@ impl LlnScenario {
         let compression =
             Compression { context_matches_lln_prefix: s.context_matches_lln_prefix, rpl_hbh_option: s.rpl_hbh_option };
         // the largest frame: a forwarded packet in the middle of its path
-        let middle = HopPlace { originated: false, last: false };
+        let middle = HopPlace::local(false, false);
         for (what, bytes) in [("request", request_bytes), ("response", response_bytes)] {
             let f = compression.frames(middle, bytes);
             if f.count() > 1 {
@@ -540,7 +540,7 @@ impl LlnScenario {
             rx_fifo_frames: s.rx_fifo_frames,
         };
         let mobility = self.mobility(&nodes)?;
-        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility };
+        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility, cloud: None };
         let servers = topology::assign_servers(&nodes);
         let clients: Vec<(u32, u32)> =
             servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
@@ -554,7 +554,7 @@ impl LlnScenario {
                 .iter()
                 .map(|&(c, s)| {
                     let nh = routes.next_hop(c as usize, s as usize);
-                    let hop = HopPlace { originated: true, last: nh as u32 == s };
+                    let hop = HopPlace::local(true, nh as u32 == s);
                     let mpdu = compression.frames(hop, request_bytes).mpdu(0);
                     (8.0 * mpdu as f64 / (w.offered_load_kbps * 1000.0) * 1e9).round() as u64
                 })
