@@ -184,3 +184,27 @@ fn mobility_is_deterministic_and_a_written_trace_replays_the_same_run() {
     std::fs::remove_file(&path).unwrap();
     assert_eq!(replay, a[0], "the replayed trace is the model's run");
 }
+
+/// CLOUD's many-to-many on the simulator: 29 cloud clients behind the border router, one per
+/// server mote; they complete exchanges, their messages are counted for the PDR (from the cloud
+/// side), their routes are the border router's, and a run repeats exactly.
+#[test]
+fn cloud_clients_reach_the_motes_through_the_border_router() {
+    let text = netsim::lln::presets::text("cloud-m2m-nullrdc").unwrap();
+    let s = LlnScenario { duration_s: 60.0, reps: 1, ..LlnScenario::from_toml(text).unwrap() };
+    let res = s.resolve().unwrap();
+    assert_eq!(res.clients.len(), 29);
+    assert!(res.clients.iter().all(|&(c, _)| c >= 30), "cloud hosts come after the 30 motes");
+    let a = lln::run_rep(&s, &res, 0, None);
+    assert_eq!(a, lln::run_rep(&s, &res, 0, None));
+    assert!(a.exchanges.iter().filter(|e| e.rtt_ns.is_some()).count() > 29);
+    let NetworkReport::Mesh(m) = &a.network else { panic!("a mesh run") };
+    let cloud = m.report.cloud.expect("cloud counters");
+    assert!(cloud.originated > 0 && cloud.delivered > 0 && cloud.delivered <= cloud.originated);
+    // the border router (id 15, at the lattice's (2, 2)) to its corner server id 1 at (0, 0):
+    // 4 hops on the lattice (R = 12 m links only the four neighbours)
+    let to1 = m.routes.iter().find(|r| r.server == 1).unwrap();
+    assert_eq!((to1.hops, to1.client), (Some(4), 31));
+    let sum = Summary::new(&[a]);
+    assert!(sum.lln.as_ref().is_some_and(|l| l.pdr > 0.0 && l.pdr <= 1.0), "{:?}", sum.lln.map(|l| l.pdr));
+}

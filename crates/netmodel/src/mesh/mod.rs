@@ -346,6 +346,18 @@ pub struct NodeReport {
 pub struct MeshReport {
     /// Per mote, in id order.
     pub nodes: Vec<NodeReport>,
+    /// The cloud hosts' packets, if there are cloud hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<CloudStats>,
+}
+
+/// What the cloud hosts sent into the mesh and received from it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct CloudStats {
+    /// Packets the cloud hosts sent.
+    pub originated: u64,
+    /// Packets delivered to them.
+    pub delivered: u64,
 }
 
 /// The mesh's own events.
@@ -469,6 +481,7 @@ pub struct Mesh {
     mobility: Option<Mobility>,
     /// The serial line's next free instants, host → mote and mote → host (ns).
     serial_free: (u64, u64),
+    cloud_stats: CloudStats,
 }
 
 /// What moves the motes: a model, or a trace's moves; and the trails kept for the report.
@@ -611,7 +624,19 @@ impl Mesh {
                 sensed: Vec::with_capacity(senses.of(i).len()),
             })
             .collect();
-        Mesh { spec, routes, nodes, frames, links, interferes, senses, pos, mobility, serial_free: (0, 0) }
+        Mesh {
+            spec,
+            routes,
+            nodes,
+            frames,
+            links,
+            interferes,
+            senses,
+            pos,
+            mobility,
+            serial_free: (0, 0),
+            cloud_stats: CloudStats::default(),
+        }
     }
 
     /// Whether host `h` is a cloud host (outside the mesh).
@@ -773,6 +798,7 @@ impl Mesh {
                 let end = start + self.serial_time(p.size);
                 self.serial_free.1 = end;
                 let delay = self.spec.cloud.map_or(0, |c| c.internet_delay_ns);
+                self.cloud_stats.delivered += 1;
                 sched.deliver(Instant::from_nanos(end + delay), 1, p);
                 return;
             }
@@ -1062,6 +1088,7 @@ impl Medium for Mesh {
             let start = (now.as_nanos() + delay).max(self.serial_free.0);
             let end = start + self.serial_time(packet.size);
             self.serial_free.0 = end;
+            self.cloud_stats.originated += 1;
             sched.wake(Instant::from_nanos(end), MeshEvent::SerialIn(packet));
             return;
         }
@@ -1099,7 +1126,7 @@ impl Medium for Mesh {
                 stats: node.stats,
             })
             .collect();
-        MeshReport { nodes }
+        MeshReport { nodes, cloud: self.spec.cloud.map(|_| self.cloud_stats) }
     }
 }
 

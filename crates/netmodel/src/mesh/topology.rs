@@ -16,6 +16,8 @@
 //!   one client on the axis 10 m away, 9 clients on a half circle of radius 10 m around each.
 //! * `halfdumbbell5` (choice): router at the centre, server 9 m right, 3 clients 8.6–9 m left.
 //! * `iotlab_grid3x2` (choice): 3 × 2 lattice, border router (10, 0), server (20, 10).
+//! * `flocklab30` (CLOUD; choice): 6 × 5 lattice 10 m apart, id = 6·j + i + 1, border router id
+//!   15 at (20, 20), the 29 others servers (their clients are cloud hosts).
 
 use std::f64::consts::PI;
 
@@ -59,6 +61,7 @@ pub const LAYOUTS: &[(&str, &str)] = &[
     ("dumbbell21", "NITK ch. 6 / Betzler 2013: border router at the centre of a 21-mote dumbbell"),
     ("halfdumbbell5", "NITK ch. 4: 3 clients, a router, a server"),
     ("iotlab_grid3x2", "FIT/IoT-LAB Paris/Grenoble approximation: 3 × 2 lattice"),
+    ("flocklab30", "CLOUD's FlockLab approximation: 6 × 5 lattice, border router at the centre, 29 servers"),
 ];
 
 /// A named layout's motes, in id order; None for an unknown name.
@@ -147,6 +150,14 @@ pub fn layout(name: &str) -> Option<Vec<NodeSpec>> {
             n(4, Client, -9.0, 0.0),
             n(5, Client, -7.0, 5.0),
         ],
+        // CLOUD's 30 FlockLab motes (choice: positions are not given): a 6 × 5 lattice 10 m
+        // apart, id = 6·j + i + 1, the border router id 15 at (20, 20), every other mote a server
+        "flocklab30" => (0..30u32)
+            .map(|k| {
+                let role = if k + 1 == 15 { BorderRouter } else { Server };
+                n(k + 1, role, 10.0 * (k % 6) as f64, 10.0 * (k / 6) as f64)
+            })
+            .collect(),
         "iotlab_grid3x2" => (0..6u32)
             .map(|k| {
                 let (i, j) = (k % 3, k / 3);
@@ -239,13 +250,14 @@ mod tests {
             ("dumbbell21", (21, 1, 19)),
             ("halfdumbbell5", (5, 1, 3)),
             ("iotlab_grid3x2", (6, 1, 4)),
+            ("flocklab30", (30, 29, 0)), // its clients are cloud hosts
         ] {
             let l = layout(name).unwrap();
             assert_eq!((l.len(), count(&l, Role::Server), count(&l, Role::Client)), (n, servers, clients), "{name}");
             validate(&l).unwrap();
         }
         assert!(layout("nope").is_none());
-        assert_eq!(LAYOUTS.len(), 8);
+        assert_eq!(LAYOUTS.len(), 9);
     }
 
     #[test]

@@ -58,14 +58,20 @@ pub struct MeshRun {
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
 pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
     let medium = Mesh::new(res.mesh.clone(), scn.seed, rep);
+    let motes = res.mesh.nodes.len();
+    let root = res.mesh.nodes.iter().position(|n| n.role == netmodel::mesh::topology::Role::BorderRouter).unwrap_or(0);
     let routes: Vec<Route> = res
         .clients
         .iter()
-        .map(|&(c, s)| Route {
-            client: c + 1,
-            server: s + 1,
-            hops: medium.routes().hops(c as usize, s as usize),
-            hops_back: medium.routes().hops(s as usize, c as usize),
+        .map(|&(c, s)| {
+            // a cloud client's radio hops are the border router's
+            let from = if c as usize >= motes { root } else { c as usize };
+            Route {
+                client: c + 1,
+                server: s + 1,
+                hops: medium.routes().hops(from, s as usize),
+                hops_back: medium.routes().hops(s as usize, from),
+            }
         })
         .collect();
     let duration_ns = (scn.duration_s * 1e9).round() as u64;
@@ -93,7 +99,7 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     // Erbium knows no transmission-number option: it echoes nothing
     cfg.echo_transmission_numbers = false;
     let cfg = std::sync::Arc::new(cfg);
-    let n = res.mesh.nodes.len();
+    let n = res.mesh.nodes.len() + res.mesh.cloud.map_or(0, |c| c.hosts as usize);
     let mut server_of = vec![None; n];
     for &(c, s) in &res.clients {
         server_of[c as usize] = Some(s);
@@ -107,10 +113,13 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
         .map(|i| {
             let ep =
                 Endpoint::new(cfg.clone(), Stream::Host(i as u32).rng(scn.seed, rep)).expect("valid endpoint config");
-            match (server_of[i], res.mesh.nodes[i].role) {
-                // at most one exchange per interval (blocking client)
+            let role = res.mesh.nodes.get(i).map_or(netmodel::mesh::topology::Role::Client, |m| m.role);
+            match (server_of[i], role) {
+                // at most one exchange per interval (blocking client); a continuous one as many
+                // as fit
                 (Some(s), _) => {
-                    UdpHost::client(ep, HostId(s), (duration_ns / interval_of[i] + 1).min(1 << 16) as usize)
+                    let most = duration_ns.checked_div(interval_of[i]).map_or(1 << 16, |k| k + 1).min(1 << 16);
+                    UdpHost::client(ep, HostId(s), most as usize)
                 }
                 (None, netmodel::mesh::topology::Role::Server) => {
                     UdpHost::server(ep.with_handler(Box::new(FixedResponse::new(res.response.clone()))))

@@ -10,7 +10,7 @@ use coap_wire::{registry, CoapOption, Code, Message, MessageType, Options};
 use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
 use netmodel::mesh::topology::{self, NodeSpec};
-use netmodel::mesh::{CpuSpec, MacSpec, MeshSpec, RadioSpec};
+use netmodel::mesh::{CloudSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::ScenarioError;
@@ -179,11 +179,31 @@ fn default_trail_every_s() -> f64 {
     10.0
 }
 
+/// `[cloud]`: the clients are hosts on the Internet side of the border router (CLOUD), not
+/// motes: `clients_per_server` for every server mote, in id order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CloudKeys {
+    /// Cloud clients for each server mote.
+    pub clients_per_server: u32,
+    /// One-way Internet delay between the clients and the border router host, ms.
+    pub internet_delay_ms: f64,
+    /// The border router's serial line (SLIP), baud.
+    pub slip_baud: u32,
+}
+
+impl Default for CloudKeys {
+    fn default() -> Self {
+        CloudKeys { clients_per_server: 1, internet_delay_ms: 15.0, slip_baud: 115_200 }
+    }
+}
+
 /// What the clients do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlnWorkload {
-    /// `periodic_blocking`.
+    /// `periodic_blocking` (Contiki's example client) or `continuous` (the next request as soon
+    /// as the previous exchange ends, until the run ends).
     pub kind: String,
     /// Request interval, ms (when no offered load is given).
     pub interval_ms: f64,
@@ -269,6 +289,9 @@ pub struct LlnScenario {
     pub topology: Topology,
     /// The clients.
     pub workload: LlnWorkload,
+    /// Cloud clients behind the border router instead of client motes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cloud: Option<CloudKeys>,
 }
 
 impl Default for LlnScenario {
@@ -301,6 +324,7 @@ impl Default for LlnScenario {
             stack: Stack::default(),
             topology: Topology::default(),
             workload: LlnWorkload::default(),
+            cloud: None,
         }
     }
 }
@@ -484,8 +508,8 @@ impl LlnScenario {
         let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
         let w = &self.workload;
-        if w.kind != "periodic_blocking" {
-            return bad("workload.kind", "must be \"periodic_blocking\"");
+        if w.kind != "periodic_blocking" && w.kind != "continuous" {
+            return bad("workload.kind", "must be \"periodic_blocking\" or \"continuous\"");
         }
         if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
             return bad("workload.start_spread_ms", "must be a finite number >= 0");
@@ -540,14 +564,43 @@ impl LlnScenario {
             rx_fifo_frames: s.rx_fifo_frames,
         };
         let mobility = self.mobility(&nodes)?;
-        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility, cloud: None };
-        let servers = topology::assign_servers(&nodes);
-        let clients: Vec<(u32, u32)> =
-            servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
+        let (cloud, clients) = match &self.cloud {
+            None => {
+                let servers = topology::assign_servers(&nodes);
+                let c: Vec<(u32, u32)> =
+                    servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
+                (None, c)
+            }
+            Some(k) => {
+                if !(k.internet_delay_ms >= 0.0 && k.internet_delay_ms.is_finite()) || k.slip_baud == 0 {
+                    return bad("cloud", "needs internet_delay_ms >= 0 and slip_baud > 0");
+                }
+                if w.offered_load_kbps > 0.0 {
+                    return bad("workload.offered_load_kbps", "applies to mote clients, not cloud ones");
+                }
+                // the cloud hosts come after the motes: clients_per_server for each server
+                let servers = nodes.iter().enumerate().filter(|(_, n)| n.role == topology::Role::Server);
+                let mut c = Vec::new();
+                for (s, _) in servers {
+                    for _ in 0..k.clients_per_server {
+                        c.push(((nodes.len() + c.len()) as u32, s as u32));
+                    }
+                }
+                let spec = CloudSpec {
+                    hosts: c.len() as u32,
+                    internet_delay_ns: (k.internet_delay_ms * 1e6).round() as u64,
+                    slip_baud: k.slip_baud,
+                };
+                (Some(spec), c)
+            }
+        };
+        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility, cloud };
         if clients.is_empty() {
             return bad("topology", "has no client with a server");
         }
-        let intervals_ns = if w.offered_load_kbps > 0.0 {
+        let intervals_ns = if w.kind == "continuous" {
+            vec![0; clients.len()]
+        } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
             let routes = mesh.routes();
             clients

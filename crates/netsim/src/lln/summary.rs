@@ -218,6 +218,9 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
                 _ => {}
             }
         }
+        if let Some(c) = m.report.cloud {
+            run_sent += c.originated; // the clients are cloud hosts
+        }
         delivered += run_delivered;
         sent += run_sent;
         let mut run_max: f64 = 0.0;
