@@ -31,6 +31,8 @@ pub enum Stream {
     Mobility(u32),
     /// The mesh's pursue target.
     PursueTarget,
+    /// Which clients of a CLOUD burst run are the continuous group.
+    BurstGroups,
     /// The wired bottleneck's server.
     Server,
     /// The bottleneck's uplink errors.
@@ -58,6 +60,7 @@ impl Stream {
             Stream::UpHop => 0xFFFF_0004,
             Stream::DownHop => 0xFFFF_0005,
             Stream::PursueTarget => 0xFFFF_0007,
+            Stream::BurstGroups => 0xFFFF_0008,
         }
     }
 
@@ -93,6 +96,7 @@ mod tests {
             Stream::Mobility(0),
             Stream::Mobility(999_999),
             Stream::PursueTarget,
+            Stream::BurstGroups,
             Stream::Server,
             Stream::UplinkLoss,
             Stream::DownlinkLoss,

@@ -237,6 +237,10 @@ pub struct Periodic {
     interval_ns: Vec<u64>,
     t0: Vec<u64>,
     k: Vec<u64>,
+    /// A client's fixed start (instead of a drawn offset), ns.
+    fixed_start: Vec<Option<u64>>,
+    /// A client's most exchanges.
+    limit: Vec<u64>,
     until_ns: u64,
     start_spread_s: f64,
     seed: u64,
@@ -257,6 +261,8 @@ impl Periodic {
             interval_ns: clients.iter().map(|c| c.1).collect(),
             t0: vec![0; clients.len()],
             k: vec![0; clients.len()],
+            fixed_start: vec![None; clients.len()],
+            limit: vec![u64::MAX; clients.len()],
             until_ns,
             start_spread_s,
             seed,
@@ -264,8 +270,21 @@ impl Periodic {
         }
     }
 
+    /// Client `host` starts at `start_ns` (no drawn offset) and stops after `limit` exchanges
+    /// (CLOUD's burst group: 50 back to back from 450 s).
+    pub fn with_schedule(mut self, host: HostId, start_ns: u64, limit: u64) -> Self {
+        if let Some(&i) = self.slot.get(host.index()).filter(|&&i| i != u32::MAX) {
+            self.fixed_start[i as usize] = Some(start_ns);
+            self.limit[i as usize] = limit;
+        }
+        self
+    }
+
     fn step(&mut self, host: HostId, now: Instant) -> Next {
         let i = self.slot[host.index()] as usize;
+        if self.k[i] >= self.limit[i] {
+            return Next::Done;
+        }
         let due = self.t0[i] + self.k[i] * self.interval_ns[i];
         let at = due.max(now.as_nanos());
         if at >= self.until_ns {
@@ -286,9 +305,14 @@ impl Workload for Periodic {
     fn starts(&mut self) -> Vec<(HostId, Instant)> {
         let mut v = Vec::with_capacity(self.clients.len());
         for (i, &h) in self.clients.iter().enumerate() {
-            let mut rng = Stream::Workload(h.0).rng(self.seed, self.rep);
-            let offset = coap_cc::rng::uniform(&mut rng, 0.0, self.start_spread_s);
-            self.t0[i] = Duration::from_secs_f64(offset).as_nanos();
+            self.t0[i] = match self.fixed_start[i] {
+                Some(t) => t,
+                None => {
+                    let mut rng = Stream::Workload(h.0).rng(self.seed, self.rep);
+                    let offset = coap_cc::rng::uniform(&mut rng, 0.0, self.start_spread_s);
+                    Duration::from_secs_f64(offset).as_nanos()
+                }
+            };
             v.push((h, Instant::from_nanos(self.t0[i])));
         }
         v

@@ -208,3 +208,29 @@ fn cloud_clients_reach_the_motes_through_the_border_router() {
     let sum = Summary::new(&[a]);
     assert!(sum.lln.as_ref().is_some_and(|l| l.pdr > 0.0 && l.pdr <= 1.0), "{:?}", sum.lln.map(|l| l.pdr));
 }
+
+/// CLOUD's burst: 4 clients (drawn per replication) run from 0 s; the 25 others start at 450 s
+/// and send at most 50 requests each.
+#[test]
+fn the_cloud_burst_groups() {
+    let text = netsim::lln::presets::text("cloud-burst-nullrdc").unwrap();
+    let s = LlnScenario { duration_s: 600.0, reps: 1, ..LlnScenario::from_toml(text).unwrap() };
+    let res = s.resolve().unwrap();
+    let mut groups = Vec::new();
+    for rep in 0..2 {
+        let r = lln::run_rep(&s, &res, rep, None);
+        let mut early = Vec::new();
+        for c in &r.clients {
+            let mine: Vec<_> = r.exchanges.iter().filter(|e| e.client == c.client).collect();
+            if mine.first().is_some_and(|e| e.start_ns < 450_000_000_000) {
+                early.push(c.client);
+            } else {
+                assert!(mine.len() <= 50, "client {}: {} requests", c.client, mine.len());
+                assert!(mine.first().is_none_or(|e| e.start_ns >= 450_000_000_000));
+            }
+        }
+        assert_eq!(early.len(), 4, "rep {rep}");
+        groups.push(early);
+    }
+    assert_ne!(groups[0], groups[1], "each replication draws its continuous group");
+}

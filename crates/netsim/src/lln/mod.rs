@@ -78,7 +78,22 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let clients: Vec<(HostId, u64)> =
         res.clients.iter().zip(&res.intervals_ns).map(|(&(c, _), &i)| (HostId(c), i)).collect();
     let w = &scn.workload;
-    let workload = Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep);
+    let mut workload = Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep);
+    if w.kind == "burst" {
+        // CLOUD's burst: `continuous` clients drawn for this replication (uniform, without
+        // replacement) run from 0; every other starts at start_s with its requests back to back
+        let b = w.burst.clone().unwrap_or_default();
+        let mut order: Vec<usize> = (0..clients.len()).collect();
+        let mut rng = netmodel::Stream::BurstGroups.rng(scn.seed, rep);
+        let keep = (b.continuous as usize).min(order.len());
+        for i in 0..keep {
+            let j = i + (rand_core::RngCore::next_u64(&mut rng) % (order.len() - i) as u64) as usize;
+            order.swap(i, j);
+        }
+        for &k in &order[keep..] {
+            workload = workload.with_schedule(clients[k].0, (b.start_s * 1e9).round() as u64, b.exchanges as u64);
+        }
+    }
     let stack = stack(scn, res, rep);
     let observer = Recorder { rep, progress };
     let until = engine::Until::Planned(Instant::from_nanos(duration_ns));

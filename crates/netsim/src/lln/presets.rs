@@ -3,6 +3,7 @@
 
 /// (name, the file's text), by name.
 pub const PRESETS: &[(&str, &str)] = &[
+    ("cloud-burst-nullrdc", include_str!("../../../../scenarios/cloud-burst-nullrdc.toml")),
     ("cloud-m2m-nullrdc", include_str!("../../../../scenarios/cloud-m2m-nullrdc.toml")),
     ("nitk-cocoapp-chain20", include_str!("../../../../scenarios/nitk-cocoapp-chain20.toml")),
     ("nitk-cocoapp-dumbbell21", include_str!("../../../../scenarios/nitk-cocoapp-dumbbell21.toml")),
@@ -133,7 +134,7 @@ mod tests {
 
     #[test]
     fn every_preset_resolves_and_is_named_as_its_file() {
-        assert!(PRESETS.len() >= 52);
+        assert!(PRESETS.len() >= 53);
         for (name, text) in PRESETS {
             if is_mesh(text) {
                 let s = LlnScenario::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -223,6 +223,28 @@ pub struct LlnWorkload {
     pub start_spread_ms: f64,
     /// The flow of interest: a client's first this-many successful exchanges (its FCT).
     pub fct_successes: u32,
+    /// `kind = "burst"`: the groups (CLOUD's burst scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<BurstKeys>,
+}
+
+/// `[workload.burst]`: `continuous` clients, drawn per replication, run back to back from 0; the
+/// others start together at `start_s` and each sends `exchanges` requests back to back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BurstKeys {
+    /// Clients in the continuous group.
+    pub continuous: u32,
+    /// When the burst group starts, s.
+    pub start_s: f64,
+    /// Requests each burst client sends.
+    pub exchanges: u32,
+}
+
+impl Default for BurstKeys {
+    fn default() -> Self {
+        BurstKeys { continuous: 4, start_s: 450.0, exchanges: 50 }
+    }
 }
 
 impl Default for LlnWorkload {
@@ -238,6 +260,7 @@ impl Default for LlnWorkload {
             response_content_format: true,
             start_spread_ms: 1000.0,
             fct_successes: 50,
+            burst: None,
         }
     }
 }
@@ -508,8 +531,13 @@ impl LlnScenario {
         let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
         let w = &self.workload;
-        if w.kind != "periodic_blocking" && w.kind != "continuous" {
-            return bad("workload.kind", "must be \"periodic_blocking\" or \"continuous\"");
+        if !["periodic_blocking", "continuous", "burst"].contains(&w.kind.as_str()) {
+            return bad("workload.kind", "must be \"periodic_blocking\", \"continuous\" or \"burst\"");
+        }
+        if let Some(b) = &w.burst {
+            if !(b.start_s >= 0.0 && b.start_s.is_finite()) || b.exchanges == 0 {
+                return bad("workload.burst", "needs start_s >= 0 and exchanges >= 1");
+            }
         }
         if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
             return bad("workload.start_spread_ms", "must be a finite number >= 0");
@@ -598,7 +626,7 @@ impl LlnScenario {
         if clients.is_empty() {
             return bad("topology", "has no client with a server");
         }
-        let intervals_ns = if w.kind == "continuous" {
+        let intervals_ns = if w.kind == "continuous" || w.kind == "burst" {
             vec![0; clients.len()]
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
