@@ -100,9 +100,11 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 /// Arguments of `coapcc reproduce`.
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
-    /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md)
-    /// or `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md).
-    #[arg(value_parser = ["thesis", "nitk"])]
+    /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md),
+    /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md)
+    /// or `cloud` (CLOUD's cloud clients behind a border router: the presets modelled so far,
+    /// many-to-many and burst with nullrdc; docs/mesh.md).
+    #[arg(value_parser = ["thesis", "nitk", "cloud"])]
     what: String,
     /// Results and report directory.
     #[arg(long)]
@@ -111,7 +113,8 @@ pub struct ReproduceArgs {
     /// cells twice as many; nitk: the sources' counts (5 for GST/GSRTC, 30 for CoCoA++).
     #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
     reps: Option<u32>,
-    /// nitk only: simulated seconds per replication instead of the presets' (600 and 1080 s).
+    /// nitk and cloud: simulated seconds per replication instead of the presets' (600, 900 and
+    /// 1080 s).
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// nitk only: also the CoCoA++ offered-load levels (0.5 … 2.5 kbit/s per client on the four
@@ -123,19 +126,33 @@ pub struct ReproduceArgs {
     threads: Option<usize>,
 }
 
-/// NITK's Cooja experiments as a plan: every `nitk-…` preset with the algorithms its source
-/// compared (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four static topologies and
-/// with four mobility models; with `loads`, the load levels too), at the presets' replications unless `reps` is given.
-pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Result<String, Error> {
-    let mut plan = String::from(
-        "# The NITK thesis's Cooja experiments (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
-    );
+/// CLOUD's experiments as a plan: every `cloud-…` preset with its algorithms (CLOUD's Table I),
+/// at the presets' replications unless `reps` is given.
+pub fn cloud_plan(reps: Option<u32>, duration_s: Option<f64>) -> Result<String, Error> {
+    preset_plan(
+        "# CLOUD's cloud-client experiments (docs/mesh.md), as `coapcc reproduce cloud` runs it.\nseed = 2016\n",
+        "cloud-",
+        reps,
+        duration_s,
+        |_| true,
+    )
+}
+
+/// A plan of every preset whose name starts with `prefix` (and that `keep` keeps), each with the
+/// algorithms its source compared.
+fn preset_plan(
+    head: &str,
+    prefix: &str,
+    reps: Option<u32>,
+    duration_s: Option<f64>,
+    keep: impl Fn(&str) -> bool,
+) -> Result<String, Error> {
+    let mut plan = String::from(head);
     if let Some(r) = reps {
         plan += &format!("reps = {r}\n");
     }
     for (name, text) in netsim::lln::presets::PRESETS {
-        let load = name.starts_with("nitk-cocoapp-load-");
-        if !name.starts_with("nitk-") || (load && !loads) {
+        if !name.starts_with(prefix) || !keep(name) {
             continue;
         }
         let s = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("preset {name}: {e}"))?;
@@ -146,6 +163,19 @@ pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Res
         }
     }
     Ok(plan)
+}
+
+/// NITK's Cooja experiments as a plan: every `nitk-…` preset with the algorithms its source
+/// compared (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four static topologies and
+/// with four mobility models; with `loads`, the load levels too), at the presets' replications unless `reps` is given.
+pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Result<String, Error> {
+    preset_plan(
+        "# The NITK thesis's Cooja experiments (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
+        "nitk-",
+        reps,
+        duration_s,
+        |name| loads || !name.starts_with("nitk-cocoapp-load-"),
+    )
 }
 
 /// The literature's reference matrix and the Full Backoff comparison (ANRW 2018), as a plan.
@@ -188,15 +218,22 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     }
     let what = args.what.as_str();
     let text = match what {
-        "nitk" => {
+        "nitk" | "cloud" => {
             if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
                 return Err("--duration must be a positive number of seconds".into());
             }
-            nitk_plan(args.reps, args.duration, args.loads)?
+            if what == "cloud" {
+                if args.loads {
+                    return Err("--loads applies to `reproduce nitk`".into());
+                }
+                cloud_plan(args.reps, args.duration)?
+            } else {
+                nitk_plan(args.reps, args.duration, args.loads)?
+            }
         }
         _ => {
             if args.duration.is_some() || args.loads {
-                return Err("--duration and --loads apply to `reproduce nitk`".into());
+                return Err("--duration and --loads apply to `reproduce nitk` and `reproduce cloud`".into());
             }
             thesis_plan(args.reps.unwrap_or(20))
         }

@@ -153,3 +153,19 @@ fn reproduce_nitk_runs_every_preset_and_reports_it() {
     assert!(!ok && err.contains("apply to `reproduce nitk`"), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn reproduce_cloud_runs_the_cloud_presets() {
+    let d = tmp("mesh-cloud");
+    let out = d.join("r");
+    let (ok, _, err) =
+        coapcc(&["reproduce", "cloud", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "20"]);
+    assert!(ok, "{err}");
+    // many-to-many and burst, CLOUD's four algorithms each
+    assert!(err.contains("8 cells run"), "{err}");
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    for name in ["cloud-m2m-nullrdc", "cloud-burst-nullrdc"] {
+        assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
