@@ -1,8 +1,8 @@
 //! The mesh cells of `coapcc report`. Cells that differ only in their algorithm form a group;
 //! each group gets the topology as every algorithm left it (motes at their positions, the
 //! routing tree, each mote coloured by the frames it lost), the armed RTOs over time, the
-//! transactions per second and the FCT per algorithm, and a table of the mesh metrics with
-//! their mean and median over the replications.
+//! transactions per second and the FCT per algorithm (under ContikiMAC also the motes' radio duty
+//! cycles), and a table of the mesh metrics with their mean and median over the replications.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -304,6 +304,25 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             &format!("FCT, {label}"),
         );
         plots += 3;
+        if members.iter().any(|c| c.summary["network"]["duty_cycle"].is_object()) {
+            html += &per_algorithm(
+                "Radio duty cycle per mote",
+                "radio on (% of the run)",
+                members,
+                &algos,
+                &|c| {
+                    let v: Vec<f64> = c.summary["network"]["duty_cycle"]["per_node"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|d| num(d) * 100.0)
+                        .collect();
+                    (!v.is_empty()).then(|| five(&v))
+                },
+                &format!("Radio duty cycle, {label}"),
+            );
+            plots += 1;
+        }
         html += "</div>";
         html += "<table><tr><th class=\"l\">algorithm</th><th>reps</th><th>trans/s</th><th>FCT (s)</th>\
                  <th>retx / run</th><th>RTO (s)</th><th>RTO max (s)</th><th>PDR</th><th>Jain</th>\

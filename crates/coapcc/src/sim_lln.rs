@@ -141,6 +141,35 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             d.rx_fail,
             d.no_route
         );
+        if let Some(dc) = &mesh.duty_cycle {
+            let st = mesh.nodes.iter().fold(netmodel::mesh::NodeStats::default(), |mut a, n| {
+                a.merge(&n.stats);
+                a
+            });
+            let c = &st.copy_drops;
+            let _ = writeln!(
+                out,
+                "ContikiMAC ({}; all reps): radio on {:.2} % of the time on average (border router {:.2} %, \
+                 highest mote {} {:.2} %); {:.1} copies per packet handed over ({} copies, {} handed over, \
+                 {} duplicates); copies lost: asleep {}, collision {}, rx_fail {}, rx_overflow {}; \
+                 CSMA gave up on {} packets ({} of them taken already: lost ACKs)",
+                algorithm(&runs[0]),
+                dc.mean * 100.0,
+                dc.border_router * 100.0,
+                dc.max_node,
+                dc.max * 100.0,
+                st.frames_sent as f64 / st.handed_over.max(1) as f64,
+                st.frames_sent,
+                st.handed_over,
+                st.duplicates,
+                c.asleep,
+                c.collision,
+                c.rx_fail,
+                c.rx_overflow,
+                d.csma_retry_limit + st.given_up_after_handover,
+                st.given_up_after_handover
+            );
+        }
     }
     let _ = writeln!(
         out,
@@ -178,6 +207,7 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
         "frames_sent",
         "frames_received",
         "drops",
+        "radio_on_ns",
     ])?;
     for r in runs {
         let cc = crate::sim::cc_columns(&r.scenario.cc);
@@ -203,6 +233,8 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
                         st.frames_sent.to_string(),
                         st.frames_received.to_string(),
                         st.drops.total().to_string(),
+                        // nullrdc: the radio is always on
+                        if st.radio_on_ns > 0 { st.radio_on_ns } else { m.duration_ns }.to_string(),
                     ]))?;
                 }
             }

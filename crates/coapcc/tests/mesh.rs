@@ -161,11 +161,13 @@ fn reproduce_cloud_runs_the_cloud_presets() {
     let (ok, _, err) =
         coapcc(&["reproduce", "cloud", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "20"]);
     assert!(ok, "{err}");
-    // many-to-many and burst, CLOUD's four algorithms each
-    assert!(err.contains("8 cells run"), "{err}");
+    // many-to-many and burst, with nullrdc and ContikiMAC, CLOUD's four algorithms each
+    assert!(err.contains("16 cells run"), "{err}");
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    for name in ["cloud-m2m-nullrdc", "cloud-burst-nullrdc"] {
+    for name in ["cloud-m2m-nullrdc", "cloud-burst-nullrdc", "cloud-m2m-contikimac", "cloud-burst-contikimac"] {
         assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
     }
+    // the motes' duty cycles, for the two ContikiMAC presets only
+    assert_eq!(html.matches("aria-label=\"Radio duty cycle, ").count(), 2);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -7,7 +7,7 @@
 //!
 //! Component numbers (32 bits): hosts `0..2^28` are their own index; per-host kinds put a kind
 //! in the top nibble (`1`: the host's workload, `2`: its MAC, `3`: its radio's transmissions,
-//! `4`: its mobility); `0xFFFF_00xx` are the singletons of the wired
+//! `4`: its mobility, `5`: its radio duty-cycle phase); `0xFFFF_00xx` are the singletons of the wired
 //! bottleneck (their values predate this module and are kept so that recorded results stay
 //! the same; `0xFFFF_0006` was a workload stream shared by all clients, replaced by
 //! [`Stream::Workload`] and not to be reused).
@@ -22,13 +22,15 @@ pub enum Stream {
     Host(u32),
     /// Host `i`'s workload: its start offset and batch sizes.
     Workload(u32),
-    /// Node `i`'s link layer (MAC backoffs, radio duty-cycle phase) in models that have one;
+    /// Node `i`'s link layer (MAC backoffs) in models that have one;
     /// the wired bottleneck has none.
     Mac(u32),
     /// Node `i`'s radio as a sender: the mesh's per-frame transmission-success draws.
     Radio(u32),
     /// Node `i`'s movements (the mesh's mobility models).
     Mobility(u32),
+    /// Node `i`'s ContikiMAC wake-up phase.
+    Phase(u32),
     /// The mesh's pursue target.
     PursueTarget,
     /// Which clients of a CLOUD burst run are the continuous group.
@@ -54,6 +56,7 @@ impl Stream {
             Stream::Mac(i) => 0x2000_0000 | (i & 0x0FFF_FFFF),
             Stream::Radio(i) => 0x3000_0000 | (i & 0x0FFF_FFFF),
             Stream::Mobility(i) => 0x4000_0000 | (i & 0x0FFF_FFFF),
+            Stream::Phase(i) => 0x5000_0000 | (i & 0x0FFF_FFFF),
             Stream::Server => 0xFFFF_0001,
             Stream::UplinkLoss => 0xFFFF_0002,
             Stream::DownlinkLoss => 0xFFFF_0003,

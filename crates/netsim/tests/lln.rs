@@ -97,49 +97,91 @@ fn layout(points: &[(f64, f64)], servers: usize) -> Vec<NodeSpec> {
         .collect()
 }
 
+/// Once a run has drained, every packet the stacks sent was delivered or dropped for one
+/// counted cause; per mote, every packet it had to send became a frame (ContikiMAC: was taken by
+/// the next hop) or a drop; every frame sent arrived (ContikiMAC: or was a duplicate) or was lost
+/// for one counted cause.
+#[allow(clippy::too_many_arguments)]
+fn accounting_holds(
+    points: &[(f64, f64)],
+    p_tx: f64,
+    p_rx: f64,
+    csma: bool,
+    contikimac: bool,
+    interval_ms: u64,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let mut s = LlnScenario::default();
+    s.topology.layout = None;
+    s.topology.nodes = Some(layout(points, 1));
+    s.radio.success_ratio_tx = p_tx;
+    s.radio.success_ratio_rx = p_rx;
+    if csma {
+        s.stack.mac = "csma".into();
+        s.stack.queuebuf_num = 2;
+    }
+    if contikimac {
+        s.stack.rdc = "contikimac".into();
+    }
+    s.seed = seed;
+    let Ok(res) = s.resolve() else { return Ok(()) }; // e.g. no client
+                                                      // clients stop starting at 20 s; the run then drains (the limit is far away)
+    let clients: Vec<(HostId, u64)> = res.clients.iter().map(|&(c, _)| (HostId(c), interval_ms * 1_000_000)).collect();
+    let workload = Periodic::new(&clients, 20_000_000_000, 1.0, seed, 0);
+    let medium = Mesh::new(res.mesh.clone(), seed, 0);
+    let stack = netsim::lln::stack(&s, &res, 0);
+    let r = netsim::engine::run(
+        medium,
+        stack,
+        workload,
+        netsim::Recorder { rep: 0, progress: None },
+        netsim::engine::Until::SafetyNet(coap_cc::Instant::from_nanos(10_000_000_000_000)),
+    );
+    prop_assert!(!r.truncated);
+    let nodes = r.network.nodes;
+    let sum = |f: &dyn Fn(&netmodel::mesh::NodeStats) -> u64| nodes.iter().map(|n| f(&n.stats)).sum::<u64>();
+    for n in &nodes {
+        let st = &n.stats;
+        // nullrdc: a packet is one frame; ContikiMAC: one strobe or more, until the next hop took it
+        let out = if contikimac { st.handed_over } else { st.frames_sent };
+        prop_assert_eq!(st.originated + st.forwarded, out + st.drops.packet_drops(), "mote {}", n.id);
+    }
+    prop_assert_eq!(
+        sum(&|s| s.frames_sent),
+        sum(&|s| s.frames_received + s.duplicates + s.drops.frame_losses() + s.copy_drops.frame_losses())
+    );
+    prop_assert_eq!(sum(&|s| s.frames_received), sum(&|s| s.forwarded) + sum(&|s| s.delivered));
+    prop_assert_eq!(sum(&|s| s.originated), sum(&|s| s.delivered) + sum(&|s| s.drops.total()));
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Once a run has drained, every packet the stacks sent was delivered or dropped for one
-    /// counted cause; per mote, every packet it had to send became a frame or a drop; every
-    /// frame sent arrived or was lost for one counted cause.
     #[test]
     fn no_packet_is_lost_unaccounted(
         points in prop::collection::vec((0.0..35.0f64, 0.0..35.0f64), 4..12),
         p_tx in 0.5..1.0f64,
         p_rx in 0.3..1.0f64,
         csma in any::<bool>(),
+        contikimac in any::<bool>(),
         interval_ms in 30u64..400,
         seed in 0u64..1000,
     ) {
-        let mut s = LlnScenario::default();
-        s.topology.layout = None;
-        s.topology.nodes = Some(layout(&points, 1));
-        s.radio.success_ratio_tx = p_tx;
-        s.radio.success_ratio_rx = p_rx;
-        if csma {
-            s.stack.mac = "csma".into();
-            s.stack.queuebuf_num = 2;
-        }
-        s.seed = seed;
-        let Ok(res) = s.resolve() else { return Ok(()) }; // e.g. no client
-        // clients stop starting at 20 s; the run then drains (the limit is far away)
-        let clients: Vec<(HostId, u64)> = res.clients.iter().map(|&(c, _)| (HostId(c), interval_ms * 1_000_000)).collect();
-        let workload = Periodic::new(&clients, 20_000_000_000, 1.0, seed, 0);
-        let medium = Mesh::new(res.mesh.clone(), seed, 0);
-        let stack = netsim::lln::stack(&s, &res, 0);
-        let r = netsim::engine::run(medium, stack, workload, netsim::Recorder { rep: 0, progress: None },
-            netsim::engine::Until::SafetyNet(coap_cc::Instant::from_nanos(10_000_000_000_000)));
-        prop_assert!(!r.truncated);
-        let nodes = r.network.nodes;
-        let sum = |f: &dyn Fn(&netmodel::mesh::NodeStats) -> u64| nodes.iter().map(|n| f(&n.stats)).sum::<u64>();
-        for n in &nodes {
-            let st = &n.stats;
-            prop_assert_eq!(st.originated + st.forwarded, st.frames_sent + st.drops.packet_drops(), "mote {}", n.id);
-        }
-        prop_assert_eq!(sum(&|s| s.frames_sent), sum(&|s| s.frames_received) + sum(&|s| s.drops.frame_losses()));
-        prop_assert_eq!(sum(&|s| s.frames_received), sum(&|s| s.forwarded) + sum(&|s| s.delivered));
-        prop_assert_eq!(sum(&|s| s.originated), sum(&|s| s.delivered) + sum(&|s| s.drops.total()));
+        accounting_holds(&points, p_tx, p_rx, csma, contikimac, interval_ms, seed)?;
+    }
+
+    /// The same with ContikiMAC on denser meshes (most of them connected).
+    #[test]
+    fn no_packet_is_lost_unaccounted_under_contikimac(
+        points in prop::collection::vec((0.0..18.0f64, 0.0..18.0f64), 4..10),
+        p_tx in 0.7..1.0f64,
+        p_rx in 0.5..1.0f64,
+        csma in any::<bool>(),
+        interval_ms in 50u64..2000,
+        seed in 0u64..1000,
+    ) {
+        accounting_holds(&points, p_tx, p_rx, csma, true, interval_ms, seed)?;
     }
 }
 

@@ -40,6 +40,7 @@
 //! Equal-time events at different motes act in node-id order ([`Medium::HOST_ORDER`]), a mote's
 //! own in the order they were scheduled.
 
+pub mod contikimac;
 pub mod frame;
 pub mod mobility;
 pub mod routing;
@@ -54,6 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::medium::{Medium, Packet, Schedule};
 use crate::streams::Stream;
+use contikimac::{ContikimacSpec, Duty, Timing};
 use frame::{airtime_ns, serial_ns, Compression, External, HopPlace, IPV6_UDP_HEADERS};
 use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
 use routing::{Routes, NONE};
@@ -137,6 +139,8 @@ pub struct MeshSpec {
     pub mobility: Option<MobilitySpec>,
     /// Hosts outside the mesh, behind the border router (None: the motes are all there is).
     pub cloud: Option<CloudSpec>,
+    /// Every mote's radio duty cycling: ContikiMAC, or None for nullrdc (radio always on).
+    pub contikimac: Option<ContikimacSpec>,
 }
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
@@ -209,6 +213,12 @@ enum Cause {
     TxFail,
     RxFail,
     OutOfRange,
+    Asleep,
+    NoAck,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Losses by cause. Frame losses are counted at the frame's sender; packet drops where they happen.
@@ -234,6 +244,12 @@ pub struct Drops {
     pub rx_fail: u64,
     /// The next hop was out of range.
     pub out_of_range: u64,
+    /// ContikiMAC: the addressee's radio was off (a strobe's copy before its wake-up).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub asleep: u64,
+    /// ContikiMAC under nullmac: the strobe ended without an ACK.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub noack: u64,
 }
 
 impl Drops {
@@ -249,18 +265,20 @@ impl Drops {
             Cause::TxFail => &mut self.tx_fail,
             Cause::RxFail => &mut self.rx_fail,
             Cause::OutOfRange => &mut self.out_of_range,
+            Cause::Asleep => &mut self.asleep,
+            Cause::NoAck => &mut self.noack,
         };
         *c += 1;
     }
 
     /// Losses of frames this node sent.
     pub fn frame_losses(&self) -> u64 {
-        self.collision + self.rx_overflow + self.tx_fail + self.rx_fail + self.out_of_range
+        self.collision + self.rx_overflow + self.tx_fail + self.rx_fail + self.out_of_range + self.asleep
     }
 
     /// Packets dropped at this node before a frame was sent.
     pub fn packet_drops(&self) -> u64 {
-        self.cca_busy + self.csma_retry_limit + self.queue_full + self.no_neighbor_queue + self.no_route
+        self.cca_busy + self.csma_retry_limit + self.queue_full + self.no_neighbor_queue + self.no_route + self.noack
     }
 
     /// Every loss.
@@ -280,6 +298,12 @@ impl Drops {
         self.tx_fail += o.tx_fail;
         self.rx_fail += o.rx_fail;
         self.out_of_range += o.out_of_range;
+        self.asleep += o.asleep;
+        self.noack += o.noack;
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Drops::default()
     }
 }
 
@@ -302,6 +326,26 @@ pub struct NodeStats {
     pub tx_busy_ns: u64,
     /// Losses.
     pub drops: Drops,
+    /// ContikiMAC: packets its next hop took (a strobe's copy taken into the next hop's FIFO).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub handed_over: u64,
+    /// ContikiMAC: copies it ACKed but had taken already.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicates: u64,
+    /// ContikiMAC: ACKs its radio sent.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub acks_sent: u64,
+    /// ContikiMAC: packets the MAC gave up on after the next hop had taken them (lost ACKs);
+    /// not drops.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub given_up_after_handover: u64,
+    /// ContikiMAC: strobe copies that did not reach the addressee, by cause (the packet is not
+    /// lost with them: the strobe goes on, the MAC retries).
+    #[serde(skip_serializing_if = "Drops::is_empty")]
+    pub copy_drops: Drops,
+    /// ContikiMAC: time its radio was on, ns (nullrdc: 0, the radio is always on).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub radio_on_ns: u64,
 }
 
 impl NodeStats {
@@ -315,6 +359,12 @@ impl NodeStats {
         self.csma_busy_retries += o.csma_busy_retries;
         self.tx_busy_ns += o.tx_busy_ns;
         self.drops.merge(&o.drops);
+        self.handed_over += o.handed_over;
+        self.duplicates += o.duplicates;
+        self.acks_sent += o.acks_sent;
+        self.given_up_after_handover += o.given_up_after_handover;
+        self.copy_drops.merge(&o.copy_drops);
+        self.radio_on_ns += o.radio_on_ns;
     }
 }
 
@@ -375,6 +425,20 @@ pub enum MeshEvent {
     Move,
     /// A packet from a cloud host has crossed the serial line into the border router mote.
     SerialIn(Packet),
+    /// ContikiMAC: a mote's wake-up senses energy.
+    Wake(u16),
+    /// ContikiMAC: a mote's listen window ends (mote, generation).
+    ListenEnd(u16, u32),
+    /// ContikiMAC: a sender's phase wait is over.
+    SendNow(u16),
+    /// ContikiMAC: a sender's next CCA before the strobe.
+    TxCca(u16),
+    /// ContikiMAC: the gap after a copy is over.
+    Gap(u16),
+    /// ContikiMAC: the sender reads what it heard in the gap.
+    AckRead(u16),
+    /// ContikiMAC: a send deferred until near the receiver's wake-up (mote, next hop, packet).
+    Deferred(u16, u16, Packet),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -393,6 +457,8 @@ struct NbrQueue {
     packets: VecDeque<Packet>,
     transmissions: u32,
     gen: u32,
+    /// ContikiMAC: the next hop took the head packet already (its ACK was lost).
+    head_passed: bool,
 }
 
 #[derive(Debug)]
@@ -415,6 +481,7 @@ struct Node {
     rng: ChaCha8Rng,
     tx_rng: ChaCha8Rng,
     stats: NodeStats,
+    duty: Duty,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -426,6 +493,8 @@ enum Fate {
 #[derive(Debug)]
 struct Frame {
     packet: Packet,
+    /// An ACK (ContikiMAC), not a data frame.
+    ack: bool,
     dest: u16,
     airtime: u64,
     fate: Fate,
@@ -482,6 +551,13 @@ pub struct Mesh {
     /// The serial line's next free instants, host → mote and mote → host (ns).
     serial_free: (u64, u64),
     cloud_stats: CloudStats,
+    /// ContikiMAC's constants (None: nullrdc).
+    cm_timing: Option<Timing>,
+    /// The latest instant seen, ns (the radio-on time of wake-ups is counted to it).
+    clock: u64,
+    /// CSMA's time base T in clock ticks: the RDC's channel-check interval, or CLOCK_SECOND/8
+    /// when it has none (nullrdc).
+    csma_base_ticks: u64,
 }
 
 /// What moves the motes: a model, or a trace's moves; and the trails kept for the report.
@@ -576,6 +652,8 @@ impl Mesh {
         let d = distances(&pos);
         let (links, interferes, senses) = geometry(&spec.radio, n, &d);
         let routes = spec.routes_by(&d);
+        let cm_timing = spec.contikimac.map(|c| c.timing());
+        let csma_base_ticks = spec.contikimac.map_or(16, |c| 128 / c.channel_check_rate.max(1) as u64);
         let nodes = (0..n)
             .map(|i| {
                 let mac = spec.macs[i];
@@ -604,6 +682,9 @@ impl Mesh {
                     rng: Stream::Mac(i as u32).rng(seed, rep),
                     tx_rng: Stream::Radio(i as u32).rng(seed, rep),
                     stats: NodeStats::default(),
+                    duty: cm_timing.map_or_else(Duty::default, |t| {
+                        Duty::new(&mut Stream::Phase(i as u32).rng(seed, rep), t.cycle)
+                    }),
                 }
             })
             .collect();
@@ -616,6 +697,7 @@ impl Mesh {
                     size: 0,
                     note: 0,
                 },
+                ack: false,
                 dest: NONE,
                 airtime: 0,
                 fate: Fate::Pending,
@@ -636,6 +718,9 @@ impl Mesh {
             mobility,
             serial_free: (0, 0),
             cloud_stats: CloudStats::default(),
+            cm_timing,
+            clock: 0,
+            csma_base_ticks,
         }
     }
 
@@ -764,7 +849,12 @@ impl Mesh {
                     return;
                 }
                 Job::Send(p, nh) => {
-                    if self.strobe(now, n, p, nh, sched) {
+                    let going = if self.cm_timing.is_some() {
+                        self.cm_send(now, n, p, nh, sched)
+                    } else {
+                        self.strobe(now, n, p, nh, sched)
+                    };
+                    if going {
                         return;
                     }
                 }
@@ -850,16 +940,22 @@ impl Mesh {
         }
     }
 
-    /// The RDC's send: CCA, then the transmission. False when it returned at once (busy channel).
+    /// nullrdc's send: CCA, then the transmission. False when it returned at once (busy channel).
     fn strobe<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) -> bool {
         if self.nodes[n].cca_busy > 0 {
             if self.is_csma(n) {
-                self.csma_retry(now, n, nh, sched);
+                self.csma_after_failure(now, n, nh, true, sched);
             } else {
                 self.drop_packet(n, Cause::CcaBusy, p, sched);
             }
             return false;
         }
+        self.transmit(now, n, p, nh, sched);
+        true
+    }
+
+    /// A data frame goes on the air after the turnaround.
+    fn transmit<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) {
         let node = &mut self.nodes[n];
         node.transmitting = true;
         if node.rx_from != NONE {
@@ -880,12 +976,12 @@ impl Mesh {
         node.stats.tx_busy_ns += airtime;
         let f = &mut self.frames[n];
         f.packet = p;
+        f.ack = false;
         f.dest = nh;
         f.airtime = airtime;
         f.fate = Fate::Pending;
         let turnaround_ns = self.spec.radio.tx_turnaround_us as u64 * 1000;
         sched.wake(Instant::from_nanos(now + turnaround_ns), MeshEvent::FrameStart(n as u16));
-        true
     }
 
     fn frame_start<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, sched: &mut S) {
@@ -900,8 +996,16 @@ impl Mesh {
                 f.sensed.push(r);
             }
             let dest = f.dest;
+            let duty = self.cm_timing.is_some();
             for &(r, p_rx) in self.links.of(s) {
                 let rn = &mut self.nodes[r as usize];
+                if duty && !rn.transmitting && !rn.duty.can_receive(false) {
+                    // ContikiMAC: a radio that is off hears nothing and is not disturbed
+                    if r == dest {
+                        f.fate = Fate::Lost(Cause::Asleep);
+                    }
+                    continue;
+                }
                 let lost = if rn.transmitting || rn.interfered > 0 {
                     Some(Cause::Collision)
                 } else if rn.rx_from != NONE {
@@ -929,19 +1033,27 @@ impl Mesh {
             }
             for &r in self.interferes.of(s) {
                 let rn = &mut self.nodes[r as usize];
+                if duty && !rn.transmitting && !rn.duty.can_receive(false) {
+                    continue;
+                }
                 rn.interfered += 1;
                 if rn.rx_from != NONE {
                     rn.rx_ok = false;
                 }
                 f.interfered.push(r);
             }
+            if duty {
+                let end = now + f.airtime;
+                self.cm_frame_sensed(s, now, end, sched);
+            }
         }
+        let f = &self.frames[s];
         sched.wake(Instant::from_nanos(now + f.airtime), MeshEvent::FrameEnd(s as u16));
     }
 
     fn frame_end<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, sched: &mut S) {
         let f = &mut self.frames[s];
-        let (p, dest) = (f.packet, f.dest);
+        let (p, dest, ack) = (f.packet, f.dest, f.ack);
         let mut fate = f.fate;
         let mut arrived = false;
         if f.on_air() {
@@ -966,8 +1078,22 @@ impl Mesh {
             }
         }
         f.interfered.clear();
-        f.receivers.clear();
         f.sensed.clear();
+        if self.cm_timing.is_some() {
+            // listeners that heard a frame for somebody else may close their window now
+            for i in 0..self.frames[s].receivers.len() {
+                let r = self.frames[s].receivers[i] as usize;
+                if r != dest as usize {
+                    self.cm_heard_other(now, r);
+                }
+            }
+            self.frames[s].receivers.clear();
+            if ack {
+                return self.cm_ack_end(now, s, dest as usize, arrived);
+            }
+            return self.cm_copy_end(now, s, dest as usize, p, arrived, fate, sched);
+        }
+        self.frames[s].receivers.clear();
         if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
             let d = &mut self.nodes[dest as usize];
@@ -992,6 +1118,46 @@ impl Mesh {
         self.run_next(now, s, sched);
     }
 
+    /// ContikiMAC: a strobe's copy ended. Its addressee takes it (and ACKs) or it is a lost
+    /// copy (not a lost packet); the sender listens for the ACK in the gap.
+    #[allow(clippy::too_many_arguments)]
+    fn cm_copy_end<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        s: usize,
+        dest: usize,
+        p: Packet,
+        arrived: bool,
+        fate: Fate,
+        sched: &mut S,
+    ) {
+        let lost = if arrived {
+            if self.nodes[dest].duty.radio == contikimac::Radio::Send {
+                self.cm_heard_in_gap(dest);
+                Some(Cause::Collision) // a sender in its gap takes only ACKs
+            } else if !self.cm_take(now, s, dest, sched) {
+                Some(Cause::RxOverflow)
+            } else {
+                None
+            }
+        } else {
+            Some(match fate {
+                Fate::Lost(cause) => cause,
+                Fate::Pending => Cause::OutOfRange,
+            })
+        };
+        if let Some(cause) = lost {
+            self.nodes[s].stats.copy_drops.add(cause);
+            if self.nodes[dest].duty.radio == contikimac::Radio::Listen {
+                self.cm_heard_other(now, dest);
+            }
+        }
+        let _ = p;
+        self.nodes[s].transmitting = false;
+        let gap = self.cm_timing.map_or(0, |t| t.inter_packet);
+        sched.wake(Instant::from_nanos(now + gap), MeshEvent::Gap(s as u16));
+    }
+
     fn is_csma(&self, n: usize) -> bool {
         matches!(self.nodes[n].mac, MacSpec::Csma { .. })
     }
@@ -1007,30 +1173,42 @@ impl Mesh {
         let q = &mut node.queues[qi];
         q.packets.pop_front();
         q.transmissions = 0;
+        q.head_passed = false;
         node.buffers -= 1;
         if q.packets.is_empty() {
             q.active = false;
         } else {
             q.gen = q.gen.wrapping_add(1);
-            let at = Instant::from_nanos(now + 16 * TICK_NS);
+            let at = Instant::from_nanos(now + self.csma_base_ticks * TICK_NS);
             sched.wake(at, MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
         }
     }
 
-    /// A COLLISION (busy channel): retry after a random backoff, or give up.
-    fn csma_retry<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, nbr: u16, sched: &mut S) {
+    /// A COLLISION (busy channel) or a NOACK (counted in `transmissions` already): retry after
+    /// a random backoff, or give up.
+    fn csma_after_failure<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        nbr: u16,
+        collision: bool,
+        sched: &mut S,
+    ) {
         let qi = self.queue_of(n, nbr);
         let MacSpec::Csma { max_transmissions, .. } = self.nodes[n].mac else { return };
         let node = &mut self.nodes[n];
-        node.stats.csma_busy_retries += 1;
+        if collision {
+            node.stats.csma_busy_retries += 1;
+        }
         let q = &mut node.queues[qi];
         if q.transmissions >= max_transmissions {
-            let p = q.packets[0];
-            self.drop_packet(n, Cause::CsmaRetryLimit, p, sched);
+            let (p, passed) = (q.packets[0], q.head_passed);
+            self.lose(n, Cause::CsmaRetryLimit, p, passed, sched);
             return self.csma_free_head(now, n, nbr, sched);
         }
-        let window = (1u64 << q.transmissions.min(3)) * 16;
-        let ticks = 16 + node.rng.next_u64() % window;
+        let base = self.csma_base_ticks;
+        let window = (1u64 << q.transmissions.min(3)) * base;
+        let ticks = base + node.rng.next_u64() % window;
         q.gen = q.gen.wrapping_add(1);
         sched.wake(Instant::from_nanos(now + ticks * TICK_NS), MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
     }
@@ -1055,9 +1233,17 @@ impl Medium for Mesh {
 
     fn event_host(event: &MeshEvent) -> crate::HostId {
         match *event {
-            MeshEvent::CpuDone(n) | MeshEvent::FrameStart(n) | MeshEvent::FrameEnd(n) | MeshEvent::CsmaTimer(n, ..) => {
-                crate::HostId(n as u32)
-            }
+            MeshEvent::CpuDone(n)
+            | MeshEvent::FrameStart(n)
+            | MeshEvent::FrameEnd(n)
+            | MeshEvent::CsmaTimer(n, ..)
+            | MeshEvent::Wake(n)
+            | MeshEvent::ListenEnd(n, _)
+            | MeshEvent::SendNow(n)
+            | MeshEvent::TxCca(n)
+            | MeshEvent::Gap(n)
+            | MeshEvent::AckRead(n)
+            | MeshEvent::Deferred(n, ..) => crate::HostId(n as u32),
             // the motes move before anything else of the same instant (host order: the first)
             MeshEvent::Move => crate::HostId(0),
             MeshEvent::SerialIn(p) => p.from,
@@ -1081,6 +1267,7 @@ impl Medium for Mesh {
     }
 
     fn send<S: Schedule<MeshEvent>>(&mut self, now: Instant, packet: Packet, sched: &mut S) {
+        self.clock = self.clock.max(now.as_nanos());
         let n = packet.from.index();
         if self.is_cloud(n) {
             // over the Internet, then the border router host's serial line (FIFO)
@@ -1098,6 +1285,7 @@ impl Medium for Mesh {
 
     fn handle<S: Schedule<MeshEvent>>(&mut self, now: Instant, event: MeshEvent, sched: &mut S) {
         let now = now.as_nanos();
+        self.clock = self.clock.max(now);
         match event {
             MeshEvent::CpuDone(n) => self.cpu_done(now, n as usize, sched),
             MeshEvent::FrameStart(n) => self.frame_start(now, n as usize, sched),
@@ -1110,6 +1298,21 @@ impl Medium for Mesh {
                 self.nodes[root].rx_pending += 1;
                 self.push_job(now, root, Job::Rx(p), sched);
             }
+            MeshEvent::Wake(n) => self.cm_wake(now, n as usize, sched),
+            MeshEvent::ListenEnd(n, gen) => self.cm_listen_end(now, n as usize, gen),
+            MeshEvent::SendNow(n) => {
+                if !self.cm_send_now(now, n as usize, sched) {
+                    self.run_next(now, n as usize, sched);
+                }
+            }
+            MeshEvent::TxCca(n) => {
+                if !self.cm_tx_cca(now, n as usize, sched) {
+                    self.run_next(now, n as usize, sched);
+                }
+            }
+            MeshEvent::Gap(n) => self.cm_gap(now, n as usize, sched),
+            MeshEvent::AckRead(n) => self.cm_ack_read(now, n as usize, sched),
+            MeshEvent::Deferred(n, nh, p) => self.push_job(now, n as usize, Job::Send(p, nh), sched),
         }
     }
 
@@ -1123,7 +1326,10 @@ impl Medium for Mesh {
                 parent: (self.routes.parent[i] != NONE).then(|| self.routes.parent[i] as u32 + 1),
                 rank: (self.routes.rank[i] != u32::MAX).then_some(self.routes.rank[i]),
                 trail: self.mobility.as_ref().map_or_else(Vec::new, |m| m.trails[i].clone()),
-                stats: node.stats,
+                stats: NodeStats {
+                    radio_on_ns: self.cm_timing.map_or(0, |t| node.duty.radio_on_ns(&t, self.clock)),
+                    ..node.stats
+                },
             })
             .collect();
         MeshReport { nodes, cloud: self.spec.cloud.map(|_| self.cloud_stats) }

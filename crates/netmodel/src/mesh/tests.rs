@@ -99,7 +99,11 @@ fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
         })
         .collect();
     let macs = vec![mac; nodes.len()];
-    Mesh::new(MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None, cloud: None }, seed, 0)
+    Mesh::new(
+        MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None, cloud: None, contikimac: None },
+        seed,
+        0,
+    )
 }
 
 fn stats(m: &Mesh) -> Vec<NodeStats> {
@@ -287,6 +291,7 @@ fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
         compression: NITK,
         mobility: Some(mobility),
         cloud: None,
+        contikimac: None,
     };
     let mut m = Mesh::new(spec, 1, 0);
     let s = 1_000_000_000;
@@ -324,6 +329,7 @@ fn a_cloud_host_reaches_a_mote_through_the_serial_line() {
         compression: NITK,
         mobility: None,
         cloud: Some(CloudSpec { hosts: 1, internet_delay_ns: 15 * MS, slip_baud: 115_200 }),
+        contikimac: None,
     };
     let mut m = Mesh::new(spec.clone(), 1, 0);
     assert_eq!(m.lanes(), 2);
@@ -333,4 +339,47 @@ fn a_cloud_host_reaches_a_mote_through_the_serial_line() {
     let mut m = Mesh::new(spec, 1, 0);
     let h = run(&mut m, &[(0, 1, 2, 20)]);
     assert_eq!(h.delivered.iter().map(|d| (d.0, d.1.to.0)).collect::<Vec<_>>(), vec![(28_500_389, 2)]);
+}
+
+/// B (9 m from A) sends to A under ContikiMAC with nullmac; A wakes at 50 ms (+ k·125 ms), B
+/// at 100 ms. Every instant below is derived from Contiki's constants (`contikimac` module):
+/// CCAs 610 351 ns apart, a copy every 224 µs turnaround + 3 040 µs airtime + 396 728 ns gap.
+#[test]
+fn contikimac_strobes_until_the_wakeup_then_learns_the_phase() {
+    let mut m = mesh(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    let spec = MeshSpec { contikimac: Some(ContikimacSpec::default()), ..m.spec().clone() };
+    m = Mesh::new(spec, 1, 0);
+    m.nodes[0].duty.phase = 50 * MS;
+    m.nodes[1].duty.phase = 100 * MS;
+    let h = run(&mut m, &[(0, 1, 0, 15), (200 * MS, 1, 0, 15)]);
+    let period = 224_000 + 3_040_000 + 396_728;
+    // send 1: prepared at 1 ms, 6 CCAs, copies from t0 = 1 ms + 6·610 351 ns. Copy 12 is on the
+    // air at 50 ms (A's wake-up: 4 886 106 + 12·period = 48 814 842 … 51 854 842); A takes copy 13
+    let t0 = 1_000_000 + 6 * 610_351;
+    let copy13_end = t0 + 13 * period + 224_000 + 3_040_000;
+    assert_eq!(copy13_end, 55_515_570);
+    // send 2 (prepared at 201 ms): A's phase is known (copy 13's start, 52 251 570 ns); the
+    // wait to the guard time before its predicted wake-up (302 251 570) is 10 ticks in a timer
+    // (to 279 125 000), then 7 257 430 ns busy, 6 CCAs: t0 = 290 044 536. Copy 2 is on the air
+    // at A's wake-up (300 ms): A takes copy 3
+    let t0b = 279_125_000 + 7_257_430 + 6 * 610_351;
+    assert_eq!(t0b, 290_044_536);
+    let copy3_end = t0b + 3 * period + 224_000 + 3_040_000;
+    let rx = 2_000_000;
+    assert_eq!(h.delivered.iter().map(|d| d.0).collect::<Vec<_>>(), [copy13_end + rx, copy3_end + rx]);
+    let s = stats(&m);
+    assert_eq!(s[1].frames_sent, 14 + 4);
+    assert_eq!(s[1].copy_drops.asleep, 13 + 3);
+    assert_eq!((s[1].handed_over, s[0].frames_received, s[0].acks_sent), (2, 2, 2));
+    // radio-on time. A: 3 wake-ups (50, 175, 300 ms ≤ the last event, its CPU at
+    // copy3_end + rx) of 2 × 122 070 ns, listening from each wake-up to its ACK's end
+    // (192 µs + 352 µs after the copy)
+    let ack = 192_000 + 352_000;
+    let a_listen = (copy13_end + ack - 50 * MS) + (copy3_end + ack - 300 * MS);
+    assert_eq!(s[0].radio_on_ns, 3 * 244_140 + a_listen);
+    // B: 2 wake-ups (100, 225 ms), 2 × 6 CCAs, each strobe from t0 to reading the ACK
+    // (the gap's 396 728 ns + 640 869 ns after the copy)
+    let read = 396_728 + 640_869;
+    let strobes = (copy13_end + read - t0) + (copy3_end + read - t0b);
+    assert_eq!(s[1].radio_on_ns, 2 * 244_140 + 12 * 122_070 + strobes);
 }

@@ -3,7 +3,9 @@
 
 /// (name, the file's text), by name.
 pub const PRESETS: &[(&str, &str)] = &[
+    ("cloud-burst-contikimac", include_str!("../../../../scenarios/cloud-burst-contikimac.toml")),
     ("cloud-burst-nullrdc", include_str!("../../../../scenarios/cloud-burst-nullrdc.toml")),
+    ("cloud-m2m-contikimac", include_str!("../../../../scenarios/cloud-m2m-contikimac.toml")),
     ("cloud-m2m-nullrdc", include_str!("../../../../scenarios/cloud-m2m-nullrdc.toml")),
     ("nitk-cocoapp-chain20", include_str!("../../../../scenarios/nitk-cocoapp-chain20.toml")),
     ("nitk-cocoapp-dumbbell21", include_str!("../../../../scenarios/nitk-cocoapp-dumbbell21.toml")),

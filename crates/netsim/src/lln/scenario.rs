@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use coap_cc::CcConfig;
 use coap_endpoint::{GiveUp, Request, Response};
 use coap_wire::{registry, CoapOption, Code, Message, MessageType, Options};
+use netmodel::mesh::contikimac::ContikimacSpec;
 use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
 use netmodel::mesh::topology::{self, NodeSpec};
@@ -75,8 +76,14 @@ pub struct BrStack {
 pub struct Stack {
     /// `nullmac` or `csma`.
     pub mac: String,
-    /// `nullrdc` (ContikiMAC is not modelled yet).
+    /// `nullrdc` (radio always on) or `contikimac` (every mote, the border router too).
     pub rdc: String,
+    /// ContikiMAC: wake-ups per second (a power of two, 1–128; Contiki's default 8).
+    #[serde(skip_serializing_if = "is_default_rate")]
+    pub channel_check_rate: u32,
+    /// ContikiMAC: learn the receivers' wake-up phases (WITH_PHASE_OPTIMIZATION).
+    #[serde(skip_serializing_if = "is_true")]
+    pub phase_optimization: bool,
     /// CSMA packet buffers (QUEUEBUF_CONF_NUM).
     pub queuebuf_num: u32,
     /// CSMA neighbour queues.
@@ -104,6 +111,8 @@ impl Default for Stack {
         Stack {
             mac: "nullmac".into(),
             rdc: "nullrdc".into(),
+            channel_check_rate: 8,
+            phase_optimization: true,
             queuebuf_num: 8,
             csma_max_neighbor_queues: 2,
             csma_max_transmissions: 4,
@@ -167,6 +176,14 @@ pub struct MobilityConfig {
     /// Model parameters by name, over the model's preset values (docs/mesh.md, "Mobility").
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<String, f64>,
+}
+
+fn is_default_rate(r: &u32) -> bool {
+    *r == 8
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_area() -> [f64; 4] {
@@ -513,9 +530,17 @@ impl LlnScenario {
             _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
         };
         let s = &self.stack;
-        if s.rdc != "nullrdc" {
-            return bad("stack.rdc", "must be \"nullrdc\" (ContikiMAC is not modelled yet)");
-        }
+        let contikimac = match s.rdc.as_str() {
+            "nullrdc" => None,
+            "contikimac" => {
+                let r = s.channel_check_rate;
+                if !(1..=128).contains(&r) || !r.is_power_of_two() {
+                    return bad("stack.channel_check_rate", "must be a power of two from 1 to 128");
+                }
+                Some(ContikimacSpec { channel_check_rate: r, phase_optimization: s.phase_optimization })
+            }
+            _ => return bad("stack.rdc", "must be \"nullrdc\" or \"contikimac\""),
+        };
         if s.queuebuf_num == 0 || s.csma_max_neighbor_queues == 0 || s.csma_max_transmissions == 0 {
             return bad("stack.queuebuf_num", "and the CSMA limits must be at least 1");
         }
@@ -622,7 +647,7 @@ impl LlnScenario {
                 (Some(spec), c)
             }
         };
-        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility, cloud };
+        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility, cloud, contikimac };
         if clients.is_empty() {
             return bad("topology", "has no client with a server");
         }
@@ -687,8 +712,12 @@ mod tests {
     fn bad_values_are_named() {
         let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
         let mut s = LlnScenario::default();
-        s.stack.rdc = "contikimac".into();
+        s.stack.rdc = "xmac".into();
         assert!(e(s).contains("stack.rdc"));
+        let mut s = LlnScenario::default();
+        s.stack.rdc = "contikimac".into();
+        s.stack.channel_check_rate = 10;
+        assert!(e(s).contains("stack.channel_check_rate"));
         let mut s = LlnScenario::default();
         s.topology.layout = Some("moon".into());
         assert!(e(s).contains("unknown layout 'moon'"));

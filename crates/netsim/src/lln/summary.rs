@@ -151,6 +151,24 @@ pub struct MeshSummary {
     pub drops: Drops,
     /// Each client's route.
     pub routes: Vec<Route>,
+    /// ContikiMAC: the motes' radio duty cycles (None under nullrdc: always on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duty_cycle: Option<DutyCycle>,
+}
+
+/// Radio-on time as a share of the run, over all replications.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DutyCycle {
+    /// Mean over the motes.
+    pub mean: f64,
+    /// The border router's.
+    pub border_router: f64,
+    /// The highest of any other mote's, and that mote's id.
+    pub max: f64,
+    /// Which mote.
+    pub max_node: u32,
+    /// Every mote's, in id order.
+    pub per_node: Vec<f64>,
 }
 
 fn mesh_runs(reps: &[RepResult]) -> Vec<(&RepResult, &MeshRun)> {
@@ -171,13 +189,29 @@ pub fn mesh_summary(reps: &[RepResult]) -> Option<MeshSummary> {
         n.stats = Default::default();
     }
     let mut drops = Drops::default();
+    let mut total_ns = 0u64;
     for (_, m) in &runs {
+        total_ns += m.duration_ns;
         for (sum, n) in nodes.iter_mut().zip(&m.report.nodes) {
             sum.stats.merge(&n.stats);
             drops.merge(&n.stats.drops);
         }
     }
-    Some(MeshSummary { nodes, drops, routes: first.routes.clone() })
+    let duty_cycle = nodes.iter().any(|n| n.stats.radio_on_ns > 0).then(|| {
+        let per_node: Vec<f64> = nodes.iter().map(|n| n.stats.radio_on_ns as f64 / total_ns.max(1) as f64).collect();
+        let br = nodes.iter().position(|n| n.role == netmodel::mesh::topology::Role::BorderRouter);
+        let (max_i, max) = (per_node.iter().enumerate())
+            .filter(|(i, _)| Some(*i) != br)
+            .fold((0, 0.0f64), |a, (i, &d)| if d > a.1 { (i, d) } else { a });
+        DutyCycle {
+            mean: per_node.iter().sum::<f64>() / per_node.len().max(1) as f64,
+            border_router: br.map_or(0.0, |i| per_node[i]),
+            max,
+            max_node: nodes.get(max_i).map_or(0, |n| n.id),
+            per_node,
+        }
+    });
+    Some(MeshSummary { nodes, drops, routes: first.routes.clone(), duty_cycle })
 }
 
 /// The metrics: None unless the runs are mesh runs.
