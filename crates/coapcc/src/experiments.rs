@@ -102,8 +102,8 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 pub struct ReproduceArgs {
     /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md),
     /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md)
-    /// or `cloud` (CLOUD's cloud clients behind a border router: the presets modelled so far,
-    /// many-to-many and burst, with nullrdc and ContikiMAC; docs/mesh.md).
+    /// or `cloud` (CLOUD's cloud clients behind a border router: baseline, many-to-many and
+    /// burst, with nullrdc and ContikiMAC; docs/mesh.md).
     #[arg(value_parser = ["thesis", "nitk", "cloud"])]
     what: String,
     /// Results and report directory.

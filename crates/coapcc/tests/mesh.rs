@@ -161,13 +161,20 @@ fn reproduce_cloud_runs_the_cloud_presets() {
     let (ok, _, err) =
         coapcc(&["reproduce", "cloud", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "20"]);
     assert!(ok, "{err}");
-    // many-to-many and burst, with nullrdc and ContikiMAC, CLOUD's four algorithms each
-    assert!(err.contains("16 cells run"), "{err}");
+    // baseline, many-to-many and burst, with nullrdc and ContikiMAC, CLOUD's four algorithms each
+    assert!(err.contains("24 cells run"), "{err}");
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    for name in ["cloud-m2m-nullrdc", "cloud-burst-nullrdc", "cloud-m2m-contikimac", "cloud-burst-contikimac"] {
+    for name in [
+        "cloud-baseline-nullrdc",
+        "cloud-m2m-nullrdc",
+        "cloud-burst-nullrdc",
+        "cloud-baseline-contikimac",
+        "cloud-m2m-contikimac",
+        "cloud-burst-contikimac",
+    ] {
         assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
     }
-    // the motes' duty cycles, for the two ContikiMAC presets only
-    assert_eq!(html.matches("aria-label=\"Radio duty cycle, ").count(), 2);
+    // the motes' duty cycles, for the three ContikiMAC presets only
+    assert_eq!(html.matches("aria-label=\"Radio duty cycle, ").count(), 3);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -181,6 +181,11 @@ pub trait Workload {
     fn start(&mut self, host: HostId, now: Instant) -> Next;
     /// One of `host`'s exchanges ended (a response or a failure) at `now`: its next step.
     fn ended(&mut self, host: HostId, now: Instant) -> Next;
+    /// `host` is done at `now`: a host to start then and when (a workload whose hosts run one
+    /// after the other; [`Workload::starts`] gave only the first). None by default.
+    fn after_done(&mut self, _host: HostId, _now: Instant) -> Option<(HostId, Instant)> {
+        None
+    }
 }
 
 /// The reference workload of `clients` hosts `0..clients`, continuous or random. Client `i`
@@ -241,6 +246,9 @@ pub struct Periodic {
     fixed_start: Vec<Option<u64>>,
     /// A client's most exchanges.
     limit: Vec<u64>,
+    /// One client after the other, in `clients` order, each starting this long after the
+    /// previous one is done (ns); None: all start at their own offsets.
+    chain_gap_ns: Option<u64>,
     until_ns: u64,
     start_spread_s: f64,
     seed: u64,
@@ -263,6 +271,7 @@ impl Periodic {
             k: vec![0; clients.len()],
             fixed_start: vec![None; clients.len()],
             limit: vec![u64::MAX; clients.len()],
+            chain_gap_ns: None,
             until_ns,
             start_spread_s,
             seed,
@@ -277,6 +286,15 @@ impl Periodic {
             self.fixed_start[i as usize] = Some(start_ns);
             self.limit[i as usize] = limit;
         }
+        self
+    }
+
+    /// The clients run one after the other, in the order given, each with at most `limit`
+    /// exchanges back to back; the first starts at 0, each next one `gap_ns` after the previous
+    /// one is done (CLOUD's baseline: each server in turn).
+    pub fn chained(mut self, gap_ns: u64, limit: u64) -> Self {
+        self.chain_gap_ns = Some(gap_ns);
+        self.limit.iter_mut().for_each(|l| *l = limit);
         self
     }
 
@@ -303,6 +321,9 @@ impl Workload for Periodic {
     }
 
     fn starts(&mut self) -> Vec<(HostId, Instant)> {
+        if self.chain_gap_ns.is_some() {
+            return self.clients.first().map(|&h| (h, Instant::ZERO)).into_iter().collect();
+        }
         let mut v = Vec::with_capacity(self.clients.len());
         for (i, &h) in self.clients.iter().enumerate() {
             self.t0[i] = match self.fixed_start[i] {
@@ -326,6 +347,14 @@ impl Workload for Periodic {
         let i = self.slot[host.index()] as usize;
         self.k[i] += 1;
         self.step(host, now)
+    }
+
+    fn after_done(&mut self, host: HostId, now: Instant) -> Option<(HostId, Instant)> {
+        let gap = self.chain_gap_ns?;
+        let i = self.slot[host.index()] as usize + 1;
+        let &next = self.clients.get(i)?;
+        self.t0[i] = now.as_nanos() + gap;
+        Some((next, Instant::from_nanos(self.t0[i])))
     }
 }
 
@@ -446,5 +475,27 @@ mod tests {
         eager.fill_bytes(&mut b);
         assert_eq!(a, b);
         assert_eq!((lazy.next_u32(), lazy.next_u64()), (eager.next_u32(), eager.next_u64()));
+    }
+
+    #[test]
+    fn chained_clients_start_one_after_the_other() {
+        let s = |t: u64| Instant::from_nanos(t * 1_000_000_000);
+        let clients = [(HostId(4), 0), (HostId(7), 0), (HostId(9), 0)];
+        let mut w = Periodic::new(&clients, 100_000_000_000, 1.0, 1, 0).chained(5_000_000_000, 2);
+        assert_eq!(w.starts(), vec![(HostId(4), s(0))], "only the first starts by itself");
+        assert_eq!(w.start(HostId(4), s(0)), Next::Exchange { fresh: false });
+        assert_eq!(w.ended(HostId(4), s(1)), Next::Exchange { fresh: false });
+        assert_eq!(w.ended(HostId(4), s(3)), Next::Done, "2 exchanges");
+        assert_eq!(w.after_done(HostId(4), s(3)), Some((HostId(7), s(8))), "5 s later, the next");
+        assert_eq!(w.start(HostId(7), s(8)), Next::Exchange { fresh: false });
+        assert_eq!(w.ended(HostId(7), s(9)), Next::Exchange { fresh: false });
+        assert_eq!(w.ended(HostId(7), s(10)), Next::Done);
+        assert_eq!(w.after_done(HostId(7), s(10)), Some((HostId(9), s(15))));
+        assert_eq!(w.after_done(HostId(9), s(20)), None, "the last");
+        // a client whose turn comes after the end never runs
+        let mut w = Periodic::new(&clients, 12_000_000_000, 1.0, 1, 0).chained(5_000_000_000, 2);
+        w.starts();
+        assert_eq!(w.after_done(HostId(4), s(9)), Some((HostId(7), s(14))));
+        assert_eq!(w.start(HostId(7), s(14)), Next::Done);
     }
 }

@@ -229,22 +229,26 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
 
     fn start(&mut self, host: HostId) -> Next {
         let next = self.workload.start(host, self.now);
-        self.on_next(next);
+        self.on_next(host, next);
         next
     }
 
     fn ended(&mut self, host: HostId) -> Next {
         self.observer.exchange_ended(self.now, host);
         let next = self.workload.ended(host, self.now);
-        self.on_next(next);
+        self.on_next(host, next);
         next
     }
 }
 
 impl<M: Medium, W: Workload, O, P> Core<M, W, O, P> {
-    /// Counts the workload hosts that are done; the last one stops the run.
-    fn on_next(&mut self, next: Next) {
+    /// Counts the workload hosts that are done; the last one stops the run. A host that is
+    /// done may start another (a chained workload).
+    fn on_next(&mut self, host: HostId, next: Next) {
         if next == Next::Done {
+            if let Some((h, at)) = self.workload.after_done(host, self.now) {
+                self.queue.push_ranked(at.as_nanos(), rank::<M>(h), Ev::Start(h));
+            }
             self.hosts_done += 1;
             if self.hosts_done == self.workload.hosts() {
                 self.stopping = true;

@@ -276,3 +276,34 @@ fn the_cloud_burst_groups() {
     }
     assert_ne!(groups[0], groups[1], "each replication draws its continuous group");
 }
+
+/// CLOUD's baseline: the clients run one after the other in id order, each its 3 exchanges back
+/// to back, the next one's first request exactly 5 s after the previous one's last exchange
+/// ended (a response, or a failure when its last timer expired); the run ends with the last.
+#[test]
+fn the_cloud_baseline_runs_each_server_in_turn() {
+    let text = netsim::lln::presets::text("cloud-baseline-contikimac").unwrap();
+    let mut s = LlnScenario { reps: 1, ..LlnScenario::from_toml(text).unwrap() };
+    s.workload.baseline = Some(netsim::lln::scenario::BaselineKeys { exchanges: 3, gap_s: 5.0 });
+    let res = s.resolve().unwrap();
+    let r = lln::run_rep(&s, &res, 0, None);
+    assert!(!r.truncated);
+    let end = |e: &netsim::ExchangeRecord| e.start_ns + e.rtt_ns.unwrap_or_else(|| e.expired_rtos_ns.iter().sum());
+    let mut clients: Vec<u32> = r.exchanges.iter().map(|e| e.client).collect();
+    clients.dedup();
+    assert_eq!(clients.len(), 29);
+    assert!(clients.windows(2).all(|w| w[0] < w[1]), "in id order");
+    let mut prev_end = None;
+    for c in clients {
+        let mine: Vec<_> = r.exchanges.iter().filter(|e| e.client == c).collect();
+        assert_eq!(mine.len(), 3);
+        for w in mine.windows(2) {
+            assert_eq!(w[1].start_ns, end(w[0]), "back to back");
+        }
+        let first = mine[0].start_ns;
+        assert_eq!(first, prev_end.map_or(0, |t| t + 5_000_000_000));
+        prev_end = Some(end(mine[2]));
+    }
+    let NetworkReport::Mesh(m) = &r.network else { panic!("a mesh run") };
+    assert_eq!(m.duration_ns, prev_end.unwrap(), "the run lasts until the last client is done");
+}

@@ -94,11 +94,22 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
             workload = workload.with_schedule(clients[k].0, (b.start_s * 1e9).round() as u64, b.exchanges as u64);
         }
     }
+    // CLOUD's baseline: each client (server) in turn; the run lasts until the last is done
+    let chained = w.kind == "baseline";
+    if chained {
+        let b = w.baseline.clone().unwrap_or_default();
+        workload = workload.chained((b.gap_s * 1e9).round() as u64, b.exchanges as u64);
+    }
     let stack = stack(scn, res, rep);
     let observer = Recorder { rep, progress };
-    let until = engine::Until::Planned(Instant::from_nanos(duration_ns));
+    let until = if chained {
+        engine::Until::SafetyNet(Instant::from_nanos(duration_ns))
+    } else {
+        engine::Until::Planned(Instant::from_nanos(duration_ns))
+    };
     let mut result = engine::run(medium, stack, workload, observer, until);
     fct_of_first_successes(&mut result.clients, &result.exchanges, w.fct_successes);
+    let duration_ns = if chained { result.end_ns.max(1) } else { duration_ns };
     result.map_network(|report| {
         NetworkReport::Mesh(MeshRun { report, routes, request_bytes: res.request_bytes, duration_ns })
     })

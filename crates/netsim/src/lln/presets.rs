@@ -3,6 +3,8 @@
 
 /// (name, the file's text), by name.
 pub const PRESETS: &[(&str, &str)] = &[
+    ("cloud-baseline-contikimac", include_str!("../../../../scenarios/cloud-baseline-contikimac.toml")),
+    ("cloud-baseline-nullrdc", include_str!("../../../../scenarios/cloud-baseline-nullrdc.toml")),
     ("cloud-burst-contikimac", include_str!("../../../../scenarios/cloud-burst-contikimac.toml")),
     ("cloud-burst-nullrdc", include_str!("../../../../scenarios/cloud-burst-nullrdc.toml")),
     ("cloud-m2m-contikimac", include_str!("../../../../scenarios/cloud-m2m-contikimac.toml")),

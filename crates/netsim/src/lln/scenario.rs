@@ -219,8 +219,10 @@ impl Default for CloudKeys {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LlnWorkload {
-    /// `periodic_blocking` (Contiki's example client) or `continuous` (the next request as soon
-    /// as the previous exchange ends, until the run ends).
+    /// `periodic_blocking` (Contiki's example client), `continuous` (the next request as soon
+    /// as the previous exchange ends, until the run ends), `burst` (CLOUD's cross-traffic burst,
+    /// `[workload.burst]`) or `baseline` (CLOUD's one-to-one runs: one client after the other,
+    /// `[workload.baseline]`).
     pub kind: String,
     /// Request interval, ms (when no offered load is given).
     pub interval_ms: f64,
@@ -243,6 +245,27 @@ pub struct LlnWorkload {
     /// `kind = "burst"`: the groups (CLOUD's burst scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<BurstKeys>,
+    /// `kind = "baseline"`: the clients in turn (CLOUD's baseline scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineKeys>,
+}
+
+/// `[workload.baseline]`: the clients run one after the other in id order (each server in
+/// turn), each `exchanges` requests back to back, the next `gap_s` after the previous one is
+/// done. The run ends when the last is done (`duration_s` is then only a limit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BaselineKeys {
+    /// Requests each client sends.
+    pub exchanges: u32,
+    /// From one client's end to the next one's start, s.
+    pub gap_s: f64,
+}
+
+impl Default for BaselineKeys {
+    fn default() -> Self {
+        BaselineKeys { exchanges: 50, gap_s: 5.0 }
+    }
 }
 
 /// `[workload.burst]`: `continuous` clients, drawn per replication, run back to back from 0; the
@@ -278,6 +301,7 @@ impl Default for LlnWorkload {
             start_spread_ms: 1000.0,
             fct_successes: 50,
             burst: None,
+            baseline: None,
         }
     }
 }
@@ -556,8 +580,13 @@ impl LlnScenario {
         let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
         let w = &self.workload;
-        if !["periodic_blocking", "continuous", "burst"].contains(&w.kind.as_str()) {
-            return bad("workload.kind", "must be \"periodic_blocking\", \"continuous\" or \"burst\"");
+        if !["periodic_blocking", "continuous", "burst", "baseline"].contains(&w.kind.as_str()) {
+            return bad("workload.kind", "must be \"periodic_blocking\", \"continuous\", \"burst\" or \"baseline\"");
+        }
+        if let Some(b) = &w.baseline {
+            if !(b.gap_s >= 0.0 && b.gap_s.is_finite()) || b.exchanges == 0 {
+                return bad("workload.baseline", "needs gap_s >= 0 and exchanges >= 1");
+            }
         }
         if let Some(b) = &w.burst {
             if !(b.start_s >= 0.0 && b.start_s.is_finite()) || b.exchanges == 0 {
@@ -651,7 +680,7 @@ impl LlnScenario {
         if clients.is_empty() {
             return bad("topology", "has no client with a server");
         }
-        let intervals_ns = if w.kind == "continuous" || w.kind == "burst" {
+        let intervals_ns = if ["continuous", "burst", "baseline"].contains(&w.kind.as_str()) {
             vec![0; clients.len()]
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
