@@ -40,6 +40,9 @@ pub enum Next {
     /// Run the next exchange (not fresh) at this time, later than now: a periodic client
     /// waiting for its timer.
     At(Instant),
+    /// Nothing to start now, but not done: a client with several exchanges open that may not
+    /// start another (it is done when the last open one ends).
+    Idle,
     /// The client has run all its exchanges.
     Done,
 }
@@ -181,6 +184,11 @@ pub trait Workload {
     fn start(&mut self, host: HostId, now: Instant) -> Next;
     /// One of `host`'s exchanges ended (a response or a failure) at `now`: its next step.
     fn ended(&mut self, host: HostId, now: Instant) -> Next;
+    /// How many exchanges `host` keeps open at once: the driver asks [`Workload::start`] this
+    /// many times when it starts. 1 by default.
+    fn parallel(&self, _host: HostId) -> u32 {
+        1
+    }
     /// `host` is done at `now`: a host to start then and when (a workload whose hosts run one
     /// after the other; [`Workload::starts`] gave only the first). None by default.
     fn after_done(&mut self, _host: HostId, _now: Instant) -> Option<(HostId, Instant)> {
@@ -249,6 +257,12 @@ pub struct Periodic {
     /// One client after the other, in `clients` order, each starting this long after the
     /// previous one is done (ns); None: all start at their own offsets.
     chain_gap_ns: Option<u64>,
+    /// Exchanges a back-to-back client keeps open at once (1: one after the other).
+    parallel: u32,
+    /// Per client with `parallel` > 1: exchanges started, exchanges open, done said.
+    started: Vec<u64>,
+    open: Vec<u32>,
+    done: Vec<bool>,
     until_ns: u64,
     start_spread_s: f64,
     seed: u64,
@@ -272,6 +286,10 @@ impl Periodic {
             fixed_start: vec![None; clients.len()],
             limit: vec![u64::MAX; clients.len()],
             chain_gap_ns: None,
+            parallel: 1,
+            started: vec![0; clients.len()],
+            open: vec![0; clients.len()],
+            done: vec![false; clients.len()],
             until_ns,
             start_spread_s,
             seed,
@@ -296,6 +314,39 @@ impl Periodic {
         self.chain_gap_ns = Some(gap_ns);
         self.limit.iter_mut().for_each(|l| *l = limit);
         self
+    }
+
+    /// Back-to-back clients (interval 0) keep up to `parallel` exchanges open: a new one starts
+    /// whenever fewer are open, until their limit or the end (CLOUD's clients with NSTART 4).
+    /// Clients with an interval are not affected.
+    pub fn with_parallel(mut self, parallel: u32) -> Self {
+        self.parallel = parallel.max(1);
+        self
+    }
+
+    fn is_parallel(&self, i: usize) -> bool {
+        self.parallel > 1 && self.interval_ns[i] == 0
+    }
+
+    /// A parallel client's next step; `ending`: one of its exchanges ended.
+    fn step_parallel(&mut self, i: usize, now: Instant, ending: bool) -> Next {
+        if ending {
+            self.open[i] -= 1;
+        }
+        if self.done[i] {
+            return Next::Idle;
+        }
+        let at = self.t0[i].max(now.as_nanos());
+        if self.started[i] < self.limit[i] && at < self.until_ns && self.open[i] < self.parallel {
+            self.started[i] += 1;
+            self.open[i] += 1;
+            Next::Exchange { fresh: false }
+        } else if self.open[i] == 0 {
+            self.done[i] = true;
+            Next::Done
+        } else {
+            Next::Idle
+        }
     }
 
     fn step(&mut self, host: HostId, now: Instant) -> Next {
@@ -339,12 +390,28 @@ impl Workload for Periodic {
         v
     }
 
+    fn parallel(&self, host: HostId) -> u32 {
+        let i = self.slot[host.index()] as usize;
+        if self.is_parallel(i) {
+            self.parallel
+        } else {
+            1
+        }
+    }
+
     fn start(&mut self, host: HostId, now: Instant) -> Next {
+        let i = self.slot[host.index()] as usize;
+        if self.is_parallel(i) {
+            return self.step_parallel(i, now, false);
+        }
         self.step(host, now)
     }
 
     fn ended(&mut self, host: HostId, now: Instant) -> Next {
         let i = self.slot[host.index()] as usize;
+        if self.is_parallel(i) {
+            return self.step_parallel(i, now, true);
+        }
         self.k[i] += 1;
         self.step(host, now)
     }
@@ -497,5 +564,26 @@ mod tests {
         w.starts();
         assert_eq!(w.after_done(HostId(4), s(9)), Some((HostId(7), s(14))));
         assert_eq!(w.start(HostId(7), s(14)), Next::Done);
+    }
+
+    #[test]
+    fn a_parallel_client_keeps_that_many_exchanges_open() {
+        let s = |t: u64| Instant::from_nanos(t * 1_000_000_000);
+        let (a, b) = (HostId(0), HostId(1));
+        // a: back to back, 5 exchanges, 2 open at once; b: periodic (1 s), not affected
+        let mut w = Periodic::new(&[(a, 0), (b, 1_000_000_000)], 100_000_000_000, 0.0, 1, 0)
+            .with_schedule(a, 0, 5)
+            .with_parallel(2);
+        w.starts();
+        assert_eq!((w.parallel(a), w.parallel(b)), (2, 1));
+        let ex = Next::Exchange { fresh: false };
+        assert_eq!([w.start(a, s(0)), w.start(a, s(0))], [ex, ex], "2 open");
+        assert_eq!(w.ended(a, s(1)), ex, "the 3rd");
+        assert_eq!(w.ended(a, s(1)), ex, "the 4th");
+        assert_eq!(w.ended(a, s(2)), ex, "the 5th");
+        assert_eq!(w.ended(a, s(3)), Next::Idle, "5 started, one still open");
+        assert_eq!(w.ended(a, s(4)), Next::Done, "the last one ended");
+        assert_eq!(w.start(b, s(0)), ex);
+        assert_eq!(w.ended(b, s(0)), Next::At(s(1)), "periodic as before");
     }
 }

@@ -47,8 +47,10 @@ pub trait Context<P> {
     fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P));
     /// Fires [`Stack::timeout`] for (`host`, `slot`, `gen`) at `at`.
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant);
-    /// `host`'s workload starts: its first step.
+    /// `host`'s workload starts: its first step (asked [`Context::parallel`] times).
     fn start(&mut self, host: HostId) -> Next;
+    /// How many exchanges `host` keeps open at once.
+    fn parallel(&self, host: HostId) -> u32;
     /// One of `host`'s exchanges ended: its next step.
     fn ended(&mut self, host: HostId) -> Next;
 }
@@ -225,6 +227,10 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
 
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
         self.queue.push_ranked(at.as_nanos(), rank::<M>(host), Ev::Timer(host, slot, gen));
+    }
+
+    fn parallel(&self, host: HostId) -> u32 {
+        self.workload.parallel(host)
     }
 
     fn start(&mut self, host: HostId) -> Next {

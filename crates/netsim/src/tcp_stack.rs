@@ -234,8 +234,8 @@ impl TcpStack {
                 self.open_connection(ctx.now(), c);
             }
             Next::Exchange { fresh: false } => {}
-            // only the periodic mesh clients wait, and the mesh runs CoAP over UDP
-            Next::At(_) => debug_assert!(false, "a waiting workload over the TCP stack"),
+            // only the periodic and parallel mesh clients wait, and the mesh runs CoAP over UDP
+            Next::At(_) | Next::Idle => debug_assert!(false, "a waiting workload over the TCP stack"),
         }
         next
     }

@@ -174,8 +174,10 @@ impl Stack for UdpStack {
     type Payload = Vec<u8>;
 
     fn start<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId) {
-        let next = ctx.start(host);
-        self.issue(ctx, host, next);
+        for _ in 0..ctx.parallel(host) {
+            let next = ctx.start(host);
+            self.issue(ctx, host, next);
+        }
         self.after(ctx, host);
     }
 

@@ -307,3 +307,29 @@ fn the_cloud_baseline_runs_each_server_in_turn() {
     let NetworkReport::Mesh(m) = &r.network else { panic!("a mesh run") };
     assert_eq!(m.duration_ns, prev_end.unwrap(), "the run lasts until the last client is done");
 }
+
+/// With `outstanding = "nstart"`, CLOUD's `cocoa4` clients (NSTART 4) keep 4 exchanges open at
+/// once and never more; `cocoa`'s (NSTART 1) one at a time.
+#[test]
+fn cloud_clients_keep_nstart_exchanges_open() {
+    let text = netsim::lln::presets::text("cloud-m2m-nullrdc").unwrap();
+    let most_open = |cc: &str| {
+        let s = LlnScenario { reps: 1, duration_s: 60.0, cc: cc.into(), ..LlnScenario::from_toml(text).unwrap() };
+        let res = s.resolve().unwrap();
+        let r = lln::run_rep(&s, &res, 0, None);
+        let end = |e: &netsim::ExchangeRecord| e.start_ns + e.rtt_ns.unwrap_or_else(|| e.expired_rtos_ns.iter().sum());
+        let mut most = 0;
+        for e in &r.exchanges {
+            // exchanges of its client open when it starts (itself included)
+            let open = r
+                .exchanges
+                .iter()
+                .filter(|o| o.client == e.client && o.start_ns <= e.start_ns && end(o) > e.start_ns)
+                .count();
+            most = most.max(open);
+        }
+        most
+    };
+    assert_eq!(most_open("cocoa4"), 4);
+    assert_eq!(most_open("cocoa"), 1);
+}

@@ -78,7 +78,8 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let clients: Vec<(HostId, u64)> =
         res.clients.iter().zip(&res.intervals_ns).map(|(&(c, _), &i)| (HostId(c), i)).collect();
     let w = &scn.workload;
-    let mut workload = Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep);
+    let mut workload =
+        Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep).with_parallel(res.outstanding);
     if w.kind == "burst" {
         // CLOUD's burst: `continuous` clients drawn for this replication (uniform, without
         // replacement) run from 0; every other starts at start_s with its requests back to back

@@ -248,6 +248,26 @@ pub struct LlnWorkload {
     /// `kind = "baseline"`: the clients in turn (CLOUD's baseline scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineKeys>,
+    /// Exchanges a back-to-back client (`continuous`, `burst`, `baseline`) keeps open at once:
+    /// a number, or `"nstart"` for the algorithm's NSTART (CLOUD's `cocoa4` clients keep 4).
+    #[serde(skip_serializing_if = "Outstanding::is_one")]
+    pub outstanding: Outstanding,
+}
+
+/// `workload.outstanding`: a count, or `"nstart"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Outstanding {
+    /// This many.
+    Count(u32),
+    /// The word `"nstart"`: as many as the algorithm's NSTART.
+    Word(String),
+}
+
+impl Outstanding {
+    fn is_one(&self) -> bool {
+        *self == Outstanding::Count(1)
+    }
 }
 
 /// `[workload.baseline]`: the clients run one after the other in id order (each server in
@@ -302,6 +322,7 @@ impl Default for LlnWorkload {
             fct_successes: 50,
             burst: None,
             baseline: None,
+            outstanding: Outstanding::Count(1),
         }
     }
 }
@@ -417,6 +438,8 @@ pub struct Resolved {
     pub mesh: MeshSpec,
     /// The algorithm.
     pub cc: CcConfig,
+    /// Exchanges a back-to-back client keeps open at once.
+    pub outstanding: u32,
     /// When an unanswered request fails.
     pub give_up: GiveUp,
     /// Per client host: its server host.
@@ -583,6 +606,11 @@ impl LlnScenario {
         if !["periodic_blocking", "continuous", "burst", "baseline"].contains(&w.kind.as_str()) {
             return bad("workload.kind", "must be \"periodic_blocking\", \"continuous\", \"burst\" or \"baseline\"");
         }
+        let outstanding = match &w.outstanding {
+            Outstanding::Count(n) if *n >= 1 => *n,
+            Outstanding::Word(word) if word == "nstart" => self.cc_config()?.build().nstart().clamp(1, 1 << 16) as u32,
+            _ => return bad("workload.outstanding", "must be a number >= 1 or \"nstart\""),
+        };
         if let Some(b) = &w.baseline {
             if !(b.gap_s >= 0.0 && b.gap_s.is_finite()) || b.exchanges == 0 {
                 return bad("workload.baseline", "needs gap_s >= 0 and exchanges >= 1");
@@ -704,6 +732,7 @@ impl LlnScenario {
         Ok(Resolved {
             mesh,
             cc: self.cc_config()?,
+            outstanding,
             give_up,
             clients,
             intervals_ns,
