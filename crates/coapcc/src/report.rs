@@ -57,6 +57,9 @@ pub(crate) struct CellData {
     pub(crate) summary: serde_json::Value,
     /// Every client's FCT over all replications, sorted.
     pub(crate) fcts: Vec<f64>,
+    /// A mesh burst's completion times (the summary's `burst_completion_s`), sorted, then one
+    /// infinity for each burst client that did not finish (`burst_clients` in all).
+    pub(crate) burst: Vec<f64>,
     dups: Vec<f64>,
 }
 
@@ -110,6 +113,10 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
         }
         fcts.sort_by(f64::total_cmp);
         dups.sort_by(f64::total_cmp);
+        let mut burst: Vec<f64> =
+            v["burst_completion_s"].as_array().into_iter().flatten().filter_map(|x| x.as_f64()).collect();
+        let all = v["burst_clients"].as_u64().unwrap_or(0) as usize;
+        burst.resize(all.max(burst.len()), f64::INFINITY);
         cells.push(CellData {
             id,
             algo,
@@ -122,6 +129,7 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
             reps: s["reps"].as_u64().unwrap_or(0),
             summary: v,
             fcts,
+            burst,
             dups,
         });
     }
@@ -218,41 +226,62 @@ const CDF_POINTS: usize = 400;
 
 /// CDFs of FCT, one line per algorithm.
 fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> String {
+    cdf_of(caption, title, "flow completion time (s)", "share of clients", cells, algos, &|c| &c.fcts)
+}
+
+/// Empirical CDFs of each algorithm's `values` (sorted), one line per algorithm.
+pub(crate) fn cdf_of(
+    caption: &str,
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    cells: &[&CellData],
+    algos: &[String],
+    values: &dyn Fn(&CellData) -> &[f64],
+) -> String {
     let mut p = Plot::new(460.0, 290.0);
     p.caption(caption);
     let legend: Vec<(String, &str)> =
         algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
     p.legend(&legend);
-    let lo = cells.iter().filter_map(|c| c.fcts.first()).copied().fold(f64::INFINITY, f64::min);
-    let hi = cells.iter().filter_map(|c| c.fcts.last()).copied().fold(0.0, f64::max);
+    // values may end with infinities: members of the population that never got there (the
+    // line stops short of 1)
+    let finite = |c: &CellData| values(c).iter().copied().filter(|x| x.is_finite()).collect::<Vec<_>>();
+    let lo = cells.iter().filter_map(|c| finite(c).first().copied()).fold(f64::INFINITY, f64::min);
+    let hi = cells.iter().filter_map(|c| finite(c).last().copied()).fold(0.0, f64::max);
     let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (0.0, 1.0) };
     let pad = (hi - lo) * 0.03;
     let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
-    p.y_axis(0.0, 1.0, "share of clients");
-    p.x_axis(lo, hi, "flow completion time (s)");
+    p.y_axis(0.0, 1.0, ylabel);
+    p.x_axis(lo, hi, xlabel);
     // a line that coincides with one drawn before (every client's FCT within a pixel of it) would
     // hide it: it is dashed, and a note under the plot says so
     let pixel = (hi - lo) / (p.x1() - p.x0());
-    let coincide = |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= pixel);
+    let coincide =
+        |a: &[f64], b: &[f64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y || (x - y).abs() <= pixel);
     let mut drawn: Vec<(&String, &CellData)> = Vec::new();
     let mut same: Vec<(String, Vec<String>)> = Vec::new();
     for (ai, a) in algos.iter().enumerate() {
         let Some(c) = cells.iter().find(|c| &c.algo == a) else { continue };
-        if c.fcts.is_empty() {
+        let v = values(c);
+        if v.first().is_none_or(|x| !x.is_finite()) {
             continue;
         }
-        let twin = drawn.iter().find(|(_, d)| coincide(&d.fcts, &c.fcts)).map(|(name, _)| (*name).clone());
+        let twin = drawn.iter().find(|(_, d)| coincide(values(d), v)).map(|(name, _)| (*name).clone());
         if twin.is_none() {
             drawn.push((a, c));
         }
         // the empirical CDF's steps; beyond CDF_POINTS clients, that many evenly spaced
         // quantiles (a difference of less than a pixel at this size)
-        let n = c.fcts.len();
+        let n = v.len();
         let m = n.min(CDF_POINTS);
-        let mut pts = vec![(p.xpix(c.fcts[0], lo, hi), p.ypix(0.0, 0.0, 1.0))];
+        let mut pts = vec![(p.xpix(v[0], lo, hi), p.ypix(0.0, 0.0, 1.0))];
         for j in 0..m {
             let i = if m == n { j } else { j * (n - 1) / (m - 1).max(1) };
-            let x = p.xpix(c.fcts[i], lo, hi);
+            if !v[i].is_finite() {
+                break;
+            }
+            let x = p.xpix(v[i], lo, hi);
             pts.push((x, p.ypix(i as f64 / n as f64, 0.0, 1.0)));
             pts.push((x, p.ypix((i + 1) as f64 / n as f64, 0.0, 1.0)));
         }

@@ -2,7 +2,7 @@
 //! each group gets the topology as every algorithm left it (motes at their positions, the
 //! routing tree, each mote coloured by the frames it lost), the armed RTOs over time, the
 //! transactions per second and the FCT per algorithm (under ContikiMAC also the motes' radio duty
-//! cycles), and a table of the mesh metrics with their mean and median over the replications.
+//! cycles; for CLOUD's burst the CDF of the burst clients' completion), and a table of the mesh metrics with their mean and median over the replications.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -304,6 +304,18 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             &format!("FCT, {label}"),
         );
         plots += 3;
+        if members.iter().any(|c| !c.burst.is_empty()) {
+            html += &crate::report::cdf_of(
+                "Burst completion (short of 1: clients unfinished at the end)",
+                &format!("Burst completion, {label}"),
+                "from the burst's start to the client's last exchange (s)",
+                "share of burst clients",
+                members,
+                &algos,
+                &|c| &c.burst,
+            );
+            plots += 1;
+        }
         if members.iter().any(|c| c.summary["network"]["duty_cycle"].is_object()) {
             html += &per_algorithm(
                 "Radio duty cycle per mote",

@@ -159,9 +159,10 @@ fn reproduce_cloud_runs_the_cloud_presets() {
     let d = tmp("mesh-cloud");
     let out = d.join("r");
     let (ok, _, err) =
-        coapcc(&["reproduce", "cloud", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "20"]);
+        coapcc(&["reproduce", "cloud", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "800"]);
     assert!(ok, "{err}");
-    // baseline, many-to-many and burst, with nullrdc and ContikiMAC, CLOUD's four algorithms each
+    // baseline, many-to-many and burst (its clients start at 450 s), with nullrdc and ContikiMAC,
+    // CLOUD's four algorithms each
     assert!(err.contains("24 cells run"), "{err}");
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
     for name in [
@@ -174,7 +175,9 @@ fn reproduce_cloud_runs_the_cloud_presets() {
     ] {
         assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
     }
-    // the motes' duty cycles, for the three ContikiMAC presets only
+    // the motes' duty cycles, for the three ContikiMAC presets only; the burst's completion for the
+    // two burst presets
     assert_eq!(html.matches("aria-label=\"Radio duty cycle, ").count(), 3);
+    assert_eq!(html.matches("aria-label=\"Burst completion, ").count(), 2);
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -26,6 +26,14 @@ pub struct ExchangeRecord {
     pub duplicates: u32,
 }
 
+impl ExchangeRecord {
+    /// When it ended: its response, or (a failure) the expiry of its last timer, which the
+    /// ones before it armed back to back from the first transmission, ns.
+    pub fn end_ns(&self) -> u64 {
+        self.start_ns + self.rtt_ns.unwrap_or_else(|| self.expired_rtos_ns.iter().sum())
+    }
+}
+
 /// One client.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClientRecord {

@@ -288,7 +288,6 @@ fn the_cloud_baseline_runs_each_server_in_turn() {
     let res = s.resolve().unwrap();
     let r = lln::run_rep(&s, &res, 0, None);
     assert!(!r.truncated);
-    let end = |e: &netsim::ExchangeRecord| e.start_ns + e.rtt_ns.unwrap_or_else(|| e.expired_rtos_ns.iter().sum());
     let mut clients: Vec<u32> = r.exchanges.iter().map(|e| e.client).collect();
     clients.dedup();
     assert_eq!(clients.len(), 29);
@@ -298,11 +297,11 @@ fn the_cloud_baseline_runs_each_server_in_turn() {
         let mine: Vec<_> = r.exchanges.iter().filter(|e| e.client == c).collect();
         assert_eq!(mine.len(), 3);
         for w in mine.windows(2) {
-            assert_eq!(w[1].start_ns, end(w[0]), "back to back");
+            assert_eq!(w[1].start_ns, w[0].end_ns(), "back to back");
         }
         let first = mine[0].start_ns;
         assert_eq!(first, prev_end.map_or(0, |t| t + 5_000_000_000));
-        prev_end = Some(end(mine[2]));
+        prev_end = Some(mine[2].end_ns());
     }
     let NetworkReport::Mesh(m) = &r.network else { panic!("a mesh run") };
     assert_eq!(m.duration_ns, prev_end.unwrap(), "the run lasts until the last client is done");
@@ -317,14 +316,13 @@ fn cloud_clients_keep_nstart_exchanges_open() {
         let s = LlnScenario { reps: 1, duration_s: 60.0, cc: cc.into(), ..LlnScenario::from_toml(text).unwrap() };
         let res = s.resolve().unwrap();
         let r = lln::run_rep(&s, &res, 0, None);
-        let end = |e: &netsim::ExchangeRecord| e.start_ns + e.rtt_ns.unwrap_or_else(|| e.expired_rtos_ns.iter().sum());
         let mut most = 0;
         for e in &r.exchanges {
             // exchanges of its client open when it starts (itself included)
             let open = r
                 .exchanges
                 .iter()
-                .filter(|o| o.client == e.client && o.start_ns <= e.start_ns && end(o) > e.start_ns)
+                .filter(|o| o.client == e.client && o.start_ns <= e.start_ns && o.end_ns() > e.start_ns)
                 .count();
             most = most.max(open);
         }

@@ -53,6 +53,17 @@ pub struct MeshRun {
     pub request_bytes: u32,
     /// The run's length, ns.
     pub duration_ns: u64,
+    /// CLOUD's burst: each burst client's time from the burst's start to the end of its last
+    /// exchange, s (empty without a burst).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub burst_completion_s: Vec<f64>,
+    /// CLOUD's burst: how many clients it had.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub burst_clients: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
@@ -78,6 +89,7 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let clients: Vec<(HostId, u64)> =
         res.clients.iter().zip(&res.intervals_ns).map(|(&(c, _), &i)| (HostId(c), i)).collect();
     let w = &scn.workload;
+    let mut burst: Option<(u64, u32, Vec<u32>)> = None;
     let mut workload =
         Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep).with_parallel(res.outstanding);
     if w.kind == "burst" {
@@ -91,9 +103,11 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
             let j = i + (rand_core::RngCore::next_u64(&mut rng) % (order.len() - i) as u64) as usize;
             order.swap(i, j);
         }
+        let start_ns = (b.start_s * 1e9).round() as u64;
         for &k in &order[keep..] {
-            workload = workload.with_schedule(clients[k].0, (b.start_s * 1e9).round() as u64, b.exchanges as u64);
+            workload = workload.with_schedule(clients[k].0, start_ns, b.exchanges as u64);
         }
+        burst = Some((start_ns, b.exchanges, order[keep..].iter().map(|&k| clients[k].0 .0).collect()));
     }
     // CLOUD's baseline: each client (server) in turn; the run lasts until the last is done
     let chained = w.kind == "baseline";
@@ -111,8 +125,30 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let mut result = engine::run(medium, stack, workload, observer, until);
     fct_of_first_successes(&mut result.clients, &result.exchanges, w.fct_successes);
     let duration_ns = if chained { result.end_ns.max(1) } else { duration_ns };
+    // the burst clients that ran all their exchanges within the run: from the burst's start to
+    // the end of their last one (its response, or the expiry of its last timer: a failure)
+    let burst_clients = burst.as_ref().map_or(0, |b| b.2.len() as u32);
+    let burst_completion_s = burst.map_or_else(Vec::new, |(start_ns, exchanges, who)| {
+        let mut last = vec![(0u32, 0u64); who.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
+        for e in result.exchanges.iter().filter(|e| who.contains(&e.client)) {
+            let (n, t) = &mut last[e.client as usize];
+            *n += 1;
+            *t = (*t).max(e.end_ns());
+        }
+        (who.iter().map(|&c| last[c as usize]))
+            .filter(|&(n, _)| n == exchanges)
+            .map(|(_, t)| t.saturating_sub(start_ns) as f64 / 1e9)
+            .collect()
+    });
     result.map_network(|report| {
-        NetworkReport::Mesh(MeshRun { report, routes, request_bytes: res.request_bytes, duration_ns })
+        NetworkReport::Mesh(MeshRun {
+            report,
+            routes,
+            request_bytes: res.request_bytes,
+            duration_ns,
+            burst_completion_s,
+            burst_clients,
+        })
     })
 }
 

@@ -97,6 +97,18 @@ pub struct LlnMetrics {
     pub initial_rto_s: MeanMax,
     pub per_rep: Vec<RepMetrics>,
     pub rto_over_time: RtoSeries,
+    /// CLOUD's burst: each burst client's time from the burst's start to the end of its last
+    /// exchange (a response or a failure), s, all replications, sorted (empty without a burst).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub burst_completion_s: Vec<f64>,
+    /// CLOUD's burst: burst clients, all replications (those missing from
+    /// `burst_completion_s` did not finish within the run).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub burst_clients: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One replication's values.
@@ -322,6 +334,12 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         initial_rto_s: MeanMax { mean: mean(&initial), max: initial.iter().copied().fold(f64::NAN, f64::max) },
         per_rep,
         rto_over_time,
+        burst_completion_s: {
+            let mut v: Vec<f64> = runs.iter().flat_map(|(_, m)| m.burst_completion_s.iter().copied()).collect();
+            v.sort_by(f64::total_cmp);
+            v
+        },
+        burst_clients: runs.iter().map(|(_, m)| m.burst_clients as u64).sum(),
     })
 }
 
