@@ -102,18 +102,12 @@ impl std::error::Error for RequestError {}
 
 #[derive(Debug, Clone, Copy)]
 enum Phase {
-    Queued,
     /// A CON awaiting its ACK.
-    Waiting {
-        timer: ExchangeTimer,
-        deadline: Instant,
-    },
+    Waiting { timer: ExchangeTimer, deadline: Instant },
     /// Empty ACK received; awaiting the separate response.
     Acked,
     /// A NON awaiting its response.
-    NonWaiting {
-        deadline: Instant,
-    },
+    NonWaiting { deadline: Instant },
 }
 
 #[derive(Debug)]
@@ -206,7 +200,9 @@ impl<A> Finished<A> {
 struct Peer {
     cc: Box<dyn Controller>,
     outstanding: usize,
-    queue: VecDeque<ExchangeId>,
+    /// Requests waiting for NSTART or pacing, oldest first: not exchanges yet (the exchange
+    /// map holds only started ones, so a long queue costs nothing per event).
+    queue: VecDeque<(ExchangeId, Arc<Request>)>,
     wake: Option<Instant>,
 }
 
@@ -509,7 +505,7 @@ where
 
     /// Exchanges held, finished ones awaiting retirement included.
     pub fn exchange_count(&self) -> usize {
-        self.exchanges.len() + self.finished.len()
+        self.exchanges.len() + self.finished.len() + self.peers.values().map(|p| p.queue.len()).sum::<usize>()
     }
 
     /// Duplicate responses received so far (responses to exchanges already answered).
@@ -549,24 +545,6 @@ where
         }
         let id = ExchangeId(self.next_id);
         self.next_id += 1;
-        let confirmable = req.confirmable;
-        self.exchanges.insert(
-            id,
-            Box::new(Exchange {
-                dest: dest.clone(),
-                req,
-                mid: 0,
-                token: Token::default(),
-                phase: Phase::Queued,
-                marking: Marking::None,
-                confirmable,
-                sent: SmallVec::new(),
-                rtos: SmallVec::new(),
-                expired: 0,
-                acked_at: None,
-                responded_at: None,
-            }),
-        );
         if self.peers.is_empty() {
             self.peers = LiteMap::with_capacity(1); // most endpoints talk to one destination
         }
@@ -577,7 +555,7 @@ where
             queue: VecDeque::new(),
             wake: None,
         });
-        peer.queue.push_back(id);
+        peer.queue.push_back((id, req));
         self.try_start(now, &dest);
         Ok(id)
     }
@@ -609,44 +587,53 @@ where
             if peer.outstanding >= peer.cc.nstart() {
                 return;
             }
-            let Some(&id) = peer.queue.front() else {
+            let Some((_, req)) = peer.queue.front() else {
                 peer.wake = None;
                 return;
             };
-            let Some(ex) = self.exchanges.get(&id) else {
-                peer.queue.pop_front();
-                continue;
-            };
-            let at = peer.cc.earliest_start(now, ex.req.confirmable);
+            let at = peer.cc.earliest_start(now, req.confirmable);
             if at > now {
                 peer.wake = Some(at);
                 return;
             }
-            peer.queue.pop_front();
+            let Some((id, req)) = peer.queue.pop_front() else { return };
             peer.wake = None;
-            let start = Start { outstanding: peer.outstanding, confirmable: ex.req.confirmable };
+            let start = Start { outstanding: peer.outstanding, confirmable: req.confirmable };
             let timer = peer.cc.start(now, start, &mut self.rng);
             peer.outstanding += 1;
             let mid = self.alloc_mid();
             let token = self.alloc_token(dest);
             let non_lifetime = self.cfg.non_lifetime;
-            let Some(ex) = self.exchanges.get_mut(&id) else { continue };
-            ex.mid = mid;
-            ex.token = token;
-            ex.marking = timer.marking();
-            ex.confirmable = timer.confirmable();
-            ex.sent.push(now);
-            ex.phase = if ex.confirmable {
-                ex.rtos.push(timer.rto());
+            let confirmable = timer.confirmable();
+            let mut rtos = SmallVec::new();
+            let phase = if confirmable {
+                rtos.push(timer.rto());
                 Phase::Waiting { timer, deadline: now + timer.rto() }
             } else {
                 Phase::NonWaiting { deadline: now + non_lifetime }
             };
+            let mut sent = SmallVec::new();
+            sent.push(now);
+            let ex = Box::new(Exchange {
+                dest: dest.clone(),
+                req,
+                mid,
+                token,
+                phase,
+                marking: timer.marking(),
+                confirmable,
+                sent,
+                rtos,
+                expired: 0,
+                acked_at: None,
+                responded_at: None,
+            });
+            let rto = confirmable.then(|| timer.rto());
+            self.exchanges.insert(id, ex);
             self.by_mid.insert((dest.clone(), mid), id);
             self.by_token.insert((dest.clone(), token), id);
             self.pending.push_back(Pending::Request(id));
             if self.cfg.transmission_events {
-                let rto = ex.confirmable.then(|| ex.rtos[0]);
                 self.events.push_back(Event::Transmission { id, number: 0, at: now, rto });
             }
         }
@@ -783,7 +770,6 @@ where
             }
             Phase::NonWaiting { .. } => true,
             Phase::Acked => false,
-            Phase::Queued => return,
         };
         self.finish(now, id, Outcome::Failed(FailReason::Reset), Answer::default(), outstanding);
     }
@@ -823,7 +809,7 @@ where
                     self.try_start(now, &from);
                 }
             }
-            Phase::Queued | Phase::Acked | Phase::NonWaiting { .. } => {}
+            Phase::Acked | Phase::NonWaiting { .. } => {}
         }
     }
 
@@ -913,7 +899,6 @@ where
             }
             Phase::NonWaiting { .. } => true,
             Phase::Acked => false,
-            Phase::Queued => return,
         };
         ex.responded_at = Some(now);
         self.finish(now, id, Outcome::Response(msg.code), answer(msg), outstanding);
