@@ -102,9 +102,10 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 pub struct ReproduceArgs {
     /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md),
     /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md)
-    /// or `cloud` (CLOUD's cloud clients behind a border router: baseline, many-to-many and
-    /// burst, with nullrdc and ContikiMAC; docs/mesh.md).
-    #[arg(value_parser = ["thesis", "nitk", "cloud"])]
+    /// `cloud` (CLOUD's cloud clients behind a border router: baseline, many-to-many and
+    /// burst, with nullrdc and ContikiMAC; docs/mesh.md) or `rttcoap` (RTTCOAP's collection on
+    /// concentric circles: the homogeneous scenarios so far; docs/mesh.md).
+    #[arg(value_parser = ["thesis", "nitk", "cloud", "rttcoap"])]
     what: String,
     /// Results and report directory.
     #[arg(long)]
@@ -113,8 +114,8 @@ pub struct ReproduceArgs {
     /// cells twice as many; nitk: the sources' counts (5 for GST/GSRTC, 30 for CoCoA++).
     #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
     reps: Option<u32>,
-    /// nitk and cloud: simulated seconds per replication instead of the presets' (600, 900 and
-    /// 1080 s).
+    /// nitk, cloud and rttcoap: simulated seconds per replication instead of the presets' (600,
+    /// 900, 1080 and 6900 s).
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// nitk only: also the CoCoA++ offered-load levels (0.5 … 2.5 kbit/s per client on the four
@@ -132,6 +133,18 @@ pub fn cloud_plan(reps: Option<u32>, duration_s: Option<f64>) -> Result<String, 
     preset_plan(
         "# CLOUD's cloud-client experiments (docs/mesh.md), as `coapcc reproduce cloud` runs it.\nseed = 2016\n",
         "cloud-",
+        reps,
+        duration_s,
+        |_| true,
+    )
+}
+
+/// RTTCOAP's experiments as a plan: every `rttcoap-…` preset with its algorithms (default,
+/// cocoa, rtt_coap), at the presets' replications unless `reps` is given.
+pub fn rttcoap_plan(reps: Option<u32>, duration_s: Option<f64>) -> Result<String, Error> {
+    preset_plan(
+        "# RTTCOAP's collection experiments (docs/mesh.md), as `coapcc reproduce rttcoap` runs it.\nseed = 2018\n",
+        "rttcoap-",
         reps,
         duration_s,
         |_| true,
@@ -218,22 +231,22 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     }
     let what = args.what.as_str();
     let text = match what {
-        "nitk" | "cloud" => {
+        "nitk" | "cloud" | "rttcoap" => {
             if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
                 return Err("--duration must be a positive number of seconds".into());
             }
-            if what == "cloud" {
-                if args.loads {
-                    return Err("--loads applies to `reproduce nitk`".into());
-                }
-                cloud_plan(args.reps, args.duration)?
-            } else {
-                nitk_plan(args.reps, args.duration, args.loads)?
+            if what != "nitk" && args.loads {
+                return Err("--loads applies to `reproduce nitk`".into());
+            }
+            match what {
+                "cloud" => cloud_plan(args.reps, args.duration)?,
+                "rttcoap" => rttcoap_plan(args.reps, args.duration)?,
+                _ => nitk_plan(args.reps, args.duration, args.loads)?,
             }
         }
         _ => {
             if args.duration.is_some() || args.loads {
-                return Err("--duration and --loads apply to `reproduce nitk` and `reproduce cloud`".into());
+                return Err("--duration and --loads apply to `reproduce nitk`, `cloud` and `rttcoap`".into());
             }
             thesis_plan(args.reps.unwrap_or(20))
         }

@@ -135,21 +135,32 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
 
 /// The mean armed RTO per time bin, one line per algorithm (gaps where no timer was armed).
 fn rto_over_time(cells: &[&CellData], algos: &[String], title: &str) -> String {
+    let axes = ("Armed RTO over time (mean per bin, all replications)", "RTO (s)", "time the timer was armed (s)");
+    over_time(cells, algos, title, axes, &|c| {
+        let s = &c.summary["rto_over_time"];
+        (num(&s["bin_s"]), s["mean_s"].as_array().map(|a| a.iter().map(num).collect()).unwrap_or_default())
+    })
+}
+
+/// One line per algorithm of a binned series: `series` gives the bin width (s) and the values
+/// (non-finite: a gap); `axes` = (caption, y label, x label).
+fn over_time(
+    cells: &[&CellData],
+    algos: &[String],
+    title: &str,
+    axes: (&str, &str, &str),
+    series: &dyn Fn(&CellData) -> (f64, Vec<f64>),
+) -> String {
     let mut p = Plot::new(460.0, 290.0);
-    p.caption("Armed RTO over time (mean per bin, all replications)");
+    p.caption(axes.0);
     let legend: Vec<(String, &str)> =
         algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
     p.legend(&legend);
-    let series = |c: &CellData| -> (f64, Vec<f64>) {
-        let s = &c.summary["rto_over_time"];
-        let mean = s["mean_s"].as_array().map(|a| a.iter().map(num).collect()).unwrap_or_default();
-        (num(&s["bin_s"]), mean)
-    };
     let end = cells.iter().map(|c| num(&c.summary["duration_s"])).fold(0.0, f64::max);
     let top = cells.iter().flat_map(|c| series(c).1).filter(|v| v.is_finite()).fold(0.0, f64::max);
     let hi = if top > 0.0 { top * 1.08 } else { 1.0 };
-    p.y_axis(0.0, hi, "RTO (s)");
-    p.x_axis(0.0, end.max(1.0), "time the timer was armed (s)");
+    p.y_axis(0.0, hi, axes.1);
+    p.x_axis(0.0, end.max(1.0), axes.2);
     for (ai, a) in algos.iter().enumerate() {
         let Some(c) = cells.iter().find(|c| &c.algo == a) else { continue };
         let (bin, mean) = series(c);
@@ -283,6 +294,19 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             }
         }
         html += &rto_over_time(members, &algos, &format!("RTO over time, {label}"));
+        if members.iter().any(|c| c.summary["windows"].is_object()) {
+            let window = |c: &CellData, key: &str| {
+                let w = &c.summary["windows"];
+                (num(&w["window_s"]), w[key].as_array().map(|a| a.iter().map(num).collect()).unwrap_or_default())
+            };
+            let axes = ("Goodput per window (all sources, mean over replications)", "goodput (bit/s)", "time (s)");
+            html += &over_time(members, &algos, &format!("Goodput over time, {label}"), axes, &|c| {
+                window(c, "goodput_bps")
+            });
+            let axes = ("Jain's fairness index per window (over the sources)", "Jain's index", "time (s)");
+            html += &over_time(members, &algos, &format!("Fairness over time, {label}"), axes, &|c| window(c, "jain"));
+            plots += 2;
+        }
         html += &per_algorithm(
             "Transactions per second",
             "completed exchanges / s",

@@ -184,6 +184,12 @@ pub trait Workload {
     fn start(&mut self, host: HostId, now: Instant) -> Next;
     /// One of `host`'s exchanges ended (a response or a failure) at `now`: its next step.
     fn ended(&mut self, host: HostId, now: Instant) -> Next;
+    /// An open-loop host's next exchange after the one it just started at `now` (its arrivals
+    /// do not wait for exchanges to end: they queue in the endpoint); None when it has no more,
+    /// and for every host of a closed-loop workload (the default).
+    fn next_arrival(&mut self, _host: HostId, _now: Instant) -> Option<Instant> {
+        None
+    }
     /// How many exchanges `host` keeps open at once: the driver asks [`Workload::start`] this
     /// many times when it starts. 1 by default.
     fn parallel(&self, _host: HostId) -> u32 {
@@ -259,6 +265,10 @@ pub struct Periodic {
     chain_gap_ns: Option<u64>,
     /// Exchanges a back-to-back client keeps open at once (1: one after the other).
     parallel: u32,
+    /// Open-loop arrivals instead: the interval in each step of `step_ns`, and each client's
+    /// latest arrival.
+    open_loop: Option<(Vec<u64>, u64)>,
+    last_arrival: Vec<u64>,
     /// Per client with `parallel` > 1: exchanges started, exchanges open, done said.
     started: Vec<u64>,
     open: Vec<u32>,
@@ -287,6 +297,8 @@ impl Periodic {
             limit: vec![u64::MAX; clients.len()],
             chain_gap_ns: None,
             parallel: 1,
+            open_loop: None,
+            last_arrival: vec![0; clients.len()],
             started: vec![0; clients.len()],
             open: vec![0; clients.len()],
             done: vec![false; clients.len()],
@@ -321,6 +333,17 @@ impl Periodic {
     /// Clients with an interval are not affected.
     pub fn with_parallel(mut self, parallel: u32) -> Self {
         self.parallel = parallel.max(1);
+        self
+    }
+
+    /// Open-loop clients (RTTCOAP's sources): each generates an exchange every interval,
+    /// whether the ones before have ended or not (they wait in its endpoint, a FIFO); the
+    /// interval is `intervals_ns[k]` during step k (each `step_ns` long), and the arrivals stop
+    /// after the last step. A client's first arrival is uniform in [0, `intervals_ns[0]`) (a
+    /// random phase, from its own stream); the clients' own intervals are not used.
+    pub fn open_loop(mut self, intervals_ns: Vec<u64>, step_ns: u64) -> Self {
+        self.start_spread_s = intervals_ns.first().map_or(0.0, |&i| i as f64 / 1e9);
+        self.open_loop = Some((intervals_ns, step_ns.max(1)));
         self
     }
 
@@ -399,8 +422,25 @@ impl Workload for Periodic {
         }
     }
 
+    fn next_arrival(&mut self, host: HostId, _now: Instant) -> Option<Instant> {
+        let (intervals, step_ns) = self.open_loop.as_ref()?;
+        let i = self.slot[host.index()] as usize;
+        let last = self.last_arrival[i];
+        let k = (last / step_ns) as usize;
+        let next = last + *intervals.get(k)?;
+        if next >= self.until_ns || next >= intervals.len() as u64 * step_ns {
+            return None;
+        }
+        self.last_arrival[i] = next;
+        Some(Instant::from_nanos(next))
+    }
+
     fn start(&mut self, host: HostId, now: Instant) -> Next {
         let i = self.slot[host.index()] as usize;
+        if self.open_loop.is_some() {
+            self.last_arrival[i] = now.as_nanos();
+            return if now.as_nanos() < self.until_ns { Next::Exchange { fresh: false } } else { Next::Done };
+        }
         if self.is_parallel(i) {
             return self.step_parallel(i, now, false);
         }
@@ -409,6 +449,9 @@ impl Workload for Periodic {
 
     fn ended(&mut self, host: HostId, now: Instant) -> Next {
         let i = self.slot[host.index()] as usize;
+        if self.open_loop.is_some() {
+            return Next::Idle; // arrivals come on their own
+        }
         if self.is_parallel(i) {
             return self.step_parallel(i, now, true);
         }
@@ -585,5 +628,29 @@ mod tests {
         assert_eq!(w.ended(a, s(4)), Next::Done, "the last one ended");
         assert_eq!(w.start(b, s(0)), ex);
         assert_eq!(w.ended(b, s(0)), Next::At(s(1)), "periodic as before");
+    }
+
+    #[test]
+    fn open_loop_arrivals_follow_the_rate_steps() {
+        let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+        let a = HostId(3);
+        // 100 ms apart for the first second, then 400 ms, then nothing after 2 s
+        let mut w = Periodic::new(&[(a, 0)], 10_000_000_000, 0.0, 7, 0)
+            .open_loop(vec![100_000_000, 400_000_000], 1_000_000_000);
+        let (_, t0) = w.starts()[0];
+        assert!(t0 < ms(100), "a random phase within the first interval");
+        assert_eq!(w.start(a, t0), Next::Exchange { fresh: false });
+        // each arrival's interval is the one of the step the arrival before it fell in: with the
+        // phase t0 < 100 ms, t0 + 100·k for k = 1..10 (t0 + 900 is still in the first second),
+        // then t0 + 1400 and t0 + 1800; t0 + 2200 is past the steps
+        let t0 = t0.as_nanos();
+        let mut expect: Vec<u64> = (1..=10).map(|k| t0 + k * 100_000_000).collect();
+        expect.extend([t0 + 1_400_000_000, t0 + 1_800_000_000]);
+        let mut at = vec![];
+        while let Some(t) = w.next_arrival(a, ms(0)) {
+            at.push(t.as_nanos());
+        }
+        assert_eq!(at, expect);
+        assert_eq!(w.ended(a, ms(5)), Next::Idle, "an ended exchange starts nothing");
     }
 }

@@ -51,6 +51,9 @@ pub trait Context<P> {
     fn start(&mut self, host: HostId) -> Next;
     /// How many exchanges `host` keeps open at once.
     fn parallel(&self, host: HostId) -> u32;
+    /// An open-loop host's next arrival after the exchange it just started (None: closed loop,
+    /// or no more).
+    fn next_arrival(&mut self, host: HostId) -> Option<Instant>;
     /// One of `host`'s exchanges ended: its next step.
     fn ended(&mut self, host: HostId) -> Next;
 }
@@ -231,6 +234,10 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
 
     fn parallel(&self, host: HostId) -> u32 {
         self.workload.parallel(host)
+    }
+
+    fn next_arrival(&mut self, host: HostId) -> Option<Instant> {
+        self.workload.next_arrival(host, self.now)
     }
 
     fn start(&mut self, host: HostId) -> Next {

@@ -141,6 +141,13 @@ impl UdpStack {
         let _ = host.ep.request(now, server, self.request.clone());
     }
 
+    /// An open-loop client's next arrival goes on its application timer.
+    fn arm_arrival<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, h: HostId) {
+        if let Some(at) = ctx.next_arrival(h) {
+            self.hosts[h.index()].app_timer.rearm(ctx, h, APP_TIMER, Some(at));
+        }
+    }
+
     /// Sends what the endpoint has, follows its events, re-arms its timer.
     fn after<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, h: HostId) {
         // a finished exchange may start the next one, whose request must go out too
@@ -178,6 +185,7 @@ impl Stack for UdpStack {
             let next = ctx.start(host);
             self.issue(ctx, host, next);
         }
+        self.arm_arrival(ctx, host);
         self.after(ctx, host);
     }
 
@@ -197,6 +205,7 @@ impl Stack for UdpStack {
                 return false;
             }
             self.issue(ctx, host, Next::Exchange { fresh: false });
+            self.arm_arrival(ctx, host);
             self.after(ctx, host);
             return true;
         }

@@ -331,3 +331,33 @@ fn cloud_clients_keep_nstart_exchanges_open() {
     assert_eq!(most_open("cocoa4"), 4);
     assert_eq!(most_open("cocoa"), 1);
 }
+
+/// RTTCOAP's homogeneous collection: every mote but the border router sends its 51-byte CON
+/// messages to the collector (the border router), which echoes RTT-CoAP's counter; the time
+/// series has one window per 60 s and its goodput adds up to the successes' bits.
+#[test]
+fn rttcoap_sources_send_to_the_collector() {
+    let text = netsim::lln::presets::text("rttcoap-homog-57").unwrap();
+    let s = LlnScenario {
+        reps: 1,
+        duration_s: 600.0,
+        cc: "rtt_coap:nstart=4".into(),
+        ..LlnScenario::from_toml(text).unwrap()
+    };
+    let res = s.resolve().unwrap();
+    assert_eq!(res.clients.len(), 56);
+    assert!(res.clients.iter().all(|&(_, server)| server == 0), "the collector is mote 1");
+    // header 4 + token 2 + Observe (1 + 3) + payload marker 1 + 40
+    assert_eq!(res.request_bytes, 51);
+    // 0.05 kbit/s then 0.10: 8·51/50 = 8.16 s, 4.08 s
+    assert_eq!(res.open_loop.as_ref().unwrap().0[..2], [8_160_000_000, 4_080_000_000]);
+    let r = lln::run_rep(&s, &res, 0, None);
+    let successes = r.exchanges.iter().filter(|e| e.rtt_ns.is_some()).count();
+    assert!(successes > 100);
+    let metrics = lln::summary::lln_metrics(std::slice::from_ref(&r)).unwrap();
+    let w = metrics.windows.as_ref().unwrap();
+    assert_eq!((w.window_s, w.goodput_bps.len()), (60.0, 10));
+    let bits: f64 = w.goodput_bps.iter().map(|g| g * 60.0).sum();
+    assert!((bits - successes as f64 * 51.0 * 8.0).abs() < 1e-6, "{bits}");
+    assert!(w.jain.iter().all(|j| j.is_nan() || (0.0..=1.0).contains(j)));
+}

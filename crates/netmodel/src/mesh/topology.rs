@@ -62,6 +62,8 @@ pub const LAYOUTS: &[(&str, &str)] = &[
     ("halfdumbbell5", "NITK ch. 4: 3 clients, a router, a server"),
     ("iotlab_grid3x2", "FIT/IoT-LAB Paris/Grenoble approximation: 3 × 2 lattice"),
     ("flocklab30", "CLOUD's FlockLab approximation: 6 × 5 lattice, border router at the centre, 29 servers"),
+    ("circles57", "RTTCOAP: a collector (border router) at the centre, 56 motes on rings of 8, 16, 32, 10 m apart"),
+    ("circles112", "RTTCOAP: a collector at the centre, 111 motes on rings of 8, 16, 32, 55, 10 m apart"),
 ];
 
 /// A named layout's motes, in id order; None for an unknown name.
@@ -169,9 +171,32 @@ pub fn layout(name: &str) -> Option<Vec<NodeSpec>> {
                 n(k + 1, role, 10.0 * i as f64, 10.0 * j as f64)
             })
             .collect(),
+        "circles57" => circles(57),
+        "circles112" => circles(112),
         _ => return None,
     };
     Some(nodes)
+}
+
+/// RTTCOAP's concentric circles (choice: the ring sizes are not given): the collector (the
+/// border router) at the origin, ring k of radius 10·k m with 8 motes on the first and twice the
+/// previous ring's on each next, the last ring taking what is left; mote j of a ring of n at the
+/// angle 2πj/n. Every other mote is a client (a source).
+fn circles(total: u32) -> Vec<NodeSpec> {
+    let mut v = vec![NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 }];
+    let (mut ring, mut size) = (1u32, 8u32);
+    while (v.len() as u32) < total {
+        let left = total - v.len() as u32;
+        let n = if left < size { left } else { size };
+        for j in 0..n {
+            let a = 2.0 * PI * j as f64 / n as f64;
+            let r = 10.0 * ring as f64;
+            v.push(NodeSpec { id: v.len() as u32 + 1, role: Role::Client, x: r * a.cos(), y: r * a.sin() });
+        }
+        ring += 1;
+        size *= 2;
+    }
+    v
 }
 
 fn grid3x3_roles(p: &[(f64, f64); 9]) -> Vec<NodeSpec> {
@@ -251,13 +276,34 @@ mod tests {
             ("halfdumbbell5", (5, 1, 3)),
             ("iotlab_grid3x2", (6, 1, 4)),
             ("flocklab30", (30, 29, 0)), // its clients are cloud hosts
+            ("circles57", (57, 0, 56)),  // the collector is the border router
+            ("circles112", (112, 0, 111)),
         ] {
             let l = layout(name).unwrap();
             assert_eq!((l.len(), count(&l, Role::Server), count(&l, Role::Client)), (n, servers, clients), "{name}");
             validate(&l).unwrap();
         }
         assert!(layout("nope").is_none());
-        assert_eq!(LAYOUTS.len(), 9);
+        assert_eq!(LAYOUTS.len(), 11);
+    }
+
+    #[test]
+    fn circles_rings_and_chords() {
+        let l = layout("circles112").unwrap();
+        // rings of 8, 16, 32 and the 55 left, at 10, 20, 30, 40 m
+        let ring_of = |k: usize| (l[k].x.hypot(l[k].y) / 10.0).round() as u32;
+        let sizes: Vec<usize> = (1..=4).map(|r| (1..l.len()).filter(|&k| ring_of(k) == r).count()).collect();
+        assert_eq!(sizes, [8, 16, 32, 55]);
+        // chords: 2·r·sin(π/n)
+        for (first, r, n) in [(1, 10.0, 8.0), (9, 20.0, 16.0), (25, 30.0, 32.0), (57, 40.0, 55.0)] {
+            let chord = 2.0 * r * (PI / n).sin();
+            assert!((distance(&l[first], &l[first + 1]) - chord).abs() < 1e-9);
+        }
+        assert!((2.0 * 10.0 * (PI / 8.0).sin() - 7.6537).abs() < 1e-4);
+        assert!((2.0 * 40.0 * (PI / 55.0).sin() - 4.5671).abs() < 1e-4);
+        // the first mote of each ring is radially aligned with the one before, 10 m out
+        assert!((distance(&l[1], &l[9]) - 10.0).abs() < 1e-9);
+        assert_eq!(layout("circles57").unwrap().len(), 57);
     }
 
     #[test]

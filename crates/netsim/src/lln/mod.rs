@@ -60,6 +60,13 @@ pub struct MeshRun {
     /// CLOUD's burst: how many clients it had.
     #[serde(skip_serializing_if = "is_zero")]
     pub burst_clients: u32,
+    /// The time series' window, ns (0: no time series; RTTCOAP's collection has one).
+    #[serde(skip_serializing_if = "is_zero_u64")]
+    pub window_ns: u64,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 fn is_zero(v: &u32) -> bool {
@@ -109,6 +116,9 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
         }
         burst = Some((start_ns, b.exchanges, order[keep..].iter().map(|&k| clients[k].0 .0).collect()));
     }
+    if let Some((intervals, step_ns)) = &res.open_loop {
+        workload = workload.open_loop(intervals.clone(), *step_ns);
+    }
     // CLOUD's baseline: each client (server) in turn; the run lasts until the last is done
     let chained = w.kind == "baseline";
     if chained {
@@ -148,6 +158,11 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
             duration_ns,
             burst_completion_s,
             burst_clients,
+            window_ns: w
+                .collect
+                .as_ref()
+                .filter(|_| w.kind == "collect")
+                .map_or(0, |c| (c.window_s * 1e9).round() as u64),
         })
     })
 }
@@ -159,8 +174,8 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     let mut cfg = Config::new(res.cc.clone());
     cfg.token_len = w.token_len;
     cfg.give_up = res.give_up;
-    // Erbium knows no transmission-number option: it echoes nothing
-    cfg.echo_transmission_numbers = false;
+    // Erbium knows no transmission-number option: it echoes nothing (RTTCOAP's collector does)
+    cfg.echo_transmission_numbers = scn.endpoint.echo_transmission_numbers;
     let cfg = std::sync::Arc::new(cfg);
     let n = res.mesh.nodes.len() + res.mesh.cloud.map_or(0, |c| c.hosts as usize);
     let mut server_of = vec![None; n];
@@ -184,7 +199,11 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
                     let most = duration_ns.checked_div(interval_of[i]).map_or(1 << 16, |k| k + 1).min(1 << 16);
                     UdpHost::client(ep, HostId(s), most as usize)
                 }
-                (None, netmodel::mesh::topology::Role::Server) => {
+                // a server mote, or any host a client sends to (RTTCOAP's collector)
+                (None, role)
+                    if role == netmodel::mesh::topology::Role::Server
+                        || res.clients.iter().any(|c| c.1 as usize == i) =>
+                {
                     UdpHost::server(ep.with_handler(Box::new(FixedResponse::new(res.response.clone()))))
                 }
                 (None, _) => UdpHost::server(ep),

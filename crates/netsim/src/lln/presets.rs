@@ -105,6 +105,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("nitk-gsrtc-cooja", include_str!("../../../../scenarios/nitk-gsrtc-cooja.toml")),
     ("nitk-gst-cooja", include_str!("../../../../scenarios/nitk-gst-cooja.toml")),
     ("thesis", include_str!("../../../../scenarios/thesis.toml")),
+    ("rttcoap-homog-112", include_str!("../../../../scenarios/rttcoap-homog-112.toml")),
+    ("rttcoap-homog-57", include_str!("../../../../scenarios/rttcoap-homog-57.toml")),
 ];
 
 /// A preset's TOML text.

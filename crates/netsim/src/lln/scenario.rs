@@ -248,10 +248,40 @@ pub struct LlnWorkload {
     /// `kind = "baseline"`: the clients in turn (CLOUD's baseline scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineKeys>,
+    /// `kind = "collect"`: every mote sends to the collector (RTTCOAP's scenarios).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collect: Option<CollectKeys>,
     /// Exchanges a back-to-back client (`continuous`, `burst`, `baseline`) keeps open at once:
     /// a number, or `"nstart"` for the algorithm's NSTART (CLOUD's `cocoa4` clients keep 4).
     #[serde(skip_serializing_if = "Outstanding::is_one")]
     pub outstanding: Outstanding,
+}
+
+/// `[workload.collect]`: every mote but the border router (the collector) is a source that
+/// generates CON messages for the collector at `kbps[k]` kbit/s of CoAP message during step k
+/// (each `step_s` long), open loop: they wait in its endpoint (a FIFO) until its congestion
+/// control lets them out. A message carries an Observe option of `observe_bytes` and
+/// `payload_bytes` of payload, as RTTCOAP's notifications; the collector acknowledges each with
+/// a piggybacked 2.04 (its token, no payload).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CollectKeys {
+    /// Each source's rate in each step, kbit/s of CoAP message.
+    pub kbps: Vec<f64>,
+    /// A step's length, s.
+    pub step_s: f64,
+    /// Payload bytes of a message.
+    pub payload_bytes: usize,
+    /// The Observe option's value bytes (0 to 3).
+    pub observe_bytes: usize,
+    /// The time series' window (goodput, Jain's index), s.
+    pub window_s: f64,
+}
+
+impl Default for CollectKeys {
+    fn default() -> Self {
+        CollectKeys { kbps: vec![1.0], step_s: 400.0, payload_bytes: 40, observe_bytes: 3, window_s: 60.0 }
+    }
 }
 
 /// `workload.outstanding`: a count, or `"nstart"`.
@@ -322,6 +352,7 @@ impl Default for LlnWorkload {
             fct_successes: 50,
             burst: None,
             baseline: None,
+            collect: None,
             outstanding: Outstanding::Count(1),
         }
     }
@@ -333,11 +364,14 @@ impl Default for LlnWorkload {
 pub struct EndpointKeys {
     /// `at_last_send` (Erbium) or `after_last_timer` (RFC 7252).
     pub give_up: String,
+    /// Servers echo RTT-CoAP's transmission counter (Erbium does not; RTTCOAP's collector does).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub echo_transmission_numbers: bool,
 }
 
 impl Default for EndpointKeys {
     fn default() -> Self {
-        EndpointKeys { give_up: "at_last_send".into() }
+        EndpointKeys { give_up: "at_last_send".into(), echo_transmission_numbers: false }
     }
 }
 
@@ -440,6 +474,8 @@ pub struct Resolved {
     pub cc: CcConfig,
     /// Exchanges a back-to-back client keeps open at once.
     pub outstanding: u32,
+    /// `collect`: the sources' interval in each step and the step's length, ns.
+    pub open_loop: Option<(Vec<u64>, u64)>,
     /// When an unanswered request fails.
     pub give_up: GiveUp,
     /// Per client host: its server host.
@@ -603,8 +639,24 @@ impl LlnScenario {
         let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
         let w = &self.workload;
-        if !["periodic_blocking", "continuous", "burst", "baseline"].contains(&w.kind.as_str()) {
-            return bad("workload.kind", "must be \"periodic_blocking\", \"continuous\", \"burst\" or \"baseline\"");
+        if !["periodic_blocking", "continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
+            return bad(
+                "workload.kind",
+                "must be \"periodic_blocking\", \"continuous\", \"burst\", \"baseline\" or \"collect\"",
+            );
+        }
+        let collect = (w.kind == "collect").then(|| w.collect.clone().unwrap_or_default());
+        if let Some(c) = &collect {
+            if c.kbps.is_empty() || c.kbps.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
+                return bad("workload.collect.kbps", "needs one rate > 0 per step");
+            }
+            let positive = |v: f64| v > 0.0 && v.is_finite();
+            if !positive(c.step_s) || !positive(c.window_s) || c.observe_bytes > 3 || c.payload_bytes > 1024 {
+                return bad(
+                    "workload.collect",
+                    "needs step_s > 0, window_s > 0, observe_bytes <= 3, payload_bytes <= 1024",
+                );
+            }
         }
         let outstanding = match &w.outstanding {
             Outstanding::Count(n) if *n >= 1 => *n,
@@ -630,13 +682,25 @@ impl LlnScenario {
         if w.uri_path.iter().any(|p| p.is_empty() || p.len() > 255) {
             return bad("workload.uri_path", "segments must be 1 to 255 bytes");
         }
-        let request = Request {
-            code: Code::GET,
-            options: w.uri_path.iter().map(|p| (registry::URI_PATH, p.as_bytes().to_vec())).collect(),
-            payload: Vec::new(),
-            confirmable: true,
+        let request = match &collect {
+            // a notification's size: the Observe option and the payload (RTTCOAP)
+            Some(c) => Request {
+                code: Code::POST,
+                options: vec![(registry::OBSERVE, vec![0x01; c.observe_bytes])],
+                payload: vec![0x2a; c.payload_bytes],
+                confirmable: true,
+            },
+            None => Request {
+                code: Code::GET,
+                options: w.uri_path.iter().map(|p| (registry::URI_PATH, p.as_bytes().to_vec())).collect(),
+                payload: Vec::new(),
+                confirmable: true,
+            },
         };
-        let mut response = Response::new(Code::CONTENT, w.response_payload.as_bytes());
+        let mut response = match collect {
+            Some(_) => Response::new(Code::CHANGED, []),
+            None => Response::new(Code::CONTENT, w.response_payload.as_bytes()),
+        };
         if w.response_etag_bytes > 0 {
             response.options.push((registry::ETAG, vec![0x01; w.response_etag_bytes]));
         }
@@ -675,6 +739,12 @@ impl LlnScenario {
         };
         let mobility = self.mobility(&nodes)?;
         let (cloud, clients) = match &self.cloud {
+            // every mote sends to the collector, the border router
+            None if collect.is_some() => {
+                let c: Vec<(u32, u32)> =
+                    (0..nodes.len() as u32).filter(|&k| k as usize != root).map(|k| (k, root as u32)).collect();
+                (None, c)
+            }
             None => {
                 let servers = topology::assign_servers(&nodes);
                 let c: Vec<(u32, u32)> =
@@ -708,7 +778,12 @@ impl LlnScenario {
         if clients.is_empty() {
             return bad("topology", "has no client with a server");
         }
-        let intervals_ns = if ["continuous", "burst", "baseline"].contains(&w.kind.as_str()) {
+        // open loop: the interval of each step (8 · message bits / the rate)
+        let open_loop = collect.as_ref().map(|c| {
+            let intervals = c.kbps.iter().map(|r| (8.0 * request_bytes as f64 / (r * 1000.0) * 1e9).round() as u64);
+            (intervals.collect::<Vec<u64>>(), (c.step_s * 1e9).round() as u64)
+        });
+        let intervals_ns = if ["continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
             vec![0; clients.len()]
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
@@ -733,6 +808,7 @@ impl LlnScenario {
             mesh,
             cc: self.cc_config()?,
             outstanding,
+            open_loop,
             give_up,
             clients,
             intervals_ns,

@@ -105,6 +105,50 @@ pub struct LlnMetrics {
     /// `burst_completion_s` did not finish within the run).
     #[serde(skip_serializing_if = "is_zero")]
     pub burst_clients: u64,
+    /// RTTCOAP's time series (runs with a window only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub windows: Option<Windows>,
+}
+
+/// Per window of the run (`window_s`), means over replications: the goodput, bit/s of CoAP
+/// message of the exchanges that succeeded, counted when the response came back; Jain's index
+/// over the clients' successes in the window (every client counts, null when none succeeded).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Windows {
+    /// The window, s.
+    pub window_s: f64,
+    /// Goodput per window, bit/s.
+    pub goodput_bps: Vec<f64>,
+    /// Jain's fairness index per window.
+    pub jain: Vec<f64>,
+}
+
+/// The time series of the runs that have a window (the first run's window and length).
+fn windows(runs: &[(&RepResult, &MeshRun)]) -> Option<Windows> {
+    let (_, first) = runs.iter().find(|(_, m)| m.window_ns > 0)?;
+    let (window_ns, bins) = (first.window_ns, first.duration_ns.div_ceil(first.window_ns) as usize);
+    let window_s = window_ns as f64 / 1e9;
+    let (mut goodput, mut jain, mut jain_n) = (vec![0.0; bins], vec![0.0; bins], vec![0u32; bins]);
+    for (r, m) in runs {
+        let slot: std::collections::HashMap<u32, usize> =
+            r.clients.iter().enumerate().map(|(i, c)| (c.client, i)).collect();
+        let mut done = vec![vec![0u64; bins]; r.clients.len()];
+        for e in &r.exchanges {
+            let (Some(rtt), Some(&i)) = (e.rtt_ns, slot.get(&e.client)) else { continue };
+            let b = (((e.start_ns + rtt) / window_ns) as usize).min(bins - 1);
+            done[i][b] += 1;
+            goodput[b] += 8.0 * m.request_bytes as f64 / window_s / runs.len() as f64;
+        }
+        for b in 0..bins {
+            let (sum, sq) = done.iter().fold((0.0, 0.0), |(s, q), c| (s + c[b] as f64, q + (c[b] * c[b]) as f64));
+            if sq > 0.0 {
+                jain[b] += sum * sum / (done.len() as f64 * sq);
+                jain_n[b] += 1;
+            }
+        }
+    }
+    let jain = jain.iter().zip(&jain_n).map(|(j, &n)| if n == 0 { f64::NAN } else { j / n as f64 }).collect();
+    Some(Windows { window_s, goodput_bps: goodput, jain })
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -258,9 +302,13 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         jain += if sq > 0.0 { total * total / (done.len() as f64 * sq) } else { 0.0 };
         let (mut run_delivered, mut run_sent) = (0u64, 0u64);
         for n in &m.report.nodes {
+            // what reached the servers: server motes, and any mote a client sends to (RTTCOAP's
+            // collector is the border router)
+            let target = m.routes.iter().any(|r| r.server == n.id);
             match n.role {
                 netmodel::mesh::topology::Role::Server => run_delivered += n.stats.delivered,
                 netmodel::mesh::topology::Role::Client => run_sent += n.stats.originated,
+                _ if target => run_delivered += n.stats.delivered,
                 _ => {}
             }
         }
@@ -340,6 +388,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
             v
         },
         burst_clients: runs.iter().map(|(_, m)| m.burst_clients as u64).sum(),
+        windows: windows(&runs),
     })
 }
 
