@@ -104,7 +104,7 @@ pub struct ReproduceArgs {
     /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md)
     /// `cloud` (CLOUD's cloud clients behind a border router: baseline, many-to-many and
     /// burst, with nullrdc and ContikiMAC; docs/mesh.md) or `rttcoap` (RTTCOAP's collection on
-    /// concentric circles: the homogeneous scenarios so far; docs/mesh.md).
+    /// concentric circles: homogeneous and mixed; docs/mesh.md).
     #[arg(value_parser = ["thesis", "nitk", "cloud", "rttcoap"])]
     what: String,
     /// Results and report directory.
@@ -115,7 +115,7 @@ pub struct ReproduceArgs {
     #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
     reps: Option<u32>,
     /// nitk, cloud and rttcoap: simulated seconds per replication instead of the presets' (600,
-    /// 900, 1080 and 6900 s).
+    /// 900, 1080, 6900 and 7600 s).
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// nitk only: also the CoCoA++ offered-load levels (0.5 … 2.5 kbit/s per client on the four

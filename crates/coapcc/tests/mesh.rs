@@ -189,13 +189,13 @@ fn reproduce_rttcoap_runs_the_rttcoap_presets() {
     let (ok, _, err) =
         coapcc(&["reproduce", "rttcoap", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "300"]);
     assert!(ok, "{err}");
-    // the homogeneous scenario on both circles, default, cocoa and rtt_coap
-    assert!(err.contains("6 cells run"), "{err}");
+    // the homogeneous and mixed scenarios on both circles, default, cocoa and rtt_coap
+    assert!(err.contains("12 cells run"), "{err}");
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    for name in ["rttcoap-homog-57", "rttcoap-homog-112"] {
+    for name in ["rttcoap-homog-57", "rttcoap-homog-112", "rttcoap-mixed-57", "rttcoap-mixed-112"] {
         assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
     }
-    assert_eq!(html.matches("aria-label=\"Goodput over time, ").count(), 2);
-    assert_eq!(html.matches("aria-label=\"Fairness over time, ").count(), 2);
+    assert_eq!(html.matches("aria-label=\"Goodput over time, ").count(), 4);
+    assert_eq!(html.matches("aria-label=\"Fairness over time, ").count(), 4);
     std::fs::remove_dir_all(&d).unwrap();
 }

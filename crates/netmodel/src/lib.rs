@@ -27,4 +27,4 @@ pub mod workload;
 pub use bottleneck::{Bottleneck, BottleneckReport, BottleneckSpec, HopSpec, LinkSpec};
 pub use medium::{HostId, Medium, Packet, PacketId, Schedule};
 pub use streams::{component_rng, Stream};
-pub use workload::{ClientSteps, ClientWorkload, Next, Periodic, Workload, WorkloadKind, WorkloadSpec};
+pub use workload::{ClientSteps, ClientWorkload, Next, Periodic, RateSteps, Workload, WorkloadKind, WorkloadSpec};

@@ -7,7 +7,7 @@
 //!
 //! Component numbers (32 bits): hosts `0..2^28` are their own index; per-host kinds put a kind
 //! in the top nibble (`1`: the host's workload, `2`: its MAC, `3`: its radio's transmissions,
-//! `4`: its mobility, `5`: its radio duty-cycle phase); `0xFFFF_00xx` are the singletons of the wired
+//! `4`: its mobility, `5`: its radio duty-cycle phase, `6`: its background traffic); `0xFFFF_00xx` are the singletons of the wired
 //! bottleneck (their values predate this module and are kept so that recorded results stay
 //! the same; `0xFFFF_0006` was a workload stream shared by all clients, replaced by
 //! [`Stream::Workload`] and not to be reused).
@@ -31,6 +31,8 @@ pub enum Stream {
     Mobility(u32),
     /// Node `i`'s ContikiMAC wake-up phase.
     Phase(u32),
+    /// Host `i`'s background traffic (its phase).
+    Background(u32),
     /// The mesh's pursue target.
     PursueTarget,
     /// Which clients of a CLOUD burst run are the continuous group.
@@ -57,6 +59,7 @@ impl Stream {
             Stream::Radio(i) => 0x3000_0000 | (i & 0x0FFF_FFFF),
             Stream::Mobility(i) => 0x4000_0000 | (i & 0x0FFF_FFFF),
             Stream::Phase(i) => 0x5000_0000 | (i & 0x0FFF_FFFF),
+            Stream::Background(i) => 0x6000_0000 | (i & 0x0FFF_FFFF),
             Stream::Server => 0xFFFF_0001,
             Stream::UplinkLoss => 0xFFFF_0002,
             Stream::DownlinkLoss => 0xFFFF_0003,

@@ -47,6 +47,31 @@ pub enum Next {
     Done,
 }
 
+/// Arrivals whose interval steps: `intervals_ns[k]` during step k, each `step_ns` long; none
+/// after the last step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateSteps {
+    /// The interval in each step, ns.
+    pub intervals_ns: Vec<u64>,
+    /// A step's length, ns.
+    pub step_ns: u64,
+}
+
+impl RateSteps {
+    /// The arrival after one at `last` ns: `last` plus the interval of the step `last` fell in;
+    /// None past the last step or at or after `until_ns`.
+    pub fn next(&self, last: u64, until_ns: u64) -> Option<u64> {
+        let k = (last / self.step_ns.max(1)) as usize;
+        let next = last + *self.intervals_ns.get(k)?;
+        (next < until_ns && next < self.intervals_ns.len() as u64 * self.step_ns).then_some(next)
+    }
+
+    /// The first interval, ns (0 without steps).
+    pub fn first(&self) -> u64 {
+        self.intervals_ns.first().copied().unwrap_or(0)
+    }
+}
+
 /// The workload of every client.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WorkloadSpec {
@@ -267,7 +292,7 @@ pub struct Periodic {
     parallel: u32,
     /// Open-loop arrivals instead: the interval in each step of `step_ns`, and each client's
     /// latest arrival.
-    open_loop: Option<(Vec<u64>, u64)>,
+    open_loop: Option<RateSteps>,
     last_arrival: Vec<u64>,
     /// Per client with `parallel` > 1: exchanges started, exchanges open, done said.
     started: Vec<u64>,
@@ -341,9 +366,9 @@ impl Periodic {
     /// interval is `intervals_ns[k]` during step k (each `step_ns` long), and the arrivals stop
     /// after the last step. A client's first arrival is uniform in [0, `intervals_ns[0]`) (a
     /// random phase, from its own stream); the clients' own intervals are not used.
-    pub fn open_loop(mut self, intervals_ns: Vec<u64>, step_ns: u64) -> Self {
-        self.start_spread_s = intervals_ns.first().map_or(0.0, |&i| i as f64 / 1e9);
-        self.open_loop = Some((intervals_ns, step_ns.max(1)));
+    pub fn open_loop(mut self, steps: RateSteps) -> Self {
+        self.start_spread_s = steps.first() as f64 / 1e9;
+        self.open_loop = Some(steps);
         self
     }
 
@@ -423,14 +448,9 @@ impl Workload for Periodic {
     }
 
     fn next_arrival(&mut self, host: HostId, _now: Instant) -> Option<Instant> {
-        let (intervals, step_ns) = self.open_loop.as_ref()?;
+        let steps = self.open_loop.as_ref()?;
         let i = self.slot[host.index()] as usize;
-        let last = self.last_arrival[i];
-        let k = (last / step_ns) as usize;
-        let next = last + *intervals.get(k)?;
-        if next >= self.until_ns || next >= intervals.len() as u64 * step_ns {
-            return None;
-        }
+        let next = steps.next(self.last_arrival[i], self.until_ns)?;
         self.last_arrival[i] = next;
         Some(Instant::from_nanos(next))
     }
@@ -636,7 +656,7 @@ mod tests {
         let a = HostId(3);
         // 100 ms apart for the first second, then 400 ms, then nothing after 2 s
         let mut w = Periodic::new(&[(a, 0)], 10_000_000_000, 0.0, 7, 0)
-            .open_loop(vec![100_000_000, 400_000_000], 1_000_000_000);
+            .open_loop(RateSteps { intervals_ns: vec![100_000_000, 400_000_000], step_ns: 1_000_000_000 });
         let (_, t0) = w.starts()[0];
         assert!(t0 < ms(100), "a random phase within the first interval");
         assert_eq!(w.start(a, t0), Next::Exchange { fresh: false });

@@ -86,6 +86,15 @@ pub struct ExchangeStats {
     pub rtt_ns: Vec<u64>,
     /// Exchanges by number of retransmissions (index = retransmissions).
     pub retransmissions_hist: Vec<u64>,
+    /// Background NON messages sent and taken by their sink ([`crate::udp::Background`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub background_sent: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub background_delivered: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl ExchangeStats {

@@ -21,6 +21,58 @@ use crate::record::{ClientRecord, Detail, ExchangeStats};
 const ENDPOINT_TIMER: u32 = 0;
 /// The slot of a waiting workload's next start.
 const APP_TIMER: u32 = 1;
+/// The slot of a background source's next NON.
+const BG_TIMER: u32 = 2;
+
+/// One-way NON traffic beside the workload (RTTCOAP's background notifications): each source
+/// sends NON 2.05 notifications (token 2, a 3-byte Observe, the payload) to the sink at stepping
+/// rates, under no congestion control, from its first arrival (a random phase in the first
+/// interval, its own [`netmodel::Stream::Background`], or when its workload starts if that is
+/// later) on; the sink takes them without an answer, as an observer takes NON notifications,
+/// and counts them.
+#[derive(Debug)]
+pub struct Background {
+    sink: HostId,
+    steps: netmodel::RateSteps,
+    until_ns: u64,
+    message: Vec<u8>,
+    /// Per host: its timer, first arrival and last send, ns (None: not a source).
+    sources: Vec<Option<(TimerSlot, u64, u64)>>,
+    sent: u64,
+    delivered: u64,
+}
+
+impl Background {
+    /// `sources` (host ids) send to `sink` with `steps` until `until_ns`, notifications of
+    /// `payload` bytes; phases drawn for replication `rep` of a run seeded with `seed`.
+    pub fn new(
+        sources: &[HostId],
+        sink: HostId,
+        steps: netmodel::RateSteps,
+        until_ns: u64,
+        payload: usize,
+        seed: u64,
+        rep: u32,
+    ) -> Self {
+        let n = sources.iter().map(|h| h.index() + 1).max().unwrap_or(0);
+        let mut slots: Vec<Option<(TimerSlot, u64, u64)>> = (0..n).map(|_| None).collect();
+        for &h in sources {
+            let mut rng = netmodel::Stream::Background(h.0).rng(seed, rep);
+            let phase = coap_cc::rng::uniform(&mut rng, 0.0, steps.first() as f64) as u64;
+            slots[h.index()] = Some((TimerSlot::default(), phase, phase));
+        }
+        // NON (type 1), token length 2, 2.05, Message ID, token, Observe (delta 6, length 3),
+        // payload marker, payload
+        let mut message = vec![0x52, 0x45, 0, 0, 0xb6, 0xb6, 0x63, 0, 0, 1, 0xff];
+        message.resize(message.len() + payload, 0x2a);
+        Background { sink, steps, until_ns, message, sources: slots, sent: 0, delivered: 0 }
+    }
+
+    /// A NON response (version 1, type NON, code class 2): what the sources send.
+    fn is_notification(bytes: &[u8]) -> bool {
+        bytes.len() >= 2 && bytes[0] >> 4 == 0x5 && bytes[1] >> 5 == 2
+    }
+}
 
 /// Serves one fixed response to every request, shared (the server's deduplication cache holds
 /// it without a copy per request).
@@ -86,6 +138,7 @@ impl UdpHost {
 #[derive(Debug)]
 pub struct UdpStack {
     hosts: Vec<UdpHost>,
+    background: Option<Background>,
     request: std::sync::Arc<Request>,
     /// Bytes added to every CoAP message on the network (IP and UDP headers).
     overhead: u32,
@@ -101,7 +154,33 @@ impl UdpStack {
         let (detail, mut stats) = (Detail::Summary, ExchangeStats::default());
         // one RTT per expected exchange, reserved once (a growing vector would double)
         stats.rtt_ns.reserve_exact(hosts.iter().map(|h| h.expected).sum());
-        UdpStack { hosts, request: request.into(), overhead, buf: Vec::with_capacity(1500), detail, stats }
+        UdpStack {
+            hosts,
+            background: None,
+            request: request.into(),
+            overhead,
+            buf: Vec::with_capacity(1500),
+            detail,
+            stats,
+        }
+    }
+
+    /// Adds one-way background NON traffic.
+    pub fn with_background(mut self, background: Background) -> Self {
+        self.background = Some(background);
+        self
+    }
+
+    /// A background source's next NON goes on its timer (the first: at its phase, or now).
+    fn arm_background<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, h: HostId, first: bool) {
+        let Some(bg) = self.background.as_mut() else { return };
+        let (steps, until) = (&bg.steps, bg.until_ns);
+        let Some(Some((timer, phase, last))) = bg.sources.get_mut(h.index()) else { return };
+        let next = if first { Some((*phase).max(ctx.now().as_nanos())) } else { steps.next(*last, until) };
+        if let Some(at) = next.filter(|&t| t < until) {
+            *last = at;
+            timer.rearm(ctx, h, BG_TIMER, Some(Instant::from_nanos(at)));
+        }
     }
 
     /// Keeps `detail` of every exchange.
@@ -186,10 +265,17 @@ impl Stack for UdpStack {
             self.issue(ctx, host, next);
         }
         self.arm_arrival(ctx, host);
+        self.arm_background(ctx, host, true);
         self.after(ctx, host);
     }
 
     fn receive<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, packet: &Packet, payload: &Vec<u8>) -> bool {
+        if let Some(bg) = self.background.as_mut() {
+            if packet.to == bg.sink && Background::is_notification(payload) {
+                bg.delivered += 1;
+                return false;
+            }
+        }
         let ep = &mut self.hosts[packet.to.index()].ep;
         let dups = ep.duplicates_received();
         ep.handle_datagram(ctx.now(), packet.from, payload);
@@ -199,6 +285,21 @@ impl Stack for UdpStack {
     }
 
     fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool {
+        if slot == BG_TIMER {
+            let Some(bg) = self.background.as_mut() else { return false };
+            let Some(Some((timer, ..))) = bg.sources.get_mut(host.index()) else { return false };
+            if !timer.fire(gen) {
+                return false;
+            }
+            bg.sent += 1;
+            let (sink, bytes) = (bg.sink, &bg.message);
+            ctx.send(host, sink, bytes.len() as u32 + self.overhead, |p| {
+                p.clear();
+                p.extend_from_slice(bytes);
+            });
+            self.arm_background(ctx, host, false);
+            return true;
+        }
         let h = &mut self.hosts[host.index()];
         if slot == APP_TIMER {
             if !h.app_timer.fire(gen) {
@@ -237,6 +338,10 @@ impl Stack for UdpStack {
                 .extend(host.reports.iter().enumerate().map(|(k, r)| crate::record::exchange_record(h.0, k as u32, r)));
         }
         out.stats = self.stats;
+        if let Some(bg) = &self.background {
+            out.stats.background_sent = bg.sent;
+            out.stats.background_delivered = bg.delivered;
+        }
         out
     }
 }

@@ -350,7 +350,7 @@ fn rttcoap_sources_send_to_the_collector() {
     // header 4 + token 2 + Observe (1 + 3) + payload marker 1 + 40
     assert_eq!(res.request_bytes, 51);
     // 0.05 kbit/s then 0.10: 8·51/50 = 8.16 s, 4.08 s
-    assert_eq!(res.open_loop.as_ref().unwrap().0[..2], [8_160_000_000, 4_080_000_000]);
+    assert_eq!(res.open_loop.as_ref().unwrap().intervals_ns[..2], [8_160_000_000, 4_080_000_000]);
     let r = lln::run_rep(&s, &res, 0, None);
     let successes = r.exchanges.iter().filter(|e| e.rtt_ns.is_some()).count();
     assert!(successes > 100);
@@ -360,4 +360,25 @@ fn rttcoap_sources_send_to_the_collector() {
     let bits: f64 = w.goodput_bps.iter().map(|g| g * 60.0).sum();
     assert!((bits - successes as f64 * 51.0 * 8.0).abs() < 1e-6, "{bits}");
     assert!(w.jain.iter().all(|j| j.is_nan() || (0.0..=1.0).contains(j)));
+}
+
+/// RTTCOAP's mixed scenario: beside the CON notifications, every source sends its share of the
+/// background's aggregate rate as NON notifications that nothing regulates. Over the first two
+/// 400-s steps (2 and 2 + 42/17 kbit/s among 111 sources, 51-byte messages) each source sends
+/// every 8·51·111/2000 = 22.644 s, then every 10.130 s: 400/22.644 + 400/10.130 ≈ 57.2 each,
+/// within 3 of it whatever its phase; the collector takes some of them.
+#[test]
+fn rttcoap_background_notifications_follow_their_rate_steps() {
+    let text = netsim::lln::presets::text("rttcoap-mixed-112").unwrap();
+    let s = LlnScenario { reps: 1, duration_s: 800.0, ..LlnScenario::from_toml(text).unwrap() };
+    let res = s.resolve().unwrap();
+    let bg = res.background.as_ref().unwrap();
+    assert_eq!(bg.intervals_ns[0], 22_644_000_000);
+    let i1 = 8.0 * 51.0 * 111.0 / (2.0 + 42.0 / 17.0) * 1e6;
+    assert!((bg.intervals_ns[1] as f64 - i1).abs() <= 1.0, "{} vs {i1}", bg.intervals_ns[1]);
+    let r = lln::run_rep(&s, &res, 0, None);
+    let each = 400.0 / 22.644 + 400.0 / (8.0 * 51.0 * 111.0 / (2.0 + 42.0 / 17.0) / 1000.0);
+    let sent = r.stats.background_sent as f64;
+    assert!((sent - 111.0 * each).abs() <= 111.0 * 3.0, "{sent} vs {}", 111.0 * each);
+    assert!(r.stats.background_delivered > 0 && r.stats.background_delivered <= r.stats.background_sent);
 }

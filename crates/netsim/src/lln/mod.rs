@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::engine;
 use crate::record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
-use crate::udp::{FixedResponse, UdpHost, UdpStack};
+use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
 pub use scenario::{LlnScenario, Resolved};
 pub use summary::{LlnMetrics, MeshSummary};
@@ -116,8 +116,8 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
         }
         burst = Some((start_ns, b.exchanges, order[keep..].iter().map(|&k| clients[k].0 .0).collect()));
     }
-    if let Some((intervals, step_ns)) = &res.open_loop {
-        workload = workload.open_loop(intervals.clone(), *step_ns);
+    if let Some(steps) = &res.open_loop {
+        workload = workload.open_loop(steps.clone());
     }
     // CLOUD's baseline: each client (server) in turn; the run lasts until the last is done
     let chained = w.kind == "baseline";
@@ -125,7 +125,15 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
         let b = w.baseline.clone().unwrap_or_default();
         workload = workload.chained((b.gap_s * 1e9).round() as u64, b.exchanges as u64);
     }
-    let stack = stack(scn, res, rep);
+    let mut stack = stack(scn, res, rep);
+    if let Some(steps) = &res.background {
+        // every source sends its share to the collector
+        let sources: Vec<HostId> = res.clients.iter().map(|&(c, _)| HostId(c)).collect();
+        let sink = HostId(res.clients.first().map_or(0, |c| c.1));
+        let payload = w.collect.as_ref().map_or(0, |c| c.payload_bytes);
+        stack =
+            stack.with_background(Background::new(&sources, sink, steps.clone(), duration_ns, payload, scn.seed, rep));
+    }
     let observer = Recorder { rep, progress };
     let until = if chained {
         engine::Until::SafetyNet(Instant::from_nanos(duration_ns))

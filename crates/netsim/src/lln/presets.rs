@@ -107,6 +107,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("thesis", include_str!("../../../../scenarios/thesis.toml")),
     ("rttcoap-homog-112", include_str!("../../../../scenarios/rttcoap-homog-112.toml")),
     ("rttcoap-homog-57", include_str!("../../../../scenarios/rttcoap-homog-57.toml")),
+    ("rttcoap-mixed-112", include_str!("../../../../scenarios/rttcoap-mixed-112.toml")),
+    ("rttcoap-mixed-57", include_str!("../../../../scenarios/rttcoap-mixed-57.toml")),
 ];
 
 /// A preset's TOML text.

@@ -12,6 +12,7 @@ use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CloudSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
+use netmodel::RateSteps;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::ScenarioError;
@@ -276,11 +277,25 @@ pub struct CollectKeys {
     pub observe_bytes: usize,
     /// The time series' window (goodput, Jain's index), s.
     pub window_s: f64,
+    /// Background NON notifications, all sources together, kbit/s of CoAP message in each
+    /// background step (empty: none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub background_kbps: Vec<f64>,
+    /// A background step's length, s.
+    pub background_step_s: f64,
 }
 
 impl Default for CollectKeys {
     fn default() -> Self {
-        CollectKeys { kbps: vec![1.0], step_s: 400.0, payload_bytes: 40, observe_bytes: 3, window_s: 60.0 }
+        CollectKeys {
+            kbps: vec![1.0],
+            step_s: 400.0,
+            payload_bytes: 40,
+            observe_bytes: 3,
+            window_s: 60.0,
+            background_kbps: Vec::new(),
+            background_step_s: 400.0,
+        }
     }
 }
 
@@ -474,8 +489,10 @@ pub struct Resolved {
     pub cc: CcConfig,
     /// Exchanges a back-to-back client keeps open at once.
     pub outstanding: u32,
-    /// `collect`: the sources' interval in each step and the step's length, ns.
-    pub open_loop: Option<(Vec<u64>, u64)>,
+    /// `collect`: the sources' arrivals.
+    pub open_loop: Option<RateSteps>,
+    /// `collect`: each source's background NON notifications.
+    pub background: Option<RateSteps>,
     /// When an unanswered request fails.
     pub give_up: GiveUp,
     /// Per client host: its server host.
@@ -650,6 +667,11 @@ impl LlnScenario {
             if c.kbps.is_empty() || c.kbps.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
                 return bad("workload.collect.kbps", "needs one rate > 0 per step");
             }
+            if c.background_kbps.iter().any(|r| !(*r > 0.0 && r.is_finite()))
+                || !(c.background_step_s > 0.0 && c.background_step_s.is_finite())
+            {
+                return bad("workload.collect.background_kbps", "needs rates > 0 and background_step_s > 0");
+            }
             let positive = |v: f64| v > 0.0 && v.is_finite();
             if !positive(c.step_s) || !positive(c.window_s) || c.observe_bytes > 3 || c.payload_bytes > 1024 {
                 return bad(
@@ -779,9 +801,23 @@ impl LlnScenario {
             return bad("topology", "has no client with a server");
         }
         // open loop: the interval of each step (8 · message bits / the rate)
-        let open_loop = collect.as_ref().map(|c| {
-            let intervals = c.kbps.iter().map(|r| (8.0 * request_bytes as f64 / (r * 1000.0) * 1e9).round() as u64);
-            (intervals.collect::<Vec<u64>>(), (c.step_s * 1e9).round() as u64)
+        let open_loop = collect.as_ref().map(|c| RateSteps {
+            intervals_ns: c
+                .kbps
+                .iter()
+                .map(|r| (8.0 * request_bytes as f64 / (r * 1000.0) * 1e9).round() as u64)
+                .collect(),
+            step_ns: ((c.step_s * 1e9).round() as u64).max(1),
+        });
+        // the background: each source's share of the aggregate rate, as a NON of the same size
+        let background = collect.as_ref().filter(|c| !c.background_kbps.is_empty()).map(|c| {
+            let n = clients.len() as f64;
+            RateSteps {
+                intervals_ns: (c.background_kbps.iter())
+                    .map(|r| (8.0 * request_bytes as f64 * n / (r * 1000.0) * 1e9).round() as u64)
+                    .collect(),
+                step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
+            }
         });
         let intervals_ns = if ["continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
             vec![0; clients.len()]
@@ -809,6 +845,7 @@ impl LlnScenario {
             cc: self.cc_config()?,
             outstanding,
             open_loop,
+            background,
             give_up,
             clients,
             intervals_ns,

@@ -108,6 +108,19 @@ pub struct LlnMetrics {
     /// RTTCOAP's time series (runs with a window only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub windows: Option<Windows>,
+    /// RTTCOAP's background NON notifications: sent per run, and the share that reached the
+    /// collector (runs with background traffic only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundMetrics>,
+}
+
+/// The background traffic's fate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BackgroundMetrics {
+    /// NON notifications sent, mean per replication.
+    pub sent: f64,
+    /// Share of them the collector took.
+    pub pdr: f64,
 }
 
 /// Per window of the run (`window_s`), means over replications: the goodput, bit/s of CoAP
@@ -389,6 +402,12 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         },
         burst_clients: runs.iter().map(|(_, m)| m.burst_clients as u64).sum(),
         windows: windows(&runs),
+        background: {
+            let (sent, got) = runs
+                .iter()
+                .fold((0u64, 0u64), |(s, g), (r, _)| (s + r.stats.background_sent, g + r.stats.background_delivered));
+            (sent > 0).then(|| BackgroundMetrics { sent: sent as f64 / k, pdr: got as f64 / sent as f64 })
+        },
     })
 }
 
