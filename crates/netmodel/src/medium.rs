@@ -98,6 +98,12 @@ pub trait Medium {
         let _ = packet;
     }
 
+    /// The run ends at `end` (called once, before [`Medium::report`]): counters of time (a
+    /// radio's on-time) close there. Nothing by default.
+    fn finish(&mut self, end: Instant) {
+        let _ = end;
+    }
+
     /// The counters, at the end of a run.
     fn report(&self) -> Self::Report;
 }

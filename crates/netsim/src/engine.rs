@@ -343,6 +343,7 @@ where
     }
     let end = RunEnd { events, end_ns: core.end.as_nanos(), truncated };
     let records = stack.finish();
+    core.medium.finish(core.end);
     let network = core.medium.report();
     core.observer.finish(end, records, network)
 }

@@ -39,7 +39,8 @@
 //!   forgets it. A collision leaves it alone.
 //! * Radio-on time: every wake-up's two CCAs (122 µs each) + listening + a sender's CCAs and
 //!   whole strobe (its radio stays on for the ACKs) + the ACKs a mote sends. A wake-up the mote
-//!   skips because it is sending is counted all the same (at most 244 µs per strobe).
+//!   skips because it is sending is counted all the same (at most 244 µs per strobe). Counted to
+//!   the end of the run (a radio on then counts until the end).
 //! * Broadcast (RPL control only) is not used: routes are converged (see `routing`).
 
 use coap_cc::Instant;
@@ -269,6 +270,23 @@ impl Duty {
             }
             (None, TxResult::Ok) => self.phases.push(PhaseEntry { nbr, time, noacks: 0, first_noack: 0 }),
             _ => {}
+        }
+    }
+
+    /// The run ends at `end`: a radio still on counts until then.
+    pub(super) fn close(&mut self, end: u64) {
+        match self.radio {
+            Radio::Listen | Radio::Ack => {
+                self.extra_on_ns += end.saturating_sub(self.on_since);
+                self.on_since = end;
+            }
+            Radio::Send => {
+                if let Some(st) = self.strobe.as_mut().filter(|st| st.t0 > 0) {
+                    self.extra_on_ns += end.saturating_sub(st.t0);
+                    st.t0 = end;
+                }
+            }
+            Radio::Off => {}
         }
     }
 

@@ -1316,6 +1316,14 @@ impl Medium for Mesh {
         }
     }
 
+    fn finish(&mut self, end: Instant) {
+        let end = end.as_nanos().max(self.clock);
+        self.clock = end;
+        for n in &mut self.nodes {
+            n.duty.close(end);
+        }
+    }
+
     fn report(&self) -> MeshReport {
         let nodes = (self.spec.nodes.iter().zip(&self.nodes).enumerate())
             .map(|(i, (spec, node))| NodeReport {
