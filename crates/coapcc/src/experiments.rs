@@ -101,7 +101,7 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
     /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md),
-    /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md)
+    /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md),
     /// `cloud` (CLOUD's cloud clients behind a border router: baseline, many-to-many and
     /// burst, with nullrdc and ContikiMAC; docs/mesh.md) or `rttcoap` (RTTCOAP's collection on
     /// concentric circles: homogeneous and mixed; docs/mesh.md).

@@ -46,7 +46,7 @@ enum Command {
     Sweep(experiments::SweepArgs),
     /// Combine the results directories of `sweep --shard` runs.
     Merge(experiments::MergeArgs),
-    /// Run the literature's reference matrix and write its report (`coapcc reproduce thesis`).
+    /// Run a publication's experiments and write their report: `thesis` (the reference matrix), `nitk`, `cloud`, `rttcoap` (the mesh).
     Reproduce(experiments::ReproduceArgs),
     /// Write an HTML report (plots and tables, self-contained, opens offline) of a results directory.
     Report(report::Args),
