@@ -11,8 +11,9 @@
 //!   tail-drop buffers, link errors from [`loss`], the router–server hop's FIFO jitter). It
 //!   computes every path ahead and schedules no event of its own.
 //! * [`mesh`]: the IEEE 802.15.4 / 6LoWPAN / RPL mesh of the low-power literature (Cooja's
-//!   unit-disk medium, nullrdc, nullmac or Contiki's CSMA, a CPU per mote, min-hop routes); it
-//!   schedules its own events (frames, CPU jobs, MAC timers).
+//!   unit-disk medium, nullrdc or ContikiMAC, nullmac or Contiki's CSMA, a CPU per mote, min-hop
+//!   routes, mobility, hosts behind the border router's serial line); it schedules its own
+//!   events (frames, CPU jobs, MAC timers, moves).
 //! * [`streams`]: the typed RNG streams of a replication, all in one place.
 //! * [`workload`]: what clients do and when (continuous, random batches), as a [`Workload`].
 

@@ -1,6 +1,7 @@
 //! The low-power wireless mesh: IEEE 802.15.4 radios on Cooja's unit-disk medium, Contiki 3.0's
-//! 6LoWPAN framing, nullrdc with nullmac or Contiki's CSMA, a single-threaded CPU per mote, and
-//! RPL storing-mode routes; as a [`Medium`] of the one simulation engine. Every detail, with its
+//! 6LoWPAN framing, nullrdc or ContikiMAC ([`contikimac`]) with nullmac or Contiki's CSMA, a
+//! single-threaded CPU per mote, and RPL storing-mode routes; as a [`Medium`] of the one
+//! simulation engine. Every detail, with its
 //! source and the choices we made where the sources are silent, is in `docs/mesh.md`.
 //!
 //! ```text
