@@ -247,7 +247,7 @@ impl Duty {
         !transmitting && matches!(self.radio, Radio::Listen | Radio::Send)
     }
 
-    fn known_phase(&self, nbr: u16) -> Option<u64> {
+    pub(super) fn known_phase(&self, nbr: u16) -> Option<u64> {
         self.phases.iter().find(|e| e.nbr == nbr).map(|e| e.time)
     }
 

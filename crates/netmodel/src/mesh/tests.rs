@@ -383,3 +383,27 @@ fn contikimac_strobes_until_the_wakeup_then_learns_the_phase() {
     let strobes = (copy13_end + read - t0) + (copy3_end + read - t0b);
     assert_eq!(s[1].radio_on_ns, 2 * 244_140 + 12 * 122_070 + strobes);
 }
+
+/// B 9.7 m from A: within range (10 m) but beyond carrier sense (10·80/85 = 9.41 m), so A's
+/// wake-ups never sense B's copies. B (nullmac) strobes until the strobe time is over: copies every
+/// 224 µs + 3040 µs + 396 728 ns = 3 660 728 ns from t0 = 1 ms + 6 CCAs; the gap after copy k ends
+/// at t0 + (k + 1)·3 660 728, the first at or past t0 + 127 441 406 is k + 1 = 35: NOACK after 35
+/// copies, the packet dropped (`noack`), no phase learned.
+#[test]
+fn contikimac_strobes_to_the_strobe_time_and_reports_noack() {
+    let m = mesh(&[(0.0, 0.0), (9.7, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
+    let spec = MeshSpec { contikimac: Some(ContikimacSpec::default()), ..m.spec().clone() };
+    let mut m = Mesh::new(spec, 1, 0);
+    m.nodes[0].duty.phase = 50 * MS;
+    let h = run(&mut m, &[(0, 1, 0, 15)]);
+    assert!(h.delivered.is_empty());
+    assert_eq!(h.discarded.len(), 1);
+    let s = stats(&m);
+    assert_eq!((s[1].frames_sent, s[1].copy_drops.asleep, s[1].drops.noack), (35, 35, 1));
+    assert_eq!(s[0].acks_sent, 0);
+    assert!(m.nodes[1].duty.known_phase(0).is_none());
+    // B's radio: 6 CCAs, then on from t0 to the NOACK (t0 + 35 periods)
+    let strobe = 35 * 3_660_728;
+    let b_wakeups = (1 + 6 * 610_351 + strobe - m.nodes[1].duty.phase) / 125_000_000 + 1;
+    assert_eq!(s[1].radio_on_ns, b_wakeups * 244_140 + 6 * 122_070 + strobe);
+}
