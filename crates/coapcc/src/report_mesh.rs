@@ -92,7 +92,8 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
             }
         }
     }
-    for n in &nodes {
+    let duty = &cell.summary["network"]["duty_cycle"]["per_node"];
+    for (i, n) in nodes.iter().enumerate() {
         let id = n["id"].as_u64().unwrap_or(0);
         let (x, y) = by_id[&id];
         let role = n["role"].as_str().unwrap_or("?");
@@ -109,6 +110,11 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
             n["delivered"],
             if lost.is_empty() { String::new() } else { format!(" ({})", lost.join(", ")) }
         );
+        // ContikiMAC: the mote's radio duty cycle
+        let tip = match duty[i].as_f64() {
+            Some(d) => format!("{tip}; radio on {:.2} % of the time", d * 100.0),
+            None => tip,
+        };
         let fill = heat(drops / most.max(1.0));
         match role {
             "border_router" => p.rect((x - r - 0.5, y - r - 0.5, 2.0 * r + 1.0, 2.0 * r + 1.0), &fill, "#222", &tip),

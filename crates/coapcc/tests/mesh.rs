@@ -178,6 +178,9 @@ fn reproduce_cloud_runs_the_cloud_presets() {
     // the motes' duty cycles, for the three ContikiMAC presets only; the burst's completion for the
     // two burst presets
     assert_eq!(html.matches("aria-label=\"Radio duty cycle, ").count(), 3);
+    // and each mote's, on its topology picture (4 algorithms × 3 presets; the border router once,
+    // each of the 29 servers on both of its rings)
+    assert_eq!(html.matches("% of the time</title>").count(), 4 * 3 * (1 + 2 * 29));
     assert_eq!(html.matches("aria-label=\"Burst completion, ").count(), 2);
     std::fs::remove_dir_all(&d).unwrap();
 }
