@@ -246,9 +246,8 @@ pub(crate) fn cdf_of(
     p.legend(&legend);
     // values may end with infinities: members of the population that never got there (the
     // line stops short of 1)
-    let finite = |c: &CellData| values(c).iter().copied().filter(|x| x.is_finite()).collect::<Vec<_>>();
-    let lo = cells.iter().filter_map(|c| finite(c).first().copied()).fold(f64::INFINITY, f64::min);
-    let hi = cells.iter().filter_map(|c| finite(c).last().copied()).fold(0.0, f64::max);
+    let lo = cells.iter().filter_map(|c| values(c).first().copied()).fold(f64::INFINITY, f64::min);
+    let hi = (cells.iter().filter_map(|c| values(c).iter().rev().find(|x| x.is_finite()).copied())).fold(0.0, f64::max);
     let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (0.0, 1.0) };
     let pad = (hi - lo) * 0.03;
     let (lo, hi) = ((lo - pad).max(0.0), hi + pad);

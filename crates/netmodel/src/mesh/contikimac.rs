@@ -145,11 +145,11 @@ pub fn first_check_in(phase: u64, cycle: u64, spacing: u64, start: u64, end: u64
     (t < end).then_some(t)
 }
 
-/// `phase_wait`: how long to wait before strobing to a receiver whose recorded phase is
-/// `sync`: (to GUARD_TIME before its next wake-up that is at least GUARD_TIME away, deferred
-/// in a timer of whole clock ticks?).
+/// `phase_wait`: how long to wait before strobing to a receiver whose phase was recorded at
+/// `sync` (≤ `now`): until GUARD_TIME before its next wake-up at least GUARD_TIME away; in a
+/// timer of whole clock ticks when that is more than one tick, else busy.
 pub fn phase_wait(sync: u64, now: u64, t: &Timing) -> Wait {
-    let behind = now.wrapping_sub(sync) % t.cycle; // how far into the receiver's cycle we are
+    let behind = (now - sync) % t.cycle; // how far into the receiver's cycle we are
     let mut wait = (t.cycle - behind) % t.cycle;
     if wait < t.guard {
         wait += t.cycle;
@@ -229,7 +229,7 @@ pub(super) struct Duty {
     on_since: u64,
     listen_until: u64,
     listen_gen: u32,
-    /// The earliest wake-up that will sense energy (avoids scheduling one twice).
+    /// The wake-up last scheduled to sense energy (frames on the air together schedule it once).
     wake_at: u64,
     pub(super) strobe: Option<Strobe>,
     phases: Vec<PhaseEntry>,
@@ -240,11 +240,6 @@ pub(super) struct Duty {
 impl Duty {
     pub(super) fn new(rng: &mut impl RngCore, cycle: u64) -> Self {
         Duty { phase: rng.next_u64() % cycle, wake_at: u64::MAX, ..Default::default() }
-    }
-
-    /// The radio is on and can take a frame that starts now (listening, or in a strobe's gap).
-    pub(super) fn can_receive(&self, transmitting: bool) -> bool {
-        !transmitting && matches!(self.radio, Radio::Listen | Radio::Send)
     }
 
     pub(super) fn known_phase(&self, nbr: u16) -> Option<u64> {
@@ -310,7 +305,7 @@ impl Mesh {
             let r = self.frames[s].sensed[i] as usize;
             let d = &mut self.nodes[r].duty;
             if let Some(at) = first_check_in(d.phase, t.cycle, t.cca_spacing, start, end) {
-                if at != d.wake_at || d.wake_at == u64::MAX {
+                if at != d.wake_at {
                     d.wake_at = at;
                     sched.wake(Instant::from_nanos(at), MeshEvent::Wake(r as u16));
                 }
@@ -416,11 +411,35 @@ impl Mesh {
         self.radio_off(now, r);
     }
 
-    /// A frame completed at `to` while it strobes (energy in its gap).
-    pub(super) fn cm_heard_in_gap(&mut self, to: usize) {
-        if let Some(st) = self.nodes[to].duty.strobe.as_mut() {
-            st.heard = true;
+    /// A strobe's copy from `s` ended; `missed`: why it did not arrive. Its addressee takes it
+    /// (and ACKs) or it is a lost copy (not a lost packet); the sender listens for the ACK in
+    /// the gap.
+    pub(super) fn cm_copy_end<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        s: usize,
+        dest: usize,
+        missed: Option<Cause>,
+        sched: &mut S,
+    ) {
+        let lost = match missed {
+            Some(cause) => Some(cause),
+            // a sender in its gap takes only ACKs: the frame waits in its radio (energy)
+            None if self.nodes[dest].duty.radio == Radio::Send => {
+                if let Some(st) = self.nodes[dest].duty.strobe.as_mut() {
+                    st.heard = true;
+                }
+                Some(Cause::Collision)
+            }
+            None if !self.cm_take(now, s, dest, sched) => Some(Cause::RxOverflow),
+            None => None,
+        };
+        if let Some(cause) = lost {
+            self.nodes[s].stats.copy_drops.add(cause);
+            self.cm_heard_other(now, dest);
         }
+        self.nodes[s].transmitting = false;
+        sched.wake(Instant::from_nanos(now + self.timing().inter_packet), MeshEvent::Gap(s as u16));
     }
 
     /// The CPU takes a unicast send. False when it returned at once (deferred or COLLISION).

@@ -161,6 +161,11 @@ pub struct CloudSpec {
 }
 
 impl MeshSpec {
+    /// The border router (the RPL root; the first mote if none is named).
+    pub fn root(&self) -> usize {
+        self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0)
+    }
+
     /// The motes' starting positions.
     pub fn positions(&self) -> Vec<Point> {
         self.nodes.iter().map(|n| (n.x, n.y)).collect()
@@ -182,7 +187,7 @@ impl MeshSpec {
         let n = self.nodes.len();
         let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
         let dist = |a: usize, b: usize| d[a * n + b];
-        let root = self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0);
+        let root = self.root();
         Routes::min_hop(n, root, |a, b| a != b && dist(a, b) <= reach, dist)
     }
 }
@@ -559,6 +564,8 @@ pub struct Mesh {
     /// CSMA's time base T in clock ticks: the RDC's channel-check interval, or CLOCK_SECOND/8
     /// when it has none (nullrdc).
     csma_base_ticks: u64,
+    /// The border router.
+    root: usize,
 }
 
 /// What moves the motes: a model, or a trace's moves; and the trails kept for the report.
@@ -655,6 +662,7 @@ impl Mesh {
         let routes = spec.routes_by(&d);
         let cm_timing = spec.contikimac.map(|c| c.timing());
         let csma_base_ticks = spec.contikimac.map_or(16, |c| 128 / c.channel_check_rate.max(1) as u64);
+        let root = spec.root();
         let nodes = (0..n)
             .map(|i| {
                 let mac = spec.macs[i];
@@ -722,6 +730,7 @@ impl Mesh {
             cm_timing,
             clock: 0,
             csma_base_ticks,
+            root,
         }
     }
 
@@ -732,7 +741,7 @@ impl Mesh {
 
     /// The border router mote (the RPL root).
     fn root(&self) -> usize {
-        self.spec.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0)
+        self.root
     }
 
     /// Serial-line time of a packet of `coap_bytes`.
@@ -882,28 +891,19 @@ impl Mesh {
 
     /// A prepared packet goes to the MAC.
     fn route<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
-        if self.is_cloud(p.to.index()) {
-            if n == self.root() {
-                // out over the serial line, then the Internet (lane 1: FIFO, constant delay)
-                let start = now.max(self.serial_free.1);
-                let end = start + self.serial_time(p.size);
-                self.serial_free.1 = end;
-                let delay = self.spec.cloud.map_or(0, |c| c.internet_delay_ns);
-                self.cloud_stats.delivered += 1;
-                sched.deliver(Instant::from_nanos(end + delay), 1, p);
-                return;
-            }
-            // up the tree towards the border router
-            let nh = self.routes.parent[n];
-            if nh == NONE {
-                return self.drop_packet(n, Cause::NoRoute, p, sched);
-            }
-            return match self.nodes[n].mac {
-                MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh)),
-                MacSpec::Csma { .. } => self.csma_enqueue(n, p, nh, sched),
-            };
+        let cloud = self.is_cloud(p.to.index());
+        if cloud && n == self.root() {
+            // out over the serial line, then the Internet (lane 1: FIFO, constant delay)
+            let start = now.max(self.serial_free.1);
+            let end = start + self.serial_time(p.size);
+            self.serial_free.1 = end;
+            let delay = self.spec.cloud.map_or(0, |c| c.internet_delay_ns);
+            self.cloud_stats.delivered += 1;
+            sched.deliver(Instant::from_nanos(end + delay), 1, p);
+            return;
         }
-        let nh = self.routes.next_hop(n, p.to.index());
+        // a packet for the cloud goes up the tree towards the border router
+        let nh = if cloud { self.routes.parent[n] } else { self.routes.next_hop(n, p.to.index()) };
         if nh == NONE {
             return self.drop_packet(n, Cause::NoRoute, p, sched);
         }
@@ -1000,7 +1000,7 @@ impl Mesh {
             let duty = self.cm_timing.is_some();
             for &(r, p_rx) in self.links.of(s) {
                 let rn = &mut self.nodes[r as usize];
-                if duty && !rn.transmitting && !rn.duty.can_receive(false) {
+                if duty && rn.duty.radio == contikimac::Radio::Off {
                     // ContikiMAC: a radio that is off hears nothing and is not disturbed
                     if r == dest {
                         f.fate = Fate::Lost(Cause::Asleep);
@@ -1034,7 +1034,7 @@ impl Mesh {
             }
             for &r in self.interferes.of(s) {
                 let rn = &mut self.nodes[r as usize];
-                if duty && !rn.transmitting && !rn.duty.can_receive(false) {
+                if duty && rn.duty.radio == contikimac::Radio::Off {
                     continue;
                 }
                 rn.interfered += 1;
@@ -1080,6 +1080,11 @@ impl Mesh {
         }
         f.interfered.clear();
         f.sensed.clear();
+        // why a frame that did not arrive was lost
+        let missed = (!arrived).then_some(match fate {
+            Fate::Lost(cause) => cause,
+            Fate::Pending => Cause::OutOfRange,
+        });
         if self.cm_timing.is_some() {
             // listeners that heard a frame for somebody else may close their window now
             for i in 0..self.frames[s].receivers.len() {
@@ -1092,23 +1097,22 @@ impl Mesh {
             if ack {
                 return self.cm_ack_end(now, s, dest as usize, arrived);
             }
-            return self.cm_copy_end(now, s, dest as usize, p, arrived, fate, sched);
+            return self.cm_copy_end(now, s, dest as usize, missed, sched);
         }
         self.frames[s].receivers.clear();
+        let mut lost = missed;
         if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
             let d = &mut self.nodes[dest as usize];
             if d.rx_pending >= fifo {
-                fate = Fate::Lost(Cause::RxOverflow);
+                lost = Some(Cause::RxOverflow);
             } else {
                 d.rx_pending += 1;
                 d.stats.frames_received += 1;
                 self.push_job(now, dest as usize, Job::Rx(p), sched);
             }
-        } else if fate == Fate::Pending {
-            fate = Fate::Lost(Cause::OutOfRange);
         }
-        if let Fate::Lost(cause) = fate {
+        if let Some(cause) = lost {
             self.drop_packet(s, cause, p, sched);
         }
         self.nodes[s].transmitting = false;
@@ -1117,46 +1121,6 @@ impl Mesh {
             self.csma_free_head(now, s, dest, sched);
         }
         self.run_next(now, s, sched);
-    }
-
-    /// ContikiMAC: a strobe's copy ended. Its addressee takes it (and ACKs) or it is a lost
-    /// copy (not a lost packet); the sender listens for the ACK in the gap.
-    #[allow(clippy::too_many_arguments)]
-    fn cm_copy_end<S: Schedule<MeshEvent>>(
-        &mut self,
-        now: u64,
-        s: usize,
-        dest: usize,
-        p: Packet,
-        arrived: bool,
-        fate: Fate,
-        sched: &mut S,
-    ) {
-        let lost = if arrived {
-            if self.nodes[dest].duty.radio == contikimac::Radio::Send {
-                self.cm_heard_in_gap(dest);
-                Some(Cause::Collision) // a sender in its gap takes only ACKs
-            } else if !self.cm_take(now, s, dest, sched) {
-                Some(Cause::RxOverflow)
-            } else {
-                None
-            }
-        } else {
-            Some(match fate {
-                Fate::Lost(cause) => cause,
-                Fate::Pending => Cause::OutOfRange,
-            })
-        };
-        if let Some(cause) = lost {
-            self.nodes[s].stats.copy_drops.add(cause);
-            if self.nodes[dest].duty.radio == contikimac::Radio::Listen {
-                self.cm_heard_other(now, dest);
-            }
-        }
-        let _ = p;
-        self.nodes[s].transmitting = false;
-        let gap = self.cm_timing.map_or(0, |t| t.inter_packet);
-        sched.wake(Instant::from_nanos(now + gap), MeshEvent::Gap(s as u16));
     }
 
     fn is_csma(&self, n: usize) -> bool {

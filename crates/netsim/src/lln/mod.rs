@@ -77,7 +77,7 @@ fn is_zero(v: &u32) -> bool {
 pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
     let medium = Mesh::new(res.mesh.clone(), scn.seed, rep);
     let motes = res.mesh.nodes.len();
-    let root = res.mesh.nodes.iter().position(|n| n.role == netmodel::mesh::topology::Role::BorderRouter).unwrap_or(0);
+    let root = res.mesh.root();
     let routes: Vec<Route> = res
         .clients
         .iter()
@@ -96,7 +96,7 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let clients: Vec<(HostId, u64)> =
         res.clients.iter().zip(&res.intervals_ns).map(|(&(c, _), &i)| (HostId(c), i)).collect();
     let w = &scn.workload;
-    let mut burst: Option<(u64, u32, Vec<u32>)> = None;
+    let mut burst: Option<BurstGroup> = None;
     let mut workload =
         Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep).with_parallel(res.outstanding);
     if w.kind == "burst" {
@@ -114,7 +114,8 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
         for &k in &order[keep..] {
             workload = workload.with_schedule(clients[k].0, start_ns, b.exchanges as u64);
         }
-        burst = Some((start_ns, b.exchanges, order[keep..].iter().map(|&k| clients[k].0 .0).collect()));
+        let members = order[keep..].iter().map(|&k| clients[k].0 .0).collect();
+        burst = Some(BurstGroup { start_ns, exchanges: b.exchanges, clients: members });
     }
     if let Some(steps) = &res.open_loop {
         workload = workload.open_loop(steps.clone());
@@ -143,21 +144,8 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
     let mut result = engine::run(medium, stack, workload, observer, until);
     fct_of_first_successes(&mut result.clients, &result.exchanges, w.fct_successes);
     let duration_ns = if chained { result.end_ns.max(1) } else { duration_ns };
-    // the burst clients that ran all their exchanges within the run: from the burst's start to
-    // the end of their last one (its response, or the expiry of its last timer: a failure)
-    let burst_clients = burst.as_ref().map_or(0, |b| b.2.len() as u32);
-    let burst_completion_s = burst.map_or_else(Vec::new, |(start_ns, exchanges, who)| {
-        let mut last = vec![(0u32, 0u64); who.iter().map(|&c| c as usize + 1).max().unwrap_or(0)];
-        for e in result.exchanges.iter().filter(|e| who.contains(&e.client)) {
-            let (n, t) = &mut last[e.client as usize];
-            *n += 1;
-            *t = (*t).max(e.end_ns());
-        }
-        (who.iter().map(|&c| last[c as usize]))
-            .filter(|&(n, _)| n == exchanges)
-            .map(|(_, t)| t.saturating_sub(start_ns) as f64 / 1e9)
-            .collect()
-    });
+    let burst_clients = burst.as_ref().map_or(0, |b| b.clients.len() as u32);
+    let burst_completion_s = burst.map_or_else(Vec::new, |b| b.completions(&result.exchanges));
     result.map_network(|report| {
         NetworkReport::Mesh(MeshRun {
             report,
@@ -173,6 +161,36 @@ pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&At
                 .map_or(0, |c| (c.window_s * 1e9).round() as u64),
         })
     })
+}
+
+/// CLOUD's burst group: when it starts, how many exchanges each member runs, who they are.
+struct BurstGroup {
+    start_ns: u64,
+    exchanges: u32,
+    clients: Vec<u32>,
+}
+
+impl BurstGroup {
+    /// The members that ran all their exchanges within the run: from the burst's start to the
+    /// end of their last one (its response, or the expiry of its last timer: a failure), s.
+    fn completions(&self, exchanges: &[ExchangeRecord]) -> Vec<f64> {
+        let hosts = self.clients.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+        // per member: exchanges ended, the last end
+        let mut last: Vec<Option<(u32, u64)>> = vec![None; hosts];
+        for &c in &self.clients {
+            last[c as usize] = Some((0, 0));
+        }
+        for e in exchanges {
+            if let Some(Some((n, t))) = last.get_mut(e.client as usize) {
+                *n += 1;
+                *t = (*t).max(e.end_ns());
+            }
+        }
+        (self.clients.iter().filter_map(|&c| last[c as usize]))
+            .filter(|&(n, _)| n == self.exchanges)
+            .map(|(_, t)| t.saturating_sub(self.start_ns) as f64 / 1e9)
+            .collect()
+    }
 }
 
 /// Every mote's endpoint: clients with their server, servers with the fixed response, the

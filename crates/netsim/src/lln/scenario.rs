@@ -179,6 +179,11 @@ pub struct MobilityConfig {
     pub params: BTreeMap<String, f64>,
 }
 
+/// How far apart messages of `bits` go at `kbps` kbit/s, ns.
+fn interval_ns(bits: f64, kbps: f64) -> u64 {
+    (bits / (kbps * 1000.0) * 1e9).round() as u64
+}
+
 fn is_default_rate(r: &u32) -> bool {
     *r == 8
 }
@@ -802,11 +807,7 @@ impl LlnScenario {
         }
         // open loop: the interval of each step (8 · message bits / the rate)
         let open_loop = collect.as_ref().map(|c| RateSteps {
-            intervals_ns: c
-                .kbps
-                .iter()
-                .map(|r| (8.0 * request_bytes as f64 / (r * 1000.0) * 1e9).round() as u64)
-                .collect(),
+            intervals_ns: c.kbps.iter().map(|&r| interval_ns(8.0 * request_bytes as f64, r)).collect(),
             step_ns: ((c.step_s * 1e9).round() as u64).max(1),
         });
         // the background: each source's share of the aggregate rate, as a NON of the same size
@@ -814,7 +815,7 @@ impl LlnScenario {
             let n = clients.len() as f64;
             RateSteps {
                 intervals_ns: (c.background_kbps.iter())
-                    .map(|r| (8.0 * request_bytes as f64 * n / (r * 1000.0) * 1e9).round() as u64)
+                    .map(|&r| interval_ns(8.0 * request_bytes as f64 * n, r))
                     .collect(),
                 step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
             }
@@ -830,7 +831,7 @@ impl LlnScenario {
                     let nh = routes.next_hop(c as usize, s as usize);
                     let hop = HopPlace::local(true, nh as u32 == s);
                     let mpdu = compression.frames(hop, request_bytes).mpdu(0);
-                    (8.0 * mpdu as f64 / (w.offered_load_kbps * 1000.0) * 1e9).round() as u64
+                    interval_ns(8.0 * mpdu as f64, w.offered_load_kbps)
                 })
                 .collect()
         } else if w.interval_ms > 0.0 && w.interval_ms.is_finite() {

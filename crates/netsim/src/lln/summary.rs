@@ -141,27 +141,34 @@ fn windows(runs: &[(&RepResult, &MeshRun)]) -> Option<Windows> {
     let (_, first) = runs.iter().find(|(_, m)| m.window_ns > 0)?;
     let (window_ns, bins) = (first.window_ns, first.duration_ns.div_ceil(first.window_ns) as usize);
     let window_s = window_ns as f64 / 1e9;
-    let (mut goodput, mut jain, mut jain_n) = (vec![0.0; bins], vec![0.0; bins], vec![0u32; bins]);
+    let (mut goodput, mut jain_sum, mut jain_n) = (vec![0.0; bins], vec![0.0; bins], vec![0u32; bins]);
     for (r, m) in runs {
-        let slot: std::collections::HashMap<u32, usize> =
-            r.clients.iter().enumerate().map(|(i, c)| (c.client, i)).collect();
-        let mut done = vec![vec![0u64; bins]; r.clients.len()];
+        // successes per host and window
+        let hosts = r.clients.iter().map(|c| c.client as usize + 1).max().unwrap_or(0);
+        let mut per = vec![vec![0.0; bins]; hosts];
         for e in &r.exchanges {
-            let (Some(rtt), Some(&i)) = (e.rtt_ns, slot.get(&e.client)) else { continue };
+            let Some(rtt) = e.rtt_ns else { continue };
             let b = (((e.start_ns + rtt) / window_ns) as usize).min(bins - 1);
-            done[i][b] += 1;
+            per[e.client as usize][b] += 1.0;
             goodput[b] += 8.0 * m.request_bytes as f64 / window_s / runs.len() as f64;
         }
         for b in 0..bins {
-            let (sum, sq) = done.iter().fold((0.0, 0.0), |(s, q), c| (s + c[b] as f64, q + (c[b] * c[b]) as f64));
-            if sq > 0.0 {
-                jain[b] += sum * sum / (done.len() as f64 * sq);
+            let done: Vec<f64> = r.clients.iter().map(|c| per[c.client as usize][b]).collect();
+            if let Some(j) = jain(&done) {
+                jain_sum[b] += j;
                 jain_n[b] += 1;
             }
         }
     }
-    let jain = jain.iter().zip(&jain_n).map(|(j, &n)| if n == 0 { f64::NAN } else { j / n as f64 }).collect();
+    let jain = jain_sum.iter().zip(&jain_n).map(|(j, &n)| if n == 0 { f64::NAN } else { j / n as f64 }).collect();
     Some(Windows { window_s, goodput_bps: goodput, jain })
+}
+
+/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²); None when every x is 0.
+fn jain(xs: &[f64]) -> Option<f64> {
+    let total: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    (sq > 0.0).then(|| total * total / (xs.len() as f64 * sq))
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -311,8 +318,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         let total: f64 = done.iter().sum();
         tps += total / secs;
         goodput += total * 8.0 * m.request_bytes as f64 / secs;
-        let sq: f64 = done.iter().map(|x| x * x).sum();
-        jain += if sq > 0.0 { total * total / (done.len() as f64 * sq) } else { 0.0 };
+        jain += self::jain(&done).unwrap_or(0.0);
         let (mut run_delivered, mut run_sent) = (0u64, 0u64);
         for n in &m.report.nodes {
             // what reached the servers: server motes, and any mote a client sends to (RTTCOAP's
