@@ -231,6 +231,15 @@ struct Deferred<A> {
     ack_deadline: Option<Instant>,
 }
 
+/// The shared reply sent last and its options and payload as encoded (see
+/// [`Endpoint::queue_shared`]): a server answering one resource, or a deduplicated request's
+/// retransmissions, encodes them once.
+#[derive(Debug)]
+struct ReplyWire {
+    resp: Arc<Response>,
+    tail: Vec<u8>,
+}
+
 /// Observe's state, made when first used (most endpoints never observe).
 #[derive(Debug)]
 struct ObserveState<A> {
@@ -301,6 +310,8 @@ pub struct Endpoint<A, R> {
     echo_challenges: u64,
     /// RFC 7641 Observe, both sides (None until used).
     obs: Option<Box<ObserveState<A>>>,
+    /// The last shared reply's encoding (None until one is sent).
+    reply_wire: Option<Box<ReplyWire>>,
 }
 
 impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
@@ -340,6 +351,7 @@ where
             verified_order: VecDeque::new(),
             echo_challenges: 0,
             obs: None,
+            reply_wire: None,
             dedup: Dedup::new(cfg.dedup_bytes),
             cfg,
             rng,
@@ -964,12 +976,8 @@ where
                 let ty = if con { MessageType::Ack } else { MessageType::Non };
                 let mid = if con { msg.message_id } else { self.alloc_mid() };
                 if let Some(Cached::Reply(resp)) = self.dedup.get(&from, msg.message_id) {
-                    let echo = self.cfg.echo_transmission_numbers;
-                    if let Some((start, len)) =
-                        encode_response(&mut self.out, echo, ty, mid, msg.token, resp, con.then_some(msg))
-                    {
-                        self.pending.push_back(Pending::Bytes { dest: from, start, len });
-                    }
+                    let resp = resp.clone();
+                    self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 }
                 return;
             }
@@ -1079,7 +1087,7 @@ where
             Some(resp) => {
                 let (ty, mid) =
                     if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
-                self.queue_response(&from, ty, mid, msg.token, &resp, con.then_some(msg));
+                self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 self.dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
             }
             None => {
@@ -1113,6 +1121,49 @@ where
         if let Some((start, len)) = encode_response(&mut self.out, echo, ty, mid, token, resp, echo_from) {
             self.pending.push_back(Pending::Bytes { dest: dest.clone(), start, len });
         }
+    }
+
+    /// Queues a response that may be sent again and again (a shared reply, or one the
+    /// deduplication cache holds): the options and payload of the last one are kept encoded
+    /// ([`ReplyWire`]), so that sending it again writes only the header and the token. A
+    /// piggybacked response that echoes transmission-number options is encoded in full.
+    fn queue_shared(
+        &mut self,
+        dest: &A,
+        ty: MessageType,
+        mid: u16,
+        token: &[u8],
+        resp: &Arc<Response>,
+        echo_from: Option<&Message<'_>>,
+    ) {
+        let echoes = self.cfg.echo_transmission_numbers
+            && echo_from.is_some_and(|m| {
+                m.options.iter().any(|o| {
+                    o.number == registry::TRANSMISSION_NUMBER || o.number == registry::RTT_COAP_TRANSMISSION_COUNTER
+                })
+            });
+        let start = self.out.len();
+        match self.reply_wire.as_deref() {
+            Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
+                let header = (1 << 6) | ((ty as u8) << 4) | token.len() as u8;
+                self.out.extend_from_slice(&[header, resp.code.0]);
+                self.out.extend_from_slice(&mid.to_be_bytes());
+                self.out.extend_from_slice(token);
+                self.out.extend_from_slice(&w.tail);
+            }
+            _ => {
+                let echo = self.cfg.echo_transmission_numbers;
+                let Some((start, len)) = encode_response(&mut self.out, echo, ty, mid, token, resp, echo_from) else {
+                    return;
+                };
+                if !echoes {
+                    let tail = self.out[start + 4 + token.len()..start + len].to_vec();
+                    self.reply_wire = Some(Box::new(ReplyWire { resp: resp.clone(), tail }));
+                }
+            }
+        }
+        let len = self.out.len() - start;
+        self.pending.push_back(Pending::Bytes { dest: dest.clone(), start, len });
     }
 
     /// The deferred answer to request `id` (the handler returned [`Reply::Later`]): piggybacked

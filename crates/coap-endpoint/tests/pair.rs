@@ -9,6 +9,10 @@ use coap_endpoint::{Config, Event, FailReason, GiveUp, Outcome, Request, Respons
 use coap_wire::{registry, Code, Message, MessageType};
 use harness::*;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use coap_endpoint::Reply;
+use rand_chacha::rand_core::SeedableRng;
 
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
@@ -403,4 +407,43 @@ fn finished_exchanges_beyond_the_bound_retire_early_and_are_counted() {
     assert_eq!(p.client.exchange_count(), 2);
     let retired = p.events.iter().filter(|e| matches!(e, Event::Retired(_))).count();
     assert_eq!(retired, 3, "their reports were delivered");
+}
+
+/// A shared reply is encoded once and sent again with only its header and token rewritten
+/// (`Reply::Shared`): every answer must still be exactly RFC 7252's encoding (§3), worked out
+/// by hand here, whoever asks and whether or not it is a duplicate.
+#[test]
+fn a_shared_reply_is_sent_byte_for_byte_as_encoded_in_full() {
+    struct Shared(Arc<Response>);
+    impl coap_endpoint::Handler<u8> for Shared {
+        fn handle(&mut self, _: coap_cc::Instant, _: &u8, _: coap_endpoint::RequestId, _: &Message<'_>) -> Reply {
+            Reply::Shared(self.0.clone())
+        }
+    }
+    let resp = Arc::new(Response::new(Code::CONTENT, b"hi".to_vec()));
+    let cfg = Config::new(CcConfig::parse("default").unwrap());
+    let mut server = coap_endpoint::Endpoint::new(cfg, rand_chacha::ChaCha8Rng::seed_from_u64(1))
+        .unwrap()
+        .with_handler(Box::new(Shared(resp)));
+    let mut answer = |from: u8, request: &[u8]| {
+        server.handle_datagram(t(1.0), from, request);
+        let mut buf = Vec::new();
+        let tx = server.poll_transmit(&mut buf).expect("an answer");
+        assert_eq!(tx.dest, from);
+        buf[..tx.len].to_vec()
+    };
+    // CON GET, Message ID 0x1234, token 0x71, Uri-Path "test": ACK 2.05, same ID and token,
+    // payload marker, "hi"
+    let get = [0x41, 0x01, 0x12, 0x34, 0x71, 0xb4, b't', b'e', b's', b't'];
+    let ack = vec![0x61, 0x45, 0x12, 0x34, 0x71, 0xff, b'h', b'i'];
+    assert_eq!(answer(C, &get), ack);
+    assert_eq!(answer(C, &get), ack, "a duplicate gets the same bytes");
+    // another client, Message ID 0x0001, two-byte token 0x72 0x73
+    let other = [0x42, 0x01, 0x00, 0x01, 0x72, 0x73, 0xb4, b't', b'e', b's', b't'];
+    assert_eq!(answer(3, &other), vec![0x62, 0x45, 0x00, 0x01, 0x72, 0x73, 0xff, b'h', b'i']);
+    // a NON request: a NON 2.05 with the server's own next Message ID and the request's token
+    let non = [0x51, 0x01, 0x00, 0x02, 0x74, 0xb4, b't', b'e', b's', b't'];
+    let got = answer(4, &non);
+    assert_eq!(got[0], 0x51); // NON, token length 1
+    assert_eq!(&got[4..], &[0x74, 0xff, b'h', b'i']);
 }
