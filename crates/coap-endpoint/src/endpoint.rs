@@ -1190,17 +1190,18 @@ where
     /// of slow handlers, separate-response retransmissions; and the lazy housekeeping.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.housekeeping(now);
-        let due: SmallVec<[(ExchangeId, Phase); 4]> = self
+        let due: SmallVec<[ExchangeId; 4]> = self
             .exchanges
             .iter()
-            .filter_map(|(id, e)| match e.phase {
-                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } if deadline <= now => {
-                    Some((*id, e.phase))
-                }
-                _ => None,
+            .filter(|(_, e)| match e.phase {
+                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } => deadline <= now,
+                Phase::Acked => false,
             })
+            .map(|(id, _)| *id)
             .collect();
-        for (id, phase) in due {
+        // handling one exchange's deadline changes no other's phase
+        for id in due {
+            let Some(phase) = self.exchanges.get(&id).map(|e| e.phase) else { continue };
             match phase {
                 Phase::Waiting { mut timer, .. } => self.on_rto(now, id, &mut timer),
                 Phase::NonWaiting { .. } => {
@@ -1209,11 +1210,27 @@ where
                 _ => {}
             }
         }
-        let woken: Vec<A> =
-            self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
-        for dest in woken {
-            self.try_start(now, &dest);
+        if self.peers.values().any(|p| p.wake.is_some_and(|w| w <= now)) {
+            let woken: Vec<A> =
+                self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
+            for dest in woken {
+                self.try_start(now, &dest);
+            }
         }
+        // usually empty (always at a client): skip
+        if !self.deferred.is_empty() || !self.separate.is_empty() {
+            self.reply_timeouts(now);
+        }
+        if self.handler.next_change().is_some_and(|t| t <= now) {
+            for c in self.handler.changes(now) {
+                self.notify(now, &c.path, &c.response, c.confirmable);
+            }
+        }
+    }
+
+    /// The deadlines of replies: empty ACKs of slow handlers, separate responses'
+    /// retransmissions (an unacknowledged CON notification ends its observation).
+    fn reply_timeouts(&mut self, now: Instant) {
         let acks: Vec<RequestId> =
             self.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
         for id in acks {
@@ -1243,11 +1260,6 @@ where
         self.pending.extend(resend);
         if !gone.is_empty() && self.obs.is_some() {
             self.drop_observers(&gone); // an unacknowledged CON notification ends its observer
-        }
-        if self.handler.next_change().is_some_and(|t| t <= now) {
-            for c in self.handler.changes(now) {
-                self.notify(now, &c.path, &c.response, c.confirmable);
-            }
         }
     }
 
