@@ -240,6 +240,18 @@ struct ReplyWire {
     tail: Vec<u8>,
 }
 
+/// Amplification mitigation's state (RFC 9175 §2.4), made at the first challenge (when its key
+/// is drawn, so that an endpoint that never challenges draws nothing from its RNG and holds 8
+/// bytes for it): the key of its Echo values, the verified sources and the challenges sent.
+#[derive(Debug)]
+struct EchoState<A> {
+    key: u64,
+    verified: BTreeMap<A, Instant>,
+    /// (when, source) in verification order: expiry and the size bound follow it.
+    order: VecDeque<(Instant, A)>,
+    challenges: u64,
+}
+
 /// Observe's state, made when first used (most endpoints never observe).
 #[derive(Debug)]
 struct ObserveState<A> {
@@ -304,10 +316,7 @@ pub struct Endpoint<A, R> {
     give_up_at_retransmission: Option<u32>,
     /// Amplification mitigation: the Echo key (drawn at the first challenge, so that an endpoint
     /// that never challenges draws nothing from its RNG) and the verified sources.
-    echo_key: Option<u64>,
-    verified: BTreeMap<A, Instant>,
-    verified_order: VecDeque<(Instant, A)>,
-    echo_challenges: u64,
+    echo: Option<Box<EchoState<A>>>,
     /// RFC 7641 Observe, both sides (None until used).
     obs: Option<Box<ObserveState<A>>>,
     /// The last shared reply's encoding (None until one is sent).
@@ -346,10 +355,7 @@ where
         let next_mid = rng.next_u32() as u16;
         Ok(Endpoint {
             give_up_at_retransmission,
-            echo_key: None,
-            verified: BTreeMap::new(),
-            verified_order: VecDeque::new(),
-            echo_challenges: 0,
+            echo: None,
             obs: None,
             reply_wire: None,
             dedup: Dedup::new(cfg.dedup_bytes),
@@ -921,7 +927,15 @@ where
     /// random secret): it proves an address can receive, against off-path guessing (2^64).
     fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
         use core::hash::{Hash, Hasher};
-        let key = *self.echo_key.get_or_insert_with(|| self.rng.next_u64());
+        let key = match self.echo.as_deref() {
+            Some(e) => e.key,
+            None => {
+                let key = self.rng.next_u64();
+                let (verified, order) = (BTreeMap::new(), VecDeque::new());
+                self.echo = Some(Box::new(EchoState { key, verified, order, challenges: 0 }));
+                key
+            }
+        };
         let mut h = std::hash::DefaultHasher::new();
         (key, peer, secs).hash(&mut h);
         let mut v = [0u8; 12];
@@ -934,13 +948,15 @@ where
     /// it is remembered as verified).
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
         let life = self.cfg.echo_lifetime;
-        if self.verified.get(peer).is_some_and(|&t| now < t + life) {
+        // no key yet: no source verified, no Echo valid
+        let Some(e) = self.echo.as_deref() else { return false };
+        if e.verified.get(peer).is_some_and(|&t| now < t + life) {
             return true;
         }
         let Some(echo) = msg.options.get(registry::ECHO).filter(|e| e.len() == 12) else { return false };
         let secs = u32::from_be_bytes([echo[0], echo[1], echo[2], echo[3]]);
         let now_secs = echo_second(now);
-        if self.echo_key.is_none() || now_secs.saturating_sub(secs) as f64 > life.as_secs_f64() || secs > now_secs {
+        if now_secs.saturating_sub(secs) as f64 > life.as_secs_f64() || secs > now_secs {
             return false;
         }
         if self.echo_value(peer, secs)[..] != *echo {
@@ -948,24 +964,26 @@ where
         }
         // forget the expired, and the oldest while full; queue slots of a source verified again
         // since are stale and go with them (so the queue cannot outgrow the map for long)
-        while let Some(&(t, _)) = self.verified_order.front() {
-            if now < t + life && self.verified.len() < self.cfg.max_verified {
+        let max = self.cfg.max_verified;
+        let Some(e) = self.echo.as_deref_mut() else { return false };
+        while let Some(&(t, _)) = e.order.front() {
+            if now < t + life && e.verified.len() < max {
                 break;
             }
-            let Some((t, p)) = self.verified_order.pop_front() else { break };
-            if self.verified.get(&p) == Some(&t) {
-                self.verified.remove(&p);
+            let Some((t, p)) = e.order.pop_front() else { break };
+            if e.verified.get(&p) == Some(&t) {
+                e.verified.remove(&p);
             }
         }
-        self.verified.insert(peer.clone(), now);
-        self.verified_order.push_back((now, peer.clone()));
+        e.verified.insert(peer.clone(), now);
+        e.order.push_back((now, peer.clone()));
         true
     }
 
     /// Echo challenges sent (4.01 with Echo instead of a response larger than the amplification
     /// factor allows to an unverified source).
     pub fn echo_challenges(&self) -> u64 {
-        self.echo_challenges
+        self.echo.as_ref().map_or(0, |e| e.challenges)
     }
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
@@ -1038,8 +1056,10 @@ where
             Some(resp)
                 if challenge_factor.is_some_and(|f| response_len(msg.token, &resp) > f as usize * request_len) =>
             {
-                self.echo_challenges += 1;
                 let echo = self.echo_value(&from, echo_second(now)).to_vec();
+                if let Some(e) = self.echo.as_deref_mut() {
+                    e.challenges += 1;
+                }
                 Some(Arc::new(Response {
                     code: Code::UNAUTHORIZED,
                     options: vec![(registry::ECHO, echo)],

@@ -139,8 +139,70 @@ struct Entry {
 /// the heaviest simulated cell), seeded per map from the address-space layout and the time, so
 /// a peer cannot aim its Message IDs at one bucket. It is only looked up, never iterated
 /// (eviction follows `order`), so results do not depend on the seed, and no OS entropy is read.
+///
+/// Its table is made at the first entry: an endpoint that never serves (each of a simulation's
+/// thousands of clients) holds 16 bytes for it, not the empty map's and queue's 96.
 #[derive(Debug)]
 pub(crate) struct Dedup<A> {
+    budget: usize,
+    table: Option<Box<Table<A>>>,
+}
+
+impl<A: Ord + Clone + Hash> Dedup<A> {
+    /// A cache holding at most `budget` bytes of entries.
+    pub(crate) fn new(budget: usize) -> Self {
+        Dedup { budget, table: None }
+    }
+
+    pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
+        self.table.as_ref()?.get(peer, mid)
+    }
+
+    /// Replaces what an entry holds (see [`Table::replace`]).
+    pub(crate) fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
+        if let Some(t) = self.table.as_mut() {
+            t.replace(now, peer, mid, cached);
+        }
+    }
+
+    /// Marks a deferred entry's empty ACK as sent.
+    pub(crate) fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
+        if let Some(t) = self.table.as_mut() {
+            t.mark_ack_sent(peer, mid);
+        }
+    }
+
+    pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
+        let budget = self.budget;
+        self.table.get_or_insert_with(|| Box::new(Table::new(budget))).insert(now, peer, mid, expires, cached);
+    }
+
+    /// Drops expired entries.
+    pub(crate) fn expire(&mut self, now: Instant) {
+        if let Some(t) = self.table.as_mut() {
+            t.expire(now);
+        }
+    }
+
+    /// Entries held.
+    pub(crate) fn len(&self) -> usize {
+        self.table.as_ref().map_or(0, |t| t.map.len())
+    }
+
+    /// Bytes held (as [`Cached::cost`] counts them); at most the budget.
+    pub(crate) fn bytes(&self) -> usize {
+        self.table.as_ref().map_or(0, |t| t.bytes)
+    }
+
+    /// Entries evicted before their lifetime ended, to stay within the budget.
+    pub(crate) fn early_evictions(&self) -> u64 {
+        self.table.as_ref().map_or(0, |t| t.early_evictions)
+    }
+}
+
+/// The deduplication cache's entries.
+#[derive(Debug)]
+struct Table<A> {
     map: HashMap<(A, u16), Entry, foldhash::fast::RandomState>,
     order: VecDeque<(Instant, A, u16)>,
     budget: usize,
@@ -148,32 +210,30 @@ pub(crate) struct Dedup<A> {
     early_evictions: u64,
 }
 
-impl<A: Ord + Clone + Hash> Dedup<A> {
-    /// A cache holding at most `budget` bytes of entries.
-    pub(crate) fn new(budget: usize) -> Self {
-        Dedup { map: HashMap::default(), order: VecDeque::new(), budget, bytes: 0, early_evictions: 0 }
+impl<A: Ord + Clone + Hash> Table<A> {
+    fn new(budget: usize) -> Self {
+        Table { map: HashMap::default(), order: VecDeque::new(), budget, bytes: 0, early_evictions: 0 }
     }
 
-    pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
+    fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
         self.map.get(&(peer.clone(), mid)).map(|e| &e.cached)
     }
 
     /// Replaces what an entry holds (a deferred reply that has come), within the budget.
     /// (Its queue slot moves to the back with its expiry unchanged.)
-    pub(crate) fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
+    fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
         if let Some(e) = self.remove(peer, mid) {
             self.insert(now, peer.clone(), mid, e.expires, cached);
         }
     }
 
-    /// Marks a deferred entry's empty ACK as sent.
-    pub(crate) fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
+    fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
         if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
             e.cached = Cached::Deferred { ack_sent: true };
         }
     }
 
-    pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
+    fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let cost = cached.cost::<A>();
         self.evict_to(now, cost);
         self.bytes += cost;
@@ -213,8 +273,7 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
         }
     }
 
-    /// Drops expired entries.
-    pub(crate) fn expire(&mut self, now: Instant) {
+    fn expire(&mut self, now: Instant) {
         while let Some((t, _, _)) = self.order.front() {
             if *t > now {
                 break;
@@ -222,21 +281,6 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
             let (t, p, m) = self.order.pop_front().expect("front exists");
             self.remove_slot((p, m), t);
         }
-    }
-
-    /// Entries held.
-    pub(crate) fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Bytes held (as [`Cached::cost`] counts them); at most the budget.
-    pub(crate) fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    /// Entries evicted before their lifetime ended, to stay within the budget.
-    pub(crate) fn early_evictions(&self) -> u64 {
-        self.early_evictions
     }
 }
 
