@@ -228,6 +228,20 @@ pub(crate) fn double(ex: &mut ExchangeTimer, max_retransmit: u32, cap: f64) -> O
     Some(ex.rto())
 }
 
+/// The RTO a new exchange starts with under an estimator holding `rto` (None before its first
+/// sample): that estimate, or `initial_rto` × U[1, `ack_random_factor`] (RFC 7252 §4.2) before
+/// one; within the floor and `cap`.
+pub(crate) fn estimate_or_initial(
+    rto: Option<f64>,
+    initial_rto: f64,
+    ack_random_factor: f64,
+    cap: f64,
+    rng: &mut dyn RngCore,
+) -> f64 {
+    let rto = rto.unwrap_or_else(|| crate::rng::uniform(rng, initial_rto, initial_rto * ack_random_factor));
+    clamp_rto(rto, cap)
+}
+
 /// Applies the crate-wide floor and an algorithm's cap.
 pub(crate) fn clamp_rto(rto: f64, cap: f64) -> f64 {
     if rto.is_nan() {

@@ -18,6 +18,9 @@ use crate::Request;
 
 /// Transmissions an exchange can have: the original and up to MAX_RETRANSMIT_LIMIT more.
 const MAX_TX: usize = coap_cc::MAX_RETRANSMIT_LIMIT as usize + 1;
+/// The request options a server that echoes transmission numbers answers under their echo
+/// numbers (FASOR's and RTT-CoAP's).
+const ECHOED: [u16; 2] = [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER];
 /// RFC 7252 §4.8 defaults for the server's own separate CON responses.
 const SEPARATE_ACK_TIMEOUT: f64 = 2.0;
 const SEPARATE_MAX_RETRANSMIT: u32 = 4;
@@ -989,14 +992,12 @@ where
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
         let con = msg.ty == MessageType::Con;
         match self.dedup.get(&from, msg.message_id) {
-            Some(Cached::Reply(_)) => {
+            Some(Cached::Reply(resp)) => {
                 // a duplicate: the same response again, echoing this transmission's token and number
+                let resp = resp.clone();
                 let ty = if con { MessageType::Ack } else { MessageType::Non };
                 let mid = if con { msg.message_id } else { self.alloc_mid() };
-                if let Some(Cached::Reply(resp)) = self.dedup.get(&from, msg.message_id) {
-                    let resp = resp.clone();
-                    self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
-                }
+                self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 return;
             }
             Some(Cached::Deferred { ack_sent }) => {
@@ -1157,11 +1158,7 @@ where
         echo_from: Option<&Message<'_>>,
     ) {
         let echoes = self.cfg.echo_transmission_numbers
-            && echo_from.is_some_and(|m| {
-                m.options.iter().any(|o| {
-                    o.number == registry::TRANSMISSION_NUMBER || o.number == registry::RTT_COAP_TRANSMISSION_COUNTER
-                })
-            });
+            && echo_from.is_some_and(|m| m.options.iter().any(|o| ECHOED.contains(&o.number)));
         let start = self.out.len();
         match self.reply_wire.as_deref() {
             Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
@@ -1230,12 +1227,10 @@ where
                 _ => {}
             }
         }
-        if self.peers.values().any(|p| p.wake.is_some_and(|w| w <= now)) {
-            let woken: Vec<A> =
-                self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
-            for dest in woken {
-                self.try_start(now, &dest);
-            }
+        let woken: Vec<A> =
+            self.peers.iter().filter(|(_, p)| p.wake.is_some_and(|w| w <= now)).map(|(a, _)| a.clone()).collect();
+        for dest in woken {
+            self.try_start(now, &dest);
         }
         // usually empty (always at a client): skip
         if !self.deferred.is_empty() || !self.separate.is_empty() {
@@ -1445,7 +1440,7 @@ fn encode_response(
     let mut options = sorted_options(resp);
     if let (true, Some(req)) = (echo, echo_from) {
         // only the options this server knows, each under its echo number (elective)
-        for number in [registry::TRANSMISSION_NUMBER, registry::RTT_COAP_TRANSMISSION_COUNTER] {
+        for number in ECHOED {
             if let Some(value) = req.options.get(number) {
                 let number = registry::echo_number(number);
                 let at = options.iter().position(|o| o.number > number).unwrap_or(options.len());

@@ -158,10 +158,11 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
         self.table.as_ref()?.get(peer, mid)
     }
 
-    /// Replaces what an entry holds (see [`Table::replace`]).
+    /// Replaces what an entry holds (a deferred reply that has come), within the budget.
+    /// (Its queue slot moves to the back with its expiry unchanged.)
     pub(crate) fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
-        if let Some(t) = self.table.as_mut() {
-            t.replace(now, peer, mid, cached);
+        if let Some(e) = self.table.as_mut().and_then(|t| t.remove(peer, mid)) {
+            self.insert(now, peer.clone(), mid, e.expires, cached);
         }
     }
 
@@ -173,8 +174,15 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
     }
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
-        let budget = self.budget;
-        self.table.get_or_insert_with(|| Box::new(Table::new(budget))).insert(now, peer, mid, expires, cached);
+        let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
+        let cost = cached.cost::<A>();
+        t.evict_to(now, cost, self.budget);
+        t.bytes += cost;
+        t.order.push_back((expires, peer.clone(), mid));
+        // one map operation on the hot path; a (rare) entry under the same key is replaced
+        if let Some(old) = t.map.insert((peer, mid), Entry { expires, cached }) {
+            t.bytes -= old.cached.cost::<A>();
+        }
     }
 
     /// Drops expired entries.
@@ -205,42 +213,22 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
 struct Table<A> {
     map: HashMap<(A, u16), Entry, foldhash::fast::RandomState>,
     order: VecDeque<(Instant, A, u16)>,
-    budget: usize,
     bytes: usize,
     early_evictions: u64,
 }
 
 impl<A: Ord + Clone + Hash> Table<A> {
-    fn new(budget: usize) -> Self {
-        Table { map: HashMap::default(), order: VecDeque::new(), budget, bytes: 0, early_evictions: 0 }
+    fn new() -> Self {
+        Table { map: HashMap::default(), order: VecDeque::new(), bytes: 0, early_evictions: 0 }
     }
 
     fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
         self.map.get(&(peer.clone(), mid)).map(|e| &e.cached)
     }
 
-    /// Replaces what an entry holds (a deferred reply that has come), within the budget.
-    /// (Its queue slot moves to the back with its expiry unchanged.)
-    fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
-        if let Some(e) = self.remove(peer, mid) {
-            self.insert(now, peer.clone(), mid, e.expires, cached);
-        }
-    }
-
     fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
         if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
             e.cached = Cached::Deferred { ack_sent: true };
-        }
-    }
-
-    fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
-        let cost = cached.cost::<A>();
-        self.evict_to(now, cost);
-        self.bytes += cost;
-        self.order.push_back((expires, peer.clone(), mid));
-        // one map operation on the hot path; a (rare) entry under the same key is replaced
-        if let Some(old) = self.map.insert((peer, mid), Entry { expires, cached }) {
-            self.bytes -= old.cached.cost::<A>();
         }
     }
 
@@ -263,9 +251,9 @@ impl<A: Ord + Clone + Hash> Table<A> {
         }
     }
 
-    /// Evicts the oldest entries until `extra` more bytes fit in the budget.
-    fn evict_to(&mut self, now: Instant, extra: usize) {
-        while self.bytes + extra > self.budget {
+    /// Evicts the oldest entries until `extra` more bytes fit in `budget`.
+    fn evict_to(&mut self, now: Instant, extra: usize, budget: usize) {
+        while self.bytes + extra > budget {
             let Some((t, p, m)) = self.order.pop_front() else { break };
             if let Some(e) = self.remove_slot((p, m), t) {
                 self.early_evictions += u64::from(e.expires > now);

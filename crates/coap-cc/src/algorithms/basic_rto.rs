@@ -17,10 +17,11 @@
 //! the specification asks for "RFC 6298 on every sample", which this module follows
 //! (`rule=rfc6298`, default). `rule=last` gives Californium's code: RTO = the last sample.
 
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::controller::{
+    clamp_rto, estimate_or_initial, Completion, Controller, ExchangeTimer, Metrics, Sample, Start,
+};
 use crate::estimator::Rfc6298;
 use crate::params::{check, choice, params};
-use crate::rng::uniform;
 use crate::time::{Duration, Instant};
 use rand_core::RngCore;
 
@@ -96,11 +97,9 @@ impl Controller for BasicRto {
         self.p.nstart as usize
     }
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
-        let initial = match self.rto {
-            Some(rto) => rto,
-            None => uniform(rng, self.p.initial_rto, self.p.initial_rto * self.p.ack_random_factor),
-        };
-        ExchangeTimer::new(clamp_rto(initial, self.p.rto_max), start, crate::controller::Marking::None)
+        let p = &self.p;
+        let rto = estimate_or_initial(self.rto, p.initial_rto, p.ack_random_factor, p.rto_max, rng);
+        ExchangeTimer::new(rto, start, crate::controller::Marking::None)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)

@@ -13,10 +13,11 @@
 //! is used as is. Timeouts double, capped at `rto_max` = 60 s; no Karn carry-over (the source
 //! keeps none).
 
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::controller::{
+    clamp_rto, estimate_or_initial, Completion, Controller, ExchangeTimer, Metrics, Sample, Start,
+};
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use crate::params::{check, params};
-use crate::rng::uniform;
 use crate::time::{Duration, Instant};
 use rand_core::RngCore;
 
@@ -103,11 +104,9 @@ impl Controller for PeakHopper {
         self.p.nstart as usize
     }
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
-        let initial = match self.rto {
-            Some(rto) => rto,
-            None => uniform(rng, self.p.initial_rto, self.p.initial_rto * self.p.ack_random_factor),
-        };
-        ExchangeTimer::new(clamp_rto(initial, self.p.rto_max), start, self.marking.next())
+        let p = &self.p;
+        let rto = estimate_or_initial(self.rto, p.initial_rto, p.ack_random_factor, p.rto_max, rng);
+        ExchangeTimer::new(rto, start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)

@@ -88,6 +88,11 @@ const CPU: CpuSpec = CpuSpec { rx_process_us: 2000, tx_prepare_us: 1000, app_us:
 
 /// Motes at the given positions, the first the border router, all with `mac`.
 fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
+    Mesh::new(spec(pos, mac, radio), seed, 0)
+}
+
+/// The spec of [`mesh`]: static, no cloud, nullrdc.
+fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
     let nodes: Vec<NodeSpec> = pos
         .iter()
         .enumerate()
@@ -99,11 +104,7 @@ fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
         })
         .collect();
     let macs = vec![mac; nodes.len()];
-    Mesh::new(
-        MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None, cloud: None, contikimac: None },
-        seed,
-        0,
-    )
+    MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None, cloud: None, contikimac: None }
 }
 
 fn stats(m: &Mesh) -> Vec<NodeStats> {
@@ -272,10 +273,6 @@ fn the_rx_fifo_holds_one_frame_while_the_cpu_is_busy() {
 #[test]
 fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
     use super::mobility::{Area, MobilitySource, MobilitySpec, Move};
-    let nodes = vec![
-        NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 },
-        NodeSpec { id: 2, role: Role::Client, x: 9.0, y: 0.0 },
-    ];
     let moves = vec![Move { mote: 1, t: 1.0, x: 100.0, y: 0.0 }, Move { mote: 1, t: 3.0, x: 9.0, y: 0.0 }];
     let mobility = MobilitySpec {
         area: Area { x_min: 0.0, y_min: 0.0, x_max: 100.0, y_max: 100.0 },
@@ -283,16 +280,8 @@ fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
         trail_every_s: 1.0,
         source: MobilitySource::Trace(moves),
     };
-    let spec = MeshSpec {
-        nodes,
-        macs: vec![MacSpec::Nullmac; 2],
-        radio: radio(1.0, 1.0),
-        cpu: CPU,
-        compression: NITK,
-        mobility: Some(mobility),
-        cloud: None,
-        contikimac: None,
-    };
+    let spec =
+        MeshSpec { mobility: Some(mobility), ..spec(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0)) };
     let mut m = Mesh::new(spec, 1, 0);
     let s = 1_000_000_000;
     let sends = [(s / 2, 1, 0, 15), (2 * s, 1, 0, 15), (3 * s + s / 2, 1, 0, 15), (4 * s + s / 2, 1, 0, 15)];
@@ -317,20 +306,9 @@ fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
 /// (70 bytes: 6.076389 ms) + Internet 15 = 28.500389 ms, on the cloud's own lane.
 #[test]
 fn a_cloud_host_reaches_a_mote_through_the_serial_line() {
-    let nodes = vec![
-        NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 },
-        NodeSpec { id: 2, role: Role::Server, x: 9.0, y: 0.0 },
-    ];
-    let spec = MeshSpec {
-        nodes,
-        macs: vec![MacSpec::Nullmac; 2],
-        radio: radio(1.0, 1.0),
-        cpu: CPU,
-        compression: NITK,
-        mobility: None,
-        cloud: Some(CloudSpec { hosts: 1, internet_delay_ns: 15 * MS, slip_baud: 115_200 }),
-        contikimac: None,
-    };
+    let mut spec = spec(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    spec.nodes[1].role = Role::Server;
+    spec.cloud = Some(CloudSpec { hosts: 1, internet_delay_ns: 15 * MS, slip_baud: 115_200 });
     let mut m = Mesh::new(spec.clone(), 1, 0);
     assert_eq!(m.lanes(), 2);
     let h = run(&mut m, &[(0, 2, 1, 15)]);
