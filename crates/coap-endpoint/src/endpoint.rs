@@ -14,7 +14,7 @@ use crate::observe::{self, Observation, Observer};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
 use crate::token::Token;
-use crate::Request;
+use crate::{PreparedRequest, Request};
 
 /// Transmissions an exchange can have: the original and up to MAX_RETRANSMIT_LIMIT more.
 const MAX_TX: usize = coap_cc::MAX_RETRANSMIT_LIMIT as usize + 1;
@@ -116,9 +116,10 @@ enum Phase {
 #[derive(Debug)]
 struct Exchange<A> {
     dest: A,
-    /// Shared: a driver that sends the same request again and again (the simulator) clones
-    /// an `Arc` per exchange, not the request's buffers.
-    req: Arc<Request>,
+    /// Shared and encoded once: a driver that sends the same request again and again (the
+    /// simulator) clones an `Arc` per exchange, not the request's buffers, and a transmission
+    /// writes only its header and token in front of the request's encoded options and payload.
+    req: PreparedRequest,
     mid: u16,
     token: Token,
     phase: Phase,
@@ -205,7 +206,7 @@ struct Peer {
     outstanding: usize,
     /// Requests waiting for NSTART or pacing, oldest first: not exchanges yet (the exchange
     /// map holds only started ones, so a long queue costs nothing per event).
-    queue: VecDeque<(ExchangeId, Arc<Request>)>,
+    queue: VecDeque<(ExchangeId, PreparedRequest)>,
     wake: Option<Instant>,
 }
 
@@ -548,18 +549,17 @@ where
     }
 
     /// Opens an exchange with `dest`. It starts now, or when NSTART and the controller allow.
-    /// `req` may be shared (an `Arc<Request>`).
-    pub fn request(&mut self, now: Instant, dest: A, req: impl Into<Arc<Request>>) -> Result<ExchangeId, RequestError> {
-        let mut req = req.into();
-        if !req.options.is_sorted_by_key(|o| o.0) {
-            Arc::make_mut(&mut req).options.sort_by_key(|o| o.0);
-        }
+    /// `req` is a [`Request`], an `Arc<Request>`, or a [`PreparedRequest`]: a driver that sends
+    /// the same request many times prepares it once and passes clones, which share its encoding.
+    pub fn request(
+        &mut self,
+        now: Instant,
+        dest: A,
+        req: impl Into<PreparedRequest>,
+    ) -> Result<ExchangeId, RequestError> {
+        let req = req.into();
         // header + token (with marking byte) + options + a marking option (≤ 4 bytes) + payload
-        let body = {
-            let opts: SmallVec<[CoapOption<'_>; 8]> =
-                req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
-            Options::from_list(&opts).encoded_len()
-        };
+        let body = req.options_len();
         let payload = if req.payload.is_empty() { 0 } else { 1 + req.payload.len() };
         if 4 + 1 + self.cfg.token_len + body + 4 + payload > self.cfg.max_message_size {
             return Err(RequestError::TooLarge);
@@ -1483,10 +1483,30 @@ fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
         }
         _ => base,
     };
+    let ty = if ex.confirmable { MessageType::Con } else { MessageType::Non };
+    let marking = match ex.marking {
+        Marking::Option { number, probe } => Some((number, probe)),
+        _ => None,
+    };
+    if let (None, Some(tail)) = (marking, ex.req.tail()) {
+        // header and token (RFC 7252 §3), then the options and payload encoded once
+        if token.len() > coap_wire::MAX_TOKEN_LEN {
+            return None;
+        }
+        let len = 4 + token.len() + tail.len();
+        let out = buf.get_mut(..len)?;
+        out[0] = (1 << 6) | ((ty as u8) << 4) | token.len() as u8;
+        out[1] = ex.req.code.0;
+        out[2..4].copy_from_slice(&ex.mid.to_be_bytes());
+        out[4..4 + token.len()].copy_from_slice(token);
+        out[4 + token.len()..].copy_from_slice(tail);
+        return Some(len);
+    }
+    // a marking option goes among the request's: the whole message is encoded
     let mut value = [0u8; 4];
     let mut options: SmallVec<[CoapOption<'_>; 8]> =
         ex.req.options.iter().map(|(num, v)| CoapOption { number: *num, value: v }).collect();
-    if let Marking::Option { number, probe } = ex.marking {
+    if let Some((number, probe)) = marking {
         let v: &[u8] = match (n, probe) {
             (0, true) => &[255],
             _ => encode_uint(n as u32, &mut value),
@@ -1494,7 +1514,6 @@ fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
         let at = options.iter().position(|o| o.number > number).unwrap_or(options.len());
         options.insert(at, CoapOption { number, value: v });
     }
-    let ty = if ex.confirmable { MessageType::Con } else { MessageType::Non };
     let m = Message {
         ty,
         code: ex.req.code,

@@ -66,3 +66,101 @@ impl Request {
         Request { code: coap_wire::Code::GET, options, payload: Vec::new(), confirmable: true }
     }
 }
+
+/// A request with its options sorted and its options and payload encoded once: what an
+/// exchange holds. Cloning it clones an `Arc`, so a driver that sends the same request again and
+/// again (the simulator, a load generator) prepares it once, and every exchange and every
+/// retransmission of it writes only the header and the token in front of the shared bytes.
+/// `Request` and `Arc<Request>` convert into it ([`Endpoint::request`] takes either).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedRequest(std::sync::Arc<Prepared>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Prepared {
+    req: Request,
+    /// The encoded options (deltas from 0) and payload (after its marker): what follows the
+    /// token. None if it cannot be encoded (invalid options) or has the empty code: each
+    /// transmission is then encoded in full (and fails as it would have anyway).
+    tail: Option<Vec<u8>>,
+    /// Bytes the options take.
+    options_len: usize,
+}
+
+impl PreparedRequest {
+    /// The request (options sorted stably by number).
+    pub fn request(&self) -> &Request {
+        &self.0.req
+    }
+    /// Its encoded options and payload, if it can be encoded.
+    pub(crate) fn tail(&self) -> Option<&[u8]> {
+        self.0.tail.as_deref()
+    }
+    /// Bytes its options take encoded.
+    pub(crate) fn options_len(&self) -> usize {
+        self.0.options_len
+    }
+}
+
+impl From<Request> for PreparedRequest {
+    fn from(mut req: Request) -> Self {
+        req.options.sort_by_key(|o| o.0); // stable: repeated options keep their order
+        let list: Vec<coap_wire::CoapOption<'_>> =
+            req.options.iter().map(|(n, v)| coap_wire::CoapOption { number: *n, value: v }).collect();
+        let options = coap_wire::Options::from_list(&list);
+        let options_len = options.encoded_len();
+        let m = coap_wire::Message {
+            ty: coap_wire::MessageType::Con,
+            code: req.code,
+            message_id: 0,
+            token: &[],
+            options,
+            payload: &req.payload,
+        };
+        // the header is 4 bytes for an empty token: the rest is what every transmission shares
+        // (a request with the empty code is left to the full encoder, which refuses a token)
+        let tail = if req.code.is_empty() { None } else { m.to_vec().ok().map(|mut v| v.split_off(4)) };
+        drop(list);
+        PreparedRequest(std::sync::Arc::new(Prepared { req, tail, options_len }))
+    }
+}
+
+impl From<std::sync::Arc<Request>> for PreparedRequest {
+    fn from(req: std::sync::Arc<Request>) -> Self {
+        std::sync::Arc::unwrap_or_clone(req).into()
+    }
+}
+
+impl std::ops::Deref for PreparedRequest {
+    type Target = Request;
+    fn deref(&self) -> &Request {
+        &self.0.req
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coap_wire::registry::{CONTENT_FORMAT, URI_PATH};
+
+    #[test]
+    fn a_prepared_request_sorts_its_options_stably_and_encodes_them_once() {
+        let req = Request {
+            code: coap_wire::Code::GET,
+            options: vec![(URI_PATH, b"a".to_vec()), (CONTENT_FORMAT, Vec::new()), (URI_PATH, b"b".to_vec())],
+            payload: Vec::new(),
+            confirmable: true,
+        };
+        let p = PreparedRequest::from(req);
+        let order: Vec<&[u8]> = p.options.iter().map(|o| o.1.as_slice()).collect();
+        assert_eq!(order, [&b"a"[..], b"b", b""]);
+        // Uri-Path "a" (delta 11), Uri-Path "b" (delta 0), Content-Format (delta 1, empty)
+        assert_eq!(p.tail(), Some(&[0xb1, b'a', 0x01, b'b', 0x10][..]));
+        assert_eq!(p.options_len(), 5);
+    }
+
+    #[test]
+    fn a_request_with_the_empty_code_is_left_to_the_full_encoder() {
+        let req = Request { code: coap_wire::Code::EMPTY, options: Vec::new(), payload: Vec::new(), confirmable: true };
+        assert_eq!(PreparedRequest::from(req).tail(), None);
+    }
+}

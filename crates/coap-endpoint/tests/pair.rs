@@ -5,7 +5,7 @@
 mod harness;
 
 use coap_cc::CcConfig;
-use coap_endpoint::{Config, Event, FailReason, GiveUp, Outcome, Request, Response};
+use coap_endpoint::{Config, Event, FailReason, GiveUp, Outcome, PreparedRequest, Request, Response};
 use coap_wire::{registry, Code, Message, MessageType};
 use harness::*;
 use std::sync::atomic::Ordering;
@@ -446,4 +446,46 @@ fn a_shared_reply_is_sent_byte_for_byte_as_encoded_in_full() {
     let got = answer(4, &non);
     assert_eq!(got[0], 0x51); // NON, token length 1
     assert_eq!(&got[4..], &[0x74, 0xff, b'h', b'i']);
+}
+
+/// A request's options and payload are encoded once (`PreparedRequest`) and each transmission
+/// writes only the header and the token in front of them: every transmission must still be
+/// exactly RFC 7252's encoding (§3), worked out by hand here, with a plain token and with the
+/// transmission number in front of it (token marking).
+#[test]
+fn a_prepared_request_is_sent_byte_for_byte_as_encoded_in_full() {
+    // a POST whose options are given out of order: Content-Format 0 (12, an empty value), then
+    // Uri-Path "ab" (11); payload "x"
+    let req = Request {
+        code: Code::POST,
+        options: vec![(registry::CONTENT_FORMAT, Vec::new()), (registry::URI_PATH, b"ab".to_vec())],
+        payload: b"x".to_vec(),
+        confirmable: true,
+    };
+    // sorted: Uri-Path (delta 11, length 2, "ab"), Content-Format (delta 1, length 0), the
+    // payload marker, "x"
+    let tail = [0xb2, b'a', b'b', 0x10, 0xff, b'x'];
+    let shared = PreparedRequest::from(req);
+    for (cc, tkl) in [("default", 0), ("fasor_token", 1)] {
+        let mut p = Pair::new(cc, 3);
+        p.drop = Box::new(|from, i, _| from == C && i == 0); // the first transmission is lost
+        p.client.request(t(0.0), S, shared.clone()).unwrap();
+        p.client.request(t(0.0), S, shared.clone()).unwrap();
+        p.run_until(100.0);
+        let posts: Vec<Vec<u8>> = p.sent_by(C).into_iter().map(|(_, b)| b).filter(|b| b[1] == 0x02).collect();
+        assert_eq!(posts.len(), 3, "{cc}: the first request twice, the second once");
+        for b in &posts {
+            assert_eq!(b[0], 0x40 | tkl, "{cc}: version 1, CON, token length"); // T=00
+            assert_eq!(&b[4 + tkl as usize..], &tail, "{cc}");
+        }
+        // the retransmission keeps the Message ID; under token marking its token is the
+        // transmission number, 1 (the first was 0)
+        assert_eq!(posts[0][2..4], posts[1][2..4], "{cc}");
+        if tkl == 1 {
+            assert_eq!((posts[0][4], posts[1][4], posts[2][4]), (0, 1, 0));
+        } else {
+            assert_eq!(posts[0], posts[1], "{cc}: a retransmission is the same message");
+        }
+        assert_ne!(posts[1][2..4], posts[2][2..4], "{cc}: the next exchange has its own Message ID");
+    }
 }

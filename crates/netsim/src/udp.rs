@@ -9,7 +9,9 @@
 //! the packet unnecessary, which the medium books as wasted capacity.
 
 use coap_cc::Instant;
-use coap_endpoint::{Endpoint, Event, ExchangeReport, Handler, Reply, Request, RequestId, Response, Tally};
+use coap_endpoint::{
+    Endpoint, Event, ExchangeReport, Handler, PreparedRequest, Reply, Request, RequestId, Response, Tally,
+};
 use coap_wire::{Code, Message};
 use netmodel::{HostId, Next, Packet};
 use rand_chacha::ChaCha8Rng;
@@ -139,7 +141,7 @@ impl UdpHost {
 pub struct UdpStack {
     hosts: Vec<UdpHost>,
     background: Option<Background>,
-    request: std::sync::Arc<Request>,
+    request: PreparedRequest,
     /// Bytes added to every CoAP message on the network (IP and UDP headers).
     overhead: u32,
     buf: Vec<u8>,
