@@ -15,9 +15,11 @@
 //!   routes, mobility, hosts behind the border router's serial line); it schedules its own
 //!   events (frames, CPU jobs, MAC timers, moves).
 //! * [`streams`]: the typed RNG streams of a replication, all in one place.
+//! * [`chacha8`]: rand_chacha's ChaCha8 stream with a one-block buffer (what every host owns).
 //! * [`workload`]: what clients do and when (continuous, random batches), as a [`Workload`].
 
 pub mod bottleneck;
+pub mod chacha8;
 pub mod link;
 pub mod loss;
 pub mod medium;
@@ -26,6 +28,7 @@ pub mod streams;
 pub mod workload;
 
 pub use bottleneck::{Bottleneck, BottleneckReport, BottleneckSpec, HopSpec, LinkSpec};
+pub use chacha8::ChaCha8Small;
 pub use medium::{HostId, Medium, Packet, PacketId, Schedule};
 pub use streams::{component_rng, Stream};
 pub use workload::{ClientSteps, ClientWorkload, Next, Periodic, RateSteps, Workload, WorkloadKind, WorkloadSpec};

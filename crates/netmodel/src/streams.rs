@@ -74,6 +74,12 @@ impl Stream {
     pub fn rng(self, seed: u64, rep: u32) -> ChaCha8Rng {
         component_rng(seed, rep, self.component())
     }
+
+    /// The same stream as [`Stream::rng`] in a generator a third of the size (for what every
+    /// host owns: see [`crate::chacha8`]).
+    pub fn small_rng(self, seed: u64, rep: u32) -> crate::ChaCha8Small {
+        crate::ChaCha8Small::from_rng(&self.rng(seed, rep))
+    }
 }
 
 /// ChaCha8 seeded with `seed`, on stream `rep << 32 | component`.

@@ -13,8 +13,8 @@ use coap_endpoint::{
     Endpoint, Event, ExchangeReport, Handler, PreparedRequest, Reply, Request, RequestId, Response, Tally,
 };
 use coap_wire::{Code, Message};
+use netmodel::ChaCha8Small;
 use netmodel::{HostId, Next, Packet};
-use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 use crate::record::{ClientRecord, Detail, ExchangeStats};
@@ -102,7 +102,7 @@ impl Handler<HostId> for FixedResponse {
 /// One host's endpoint.
 #[derive(Debug)]
 pub struct UdpHost {
-    ep: Endpoint<HostId, ChaCha8Rng>,
+    ep: Endpoint<HostId, ChaCha8Small>,
     timer: TimerSlot,
     /// When a waiting workload's next exchange starts.
     app_timer: TimerSlot,
@@ -118,12 +118,12 @@ pub struct UdpHost {
 
 impl UdpHost {
     /// A host that runs a workload against `server` (expecting about `exchanges` exchanges).
-    pub fn client(ep: Endpoint<HostId, ChaCha8Rng>, server: HostId, exchanges: usize) -> Self {
+    pub fn client(ep: Endpoint<HostId, ChaCha8Small>, server: HostId, exchanges: usize) -> Self {
         UdpHost { server: Some(server), expected: exchanges, ..UdpHost::server(ep) }
     }
 
     /// A host that only answers (its endpoint has a handler).
-    pub fn server(ep: Endpoint<HostId, ChaCha8Rng>) -> Self {
+    pub fn server(ep: Endpoint<HostId, ChaCha8Small>) -> Self {
         UdpHost {
             ep,
             timer: TimerSlot::default(),

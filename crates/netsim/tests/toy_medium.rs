@@ -84,7 +84,7 @@ fn run<S: engine::Stack>(stack: S) -> RepResult<(u64, u64)> {
 fn udp_over_a_three_host_line() {
     let ep = |h: u32| {
         let cfg = Config::new(CcConfig::new("default").unwrap());
-        Endpoint::new(cfg, Stream::Host(h).rng(1, 0)).unwrap()
+        Endpoint::new(cfg, Stream::Host(h).small_rng(1, 0)).unwrap()
     };
     let hosts = vec![
         UdpHost::client(ep(0), HostId(2), EXCHANGES as usize),
@@ -159,7 +159,7 @@ impl<const HOST: bool> Medium for Fanout<HOST> {
 fn fanout<const HOST: bool>() -> Vec<u32> {
     let ep = |h: u32| {
         let cfg = Config::new(CcConfig::new("default").unwrap());
-        Endpoint::new(cfg, Stream::Host(h).rng(1, 0)).unwrap()
+        Endpoint::new(cfg, Stream::Host(h).small_rng(1, 0)).unwrap()
     };
     let hosts = vec![UdpHost::client(ep(0), HostId(2), 1), UdpHost::server(ep(1)), UdpHost::server(ep(2))];
     // ends before the first retransmission: one send, three events

@@ -215,8 +215,8 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     let duration_ns = (scn.duration_s * 1e9) as u64;
     let hosts = (0..n)
         .map(|i| {
-            let ep =
-                Endpoint::new(cfg.clone(), Stream::Host(i as u32).rng(scn.seed, rep)).expect("valid endpoint config");
+            let ep = Endpoint::new(cfg.clone(), Stream::Host(i as u32).small_rng(scn.seed, rep))
+                .expect("valid endpoint config");
             let role = res.mesh.nodes.get(i).map_or(netmodel::mesh::topology::Role::Client, |m| m.role);
             match (server_of[i], role) {
                 // at most one exchange per interval (blocking client); a continuous one as many
