@@ -567,13 +567,23 @@ where
         let id = ExchangeId(self.next_id);
         self.next_id += 1;
         if self.peers.is_empty() {
-            self.peers = LiteMap::with_capacity(1); // most endpoints talk to one destination
+            // A client's first request. Most endpoints talk to one destination and run one
+            // exchange at a time: its maps and queues start with room for that (the default
+            // first allocation is four entries, a third of a simulated client's memory).
+            self.peers = LiteMap::with_capacity(1);
+            if self.exchanges.is_empty() && self.by_mid.is_empty() && self.by_token.is_empty() {
+                self.exchanges = LiteMap::with_capacity(1);
+                self.by_mid = LiteMap::with_capacity(1);
+                self.by_token = LiteMap::with_capacity(1);
+            }
+            self.pending.reserve_exact(1);
+            self.events.reserve_exact(2); // a response, then its report
         }
         let cc = &self.cfg.cc;
         let peer = self.peers.entry(dest.clone()).or_insert_with(|| Peer {
             cc: cc.build(),
             outstanding: 0,
-            queue: VecDeque::new(),
+            queue: VecDeque::with_capacity(1),
             wake: None,
         });
         peer.queue.push_back((id, req));
