@@ -58,7 +58,7 @@ impl Duration {
         } else if ns >= u64::MAX as f64 {
             Duration(u64::MAX)
         } else {
-            Duration(libm::round(ns) as u64)
+            Duration(round_positive(ns))
         }
     }
     /// Nanoseconds.
@@ -107,6 +107,20 @@ impl From<Duration> for core::time::Duration {
     }
 }
 
+/// `x` (0 < x < 2^64) rounded to the nearest integer, halves away from zero (C's `round`):
+/// its integer part, plus one if the fraction is at least a half. Both are exact: below 2^53
+/// the integer part is representable and `x` minus it loses no bit; from 2^53 on, `x` is an
+/// integer. (The library `round` costs a call and a truncation; this runs for every RTO and
+/// every jitter draw of the simulator.)
+fn round_positive(x: f64) -> u64 {
+    let int = x as u64; // truncates toward zero
+    if x - int as f64 >= 0.5 {
+        int + 1
+    } else {
+        int
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +133,31 @@ mod tests {
         assert_eq!(Duration::from_secs_f64(1e30), Duration::MAX);
         assert_eq!(Instant::from_nanos(5) - Instant::from_nanos(9), Duration::ZERO);
         assert_eq!(Instant::ZERO + Duration::from_millis(3), Instant::from_nanos(3_000_000));
+    }
+
+    #[test]
+    fn rounding_to_nanoseconds_breaks_ties_away_from_zero() {
+        // halves go up; the largest double below a half goes down
+        assert_eq!(round_positive(0.5), 1);
+        assert_eq!(round_positive(1.5), 2);
+        assert_eq!(round_positive(2.5), 3);
+        assert_eq!(round_positive(0.5 - f64::EPSILON / 4.0), 0);
+        assert_eq!(round_positive(2.4999999999999996), 2); // 2.5 less one unit in the last place
+        assert_eq!(round_positive(1e-300), 0);
+        // 2^52 - 0.5 is the last representable half (from 2^52 on the spacing is 1, from 2^53
+        // on 2)
+        assert_eq!(round_positive(4503599627370495.5), 4503599627370496);
+        assert_eq!(round_positive(9007199254740994.0), 9007199254740994);
+        // the largest double below 2^64 is 2^64 - 2^11
+        assert_eq!(round_positive(f64::from_bits(0x43EF_FFFF_FFFF_FFFF)), u64::MAX - 2047);
+        // C's round (libm) agrees on a sweep of magnitudes and fractions
+        let mut x = 1e-3;
+        while x < 1.8e19 {
+            for f in [0.0, 0.25, 0.4999999, 0.5, 0.5000001, 0.75] {
+                let v = x + f;
+                assert_eq!(round_positive(v), libm::round(v) as u64, "{v}");
+            }
+            x *= 1.37;
+        }
     }
 }
