@@ -12,11 +12,11 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// An entry: fires at `time`; `seq` orders entries of equal time by rank (its top 16 bits),
-/// then by insertion.
+/// then by insertion. The two are one 128-bit key (time in the high half), so that ordering
+/// entries is one comparison.
 #[derive(Debug)]
 struct Entry<E> {
-    time: u64,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
@@ -24,14 +24,17 @@ struct Entry<E> {
 const RANK_SHIFT: u32 = 48;
 
 impl<E> Entry<E> {
-    fn key(&self) -> (u64, u64) {
-        (self.time, self.seq)
+    fn new(time: u64, seq: u64, event: E) -> Self {
+        Entry { key: (time as u128) << 64 | seq as u128, event }
+    }
+    fn time(&self) -> u64 {
+        (self.key >> 64) as u64
     }
 }
 
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, o: &Self) -> bool {
-        self.key() == o.key()
+        self.key == o.key
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -39,11 +42,15 @@ impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
+    // the heap compares with `<=`: one reversed key comparison
+    fn le(&self, o: &Self) -> bool {
+        o.key <= self.key
+    }
 }
 impl<E> Ord for Entry<E> {
     /// Reversed, so that the max-heap pops the earliest (time, seq) first.
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
+        o.key.cmp(&self.key)
     }
 }
 
@@ -75,32 +82,31 @@ impl<E> EventQueue<E> {
     /// order.
     pub fn push_ranked(&mut self, time: u64, rank: u16, event: E) {
         let seq = self.next_seq(rank);
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry::new(time, seq, event));
     }
     /// Schedules `event` at `time` with `rank` on a FIFO lane; an entry that would pop before
     /// the lane's last one goes to the heap instead, so order stays exact.
     pub fn push_lane(&mut self, lane: usize, time: u64, rank: u16, event: E) {
-        let entry = Entry { time, seq: self.next_seq(rank), event };
+        let entry = Entry::new(time, self.next_seq(rank), event);
         match self.lanes[lane].back() {
-            Some(last) if last.key() > entry.key() => self.heap.push(entry),
+            Some(last) if last.key > entry.key => self.heap.push(entry),
             _ => self.lanes[lane].push_back(entry),
         }
     }
     /// The earliest event, ties in insertion order.
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let mut best: Option<(usize, (u64, u64))> = self.heap.peek().map(|e| (usize::MAX, e.key()));
-        for (i, lane) in self.lanes.iter().enumerate() {
-            if let Some(front) = lane.front() {
-                if best.is_none_or(|(_, k)| front.key() < k) {
-                    best = Some((i, front.key()));
+        // the lane with the earliest front, if it is earlier than the heap's top
+        let mut lane = usize::MAX;
+        let mut key = self.heap.peek().map_or(u128::MAX, |e| e.key);
+        for (i, l) in self.lanes.iter().enumerate() {
+            if let Some(front) = l.front() {
+                if front.key < key || (lane == usize::MAX && self.heap.is_empty()) {
+                    (lane, key) = (i, front.key);
                 }
             }
         }
-        let e = match best? {
-            (usize::MAX, _) => self.heap.pop()?,
-            (lane, _) => self.lanes[lane].pop_front()?,
-        };
-        Some((e.time, e.event))
+        let e = if lane == usize::MAX { self.heap.pop()? } else { self.lanes[lane].pop_front()? };
+        Some((e.time(), e.event))
     }
     /// Events waiting.
     pub fn len(&self) -> usize {
