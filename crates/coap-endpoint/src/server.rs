@@ -1,7 +1,6 @@
 //! The server side: the [`Handler`] trait resources implement, and the deduplication cache of
 //! RFC 7252 §4.5, bounded in bytes.
 
-use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::sync::Arc;
@@ -122,11 +121,15 @@ impl Cached {
 /// map slot, a queue slot and a `Response`'s headers; the budget is what matters, not the digit).
 pub const ENTRY_OVERHEAD: usize = 160;
 
-/// An entry: 24 bytes (its cost is recomputed from what it holds, not stored).
+/// An entry, in the queue of entries in insertion order (its cost is recomputed from what it
+/// holds, not stored). `cached` is None once the entry was replaced or evicted: the slot only
+/// waits to leave the queue.
 #[derive(Debug)]
-struct Entry {
+struct Slot<A> {
     expires: Instant,
-    cached: Cached,
+    peer: A,
+    mid: u16,
+    cached: Option<Cached>,
 }
 
 /// Recently seen (peer, Message ID) pairs with their replies. Each entry is kept for its
@@ -135,13 +138,19 @@ struct Entry {
 /// not expired yet counted in [`Dedup::early_evictions`] (a duplicate of it would run the
 /// handler again: the budget is too small for the request rate).
 ///
-/// The map is a hash map hashed by foldhash (a crate made for hash tables; SipHash took 4 % of
-/// the heaviest simulated cell), seeded per map from the address-space layout and the time, so
-/// a peer cannot aim its Message IDs at one bucket. It is only looked up, never iterated
-/// (eviction follows `order`), so results do not depend on the seed, and no OS entropy is read.
+/// The entries wait in a queue in insertion order (the lifetime is constant, so this is expiry
+/// order for CON entries; a NON entry leaves when it reaches the front after its shorter
+/// lifetime), and a hash index maps (peer, Message ID) to an entry's sequence number in that
+/// queue: 4 bytes per index slot beside the key rather than the whole entry, so that the index,
+/// which a hash table keeps at most seven-eighths full and doubles (both tables live while it
+/// grows), stays small. The index is hashed by foldhash (a crate made for hash tables; SipHash
+/// took 4 % of the heaviest simulated cell), seeded per map from the address-space layout and
+/// the time, so a peer cannot aim its Message IDs at one bucket. It is only looked up, never
+/// iterated (eviction follows the queue), so results do not depend on the seed, and no OS entropy
+/// is read.
 ///
 /// Its table is made at the first entry: an endpoint that never serves (each of a simulation's
-/// thousands of clients) holds 16 bytes for it, not the empty map's and queue's 96.
+/// thousands of clients) holds 16 bytes for it.
 #[derive(Debug)]
 pub(crate) struct Dedup<A> {
     budget: usize,
@@ -161,8 +170,8 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
     /// Replaces what an entry holds (a deferred reply that has come), within the budget.
     /// (Its queue slot moves to the back with its expiry unchanged.)
     pub(crate) fn replace(&mut self, now: Instant, peer: &A, mid: u16, cached: Cached) {
-        if let Some(e) = self.table.as_mut().and_then(|t| t.remove(peer, mid)) {
-            self.insert(now, peer.clone(), mid, e.expires, cached);
+        if let Some((expires, _)) = self.table.as_mut().and_then(|t| t.remove(peer, mid)) {
+            self.insert(now, peer.clone(), mid, expires, cached);
         }
     }
 
@@ -175,14 +184,8 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
-        let cost = cached.cost::<A>();
-        t.evict_to(now, cost, self.budget);
-        t.bytes += cost;
-        t.order.push_back((expires, peer.clone(), mid));
-        // one map operation on the hot path; a (rare) entry under the same key is replaced
-        if let Some(old) = t.map.insert((peer, mid), Entry { expires, cached }) {
-            t.bytes -= old.cached.cost::<A>();
-        }
+        t.evict_to(now, cached.cost::<A>(), self.budget);
+        t.push(peer, mid, expires, cached);
     }
 
     /// Drops expired entries.
@@ -194,7 +197,7 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
 
     /// Entries held.
     pub(crate) fn len(&self) -> usize {
-        self.table.as_ref().map_or(0, |t| t.map.len())
+        self.table.as_ref().map_or(0, |t| t.index.len())
     }
 
     /// Bytes held (as [`Cached::cost`] counts them); at most the budget.
@@ -211,63 +214,92 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
 /// The deduplication cache's entries.
 #[derive(Debug)]
 struct Table<A> {
-    map: HashMap<(A, u16), Entry, foldhash::fast::RandomState>,
-    order: VecDeque<(Instant, A, u16)>,
+    /// (peer, Message ID) → the sequence number of its live slot in `queue`.
+    index: HashMap<(A, u16), u32, foldhash::fast::RandomState>,
+    /// Entries in insertion order; the slot of sequence number `s` is `queue[s - head]`
+    /// (wrapping: fewer than 2^32 entries are ever queued at once).
+    queue: VecDeque<Slot<A>>,
+    /// The sequence number of the queue's front.
+    head: u32,
     bytes: usize,
     early_evictions: u64,
 }
 
 impl<A: Ord + Clone + Hash> Table<A> {
     fn new() -> Self {
-        Table { map: HashMap::default(), order: VecDeque::new(), bytes: 0, early_evictions: 0 }
+        Table { index: HashMap::default(), queue: VecDeque::new(), head: 0, bytes: 0, early_evictions: 0 }
+    }
+
+    fn slot(&self, seq: u32) -> &Slot<A> {
+        &self.queue[seq.wrapping_sub(self.head) as usize]
     }
 
     fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
-        self.map.get(&(peer.clone(), mid)).map(|e| &e.cached)
+        let seq = *self.index.get(&(peer.clone(), mid))?;
+        self.slot(seq).cached.as_ref()
     }
 
     fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
-        if let Some(e) = self.map.get_mut(&(peer.clone(), mid)) {
-            e.cached = Cached::Deferred { ack_sent: true };
+        if let Some(&seq) = self.index.get(&(peer.clone(), mid)) {
+            let at = seq.wrapping_sub(self.head) as usize;
+            self.queue[at].cached = Some(Cached::Deferred { ack_sent: true });
         }
     }
 
-    fn remove(&mut self, peer: &A, mid: u16) -> Option<Entry> {
-        let e = self.map.remove(&(peer.clone(), mid))?;
-        self.bytes -= e.cached.cost::<A>();
-        Some(e)
+    /// Takes the live entry of `key` out (its slot stays queued, empty): its expiry and what it
+    /// held.
+    fn take(&mut self, key: &(A, u16)) -> Option<(Instant, Cached)> {
+        let seq = self.index.remove(key)?;
+        let at = seq.wrapping_sub(self.head) as usize;
+        let slot = &mut self.queue[at];
+        let cached = slot.cached.take()?;
+        self.bytes -= cached.cost::<A>();
+        Some((slot.expires, cached))
     }
 
-    /// Removes the entry of `key` if it is the one that expires at `expires` (the queue may
-    /// name an entry replaced since: only its own slot counts), with one hash lookup.
-    fn remove_slot(&mut self, key: (A, u16), expires: Instant) -> Option<Entry> {
-        match self.map.entry(key) {
-            MapEntry::Occupied(o) if o.get().expires == expires => {
-                let e = o.remove();
-                self.bytes -= e.cached.cost::<A>();
-                Some(e)
+    fn remove(&mut self, peer: &A, mid: u16) -> Option<(Instant, Cached)> {
+        self.take(&(peer.clone(), mid))
+    }
+
+    /// Queues a new entry; one under the same key (a rare reuse of a Message ID within its
+    /// lifetime) is replaced.
+    fn push(&mut self, peer: A, mid: u16, expires: Instant, cached: Cached) {
+        self.bytes += cached.cost::<A>();
+        let seq = self.head.wrapping_add(self.queue.len() as u32);
+        self.queue.push_back(Slot { expires, peer: peer.clone(), mid, cached: Some(cached) });
+        // one index operation on the hot path
+        if let Some(old) = self.index.insert((peer, mid), seq) {
+            let at = old.wrapping_sub(self.head) as usize;
+            if let Some(c) = self.queue[at].cached.take() {
+                self.bytes -= c.cost::<A>();
             }
-            _ => None,
         }
+    }
+
+    /// Takes the front slot off the queue; if it was live, drops its index entry and returns its
+    /// expiry.
+    fn pop_front(&mut self) -> Option<Option<Instant>> {
+        let slot = self.queue.pop_front()?;
+        self.head = self.head.wrapping_add(1);
+        let Some(cached) = slot.cached else { return Some(None) };
+        self.bytes -= cached.cost::<A>();
+        self.index.remove(&(slot.peer, slot.mid));
+        Some(Some(slot.expires))
     }
 
     /// Evicts the oldest entries until `extra` more bytes fit in `budget`.
     fn evict_to(&mut self, now: Instant, extra: usize, budget: usize) {
         while self.bytes + extra > budget {
-            let Some((t, p, m)) = self.order.pop_front() else { break };
-            if let Some(e) = self.remove_slot((p, m), t) {
-                self.early_evictions += u64::from(e.expires > now);
+            let Some(evicted) = self.pop_front() else { break };
+            if let Some(expires) = evicted {
+                self.early_evictions += u64::from(expires > now);
             }
         }
     }
 
     fn expire(&mut self, now: Instant) {
-        while let Some((t, _, _)) = self.order.front() {
-            if *t > now {
-                break;
-            }
-            let (t, p, m) = self.order.pop_front().expect("front exists");
-            self.remove_slot((p, m), t);
+        while self.queue.front().is_some_and(|s| s.expires <= now) {
+            self.pop_front();
         }
     }
 }
@@ -318,5 +350,24 @@ mod tests {
         // the replaced entry still expires at its own time
         d.expire(t(1000));
         assert_eq!((d.len(), d.bytes()), (0, 0));
+    }
+
+    #[test]
+    fn a_replaced_entry_waits_for_its_new_turn_to_be_evicted() {
+        let t = Instant::from_nanos;
+        let mut d = Dedup::new(3 * COST);
+        for mid in 0..3u16 {
+            d.insert(t(0), 1u32, mid, t(1000), Cached::Deferred { ack_sent: false });
+            // COST - 1 each
+        }
+        // the deferred reply of 0 comes (1 byte: COST): 0 is now the newest entry
+        let reply = Cached::Reply(Arc::new(Response::new(Code::CONTENT, vec![7])));
+        d.replace(t(1), &1, 0, reply.clone());
+        assert_eq!(d.bytes(), 3 * COST - 2);
+        // room for one more deferred entry (COST - 1): the oldest live entry, 1, goes, not 0
+        d.insert(t(2), 1u32, 3, t(1000), Cached::Deferred { ack_sent: false });
+        assert_eq!(d.get(&1, 0), Some(&reply));
+        assert!(d.get(&1, 1).is_none() && d.get(&1, 2).is_some() && d.get(&1, 3).is_some());
+        assert_eq!((d.len(), d.bytes(), d.early_evictions()), (3, 3 * COST - 2, 1));
     }
 }
