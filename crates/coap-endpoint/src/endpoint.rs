@@ -1307,10 +1307,7 @@ where
                     // Erbium: the last retransmission goes out and the transaction is freed; it is
                     // encoded now, as a finished exchange keeps no request
                     let start = self.out.len();
-                    self.out.resize(start + self.cfg.max_message_size, 0);
-                    let len = encode_request(ex, &mut self.out[start..]);
-                    self.out.truncate(start + len.unwrap_or(0));
-                    if let Some(len) = len {
+                    if let Some(len) = encode_request(ex, &mut self.out, self.cfg.max_message_size) {
                         self.pending.push_back(Pending::Bytes { dest: ex.dest.clone(), start, len });
                     }
                     peer.cc.on_failure(now, timer);
@@ -1349,8 +1346,8 @@ where
         next
     }
 
-    /// The next datagram to send: the first [`Transmit::len`] bytes of `buf` (resized as needed;
-    /// what follows them is not part of it).
+    /// The next datagram to send: `buf`'s bytes, [`Transmit::len`] of them (`buf` is cleared
+    /// and filled).
     #[must_use]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit<A>> {
         loop {
@@ -1361,11 +1358,8 @@ where
             match p {
                 Pending::Request(id) => {
                     let Some(ex) = self.exchanges.get(&id) else { continue };
-                    // room for any request; filled once, not cleared per datagram
-                    if buf.len() < self.cfg.max_message_size {
-                        buf.resize(self.cfg.max_message_size, 0);
-                    }
-                    match encode_request(ex, buf) {
+                    buf.clear();
+                    match encode_request(ex, buf, self.cfg.max_message_size) {
                         Some(len) => return Some(Transmit { dest: ex.dest.clone(), len }),
                         None => continue,
                     }
@@ -1480,8 +1474,9 @@ fn encode_response(
     }
 }
 
-/// Encodes the latest transmission of `ex` with its marking.
-fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
+/// Appends the latest transmission of `ex`, with its marking, to `out`: its length, or None
+/// (and `out` unchanged) if it cannot be encoded in `max` bytes.
+fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<usize> {
     let n = ex.sent.len().saturating_sub(1) as u8;
     let mut token = [0u8; 9];
     let base = ex.token.as_slice();
@@ -1504,12 +1499,14 @@ fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
             return None;
         }
         let len = 4 + token.len() + tail.len();
-        let out = buf.get_mut(..len)?;
-        out[0] = (1 << 6) | ((ty as u8) << 4) | token.len() as u8;
-        out[1] = ex.req.code.0;
-        out[2..4].copy_from_slice(&ex.mid.to_be_bytes());
-        out[4..4 + token.len()].copy_from_slice(token);
-        out[4 + token.len()..].copy_from_slice(tail);
+        if len > max {
+            return None;
+        }
+        out.reserve(len);
+        out.extend_from_slice(&[(1 << 6) | ((ty as u8) << 4) | token.len() as u8, ex.req.code.0]);
+        out.extend_from_slice(&ex.mid.to_be_bytes());
+        out.extend_from_slice(token);
+        out.extend_from_slice(tail);
         return Some(len);
     }
     // a marking option goes among the request's: the whole message is encoded
@@ -1532,5 +1529,13 @@ fn encode_request<A>(ex: &Exchange<A>, buf: &mut [u8]) -> Option<usize> {
         options: Options::from_list(&options),
         payload: &ex.req.payload,
     };
-    m.encode(buf).ok()
+    let len = m.encoded_len();
+    if len > max {
+        return None;
+    }
+    let start = out.len();
+    out.resize(start + len, 0);
+    let written = m.encode(&mut out[start..]).ok();
+    out.truncate(start + written.unwrap_or(0));
+    written
 }

@@ -235,11 +235,10 @@ impl UdpStack {
         loop {
             let host = &mut self.hosts[h.index()];
             while let Some(tx) = host.ep.poll_transmit(&mut self.buf) {
-                let bytes = &self.buf[..tx.len];
-                ctx.send(h, tx.dest, tx.len as u32 + self.overhead, |p| {
-                    p.clear();
-                    p.extend_from_slice(bytes);
-                });
+                debug_assert_eq!(tx.len, self.buf.len());
+                // the datagram's buffer becomes the packet's; the packet slot's old one is next
+                let buf = &mut self.buf;
+                ctx.send(h, tx.dest, tx.len as u32 + self.overhead, |p| std::mem::swap(p, buf));
             }
             let Some(ev) = host.ep.poll_event() else { break };
             match ev {
