@@ -138,11 +138,15 @@ struct Exchange<A> {
 /// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
 /// transmission number in front under token marking)?
 fn token_matches(marking: Marking, token: &Token, n_sent: usize, received: &[u8]) -> bool {
-    match marking {
-        Marking::Token => {
-            received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token.as_slice())
-        }
-        _ => received == token.as_slice(),
+    token_bytes_match(matches!(marking, Marking::Token), token.as_slice(), n_sent, received)
+}
+
+/// [`token_matches`] with the marking reduced to whether it is token marking.
+fn token_bytes_match(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
+    if token_marked {
+        received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token)
+    } else {
+        received == token
     }
 }
 
@@ -180,23 +184,47 @@ impl<A: Clone> Exchange<A> {
 }
 
 /// A finished exchange, kept until it retires to recognise (and count) duplicates of its
-/// response: what matches a message to it (32 bytes with a small address; its report, unless it
-/// went out at once with [`Config::report_at_finish`], waits beside it). The request and the
-/// per-transmission arrays of the live [`Exchange`] are gone.
+/// response: what matches a message to it, packed into 24 bytes with a small address (a
+/// simulated client holds those of its last 247 s; its report, unless it went out at once with
+/// [`Config::report_at_finish`], waits beside it). The request and the per-transmission arrays
+/// of the live [`Exchange`] are gone.
 #[derive(Debug)]
 struct Finished<A> {
     retire_at: Instant,
     dest: A,
     mid: u16,
-    token: Token,
-    marking: Marking,
+    /// The token's bytes (its length is in `flags`).
+    token: [u8; 8],
+    /// The token's length (bits 0–3), token marking (bit 4), answered (bit 5).
+    flags: u8,
     n_sent: u8,
-    answered: bool,
 }
 
+const FINISHED_MARKED: u8 = 1 << 4;
+const FINISHED_ANSWERED: u8 = 1 << 5;
+
 impl<A> Finished<A> {
+    fn new(retire_at: Instant, dest: A, ex: &Exchange<A>, answered: bool) -> Self {
+        let t = ex.token.as_slice();
+        let mut token = [0u8; 8];
+        token[..t.len()].copy_from_slice(t);
+        let mut flags = t.len() as u8;
+        if matches!(ex.marking, Marking::Token) {
+            flags |= FINISHED_MARKED;
+        }
+        if answered {
+            flags |= FINISHED_ANSWERED;
+        }
+        Finished { retire_at, dest, mid: ex.mid, token, flags, n_sent: ex.sent.len() as u8 }
+    }
+    fn token(&self) -> &[u8] {
+        &self.token[..(self.flags & 0x0f) as usize]
+    }
+    fn answered(&self) -> bool {
+        self.flags & FINISHED_ANSWERED != 0
+    }
     fn token_matches(&self, received: &[u8]) -> bool {
-        token_matches(self.marking, &self.token, self.n_sent as usize, received)
+        token_bytes_match(self.flags & FINISHED_MARKED != 0, self.token(), self.n_sent as usize, received)
     }
 }
 
@@ -603,7 +631,7 @@ where
             self.rng.fill_bytes(&mut bytes[..len]);
             let t = Token::new(&bytes[..len]);
             let taken = self.by_token.contains_key(&(dest.clone(), t))
-                || self.finished.iter().any(|f| f.dest == *dest && f.token == t);
+                || self.finished.iter().any(|f| f.dest == *dest && f.token() == t.as_slice());
             if len == 0 || !taken {
                 return t;
             }
@@ -688,15 +716,7 @@ where
             self.kept.push_back(report);
             None
         };
-        let finished = Finished {
-            retire_at,
-            dest: dest.clone(),
-            mid: ex.mid,
-            token: ex.token,
-            marking: ex.marking,
-            n_sent: ex.sent.len() as u8,
-            answered: matches!(outcome, Outcome::Response(_)),
-        };
+        let finished = Finished::new(retire_at, dest.clone(), &ex, matches!(outcome, Outcome::Response(_)));
         if self.finished.len() == self.finished.capacity() {
             // grow by a quarter, not double: thousands of endpoints each hold a few dozen
             self.finished.reserve_exact((self.finished.len() / 4).max(4));
@@ -734,7 +754,7 @@ where
 
     /// Counts a response to finished exchange `i` that arrived after the first one.
     fn duplicate_of(&mut self, i: usize) {
-        if self.finished[i].answered {
+        if self.finished[i].answered() {
             self.duplicates += 1;
             if let Some(r) = self.kept.get_mut(i) {
                 r.duplicates += 1;
@@ -1538,4 +1558,44 @@ fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<
     let written = m.encode(&mut out[start..]).ok();
     out.truncate(start + written.unwrap_or(0));
     written
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_exchange_is_24_bytes_and_matches_tokens_as_the_live_one_did() {
+        assert_eq!(core::mem::size_of::<Finished<u32>>(), 24);
+        let ex = |marking: Marking| Exchange {
+            dest: 7u32,
+            req: PreparedRequest::from(Request::get("a")),
+            mid: 0x1234,
+            token: Token::new(&[0xAB, 0xCD]),
+            phase: Phase::Acked,
+            marking,
+            confirmable: true,
+            sent: SmallVec::from_slice(&[Instant::ZERO, Instant::from_nanos(1)]),
+            rtos: SmallVec::new(),
+            expired: 0,
+            acked_at: None,
+            responded_at: None,
+        };
+        // plain token: the bytes themselves
+        let plain = ex(Marking::None);
+        let f = Finished::new(Instant::ZERO, 7u32, &plain, true);
+        assert!(f.answered() && f.token() == [0xAB, 0xCD]);
+        for received in [&[0xAB, 0xCD][..], &[0xAB], &[1, 0xAB, 0xCD]] {
+            assert_eq!(f.token_matches(received), plain.token_matches(received), "{received:?}");
+        }
+        assert!(f.token_matches(&[0xAB, 0xCD]) && !f.token_matches(&[0xAB]));
+        // token marking: a transmission number below the two sent, then the bytes
+        let marked = ex(Marking::Token);
+        let f = Finished::new(Instant::ZERO, 7u32, &marked, false);
+        assert!(!f.answered());
+        for received in [&[0, 0xAB, 0xCD][..], &[1, 0xAB, 0xCD], &[2, 0xAB, 0xCD], &[0xAB, 0xCD]] {
+            assert_eq!(f.token_matches(received), marked.token_matches(received), "{received:?}");
+        }
+        assert!(f.token_matches(&[1, 0xAB, 0xCD]) && !f.token_matches(&[2, 0xAB, 0xCD]));
+    }
 }
