@@ -230,35 +230,32 @@ impl<A: Ord + Clone + Hash> Table<A> {
         Table { index: HashMap::default(), queue: VecDeque::new(), head: 0, bytes: 0, early_evictions: 0 }
     }
 
-    fn slot(&self, seq: u32) -> &Slot<A> {
-        &self.queue[seq.wrapping_sub(self.head) as usize]
+    /// Where the slot of sequence number `seq` is in the queue.
+    fn at(&self, seq: u32) -> usize {
+        seq.wrapping_sub(self.head) as usize
     }
 
     fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
         let seq = *self.index.get(&(peer.clone(), mid))?;
-        self.slot(seq).cached.as_ref()
+        self.queue[self.at(seq)].cached.as_ref()
     }
 
     fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
         if let Some(&seq) = self.index.get(&(peer.clone(), mid)) {
-            let at = seq.wrapping_sub(self.head) as usize;
+            let at = self.at(seq);
             self.queue[at].cached = Some(Cached::Deferred { ack_sent: true });
         }
     }
 
-    /// Takes the live entry of `key` out (its slot stays queued, empty): its expiry and what it
-    /// held.
-    fn take(&mut self, key: &(A, u16)) -> Option<(Instant, Cached)> {
-        let seq = self.index.remove(key)?;
-        let at = seq.wrapping_sub(self.head) as usize;
+    /// Takes the live entry of (`peer`, `mid`) out (its slot stays queued, empty): its expiry
+    /// and what it held.
+    fn remove(&mut self, peer: &A, mid: u16) -> Option<(Instant, Cached)> {
+        let seq = self.index.remove(&(peer.clone(), mid))?;
+        let at = self.at(seq);
         let slot = &mut self.queue[at];
         let cached = slot.cached.take()?;
         self.bytes -= cached.cost::<A>();
         Some((slot.expires, cached))
-    }
-
-    fn remove(&mut self, peer: &A, mid: u16) -> Option<(Instant, Cached)> {
-        self.take(&(peer.clone(), mid))
     }
 
     /// Queues a new entry; one under the same key (a rare reuse of a Message ID within its
@@ -269,7 +266,7 @@ impl<A: Ord + Clone + Hash> Table<A> {
         self.queue.push_back(Slot { expires, peer: peer.clone(), mid, cached: Some(cached) });
         // one index operation on the hot path
         if let Some(old) = self.index.insert((peer, mid), seq) {
-            let at = old.wrapping_sub(self.head) as usize;
+            let at = self.at(old);
             if let Some(c) = self.queue[at].cached.take() {
                 self.bytes -= c.cost::<A>();
             }
