@@ -301,16 +301,40 @@ struct SeparateOut {
     retransmissions: u32,
 }
 
+/// What only a server uses: its handler, its requests' ids, the deduplication cache, the
+/// answers its handler defers and its own separate CON responses. Made when the endpoint is
+/// given a handler or first receives a request (with [`NotFound`]): a simulated client does
+/// neither and keeps 8 bytes for it instead of 88.
+struct ServerSide<A> {
+    handler: Box<dyn Handler<A>>,
+    next_request: u64,
+    dedup: Dedup<A>,
+    deferred: BTreeMap<RequestId, Deferred<A>>,
+    separate: BTreeMap<(A, u16), SeparateOut>,
+}
+
+impl<A: Ord + Clone + core::hash::Hash> ServerSide<A> {
+    fn new(handler: Box<dyn Handler<A>>, dedup_bytes: usize) -> Box<Self> {
+        Box::new(ServerSide {
+            handler,
+            next_request: 0,
+            dedup: Dedup::new(dedup_bytes),
+            deferred: BTreeMap::new(),
+            separate: BTreeMap::new(),
+        })
+    }
+}
+
 /// One CoAP endpoint (client and server) over one local address. `A` is the driver's address
 /// type; `R` the seeded RNG it owns.
 pub struct Endpoint<A, R> {
     /// Shared: the simulator's thousands of clients hold one.
     cfg: Arc<Config>,
     rng: R,
-    handler: Box<dyn Handler<A>>,
+    /// The server side (None until the endpoint gets a handler or a request).
+    srv: Option<Box<ServerSide<A>>>,
     next_mid: u16,
     next_id: u64,
-    next_request: u64,
     /// By destination, in a sorted vector (a client has one or a few: a B-tree's first node
     /// costs about ten times the entry).
     peers: LiteMap<A, Peer>,
@@ -337,9 +361,6 @@ pub struct Endpoint<A, R> {
     /// The live exchanges by Message ID and by token.
     by_mid: LiteMap<(A, u16), ExchangeId>,
     by_token: LiteMap<(A, Token), ExchangeId>,
-    dedup: Dedup<A>,
-    deferred: BTreeMap<RequestId, Deferred<A>>,
-    separate: BTreeMap<(A, u16), SeparateOut>,
     pending: VecDeque<Pending<A>>,
     /// Arena of encoded replies waiting in `pending`; emptied whenever `pending` is.
     out: Vec<u8>,
@@ -360,7 +381,7 @@ impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug f
         f.debug_struct("Endpoint")
             .field("cc", &self.cfg.cc.to_string())
             .field("exchanges", &self.exchanges.len())
-            .field("dedup", &self.dedup.len())
+            .field("dedup", &self.srv.as_ref().map_or(0, |s| s.dedup.len()))
             .finish_non_exhaustive()
     }
 }
@@ -390,13 +411,11 @@ where
             echo: None,
             obs: None,
             reply_wire: None,
-            dedup: Dedup::new(cfg.dedup_bytes),
+            srv: None,
             cfg,
             rng,
-            handler: Box::new(NotFound),
             next_mid,
             next_id: 0,
-            next_request: 0,
             peers: LiteMap::new(),
             exchanges: LiteMap::new(),
             finished: VecDeque::new(),
@@ -405,8 +424,6 @@ where
             duplicates: 0,
             by_mid: LiteMap::new(),
             by_token: LiteMap::new(),
-            deferred: BTreeMap::new(),
-            separate: BTreeMap::new(),
             pending: VecDeque::new(),
             out: Vec::new(),
             events: VecDeque::new(),
@@ -415,8 +432,17 @@ where
 
     /// Serves requests with `handler`.
     pub fn with_handler(mut self, handler: Box<dyn Handler<A>>) -> Self {
-        self.handler = handler;
+        match self.srv.as_deref_mut() {
+            Some(s) => s.handler = handler,
+            None => self.srv = Some(ServerSide::new(handler, self.cfg.dedup_bytes)),
+        }
         self
+    }
+
+    /// The server side, made (serving [`NotFound`]) if it was not yet.
+    fn srv(&mut self) -> &mut ServerSide<A> {
+        let dedup_bytes = self.cfg.dedup_bytes;
+        self.srv.get_or_insert_with(|| ServerSide::new(Box::new(NotFound), dedup_bytes))
     }
 
     /// Observes a resource (RFC 7641): `req` (a GET) goes with Observe 0; its response comes as
@@ -517,10 +543,10 @@ where
     fn track_con(&mut self, now: Instant, peer: &A, mid: u16) {
         if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
             let bytes = self.out[start..start + len].to_vec();
-            if self.separate.len() < self.cfg.max_deferred {
+            if self.srv().separate.len() < self.cfg.max_deferred {
                 let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
                 let out = SeparateOut { bytes, deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
-                self.separate.insert((peer.clone(), mid), out);
+                self.srv().separate.insert((peer.clone(), mid), out);
             }
         }
     }
@@ -532,19 +558,19 @@ where
 
     /// Deduplication entries held.
     pub fn dedup_len(&self) -> usize {
-        self.dedup.len()
+        self.srv.as_ref().map_or(0, |s| s.dedup.len())
     }
 
     /// Bytes the deduplication entries cost (at most [`Config::dedup_bytes`]).
     pub fn dedup_bytes(&self) -> usize {
-        self.dedup.bytes()
+        self.srv.as_ref().map_or(0, |s| s.dedup.bytes())
     }
 
     /// Deduplication entries evicted before their lifetime ended to stay within
     /// [`Config::dedup_bytes`]: a duplicate of one of them runs the handler again. Non-zero means
     /// the budget is too small for the request rate.
     pub fn dedup_early_evictions(&self) -> u64 {
-        self.dedup.early_evictions()
+        self.srv.as_ref().map_or(0, |s| s.dedup.early_evictions())
     }
 
     /// Finished exchanges retired before `exchange_lifetime` to stay within
@@ -773,7 +799,9 @@ where
     /// go, and finished exchanges retire. It sets no deadline of its own (a simulator would
     /// otherwise wake once per request just to forget it); the cache's size bound holds anyway.
     fn housekeeping(&mut self, now: Instant) {
-        self.dedup.expire(now);
+        if let Some(s) = self.srv.as_deref_mut() {
+            s.dedup.expire(now);
+        }
         while self.finished.front().is_some_and(|f| f.retire_at <= now) {
             self.retire_oldest();
         }
@@ -805,7 +833,7 @@ where
     }
 
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
-        let con = self.separate.remove(&(from.clone(), mid));
+        let con = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), mid)));
         if self.obs.is_some() {
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
             self.drop_observers(&[(from.clone(), which)]);
@@ -834,7 +862,9 @@ where
                 return;
             }
             // the ACK of one of our separate responses
-            self.separate.remove(&(from, msg.message_id));
+            if let Some(s) = self.srv.as_deref_mut() {
+                s.separate.remove(&(from, msg.message_id));
+            }
             return;
         };
         let Some(ex) = self.exchanges.get_mut(&id) else { return };
@@ -1021,7 +1051,7 @@ where
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
         let con = msg.ty == MessageType::Con;
-        match self.dedup.get(&from, msg.message_id) {
+        match self.srv().dedup.get(&from, msg.message_id) {
             Some(Cached::Reply(resp)) => {
                 // a duplicate: the same response again, echoing this transmission's token and number
                 let resp = resp.clone();
@@ -1064,20 +1094,20 @@ where
                 o.observers.retain(|ob| !(ob.peer == from && ob.token.as_slice() == msg.token));
             }
         }
-        let rid = RequestId(self.next_request);
-        self.next_request += 1;
+        let srv = self.srv();
+        let rid = RequestId(srv.next_request);
+        srv.next_request += 1;
         let reply = if unknown_critical {
             Reply::Now(Response::new(Code::BAD_OPTION, Vec::new()))
         } else {
-            self.handler.handle(now, &from, rid, msg)
+            srv.handler.handle(now, &from, rid, msg)
         };
+        let deferred_full = srv.deferred.len() >= self.cfg.max_deferred;
         // what to send now (None: later)
         let reply: Option<Arc<Response>> = match reply {
             Reply::Now(resp) => Some(Arc::new(resp)),
             Reply::Shared(resp) => Some(resp),
-            Reply::Later if self.deferred.len() >= self.cfg.max_deferred => {
-                Some(Arc::new(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new())))
-            }
+            Reply::Later if deferred_full => Some(Arc::new(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()))),
             Reply::Later => None,
         };
         let reply = match reply {
@@ -1139,11 +1169,11 @@ where
                 let (ty, mid) =
                     if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
-                self.dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
+                self.srv().dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
             }
             None => {
                 let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
-                self.deferred.insert(
+                self.srv().deferred.insert(
                     rid,
                     Deferred {
                         peer: from.clone(),
@@ -1153,7 +1183,13 @@ where
                         ack_deadline,
                     },
                 );
-                self.dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Deferred { ack_sent: false });
+                self.srv().dedup.insert(
+                    now,
+                    from,
+                    msg.message_id,
+                    now + lifetime,
+                    Cached::Deferred { ack_sent: false },
+                );
             }
         }
     }
@@ -1217,11 +1253,11 @@ where
     /// if the empty ACK has not gone yet, else a separate CON response, retransmitted as RFC 7252
     /// §4.2 says. Unknown or expired ids are ignored.
     pub fn respond(&mut self, now: Instant, id: RequestId, resp: Response) {
-        let Some(d) = self.deferred.remove(&id) else { return };
-        let ack_sent = matches!(self.dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
+        let Some(d) = self.srv.as_deref_mut().and_then(|s| s.deferred.remove(&id)) else { return };
+        let ack_sent = matches!(self.srv().dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
         if d.con && !ack_sent {
             self.queue_response(&d.peer, MessageType::Ack, d.mid, d.token.as_slice(), &resp, None);
-            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
+            self.srv().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
         } else if d.con {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
@@ -1229,7 +1265,7 @@ where
         } else {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
-            self.dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
+            self.srv().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
         }
     }
 
@@ -1262,12 +1298,14 @@ where
         for dest in woken {
             self.try_start(now, &dest);
         }
-        // usually empty (always at a client): skip
-        if !self.deferred.is_empty() || !self.separate.is_empty() {
+        let Some(srv) = self.srv.as_deref_mut() else { return }; // a client's endpoint: done
+                                                                 // usually empty: skip
+        if !srv.deferred.is_empty() || !srv.separate.is_empty() {
             self.reply_timeouts(now);
         }
-        if self.handler.next_change().is_some_and(|t| t <= now) {
-            for c in self.handler.changes(now) {
+        let srv = self.srv();
+        if srv.handler.next_change().is_some_and(|t| t <= now) {
+            for c in srv.handler.changes(now) {
                 self.notify(now, &c.path, &c.response, c.confirmable);
             }
         }
@@ -1276,18 +1314,19 @@ where
     /// The deadlines of replies: empty ACKs of slow handlers, separate responses'
     /// retransmissions (an unacknowledged CON notification ends its observation).
     fn reply_timeouts(&mut self, now: Instant) {
+        let Some(srv) = self.srv.as_deref_mut() else { return };
         let acks: Vec<RequestId> =
-            self.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
+            srv.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
         for id in acks {
-            let Some(d) = self.deferred.get_mut(&id) else { continue };
+            let Some(d) = srv.deferred.get_mut(&id) else { continue };
             d.ack_deadline = None;
             self.pending.push_back(Pending::Empty { dest: d.peer.clone(), ty: MessageType::Ack, mid: d.mid });
-            self.dedup.mark_ack_sent(&d.peer, d.mid);
+            srv.dedup.mark_ack_sent(&d.peer, d.mid);
         }
         let mut resend = Vec::new();
         let mut gone = Vec::new();
         let arena = &mut self.out;
-        self.separate.retain(|(dest, _), out| {
+        srv.separate.retain(|(dest, _), out| {
             if out.deadline > now {
                 return true;
             }
@@ -1353,15 +1392,17 @@ where
             }
         }
         self.peers.values().filter_map(|p| p.wake).for_each(&mut consider);
-        // usually empty: skip their iterators
-        if !self.deferred.is_empty() {
-            self.deferred.values().filter_map(|d| d.ack_deadline).for_each(&mut consider);
-        }
-        if !self.separate.is_empty() {
-            self.separate.values().map(|s| s.deadline).for_each(&mut consider);
-        }
-        if self.obs.as_ref().is_some_and(|o| !o.observers.is_empty()) {
-            self.handler.next_change().into_iter().for_each(&mut consider);
+        if let Some(srv) = self.srv.as_deref() {
+            // usually empty: skip their iterators
+            if !srv.deferred.is_empty() {
+                srv.deferred.values().filter_map(|d| d.ack_deadline).for_each(&mut consider);
+            }
+            if !srv.separate.is_empty() {
+                srv.separate.values().map(|s| s.deadline).for_each(&mut consider);
+            }
+            if self.obs.as_ref().is_some_and(|o| !o.observers.is_empty()) {
+                srv.handler.next_change().into_iter().for_each(&mut consider);
+            }
         }
         next
     }
