@@ -128,18 +128,21 @@ impl Until {
 }
 
 /// One armed timer of a host, re-armed only when its deadline changes; an event of an older
-/// generation is stale.
+/// generation is stale. 16 bytes (the deadline, whether it is armed, the generation): every
+/// simulated host has two.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TimerSlot {
-    at: Option<Instant>,
+    at: Instant,
+    armed: bool,
     gen: u32,
 }
 
 impl TimerSlot {
     /// Arms the slot for `next` unless it already is (or the run is stopping).
     pub fn rearm<P, C: Context<P>>(&mut self, ctx: &mut C, host: HostId, slot: u32, next: Option<Instant>) {
-        if next != self.at && !ctx.stopping() {
-            self.at = next;
+        if next != self.armed.then_some(self.at) && !ctx.stopping() {
+            self.armed = next.is_some();
+            self.at = next.unwrap_or(Instant::ZERO);
             self.gen = self.gen.wrapping_add(1);
             if let Some(t) = next {
                 ctx.timer(host, slot, self.gen, t);
@@ -152,7 +155,7 @@ impl TimerSlot {
         if gen != self.gen {
             return false;
         }
-        self.at = None;
+        self.armed = false;
         true
     }
 }

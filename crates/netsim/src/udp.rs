@@ -110,16 +110,15 @@ pub struct UdpHost {
     server: Option<HostId>,
     /// Its record so far.
     tally: Tally,
-    /// Its exchanges' reports (only with [`Detail::Exchanges`]).
-    reports: Vec<ExchangeReport<HostId>>,
     /// About how many exchanges it runs.
-    expected: usize,
+    expected: u32,
 }
 
 impl UdpHost {
     /// A host that runs a workload against `server` (expecting about `exchanges` exchanges).
     pub fn client(ep: Endpoint<HostId, ChaCha8Small>, server: HostId, exchanges: usize) -> Self {
-        UdpHost { server: Some(server), expected: exchanges, ..UdpHost::server(ep) }
+        let expected = u32::try_from(exchanges).unwrap_or(u32::MAX);
+        UdpHost { server: Some(server), expected, ..UdpHost::server(ep) }
     }
 
     /// A host that only answers (its endpoint has a handler).
@@ -130,7 +129,6 @@ impl UdpHost {
             app_timer: TimerSlot::default(),
             server: None,
             tally: Tally::default(),
-            reports: Vec::new(),
             expected: 0,
         }
     }
@@ -147,6 +145,10 @@ pub struct UdpStack {
     buf: Vec<u8>,
     detail: Detail,
     stats: ExchangeStats,
+    /// Every exchange's report with its host (only with [`Detail::Exchanges`]).
+    reports: Vec<(HostId, ExchangeReport<HostId>)>,
+    /// About how many exchanges the hosts run.
+    expected: usize,
 }
 
 impl UdpStack {
@@ -155,7 +157,8 @@ impl UdpStack {
     pub fn new(hosts: Vec<UdpHost>, request: Request, overhead: u32) -> Self {
         let (detail, mut stats) = (Detail::Summary, ExchangeStats::default());
         // one RTT per expected exchange, reserved once (a growing vector would double)
-        stats.rtt_ns.reserve_exact(hosts.iter().map(|h| h.expected).sum());
+        let expected = hosts.iter().map(|h| h.expected as usize).sum();
+        stats.rtt_ns.reserve_exact(expected);
         UdpStack {
             hosts,
             background: None,
@@ -164,6 +167,8 @@ impl UdpStack {
             buf: Vec::with_capacity(1500),
             detail,
             stats,
+            reports: Vec::new(),
+            expected,
         }
     }
 
@@ -189,9 +194,7 @@ impl UdpStack {
     pub fn with_detail(mut self, detail: Detail) -> Self {
         self.detail = detail;
         if detail == Detail::Exchanges {
-            for h in &mut self.hosts {
-                h.reports.reserve(h.expected);
-            }
+            self.reports.reserve(self.expected);
         }
         self
     }
@@ -202,7 +205,7 @@ impl UdpStack {
         host.tally.add(&r);
         self.stats.add(r.retransmissions(), r.rtt().map(|d| d.as_nanos()));
         if self.detail == Detail::Exchanges {
-            host.reports.push(r);
+            self.reports.push((h, r));
         }
     }
 
@@ -332,11 +335,15 @@ impl Stack for UdpStack {
                     self.retired(h, *r);
                 }
             }
-            let host = &mut self.hosts[i];
+            let host = &self.hosts[i];
             out.clients.push(ClientRecord::of(h.0, &host.tally, host.ep.duplicates_received()));
-            host.reports.sort_by_key(|r| r.id);
-            out.exchanges
-                .extend(host.reports.iter().enumerate().map(|(k, r)| crate::record::exchange_record(h.0, k as u32, r)));
+        }
+        // by host, then by exchange id; each host's exchanges numbered from 0
+        self.reports.sort_by_key(|(h, r)| (h.0, r.id));
+        let mut k = 0u32;
+        for (i, (h, r)) in self.reports.iter().enumerate() {
+            k = if i > 0 && self.reports[i - 1].0 == *h { k + 1 } else { 0 };
+            out.exchanges.push(crate::record::exchange_record(h.0, k, r));
         }
         out.stats = self.stats;
         if let Some(bg) = &self.background {
