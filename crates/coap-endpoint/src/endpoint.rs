@@ -440,7 +440,7 @@ where
     }
 
     /// The server side, made (serving [`NotFound`]) if it was not yet.
-    fn srv(&mut self) -> &mut ServerSide<A> {
+    fn server_side(&mut self) -> &mut ServerSide<A> {
         let dedup_bytes = self.cfg.dedup_bytes;
         self.srv.get_or_insert_with(|| ServerSide::new(Box::new(NotFound), dedup_bytes))
     }
@@ -543,10 +543,10 @@ where
     fn track_con(&mut self, now: Instant, peer: &A, mid: u16) {
         if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
             let bytes = self.out[start..start + len].to_vec();
-            if self.srv().separate.len() < self.cfg.max_deferred {
+            if self.server_side().separate.len() < self.cfg.max_deferred {
                 let rto = coap_cc::rng::uniform(&mut self.rng, SEPARATE_ACK_TIMEOUT, SEPARATE_ACK_TIMEOUT * 1.5);
                 let out = SeparateOut { bytes, deadline: now + Duration::from_secs_f64(rto), rto, retransmissions: 0 };
-                self.srv().separate.insert((peer.clone(), mid), out);
+                self.server_side().separate.insert((peer.clone(), mid), out);
             }
         }
     }
@@ -653,12 +653,15 @@ where
     fn alloc_token(&mut self, dest: &A) -> Token {
         let mut bytes = [0u8; 8];
         let len = self.cfg.token_len;
+        if len == 0 {
+            return Token::default(); // nothing drawn, nothing to compare
+        }
         for _ in 0..4 {
             self.rng.fill_bytes(&mut bytes[..len]);
             let t = Token::new(&bytes[..len]);
             let taken = self.by_token.contains_key(&(dest.clone(), t))
                 || self.finished.iter().any(|f| f.dest == *dest && f.token() == t.as_slice());
-            if len == 0 || !taken {
+            if !taken {
                 return t;
             }
         }
@@ -1051,7 +1054,7 @@ where
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
         let con = msg.ty == MessageType::Con;
-        match self.srv().dedup.get(&from, msg.message_id) {
+        match self.server_side().dedup.get(&from, msg.message_id) {
             Some(Cached::Reply(resp)) => {
                 // a duplicate: the same response again, echoing this transmission's token and number
                 let resp = resp.clone();
@@ -1094,7 +1097,7 @@ where
                 o.observers.retain(|ob| !(ob.peer == from && ob.token.as_slice() == msg.token));
             }
         }
-        let srv = self.srv();
+        let srv = self.server_side();
         let rid = RequestId(srv.next_request);
         srv.next_request += 1;
         let reply = if unknown_critical {
@@ -1169,11 +1172,11 @@ where
                 let (ty, mid) =
                     if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
-                self.srv().dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
+                self.server_side().dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
             }
             None => {
                 let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
-                self.srv().deferred.insert(
+                self.server_side().deferred.insert(
                     rid,
                     Deferred {
                         peer: from.clone(),
@@ -1183,7 +1186,7 @@ where
                         ack_deadline,
                     },
                 );
-                self.srv().dedup.insert(
+                self.server_side().dedup.insert(
                     now,
                     from,
                     msg.message_id,
@@ -1254,10 +1257,11 @@ where
     /// §4.2 says. Unknown or expired ids are ignored.
     pub fn respond(&mut self, now: Instant, id: RequestId, resp: Response) {
         let Some(d) = self.srv.as_deref_mut().and_then(|s| s.deferred.remove(&id)) else { return };
-        let ack_sent = matches!(self.srv().dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
+        let ack_sent =
+            matches!(self.server_side().dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
         if d.con && !ack_sent {
             self.queue_response(&d.peer, MessageType::Ack, d.mid, d.token.as_slice(), &resp, None);
-            self.srv().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
+            self.server_side().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
         } else if d.con {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
@@ -1265,7 +1269,7 @@ where
         } else {
             let mid = self.alloc_mid();
             self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
-            self.srv().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
+            self.server_side().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
         }
     }
 
@@ -1303,7 +1307,7 @@ where
         if !srv.deferred.is_empty() || !srv.separate.is_empty() {
             self.reply_timeouts(now);
         }
-        let srv = self.srv();
+        let srv = self.server_side();
         if srv.handler.next_change().is_some_and(|t| t <= now) {
             for c in srv.handler.changes(now) {
                 self.notify(now, &c.path, &c.response, c.confirmable);
