@@ -95,7 +95,8 @@ impl<E> EventQueue<E> {
     }
     /// The earliest event, ties in insertion order.
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        // the lane with the earliest front, if it is earlier than the heap's top
+        // the lane with the earliest front, if it is earlier than the heap's top (an empty heap
+        // reads as the largest key, which any lane's front beats, even one with that key)
         let mut lane = usize::MAX;
         let mut key = self.heap.peek().map_or(u128::MAX, |e| e.key);
         for (i, l) in self.lanes.iter().enumerate() {

@@ -13,8 +13,7 @@ use coap_endpoint::{
     Endpoint, Event, ExchangeReport, Handler, PreparedRequest, Reply, Request, RequestId, Response, Tally,
 };
 use coap_wire::{Code, Message};
-use netmodel::ChaCha8Small;
-use netmodel::{HostId, Next, Packet};
+use netmodel::{ChaCha8Small, HostId, Next, Packet};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 use crate::record::{ClientRecord, Detail, ExchangeStats};
