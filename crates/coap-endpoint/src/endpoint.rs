@@ -137,12 +137,7 @@ struct Exchange<A> {
 
 /// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
 /// transmission number in front under token marking)?
-fn token_matches(marking: Marking, token: &Token, n_sent: usize, received: &[u8]) -> bool {
-    token_bytes_match(matches!(marking, Marking::Token), token.as_slice(), n_sent, received)
-}
-
-/// [`token_matches`] with the marking reduced to whether it is token marking.
-fn token_bytes_match(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
+fn token_matches(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
     if token_marked {
         received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token)
     } else {
@@ -167,7 +162,7 @@ impl<A: Clone> Exchange<A> {
     }
 
     fn token_matches(&self, received: &[u8]) -> bool {
-        token_matches(self.marking, &self.token, self.sent.len(), received)
+        token_matches(matches!(self.marking, Marking::Token), self.token.as_slice(), self.sent.len(), received)
     }
 
     fn echo(&self, msg: &Message<'_>) -> Echo {
@@ -224,7 +219,7 @@ impl<A> Finished<A> {
         self.flags & FINISHED_ANSWERED != 0
     }
     fn token_matches(&self, received: &[u8]) -> bool {
-        token_bytes_match(self.flags & FINISHED_MARKED != 0, self.token(), self.n_sent as usize, received)
+        token_matches(self.flags & FINISHED_MARKED != 0, self.token(), self.n_sent as usize, received)
     }
 }
 
@@ -1231,11 +1226,7 @@ where
         let start = self.out.len();
         match self.reply_wire.as_deref() {
             Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
-                let header = (1 << 6) | ((ty as u8) << 4) | token.len() as u8;
-                self.out.extend_from_slice(&[header, resp.code.0]);
-                self.out.extend_from_slice(&mid.to_be_bytes());
-                self.out.extend_from_slice(token);
-                self.out.extend_from_slice(&w.tail);
+                put_with_tail(&mut self.out, ty, resp.code, mid, token, &w.tail);
             }
             _ => {
                 let echo = self.cfg.echo_transmission_numbers;
@@ -1302,8 +1293,9 @@ where
         for dest in woken {
             self.try_start(now, &dest);
         }
-        let Some(srv) = self.srv.as_deref_mut() else { return }; // a client's endpoint: done
-                                                                 // usually empty: skip
+        // a client's endpoint has no server side: nothing more is due
+        let Some(srv) = self.srv.as_deref() else { return };
+        // usually empty: skip
         if !srv.deferred.is_empty() || !srv.separate.is_empty() {
             self.reply_timeouts(now);
         }
@@ -1539,6 +1531,17 @@ fn encode_response(
     }
 }
 
+/// Appends a message whose options and payload are already encoded (`tail`): its header and
+/// token (RFC 7252 §3: version 1, type, token length; code; Message ID), then `tail`. The
+/// token must be at most 8 bytes. Inlined: it is on the path of every transmission.
+#[inline(always)]
+fn put_with_tail(out: &mut Vec<u8>, ty: MessageType, code: Code, mid: u16, token: &[u8], tail: &[u8]) {
+    out.extend_from_slice(&[(Message::VERSION << 6) | ((ty as u8) << 4) | token.len() as u8, code.0]);
+    out.extend_from_slice(&mid.to_be_bytes());
+    out.extend_from_slice(token);
+    out.extend_from_slice(tail);
+}
+
 /// Appends the latest transmission of `ex`, with its marking, to `out`: its length, or None
 /// (and `out` unchanged) if it cannot be encoded in `max` bytes.
 fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<usize> {
@@ -1567,11 +1570,7 @@ fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<
         if len > max {
             return None;
         }
-        out.reserve(len);
-        out.extend_from_slice(&[(1 << 6) | ((ty as u8) << 4) | token.len() as u8, ex.req.code.0]);
-        out.extend_from_slice(&ex.mid.to_be_bytes());
-        out.extend_from_slice(token);
-        out.extend_from_slice(tail);
+        put_with_tail(out, ty, ex.req.code, ex.mid, token, tail);
         return Some(len);
     }
     // a marking option goes among the request's: the whole message is encoded

@@ -119,7 +119,6 @@ impl From<Request> for PreparedRequest {
         // the header is 4 bytes for an empty token: the rest is what every transmission shares
         // (a request with the empty code is left to the full encoder, which refuses a token)
         let tail = if req.code.is_empty() { None } else { m.to_vec().ok().map(|mut v| v.split_off(4)) };
-        drop(list);
         PreparedRequest(std::sync::Arc::new(Prepared { req, tail, options_len }))
     }
 }

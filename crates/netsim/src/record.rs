@@ -93,8 +93,10 @@ pub struct ExchangeStats {
     pub background_delivered: u64,
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
+/// Whether a counter is zero: what the records leave out of their JSON
+/// (`skip_serializing_if`).
+pub(crate) fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 impl ExchangeStats {

@@ -12,7 +12,7 @@ use coap_cc::Instant;
 use coap_endpoint::{
     Endpoint, Event, ExchangeReport, Handler, PreparedRequest, Reply, Request, RequestId, Response, Tally,
 };
-use coap_wire::{Code, Message};
+use coap_wire::{CoapOption, Code, Message, MessageType, Options};
 use netmodel::{ChaCha8Small, HostId, Next, Packet};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
@@ -62,10 +62,18 @@ impl Background {
             let phase = coap_cc::rng::uniform(&mut rng, 0.0, steps.first() as f64) as u64;
             slots[h.index()] = Some((TimerSlot::default(), phase, phase));
         }
-        // NON (type 1), token length 2, 2.05, Message ID, token, Observe (delta 6, length 3),
-        // payload marker, payload
-        let mut message = vec![0x52, 0x45, 0, 0, 0xb6, 0xb6, 0x63, 0, 0, 1, 0xff];
-        message.resize(message.len() + payload, 0x2a);
+        // a NON 2.05 with a 2-byte token and a 3-byte Observe, encoded by the codec
+        let observe = [CoapOption { number: coap_wire::registry::OBSERVE, value: &[0, 0, 1] }];
+        let body = vec![0x2a; payload];
+        let m = Message {
+            ty: MessageType::Non,
+            code: Code::CONTENT,
+            message_id: 0,
+            token: &[0xb6, 0xb6],
+            options: Options::from_list(&observe),
+            payload: &body,
+        };
+        let message = m.to_vec().expect("a valid notification");
         Background { sink, steps, until_ns, message, sources: slots, sent: 0, delivered: 0 }
     }
 
@@ -146,8 +154,6 @@ pub struct UdpStack {
     stats: ExchangeStats,
     /// Every exchange's report with its host (only with [`Detail::Exchanges`]).
     reports: Vec<(HostId, ExchangeReport<HostId>)>,
-    /// About how many exchanges the hosts run.
-    expected: usize,
 }
 
 impl UdpStack {
@@ -156,8 +162,7 @@ impl UdpStack {
     pub fn new(hosts: Vec<UdpHost>, request: Request, overhead: u32) -> Self {
         let (detail, mut stats) = (Detail::Summary, ExchangeStats::default());
         // one RTT per expected exchange, reserved once (a growing vector would double)
-        let expected = hosts.iter().map(|h| h.expected as usize).sum();
-        stats.rtt_ns.reserve_exact(expected);
+        stats.rtt_ns.reserve_exact(hosts.iter().map(|h| h.expected as usize).sum());
         UdpStack {
             hosts,
             background: None,
@@ -167,7 +172,6 @@ impl UdpStack {
             detail,
             stats,
             reports: Vec::new(),
-            expected,
         }
     }
 
@@ -193,7 +197,7 @@ impl UdpStack {
     pub fn with_detail(mut self, detail: Detail) -> Self {
         self.detail = detail;
         if detail == Detail::Exchanges {
-            self.reports.reserve(self.expected);
+            self.reports.reserve(self.hosts.iter().map(|h| h.expected as usize).sum());
         }
         self
     }
@@ -339,10 +343,10 @@ impl Stack for UdpStack {
         }
         // by host, then by exchange id; each host's exchanges numbered from 0
         self.reports.sort_by_key(|(h, r)| (h.0, r.id));
-        let mut k = 0u32;
-        for (i, (h, r)) in self.reports.iter().enumerate() {
-            k = if i > 0 && self.reports[i - 1].0 == *h { k + 1 } else { 0 };
-            out.exchanges.push(crate::record::exchange_record(h.0, k, r));
+        for host in self.reports.chunk_by(|a, b| a.0 == b.0) {
+            for (k, (h, r)) in host.iter().enumerate() {
+                out.exchanges.push(crate::record::exchange_record(h.0, k as u32, r));
+            }
         }
         out.stats = self.stats;
         if let Some(bg) = &self.background {
@@ -350,5 +354,21 @@ impl Stack for UdpStack {
             out.stats.background_delivered = bg.delivered;
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_background_notification_is_a_non_205_with_a_3_byte_observe() {
+        let steps = netmodel::RateSteps { intervals_ns: vec![1_000_000_000], step_ns: 10_000_000_000 };
+        let bg = Background::new(&[HostId(1)], HostId(0), steps, 10_000_000_000, 2, 1, 0);
+        // RFC 7252 §3 by hand: Ver 1, T=NON (1), TKL 2 → 0x52; 2.05 → 0x45; Message ID 0; token
+        // b6 b6; Observe (6) as delta 6, length 3 → 0x63, value 00 00 01; marker; 2-byte payload
+        let bytes = [0x52, 0x45, 0, 0, 0xb6, 0xb6, 0x63, 0, 0, 1, 0xff, 0x2a, 0x2a];
+        assert_eq!(bg.message, bytes);
+        assert!(Background::is_notification(&bg.message));
     }
 }

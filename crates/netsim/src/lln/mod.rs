@@ -58,19 +58,11 @@ pub struct MeshRun {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub burst_completion_s: Vec<f64>,
     /// CLOUD's burst: how many clients it had.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
     pub burst_clients: u32,
     /// The time series' window, ns (0: no time series; RTTCOAP's collection has one).
-    #[serde(skip_serializing_if = "is_zero_u64")]
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
     pub window_ns: u64,
-}
-
-fn is_zero_u64(v: &u64) -> bool {
-    *v == 0
-}
-
-fn is_zero(v: &u32) -> bool {
-    *v == 0
 }
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
@@ -205,8 +197,13 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     let cfg = std::sync::Arc::new(cfg);
     let n = res.mesh.nodes.len() + res.mesh.cloud.map_or(0, |c| c.hosts as usize);
     let mut server_of = vec![None; n];
+    // whom some client sends to: it answers (a server mote, RTTCOAP's collector)
+    let mut answers = vec![false; n];
     for &(c, s) in &res.clients {
         server_of[c as usize] = Some(s);
+        if let Some(a) = answers.get_mut(s as usize) {
+            *a = true;
+        }
     }
     let mut interval_of = vec![u64::MAX; n];
     for (&(c, _), &i) in res.clients.iter().zip(&res.intervals_ns) {
@@ -226,10 +223,7 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
                     UdpHost::client(ep, HostId(s), most as usize)
                 }
                 // a server mote, or any host a client sends to (RTTCOAP's collector)
-                (None, role)
-                    if role == netmodel::mesh::topology::Role::Server
-                        || res.clients.iter().any(|c| c.1 as usize == i) =>
-                {
+                (None, role) if role == netmodel::mesh::topology::Role::Server || answers[i] => {
                     UdpHost::server(ep.with_handler(Box::new(FixedResponse::new(res.response.clone()))))
                 }
                 (None, _) => UdpHost::server(ep),

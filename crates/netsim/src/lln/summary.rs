@@ -103,7 +103,7 @@ pub struct LlnMetrics {
     pub burst_completion_s: Vec<f64>,
     /// CLOUD's burst: burst clients, all replications (those missing from
     /// `burst_completion_s` did not finish within the run).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
     pub burst_clients: u64,
     /// RTTCOAP's time series (runs with a window only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -169,10 +169,6 @@ fn jain(xs: &[f64]) -> Option<f64> {
     let total: f64 = xs.iter().sum();
     let sq: f64 = xs.iter().map(|x| x * x).sum();
     (sq > 0.0).then(|| total * total / (xs.len() as f64 * sq))
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// One replication's values.
