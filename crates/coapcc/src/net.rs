@@ -373,6 +373,9 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
         failed_exchanges: r.clients.iter().map(|c| c.tally.failed).sum(),
         retransmissions_hist: hist,
         rtt_s,
+        // three significant digits (the highest value of a bucket at most 2^-10 wide) of whole
+        // microseconds
+        rtt_s_relative_error: (!r.rtts.is_empty()).then_some(1e-3),
         unnecessary_retx_per_client: Tail::of(r.clients.iter().map(|c| c.tally.duplicates as f64).collect()),
         max_expired_rto_per_client_s: Tail::of(
             r.clients.iter().map(|c| c.tally.max_expired_rto.as_secs_f64()).collect(),

@@ -183,27 +183,32 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
 /// clients behind a bottleneck scaled ×10 and at 1,000,000 behind one scaled ×1000; rounded up):
 /// its live state while its replication runs (endpoint, controller, workload, the exchanges it
 /// finished in the last 247 s, its share of the event queue and of the server's deduplication
-/// cache), and what is kept of each of its exchanges until the summary: its RTT (8 bytes,
-/// reserved once; 16 counted), or with `--out` its whole record.
+/// cache).
 const LIVE_BYTES_PER_CLIENT: u64 = 6_000;
-const SUMMARY_BYTES_PER_EXCHANGE: u64 = 16;
+/// What a replication keeps of its RTTs until the summary: 8 bytes each up to netsim's exact cap,
+/// then a sketch of at most about 240 KB (counted 256 KB).
+const RTT_BYTES: u64 = 8;
+const SKETCH_BYTES: u64 = 256 << 10;
+/// With `--out`, every exchange's record.
 const RECORD_BYTES_PER_EXCHANGE: u64 = 180;
 const BASE_BYTES: u64 = 32 << 20;
 
-/// What is kept of each exchange until the summary, bytes.
-fn bytes_per_exchange(detail: Detail) -> u64 {
+/// What one replication of `s` keeps of its exchanges until the summary, bytes.
+fn bytes_kept(s: &Scenario, detail: Detail) -> u64 {
+    let exchanges = s.clients as u64 * s.exchanges as u64;
     match detail {
-        Detail::Summary => SUMMARY_BYTES_PER_EXCHANGE,
-        Detail::Exchanges => RECORD_BYTES_PER_EXCHANGE,
+        Detail::Summary if exchanges > netsim::sketch::EXACT_CAP as u64 => {
+            netsim::sketch::EXACT_CAP as u64 * RTT_BYTES + SKETCH_BYTES
+        }
+        Detail::Summary => exchanges * RTT_BYTES,
+        Detail::Exchanges => exchanges * RECORD_BYTES_PER_EXCHANGE,
     }
 }
 
-/// The memory a run of `scenarios` needs, estimated: every replication's per-exchange values
-/// (`detail`) are kept, and `threads` replications are live at once.
+/// The memory a run of `scenarios` needs, estimated: what every replication keeps of its
+/// exchanges (`detail`), and the live state of `threads` replications at once.
 pub(crate) fn memory_estimate(scenarios: &[Scenario], threads: usize, detail: Detail) -> u64 {
-    let per_exchange = bytes_per_exchange(detail);
-    let records: u64 =
-        scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64 * per_exchange).sum();
+    let records: u64 = scenarios.iter().map(|s| s.reps as u64 * bytes_kept(s, detail)).sum();
     let live = scenarios
         .iter()
         .map(|s| s.clients as u64 * LIVE_BYTES_PER_CLIENT * (s.reps as u64).min(threads as u64))
@@ -231,7 +236,7 @@ fn check_memory(scenarios: &[Scenario], threads: usize, detail: Detail) -> Resul
     let s = &scenarios[0];
     Err(format!(
         "this run would need about {:.1} GB ({} clients × {} exchanges × {} replication(s) × {} algorithm(s): about {} KB per \
-         client while its replication runs, {} replication(s) at once, and {} B per exchange kept for the summary), but \
+         client while its replication runs, {} replication(s) at once, and {} MB a replication keeps for the summary), but \
          the machine has {:.1} GB available. Use fewer clients, exchanges or replications, or fewer --threads; \
          --ignore-memory runs it anyway",
         gb(need),
@@ -241,7 +246,7 @@ fn check_memory(scenarios: &[Scenario], threads: usize, detail: Detail) -> Resul
         scenarios.len(),
         LIVE_BYTES_PER_CLIENT / 1000,
         (s.reps as usize).min(threads),
-        bytes_per_exchange(detail),
+        bytes_kept(s, detail) >> 20,
         gb(have)
     )
     .into())

@@ -161,12 +161,13 @@ fn a_scenario_table_may_set_a_single_key() {
 
 #[test]
 fn a_run_that_cannot_fit_in_memory_stops_with_the_estimate() {
-    // 10^6 clients × 50 exchanges × 100 replications: the RTT kept of each exchange alone (8 B,
-    // 16 B while the vector grows) is 40–80 GB, beyond any machine this suite runs on; refused
-    // before anything is allocated
-    let (ok, _, err) = coapcc(&["sim", "--clients", "1000000", "--reps", "100"]);
+    // 10^6 clients, 64 replications at once: their live state alone (at the estimate's 6 KB a
+    // client) is 384 GB, beyond any machine this suite runs on; refused before anything is
+    // allocated
+    let (ok, _, err) = coapcc(&["sim", "--clients", "1000000", "--reps", "100", "--threads", "64"]);
     assert!(!ok && err.contains("this run would need about") && err.contains("--ignore-memory"), "{err}");
     assert!(err.contains("1000000 clients × 50 exchanges × 100 replication(s)"), "{err}");
+    assert!(err.contains("64 replication(s) at once"), "{err}");
 }
 
 #[test]

@@ -15,13 +15,14 @@
 //!   defaults; [`run_rep`]: one replication of it → [`RepResult`].
 //! * [`lln`]: the low-power mesh world ([`lln::LlnScenario`], `env = "lln"`) over
 //!   [`netmodel::mesh`], with periodic blocking clients and the mesh literature's metrics.
-//! * [`Summary`]: the statistics over replications.
+//! * [`Summary`]: the statistics over replications ([`sketch`]: the RTT quantiles in fixed memory).
 
 pub mod engine;
 pub mod lln;
 pub mod queue;
 pub mod record;
 pub mod scenario;
+pub mod sketch;
 pub mod summary;
 pub mod tcp;
 pub mod tcp_stack;

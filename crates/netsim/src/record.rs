@@ -5,6 +5,8 @@ use serde::Serialize;
 
 use netmodel::BottleneckReport;
 
+use crate::sketch::Rtts;
+
 /// One exchange.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExchangeRecord {
@@ -82,8 +84,10 @@ pub enum Detail {
 /// The per-exchange values every summary needs, whatever the [`Detail`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExchangeStats {
-    /// The RTT of every exchange that got a response, ns, in no particular order.
-    pub rtt_ns: Vec<u64>,
+    /// The RTTs of the exchanges that got a response, ns: exact up to 65,536 of them, then
+    /// counted in a fixed-size sketch ([`crate::sketch`]).
+    #[serde(skip)]
+    pub rtt: Rtts,
     /// Exchanges by number of retransmissions (index = retransmissions).
     pub retransmissions_hist: Vec<u64>,
     /// Background NON messages sent and taken by their sink ([`crate::udp::Background`]).
@@ -107,7 +111,9 @@ impl ExchangeStats {
             self.retransmissions_hist.resize(i + 1, 0);
         }
         self.retransmissions_hist[i] += 1;
-        self.rtt_ns.extend(rtt_ns);
+        if let Some(ns) = rtt_ns {
+            self.rtt.record(ns);
+        }
     }
 
     /// Exchanges counted.

@@ -8,6 +8,7 @@ use serde::Serialize;
 use netmodel::BottleneckReport;
 
 use crate::record::{NetworkReport, RepResult};
+use crate::sketch::{Rtts, RELATIVE_ERROR};
 
 /// The p-th quantile (p in [0, 1]) of sorted values, type 7; NaN for no values.
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
@@ -36,7 +37,11 @@ impl Distribution {
     /// Of unsorted values (NaN everywhere when empty).
     pub fn of(mut v: Vec<f64>) -> Self {
         v.sort_by(f64::total_cmp);
-        let q = |p| quantile(&v, p);
+        Self::from_quantiles(|p| quantile(&v, p))
+    }
+
+    /// From a quantile function of p in [0, 1].
+    pub fn from_quantiles(q: impl Fn(f64) -> f64) -> Self {
         Distribution { min: q(0.0), p10: q(0.10), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9), max: q(1.0) }
     }
 }
@@ -184,8 +189,13 @@ pub struct Summary {
     pub failed_exchanges: u64,
     /// Exchanges by number of retransmissions (index = retransmissions).
     pub retransmissions_hist: Vec<u64>,
-    /// Per exchange RTT (first transmission to response), s.
+    /// Per exchange RTT (first transmission to response), s: exact unless a replication had more
+    /// than 65,536 RTTs ([`crate::sketch`]).
     pub rtt_s: Distribution,
+    /// Present when `rtt_s`'s quantiles come from the sketch: their error bound, relative (the
+    /// minimum and maximum stay exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_s_relative_error: Option<f64>,
     /// Duplicate responses per client.
     pub unnecessary_retx_per_client: Tail,
     /// Each client's largest expired RTO, s.
@@ -211,7 +221,7 @@ impl Summary {
         for r in reps {
             add_histogram(&mut hist, &r.stats.retransmissions_hist);
         }
-        let rtts = reps.iter().flat_map(|r| &r.stats.rtt_ns);
+        let (rtt_s, rtt_s_relative_error) = rtt_distribution(reps);
         let bottleneck: Vec<(&BottleneckReport, u64)> = reps
             .iter()
             .filter_map(|r| match &r.network {
@@ -232,7 +242,8 @@ impl Summary {
             exchanges: reps.iter().map(|r| r.stats.exchanges()).sum(),
             failed_exchanges: clients.clone().map(|c| c.failed as u64).sum(),
             retransmissions_hist: hist,
-            rtt_s: Distribution::of(rtts.map(|&ns| ns as f64 / 1e9).collect()),
+            rtt_s,
+            rtt_s_relative_error,
             unnecessary_retx_per_client: Tail::of(clients.clone().map(|c| c.duplicates as f64).collect()),
             max_expired_rto_per_client_s: Tail::of(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
             lln: crate::lln::summary::lln_metrics(reps),
@@ -240,6 +251,21 @@ impl Summary {
             events: reps.iter().map(|r| r.events).sum(),
             truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,
         }
+    }
+}
+
+/// The RTT distribution of replications, s: exact if every replication kept its RTTs exactly,
+/// else from the sketch of all of them, with its error bound.
+fn rtt_distribution(reps: &[RepResult]) -> (Distribution, Option<f64>) {
+    if reps.iter().all(|r| r.stats.rtt.exact().is_some()) {
+        let all = reps.iter().flat_map(|r| r.stats.rtt.exact().unwrap_or_default());
+        return (Distribution::of(all.map(|&ns| ns as f64 / 1e9).collect()), None);
+    }
+    let mut all = Rtts::default();
+    reps.iter().for_each(|r| all.merge(&r.stats.rtt));
+    match all.sketch() {
+        Some(s) => (Distribution::from_quantiles(|p| s.quantile_s(p)), Some(RELATIVE_ERROR)),
+        None => unreachable!("a replication's sketch makes the merge a sketch"),
     }
 }
 

@@ -17,6 +17,7 @@ use netmodel::{ChaCha8Small, HostId, Next, Packet};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 use crate::record::{ClientRecord, Detail, ExchangeStats};
+use crate::sketch::Rtts;
 
 /// The endpoint's timer slot of a host.
 const ENDPOINT_TIMER: u32 = 0;
@@ -160,17 +161,16 @@ impl UdpStack {
     /// Hosts (indexed by [`HostId`]) sending `request` for every exchange; `overhead` header
     /// bytes are added to each datagram's size. Keeps [`Detail::Summary`].
     pub fn new(hosts: Vec<UdpHost>, request: Request, overhead: u32) -> Self {
-        let (detail, mut stats) = (Detail::Summary, ExchangeStats::default());
-        // one RTT per expected exchange, reserved once (a growing vector would double)
-        stats.rtt_ns.reserve_exact(hosts.iter().map(|h| h.expected as usize).sum());
+        // one RTT per expected exchange reserved at once, up to the exact ones' cap
+        let rtt = Rtts::with_capacity(hosts.iter().map(|h| h.expected as usize).sum());
         UdpStack {
             hosts,
             background: None,
             request: request.into(),
             overhead,
             buf: Vec::with_capacity(1500),
-            detail,
-            stats,
+            detail: Detail::Summary,
+            stats: ExchangeStats { rtt, ..Default::default() },
             reports: Vec::new(),
         }
     }
