@@ -1052,14 +1052,13 @@ where
         match self.server_side().dedup.get(&from, msg.message_id) {
             Some(Cached::Reply(resp)) => {
                 // a duplicate: the same response again, echoing this transmission's token and number
-                let resp = resp.clone();
                 let ty = if con { MessageType::Ack } else { MessageType::Non };
                 let mid = if con { msg.message_id } else { self.alloc_mid() };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 return;
             }
             Some(Cached::Deferred { ack_sent }) => {
-                if con && *ack_sent {
+                if con && ack_sent {
                     self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Ack, mid: msg.message_id });
                 }
                 return;

@@ -1,12 +1,13 @@
 //! The server side: the [`Handler`] trait resources implement, and the deduplication cache of
 //! RFC 7252 §4.5, bounded in bytes.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::Hash;
+use std::collections::VecDeque;
+use std::hash::{BuildHasher, Hash};
 use std::sync::Arc;
 
 use coap_cc::Instant;
 use coap_wire::{Code, Message};
+use hashbrown::hash_table::{Entry, HashTable};
 
 /// A response to build.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,32 +105,65 @@ pub(crate) enum Cached {
     Deferred { ack_sent: bool },
 }
 
-impl Cached {
-    /// What an entry holding this costs in memory, in bytes: a fixed part for the key, the
-    /// expiry, the map's and the queue's slots and the response's allocations
-    /// ([`ENTRY_OVERHEAD`]), plus the peer address and the reply's option values and payload.
-    fn cost<A>(&self) -> usize {
-        let reply = match self {
-            Cached::Reply(r) => r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>(),
-            Cached::Deferred { .. } => 0,
-        };
-        ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
-    }
+/// What an entry holding `reply` (None: a deferred one) costs in memory, in bytes: a fixed part
+/// for the key, the expiry, the index's and the queue's slots and the response's allocations
+/// ([`ENTRY_OVERHEAD`]), plus the peer address and the reply's option values and payload.
+fn cost<A>(reply: Option<&Response>) -> usize {
+    let reply = reply.map_or(0, |r| r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>());
+    ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
 }
 
 /// The fixed memory cost of a deduplication entry, bytes (measured order of magnitude of a hash
 /// map slot, a queue slot and a `Response`'s headers; the budget is what matters, not the digit).
 pub const ENTRY_OVERHEAD: usize = 160;
 
+/// What a queue slot holds: nothing (replaced or evicted: it only waits to leave the queue), a
+/// reply, or a deferred one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Dead,
+    Reply,
+    Deferred { ack_sent: bool },
+}
+
 /// An entry, in the queue of entries in insertion order (its cost is recomputed from what it
-/// holds, not stored). `cached` is None once the entry was replaced or evicted: the slot only
-/// waits to leave the queue.
+/// holds, not stored). 24 bytes with a 4-byte address (a simulated host): the reply pointer and
+/// a one-byte state instead of an optional enum of 16.
 #[derive(Debug)]
 struct Slot<A> {
     expires: Instant,
+    reply: Option<Arc<Response>>,
     peer: A,
     mid: u16,
-    cached: Option<Cached>,
+    state: State,
+}
+
+impl<A> Slot<A> {
+    fn cached(&self) -> Option<Cached> {
+        match self.state {
+            State::Dead => None,
+            State::Reply => self.reply.clone().map(Cached::Reply),
+            State::Deferred { ack_sent } => Some(Cached::Deferred { ack_sent }),
+        }
+    }
+
+    /// What it held, if live; it is dead afterwards.
+    fn take(&mut self) -> Option<Cached> {
+        let state = std::mem::replace(&mut self.state, State::Dead);
+        let reply = self.reply.take();
+        match state {
+            State::Dead => None,
+            State::Reply => reply.map(Cached::Reply),
+            State::Deferred { ack_sent } => Some(Cached::Deferred { ack_sent }),
+        }
+    }
+
+    fn cost(&self) -> usize {
+        match self.state {
+            State::Dead => 0,
+            _ => cost::<A>(self.reply.as_deref()),
+        }
+    }
 }
 
 /// Recently seen (peer, Message ID) pairs with their replies. Each entry is kept for its
@@ -140,14 +174,15 @@ struct Slot<A> {
 ///
 /// The entries wait in a queue in insertion order (the lifetime is constant, so this is expiry
 /// order for CON entries; a NON entry leaves when it reaches the front after its shorter
-/// lifetime), and a hash index maps (peer, Message ID) to an entry's sequence number in that
-/// queue: 4 bytes per index slot beside the key rather than the whole entry, so that the index,
-/// which a hash table keeps at most seven-eighths full and doubles (both tables live while it
-/// grows), stays small. The index is hashed by foldhash (a crate made for hash tables; SipHash
-/// took 4 % of the heaviest simulated cell), seeded per map from the address-space layout and
-/// the time, so a peer cannot aim its Message IDs at one bucket. It is only looked up, never
-/// iterated (eviction follows the queue), so results do not depend on the seed, and no OS entropy
-/// is read.
+/// lifetime), and a hash index finds an entry's sequence number in that queue from (peer,
+/// Message ID). The index holds only the 4-byte sequence numbers (`hashbrown`'s `HashTable`, the
+/// table under the standard library's map, which lets a lookup compare with the key kept in the
+/// queue): a hash table is kept at most seven-eighths full and doubles (both tables live while it
+/// grows), so its slots are what the cache's memory grows with. Keys are hashed by foldhash (a
+/// crate made for hash tables; SipHash took 4 % of the heaviest simulated cell), seeded per
+/// table from the address-space layout and the time, so a peer cannot aim its Message IDs at one
+/// bucket. The index is only looked up, never iterated (eviction follows the queue), so results
+/// do not depend on the seed, and no OS entropy is read.
 ///
 /// Its table is made at the first entry: an endpoint that never serves (each of a simulation's
 /// thousands of clients) holds 16 bytes for it.
@@ -157,14 +192,16 @@ pub(crate) struct Dedup<A> {
     table: Option<Box<Table<A>>>,
 }
 
-impl<A: Ord + Clone + Hash> Dedup<A> {
+impl<A: Eq + Clone + Hash> Dedup<A> {
     /// A cache holding at most `budget` bytes of entries.
     pub(crate) fn new(budget: usize) -> Self {
         Dedup { budget, table: None }
     }
 
-    pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
-        self.table.as_ref()?.get(peer, mid)
+    /// What the live entry of (`peer`, `mid`) holds.
+    pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<Cached> {
+        let t = self.table.as_ref()?;
+        t.queue[t.at(t.find(peer, mid)?)].cached()
     }
 
     /// Replaces what an entry holds (a deferred reply that has come), within the budget.
@@ -178,13 +215,22 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
     /// Marks a deferred entry's empty ACK as sent.
     pub(crate) fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
         if let Some(t) = self.table.as_mut() {
-            t.mark_ack_sent(peer, mid);
+            if let Some(seq) = t.find(peer, mid) {
+                let at = t.at(seq);
+                if let State::Deferred { .. } = t.queue[at].state {
+                    t.queue[at].state = State::Deferred { ack_sent: true };
+                }
+            }
         }
     }
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
-        t.evict_to(now, cached.cost::<A>(), self.budget);
+        let reply = match &cached {
+            Cached::Reply(r) => Some(&**r),
+            Cached::Deferred { .. } => None,
+        };
+        t.evict_to(now, cost::<A>(reply), self.budget);
         t.push(peer, mid, expires, cached);
     }
 
@@ -200,7 +246,7 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
         self.table.as_ref().map_or(0, |t| t.index.len())
     }
 
-    /// Bytes held (as [`Cached::cost`] counts them); at most the budget.
+    /// Bytes held (as [`ENTRY_OVERHEAD`]'s cost counts them); at most the budget.
     pub(crate) fn bytes(&self) -> usize {
         self.table.as_ref().map_or(0, |t| t.bytes)
     }
@@ -214,8 +260,9 @@ impl<A: Ord + Clone + Hash> Dedup<A> {
 /// The deduplication cache's entries.
 #[derive(Debug)]
 struct Table<A> {
-    /// (peer, Message ID) → the sequence number of its live slot in `queue`.
-    index: HashMap<(A, u16), u32, foldhash::fast::RandomState>,
+    /// The sequence numbers of the live slots in `queue`, hashed by their (peer, Message ID).
+    index: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
     /// Entries in insertion order; the slot of sequence number `s` is `queue[s - head]`
     /// (wrapping: fewer than 2^32 entries are ever queued at once).
     queue: VecDeque<Slot<A>>,
@@ -225,9 +272,16 @@ struct Table<A> {
     early_evictions: u64,
 }
 
-impl<A: Ord + Clone + Hash> Table<A> {
+impl<A: Eq + Clone + Hash> Table<A> {
     fn new() -> Self {
-        Table { index: HashMap::default(), queue: VecDeque::new(), head: 0, bytes: 0, early_evictions: 0 }
+        Table {
+            index: HashTable::new(),
+            hasher: Default::default(),
+            queue: VecDeque::new(),
+            head: 0,
+            bytes: 0,
+            early_evictions: 0,
+        }
     }
 
     /// Where the slot of sequence number `seq` is in the queue.
@@ -235,40 +289,64 @@ impl<A: Ord + Clone + Hash> Table<A> {
         seq.wrapping_sub(self.head) as usize
     }
 
-    fn get(&self, peer: &A, mid: u16) -> Option<&Cached> {
-        let seq = *self.index.get(&(peer.clone(), mid))?;
-        self.queue[self.at(seq)].cached.as_ref()
+    fn hash(&self, peer: &A, mid: u16) -> u64 {
+        self.hasher.hash_one((peer, mid))
     }
 
-    fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
-        if let Some(&seq) = self.index.get(&(peer.clone(), mid)) {
-            let at = self.at(seq);
-            self.queue[at].cached = Some(Cached::Deferred { ack_sent: true });
-        }
+    /// The sequence number of the live entry of (`peer`, `mid`).
+    fn find(&self, peer: &A, mid: u16) -> Option<u32> {
+        let (queue, head) = (&self.queue, self.head);
+        let is = |&seq: &u32| {
+            let s = &queue[seq.wrapping_sub(head) as usize];
+            s.mid == mid && s.peer == *peer
+        };
+        self.index.find(self.hash(peer, mid), is).copied()
     }
 
-    /// Takes the live entry of (`peer`, `mid`) out (its slot stays queued, empty): its expiry
+    /// Takes the live entry of (`peer`, `mid`) out (its slot stays queued, dead): its expiry
     /// and what it held.
     fn remove(&mut self, peer: &A, mid: u16) -> Option<(Instant, Cached)> {
-        let seq = self.index.remove(&(peer.clone(), mid))?;
-        let at = self.at(seq);
-        let slot = &mut self.queue[at];
-        let cached = slot.cached.take()?;
-        self.bytes -= cached.cost::<A>();
-        Some((slot.expires, cached))
+        let hash = self.hash(peer, mid);
+        let (queue, head) = (&mut self.queue, self.head);
+        let is = |&seq: &u32| {
+            let s = &queue[seq.wrapping_sub(head) as usize];
+            s.mid == mid && s.peer == *peer
+        };
+        let (seq, _) = self.index.find_entry(hash, is).ok()?.remove();
+        let slot = &mut queue[seq.wrapping_sub(head) as usize];
+        self.bytes -= slot.cost();
+        let expires = slot.expires;
+        Some((expires, slot.take()?))
     }
 
     /// Queues a new entry; one under the same key (a rare reuse of a Message ID within its
     /// lifetime) is replaced.
     fn push(&mut self, peer: A, mid: u16, expires: Instant, cached: Cached) {
-        self.bytes += cached.cost::<A>();
         let seq = self.head.wrapping_add(self.queue.len() as u32);
-        self.queue.push_back(Slot { expires, peer: peer.clone(), mid, cached: Some(cached) });
-        // one index operation on the hot path
-        if let Some(old) = self.index.insert((peer, mid), seq) {
-            let at = self.at(old);
-            if let Some(c) = self.queue[at].cached.take() {
-                self.bytes -= c.cost::<A>();
+        let hash = self.hash(&peer, mid);
+        let (reply, state) = match cached {
+            Cached::Reply(r) => (Some(r), State::Reply),
+            Cached::Deferred { ack_sent } => (None, State::Deferred { ack_sent }),
+        };
+        let slot = Slot { expires, reply, peer, mid, state };
+        self.bytes += slot.cost();
+        // the slot is queued before the index may grow: rehashing reads the keys in the queue
+        self.queue.push_back(slot);
+        let (queue, head, hasher) = (&self.queue, self.head, &self.hasher);
+        let key = |seq: u32| {
+            let s = &queue[seq.wrapping_sub(head) as usize];
+            (&s.peer, s.mid)
+        };
+        // one index operation on the hot path: the key's entry, found or made
+        match self.index.entry(hash, |&old| key(old) == key(seq), |&s| hasher.hash_one(key(s))) {
+            Entry::Occupied(mut e) => {
+                let old = std::mem::replace(e.get_mut(), seq);
+                let slot = &mut self.queue[old.wrapping_sub(head) as usize];
+                self.bytes -= slot.cost();
+                slot.take();
+            }
+            Entry::Vacant(e) => {
+                e.insert(seq);
             }
         }
     }
@@ -276,11 +354,17 @@ impl<A: Ord + Clone + Hash> Table<A> {
     /// Takes the front slot off the queue; if it was live, drops its index entry and returns its
     /// expiry.
     fn pop_front(&mut self) -> Option<Option<Instant>> {
+        let front = self.head;
         let slot = self.queue.pop_front()?;
         self.head = self.head.wrapping_add(1);
-        let Some(cached) = slot.cached else { return Some(None) };
-        self.bytes -= cached.cost::<A>();
-        self.index.remove(&(slot.peer, slot.mid));
+        if slot.state == State::Dead {
+            return Some(None);
+        }
+        self.bytes -= slot.cost();
+        let hash = self.hash(&slot.peer, slot.mid);
+        if let Ok(e) = self.index.find_entry(hash, |&seq| seq == front) {
+            e.remove();
+        }
         Some(Some(slot.expires))
     }
 
@@ -322,7 +406,7 @@ mod tests {
         assert!(d.get(&1, 6).is_none() && d.get(&1, 7).is_some());
         d.expire(t(108));
         assert_eq!((d.len(), d.bytes()), (1, COST));
-        assert_eq!(d.get(&1, 9), Some(&Cached::Reply(Arc::new(Response::new(Code::CONTENT, vec![9])))));
+        assert_eq!(d.get(&1, 9), Some(Cached::Reply(Arc::new(Response::new(Code::CONTENT, vec![9])))));
         d.expire(t(109));
         assert_eq!((d.len(), d.bytes()), (0, 0));
         // entries evicted at or after their expiry are not early
@@ -340,7 +424,7 @@ mod tests {
         // a reply of 5·COST bytes replaces the deferred entry 9: entries 0–4 make room
         let big = Response::new(Code::CONTENT, vec![0; 5 * COST]);
         d.replace(t(1), &1, 9, Cached::Reply(Arc::new(big.clone())));
-        assert_eq!(d.get(&1, 9), Some(&Cached::Reply(Arc::new(big))));
+        assert_eq!(d.get(&1, 9), Some(Cached::Reply(Arc::new(big))));
         assert!(d.bytes() <= 10 * COST);
         assert!((0..5).all(|m| d.get(&1, m).is_none()) && (5..9).all(|m| d.get(&1, m).is_some()));
         assert_eq!(d.early_evictions(), 5);
@@ -363,8 +447,32 @@ mod tests {
         assert_eq!(d.bytes(), 3 * COST - 2);
         // room for one more deferred entry (COST - 1): the oldest live entry, 1, goes, not 0
         d.insert(t(2), 1u32, 3, t(1000), Cached::Deferred { ack_sent: false });
-        assert_eq!(d.get(&1, 0), Some(&reply));
+        assert_eq!(d.get(&1, 0), Some(reply.clone()));
         assert!(d.get(&1, 1).is_none() && d.get(&1, 2).is_some() && d.get(&1, 3).is_some());
         assert_eq!((d.len(), d.bytes(), d.early_evictions()), (3, 3 * COST - 2, 1));
+    }
+
+    #[test]
+    fn entries_are_found_after_the_index_grows_and_a_reused_id_replaces_its_entry() {
+        let t = Instant::from_nanos;
+        let mut d = Dedup::new(usize::MAX);
+        let reply = |b: u8| Cached::Reply(Arc::new(Response::new(Code::CONTENT, vec![b])));
+        // 3,000 entries of 7 peers: the index doubles many times, rehashing from the queue's keys
+        for i in 0..3000u32 {
+            d.insert(t(i as u64), i % 7, (i / 7) as u16, t(1000 + i as u64), reply(i as u8));
+        }
+        assert_eq!(d.len(), 3000);
+        assert!((0..3000u32).all(|i| d.get(&(i % 7), (i / 7) as u16) == Some(reply(i as u8))));
+        assert!(d.get(&7, 0).is_none() && d.get(&0, 429).is_none());
+        // peer 3 reuses Message ID 5 (entry 38): the new entry replaces it, the count stays
+        d.insert(t(3000), 3, 5, t(4000), reply(99));
+        assert_eq!((d.len(), d.get(&3, 5)), (3000, Some(reply(99))));
+        // the first 1,000 expire (the replaced one's old slot among them, already dead)
+        d.expire(t(1999));
+        assert_eq!(d.len(), 2001);
+        assert!((1000..3000u32).all(|i| i == 38 || d.get(&(i % 7), (i / 7) as u16) == Some(reply(i as u8))));
+        assert_eq!(d.get(&3, 5), Some(reply(99)));
+        // a slot with a 4-byte address is 24 bytes
+        assert_eq!(std::mem::size_of::<Slot<u32>>(), 24);
     }
 }
