@@ -10,6 +10,7 @@ use rand_core::RngCore;
 use smallvec::SmallVec;
 
 use crate::config::{Config, ConfigError, GiveUp};
+use crate::finished::{Tombstone, Tombstones};
 use crate::observe::{self, Observation, Observer};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome};
 use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
@@ -137,7 +138,7 @@ struct Exchange<A> {
 
 /// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
 /// transmission number in front under token marking)?
-fn token_matches(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
+pub(crate) fn token_matches(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
     if token_marked {
         received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token)
     } else {
@@ -175,51 +176,6 @@ impl<A: Clone> Exchange<A> {
                 .map_or(Echo::None, |v| Echo::Number(v.min(255) as u8)),
             Marking::None => Echo::None,
         }
-    }
-}
-
-/// A finished exchange, kept until it retires to recognise (and count) duplicates of its
-/// response: what matches a message to it, packed into 24 bytes with a small address (a
-/// simulated client holds those of its last 247 s; its report, unless it went out at once with
-/// [`Config::report_at_finish`], waits beside it). The request and the per-transmission arrays
-/// of the live [`Exchange`] are gone.
-#[derive(Debug)]
-struct Finished<A> {
-    retire_at: Instant,
-    dest: A,
-    mid: u16,
-    /// The token's bytes (its length is in `flags`).
-    token: [u8; 8],
-    /// The token's length (bits 0–3), token marking (bit 4), answered (bit 5).
-    flags: u8,
-    n_sent: u8,
-}
-
-const FINISHED_MARKED: u8 = 1 << 4;
-const FINISHED_ANSWERED: u8 = 1 << 5;
-
-impl<A> Finished<A> {
-    fn new(retire_at: Instant, dest: A, ex: &Exchange<A>, answered: bool) -> Self {
-        let t = ex.token.as_slice();
-        let mut token = [0u8; 8];
-        token[..t.len()].copy_from_slice(t);
-        let mut flags = t.len() as u8;
-        if matches!(ex.marking, Marking::Token) {
-            flags |= FINISHED_MARKED;
-        }
-        if answered {
-            flags |= FINISHED_ANSWERED;
-        }
-        Finished { retire_at, dest, mid: ex.mid, token, flags, n_sent: ex.sent.len() as u8 }
-    }
-    fn token(&self) -> &[u8] {
-        &self.token[..(self.flags & 0x0f) as usize]
-    }
-    fn answered(&self) -> bool {
-        self.flags & FINISHED_ANSWERED != 0
-    }
-    fn token_matches(&self, received: &[u8]) -> bool {
-        token_matches(self.flags & FINISHED_MARKED != 0, self.token(), self.n_sent as usize, received)
     }
 }
 
@@ -342,12 +298,10 @@ pub struct Endpoint<A, R> {
     /// several hundred bytes (the simulator holds thousands of endpoints). Ids and Message IDs
     /// grow, so most insertions append.
     exchanges: LiteMap<ExchangeId, Box<Exchange<A>>>,
-    /// Finished exchanges, kept to count duplicate responses until they retire, in finishing
-    /// order, which is retiring order (the lifetime is constant). A duplicate finds its exchange
-    /// by a scan from the newest: a client holds those of the last 247 s (a simulated one a few
-    /// dozen at most; the real drivers bound them with `Config::max_finished`), and no map entry
-    /// per finished exchange is kept.
-    finished: VecDeque<Finished<A>>,
+    /// Finished exchanges, kept to count duplicate responses until they retire ([`Tombstones`]:
+    /// what matches a message to one, 16 bytes with a small address; its report, unless it went
+    /// out at once with [`Config::report_at_finish`], waits in `kept`).
+    finished: Tombstones<A>,
     /// Their reports, index for index (empty with [`Config::report_at_finish`]).
     kept: VecDeque<Box<ExchangeReport<A>>>,
     /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
@@ -413,7 +367,7 @@ where
             next_id: 0,
             peers: LiteMap::new(),
             exchanges: LiteMap::new(),
-            finished: VecDeque::new(),
+            finished: Tombstones::default(),
             kept: VecDeque::new(),
             early_retirements: 0,
             duplicates: 0,
@@ -654,8 +608,7 @@ where
         for _ in 0..4 {
             self.rng.fill_bytes(&mut bytes[..len]);
             let t = Token::new(&bytes[..len]);
-            let taken = self.by_token.contains_key(&(dest.clone(), t))
-                || self.finished.iter().any(|f| f.dest == *dest && f.token() == t.as_slice());
+            let taken = self.by_token.contains_key(&(dest.clone(), t)) || self.finished.has_token(dest, t.as_slice());
             if !taken {
                 return t;
             }
@@ -740,12 +693,15 @@ where
             self.kept.push_back(report);
             None
         };
-        let finished = Finished::new(retire_at, dest.clone(), &ex, matches!(outcome, Outcome::Response(_)));
-        if self.finished.len() == self.finished.capacity() {
-            // grow by a quarter, not double: thousands of endpoints each hold a few dozen
-            self.finished.reserve_exact((self.finished.len() / 4).max(4));
-        }
-        self.finished.push_back(finished);
+        self.finished.push(Tombstone {
+            retire_at,
+            dest: dest.clone(),
+            mid: ex.mid,
+            token: ex.token.as_slice(),
+            marked: matches!(ex.marking, Marking::Token),
+            answered: matches!(outcome, Outcome::Response(_)),
+            n_sent: ex.sent.len(),
+        });
         while self.finished.len() > self.cfg.max_finished {
             self.retire_oldest();
             self.early_retirements += 1;
@@ -778,7 +734,7 @@ where
 
     /// Counts a response to finished exchange `i` that arrived after the first one.
     fn duplicate_of(&mut self, i: usize) {
-        if self.finished[i].answered() {
+        if self.finished.answered(i) {
             self.duplicates += 1;
             if let Some(r) = self.kept.get_mut(i) {
                 r.duplicates += 1;
@@ -800,7 +756,7 @@ where
         if let Some(s) = self.srv.as_deref_mut() {
             s.dedup.expire(now);
         }
-        while self.finished.front().is_some_and(|f| f.retire_at <= now) {
+        while self.finished.front_retire_at().is_some_and(|t| t <= now) {
             self.retire_oldest();
         }
     }
@@ -853,7 +809,7 @@ where
 
     fn on_ack(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let Some(&id) = self.by_mid.get(&(from.clone(), msg.message_id)) else {
-            if let Some(i) = self.finished.iter().rposition(|f| f.dest == from && f.mid == msg.message_id) {
+            if let Some(i) = self.finished.find_by_mid(&from, msg.message_id) {
                 if !msg.code.is_empty() {
                     self.duplicate_of(i);
                 }
@@ -953,7 +909,7 @@ where
         }
         let done = match live {
             Some(_) => None,
-            None => self.finished.iter().rposition(|f| f.dest == from && f.token_matches(msg.token)),
+            None => self.finished.find_by_token(&from, msg.token),
         };
         if msg.ty == MessageType::Con {
             let known = live.is_some() || done.is_some();
@@ -1608,8 +1564,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_finished_exchange_is_24_bytes_and_matches_tokens_as_the_live_one_did() {
-        assert_eq!(core::mem::size_of::<Finished<u32>>(), 24);
+    fn a_finished_exchange_matches_tokens_as_the_live_one_did() {
         let ex = |marking: Marking| Exchange {
             dest: 7u32,
             req: PreparedRequest::from(Request::get("a")),
@@ -1624,21 +1579,34 @@ mod tests {
             acked_at: None,
             responded_at: None,
         };
+        let tombstone = |ex: &Exchange<u32>, answered| {
+            let mut t = Tombstones::default();
+            t.push(Tombstone {
+                retire_at: Instant::ZERO,
+                dest: 7u32,
+                mid: ex.mid,
+                token: ex.token.as_slice(),
+                marked: matches!(ex.marking, Marking::Token),
+                answered,
+                n_sent: ex.sent.len(),
+            });
+            t
+        };
         // plain token: the bytes themselves
         let plain = ex(Marking::None);
-        let f = Finished::new(Instant::ZERO, 7u32, &plain, true);
-        assert!(f.answered() && f.token() == [0xAB, 0xCD]);
+        let f = tombstone(&plain, true);
+        assert!(f.answered(0) && f.has_token(&7, &[0xAB, 0xCD]));
         for received in [&[0xAB, 0xCD][..], &[0xAB], &[1, 0xAB, 0xCD]] {
-            assert_eq!(f.token_matches(received), plain.token_matches(received), "{received:?}");
+            assert_eq!(f.find_by_token(&7, received).is_some(), plain.token_matches(received), "{received:?}");
         }
-        assert!(f.token_matches(&[0xAB, 0xCD]) && !f.token_matches(&[0xAB]));
+        assert!(f.find_by_token(&7, &[0xAB, 0xCD]).is_some() && f.find_by_token(&7, &[0xAB]).is_none());
         // token marking: a transmission number below the two sent, then the bytes
         let marked = ex(Marking::Token);
-        let f = Finished::new(Instant::ZERO, 7u32, &marked, false);
-        assert!(!f.answered());
+        let f = tombstone(&marked, false);
+        assert!(!f.answered(0));
         for received in [&[0, 0xAB, 0xCD][..], &[1, 0xAB, 0xCD], &[2, 0xAB, 0xCD], &[0xAB, 0xCD]] {
-            assert_eq!(f.token_matches(received), marked.token_matches(received), "{received:?}");
+            assert_eq!(f.find_by_token(&7, received).is_some(), marked.token_matches(received), "{received:?}");
         }
-        assert!(f.token_matches(&[1, 0xAB, 0xCD]) && !f.token_matches(&[2, 0xAB, 0xCD]));
+        assert!(f.find_by_token(&7, &[1, 0xAB, 0xCD]).is_some() && f.find_by_token(&7, &[2, 0xAB, 0xCD]).is_none());
     }
 }

@@ -28,6 +28,7 @@
 pub mod blockwise;
 mod config;
 mod endpoint;
+mod finished;
 pub mod observe;
 mod report;
 mod server;

@@ -294,6 +294,7 @@ impl<A: Eq + Clone + Hash> Table<A> {
     }
 
     /// The sequence number of the live entry of (`peer`, `mid`).
+    #[inline]
     fn find(&self, peer: &A, mid: u16) -> Option<u32> {
         let (queue, head) = (&self.queue, self.head);
         let is = |&seq: &u32| {

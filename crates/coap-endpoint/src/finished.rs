@@ -1,0 +1,243 @@
+//! Finished exchanges kept until they retire (EXCHANGE_LIFETIME after they finished), so that a
+//! late response to one is recognised as a duplicate and acknowledged, not rejected: tombstones
+//! of what the live exchange was, without its request or its report.
+//!
+//! They wait in finishing order, which is retiring order (the lifetime is constant), and a late
+//! response finds its tombstone by a scan from the newest: an endpoint holds those of the last
+//! 247 s (a simulated client a few dozen at most; the real drivers bound them with
+//! `Config::max_finished`). A simulation holds thousands of endpoints, so the layout is tight:
+//! a tombstone is 16 bytes with a 4-byte address (a simulated host), its token kept apart, in a
+//! second queue index for index, only once some token is not empty (an endpoint configured with
+//! empty tokens, as the simulator's clients are, never fills it); the queues grow by a quarter
+//! rather than double, and give memory back when they are less than half full.
+
+use std::collections::VecDeque;
+
+use coap_cc::Instant;
+
+use crate::endpoint::token_matches;
+
+/// One finished exchange.
+#[derive(Debug)]
+struct Finished<A> {
+    retire_at: Instant,
+    dest: A,
+    mid: u16,
+    /// The token's length (bits 0–3), token marking (bit 4), answered (bit 5).
+    flags: u8,
+    /// Transmissions it sent.
+    n_sent: u8,
+}
+
+const LEN_MASK: u8 = 0x0f;
+const MARKED: u8 = 1 << 4;
+const ANSWERED: u8 = 1 << 5;
+
+/// What is known of a finished exchange, to keep it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tombstone<'a, A> {
+    /// When it retires.
+    pub(crate) retire_at: Instant,
+    /// Its peer.
+    pub(crate) dest: A,
+    /// Its last Message ID.
+    pub(crate) mid: u16,
+    /// Its token (at most 8 bytes).
+    pub(crate) token: &'a [u8],
+    /// Under token marking (the transmission number in front of the token).
+    pub(crate) marked: bool,
+    /// It got a response (so that a later one is a duplicate).
+    pub(crate) answered: bool,
+    /// Transmissions it sent.
+    pub(crate) n_sent: usize,
+}
+
+/// The finished exchanges of an endpoint, oldest first.
+#[derive(Debug)]
+pub(crate) struct Tombstones<A> {
+    entries: VecDeque<Finished<A>>,
+    /// `tokens[i]` is the token of `entries[i]`; empty while every token was (its length is
+    /// always 0 or that of `entries`).
+    tokens: VecDeque<[u8; 8]>,
+}
+
+impl<A> Default for Tombstones<A> {
+    fn default() -> Self {
+        Tombstones { entries: VecDeque::new(), tokens: VecDeque::new() }
+    }
+}
+
+/// Makes room for one more in `q`, growing by a quarter (at least 4), not double.
+fn room_for_one<T>(q: &mut VecDeque<T>) {
+    if q.len() == q.capacity() {
+        q.reserve_exact((q.len() / 4).max(4));
+    }
+}
+
+/// Gives memory back when `q` is less than half full, keeping a quarter to spare.
+fn shrink_if_sparse<T>(q: &mut VecDeque<T>) {
+    if q.capacity() > 8 && q.len() < q.capacity() / 2 {
+        q.shrink_to(q.len() + q.len() / 4);
+    }
+}
+
+impl<A: PartialEq> Tombstones<A> {
+    /// Finished exchanges held.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// None held?
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Keeps a finished exchange (the newest).
+    pub(crate) fn push(&mut self, t: Tombstone<'_, A>) {
+        let len = t.token.len().min(8);
+        let mut flags = len as u8;
+        if t.marked {
+            flags |= MARKED;
+        }
+        if t.answered {
+            flags |= ANSWERED;
+        }
+        // kept once some token is not empty (the token queue is then as long as the entries')
+        let keep = len > 0 || !self.tokens.is_empty();
+        if keep && self.tokens.is_empty() {
+            // the first non-empty token: the older ones' (empty) tokens fill in
+            self.tokens.reserve_exact(self.entries.len() + 1);
+            self.tokens.resize(self.entries.len(), [0; 8]);
+        }
+        if keep {
+            let mut token = [0u8; 8];
+            token[..len].copy_from_slice(&t.token[..len]);
+            room_for_one(&mut self.tokens);
+            self.tokens.push_back(token);
+        }
+        room_for_one(&mut self.entries);
+        let n_sent = t.n_sent.min(u8::MAX as usize) as u8;
+        self.entries.push_back(Finished { retire_at: t.retire_at, dest: t.dest, mid: t.mid, flags, n_sent });
+    }
+
+    /// Forgets the oldest.
+    pub(crate) fn pop_front(&mut self) {
+        self.entries.pop_front();
+        self.tokens.pop_front();
+        shrink_if_sparse(&mut self.entries);
+        shrink_if_sparse(&mut self.tokens);
+    }
+
+    /// When the oldest retires.
+    pub(crate) fn front_retire_at(&self) -> Option<Instant> {
+        self.entries.front().map(|f| f.retire_at)
+    }
+
+    /// Whether finished exchange `i` (0: the oldest) got a response.
+    pub(crate) fn answered(&self, i: usize) -> bool {
+        self.entries.get(i).is_some_and(|f| f.flags & ANSWERED != 0)
+    }
+
+    /// The newest finished exchange with `dest` whose last Message ID was `mid`.
+    pub(crate) fn find_by_mid(&self, dest: &A, mid: u16) -> Option<usize> {
+        self.entries.iter().rposition(|f| f.dest == *dest && f.mid == mid)
+    }
+
+    /// The newest finished exchange with `dest` that a response with token `received` answers.
+    pub(crate) fn find_by_token(&self, dest: &A, received: &[u8]) -> Option<usize> {
+        let matches = |f: &Finished<A>, token: &[u8]| {
+            f.dest == *dest && token_matches(f.flags & MARKED != 0, token, f.n_sent as usize, received)
+        };
+        if self.tokens.is_empty() {
+            return self.entries.iter().rposition(|f| matches(f, &[]));
+        }
+        self.entries.iter().zip(&self.tokens).rposition(|(f, t)| matches(f, &t[..(f.flags & LEN_MASK) as usize]))
+    }
+
+    /// Whether a finished exchange with `dest` had `token`.
+    pub(crate) fn has_token(&self, dest: &A, token: &[u8]) -> bool {
+        if self.tokens.is_empty() {
+            return token.is_empty() && self.entries.iter().any(|f| f.dest == *dest);
+        }
+        self.entries
+            .iter()
+            .zip(&self.tokens)
+            .any(|(f, t)| f.dest == *dest && t[..(f.flags & LEN_MASK) as usize] == *token)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stone(at: u64, dest: u32, mid: u16, token: &[u8], answered: bool) -> Tombstone<'_, u32> {
+        let retire_at = Instant::from_nanos(at);
+        Tombstone { retire_at, dest, mid, token, marked: false, answered, n_sent: 1 }
+    }
+
+    #[test]
+    fn sixteen_bytes_a_tombstone_with_a_four_byte_address() {
+        assert_eq!(std::mem::size_of::<Finished<u32>>(), 16);
+    }
+
+    #[test]
+    fn found_by_mid_and_token_newest_first() {
+        let mut t = Tombstones::default();
+        t.push(stone(1, 7, 100, &[], true));
+        t.push(stone(2, 7, 101, &[], false));
+        t.push(stone(3, 8, 100, &[], true));
+        assert!(t.tokens.is_empty()); // empty tokens: no token queue
+        assert_eq!((t.find_by_mid(&7, 100), t.find_by_mid(&8, 100), t.find_by_mid(&9, 100)), (Some(0), Some(2), None));
+        assert_eq!(t.find_by_token(&7, &[]), Some(1));
+        // a token at last: the older ones read as empty
+        t.push(stone(4, 7, 102, &[0xab, 0xcd], true));
+        assert_eq!(t.tokens.len(), 4);
+        assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(3));
+        assert_eq!(t.find_by_token(&7, &[]), Some(1));
+        assert!(t.has_token(&7, &[0xab, 0xcd]) && !t.has_token(&8, &[0xab, 0xcd]));
+        assert!(t.answered(0) && !t.answered(1) && !t.answered(9));
+        t.pop_front();
+        assert_eq!((t.len(), t.tokens.len(), t.front_retire_at()), (3, 3, Some(Instant::from_nanos(2))));
+        assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(2));
+    }
+
+    #[test]
+    fn a_token_is_kept_from_the_first_tombstone_on() {
+        let mut t = Tombstones::default();
+        t.push(stone(1, 7, 100, &[1, 2, 3, 4], true));
+        t.push(stone(2, 7, 101, &[], true));
+        assert_eq!(t.tokens.len(), 2);
+        assert_eq!((t.find_by_token(&7, &[1, 2, 3, 4]), t.find_by_token(&7, &[])), (Some(0), Some(1)));
+        t.pop_front();
+        t.pop_front();
+        t.push(stone(3, 7, 102, &[5], true));
+        assert_eq!((t.tokens.len(), t.find_by_token(&7, &[5])), (1, Some(0)));
+    }
+
+    #[test]
+    fn a_marked_token_matches_any_transmission_sent() {
+        let mut t = Tombstones::default();
+        let retire_at = Instant::from_nanos(1);
+        t.push(Tombstone { retire_at, dest: 1u32, mid: 5, token: &[9, 9], marked: true, answered: true, n_sent: 3 });
+        // the transmission number (0, 1 or 2 for three sent) in front of the token
+        assert_eq!(t.find_by_token(&1, &[2, 9, 9]), Some(0));
+        assert_eq!(t.find_by_token(&1, &[3, 9, 9]), None);
+        assert_eq!(t.find_by_token(&1, &[9, 9]), None);
+    }
+
+    #[test]
+    fn memory_follows_the_count_down() {
+        let mut t = Tombstones::default();
+        for i in 0..1000 {
+            t.push(stone(i, 1, i as u16, &[], false));
+        }
+        // grown by quarters: never more than a quarter (or 4) to spare
+        assert!(t.entries.capacity() <= 1000 + 1000 / 4 + 4);
+        for _ in 0..990 {
+            t.pop_front();
+        }
+        assert_eq!(t.len(), 10);
+        assert!(t.entries.capacity() < 20, "capacity {}", t.entries.capacity());
+        assert_eq!(t.front_retire_at(), Some(Instant::from_nanos(990)));
+    }
+}
