@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 use crate::config::{Config, ConfigError, GiveUp};
 use crate::finished::{Tombstone, Tombstones};
 use crate::observe::{self, Observation, Observer};
-use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome};
+use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome, PerTransmission};
 use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
 use crate::token::Token;
 use crate::{PreparedRequest, Request};
@@ -126,11 +126,10 @@ struct Exchange<A> {
     phase: Phase,
     marking: Marking,
     confirmable: bool,
-    /// Send times of its transmissions (at most [`MAX_TX`]); inline up to 8, as most exchanges
-    /// have few.
-    sent: SmallVec<[Instant; 8]>,
+    /// Send times of its transmissions (at most [`MAX_TX`]), inline up to five.
+    sent: PerTransmission<Instant>,
     /// The RTO armed after each (CON only).
-    rtos: SmallVec<[Duration; 8]>,
+    rtos: PerTransmission<Duration>,
     expired: u32,
     acked_at: Option<Instant>,
     responded_at: Option<Instant>,
@@ -148,11 +147,12 @@ pub(crate) fn token_matches(token_marked: bool, token: &[u8], n_sent: usize, rec
 
 impl<A: Clone> Exchange<A> {
     fn report(&self, id: ExchangeId, outcome: Outcome) -> ExchangeReport<A> {
-        let rtos = if self.confirmable { self.rtos.to_vec() } else { Vec::new() };
+        // copied inline: no allocation unless there were more than five transmissions
+        let rtos = if self.confirmable { self.rtos.clone() } else { PerTransmission::new() };
         ExchangeReport {
             id,
             dest: self.dest.clone(),
-            sent: self.sent.to_vec(),
+            sent: self.sent.clone(),
             rtos,
             expired: self.expired,
             acked_at: self.acked_at,
@@ -289,15 +289,15 @@ pub struct Endpoint<A, R> {
     /// By destination, in a sorted vector (a client has one or a few: a B-tree's first node
     /// costs about ten times the entry).
     peers: LiteMap<A, Peer>,
-    /// Exchanges not yet finished. Boxed: an exchange is about 330 bytes (the send times and
-    /// RTOs of up to 8 transmissions inline), and the map moves its values on insertion and
-    /// removal.
+    /// Exchanges not yet finished, inline (about 230 bytes each, with the send times and RTOs of
+    /// up to five transmissions): the map moves them on insertion and removal, but an endpoint
+    /// holds few, and a box would cost an allocation per exchange.
     ///
     /// This map and the Message ID and token maps are sorted vectors ([`LiteMap`]): an endpoint
     /// holds few live exchanges (a simulated client: one), and a B-tree's first node costs
     /// several hundred bytes (the simulator holds thousands of endpoints). Ids and Message IDs
     /// grow, so most insertions append.
-    exchanges: LiteMap<ExchangeId, Box<Exchange<A>>>,
+    exchanges: LiteMap<ExchangeId, Exchange<A>>,
     /// Finished exchanges, kept to count duplicate responses until they retire ([`Tombstones`]:
     /// what matches a message to one, 16 bytes with a small address; its report, unless it went
     /// out at once with [`Config::report_at_finish`], waits in `kept`).
@@ -650,7 +650,7 @@ where
             };
             let mut sent = SmallVec::new();
             sent.push(now);
-            let ex = Box::new(Exchange {
+            let ex = Exchange {
                 dest: dest.clone(),
                 req,
                 mid,
@@ -663,7 +663,7 @@ where
                 expired: 0,
                 acked_at: None,
                 responded_at: None,
-            });
+            };
             let rto = confirmable.then(|| timer.rto());
             self.exchanges.insert(id, ex);
             self.by_mid.insert((dest.clone(), mid), id);

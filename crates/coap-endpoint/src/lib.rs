@@ -39,7 +39,7 @@ pub use blockwise::{Block, BlockLimits, Blockwise, Step, Transfer};
 pub use coap_cc::{Duration, Instant};
 pub use config::{Config, ConfigError, GiveUp};
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
-pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome, Tally};
+pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome, PerTransmission, Tally, INLINE_TRANSMISSIONS};
 pub use server::{Change, Handler, NotFound, Reply, RequestId, Response, ENTRY_OVERHEAD};
 pub use stream::{CloseReason, Deadline, StreamConnection, StreamEvent, StreamLimits};
 

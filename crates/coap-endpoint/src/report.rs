@@ -2,6 +2,16 @@
 
 use coap_cc::{Duration, Instant};
 use coap_wire::Code;
+use smallvec::SmallVec;
+
+/// Transmissions kept inline by [`PerTransmission`]: an original and RFC 7252's default
+/// MAX_RETRANSMIT (4) retransmissions, which every algorithm's defaults keep.
+pub const INLINE_TRANSMISSIONS: usize = 5;
+
+/// One value per transmission of an exchange: inline up to [`INLINE_TRANSMISSIONS`], so that
+/// an exchange and its report allocate nothing for them (a simulator runs millions); more (a
+/// larger MAX_RETRANSMIT, at most 30) go to the heap. It dereferences to a slice.
+pub type PerTransmission<T> = SmallVec<[T; INLINE_TRANSMISSIONS]>;
 
 /// Identifies a client exchange of one endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,9 +45,9 @@ pub struct ExchangeReport<A> {
     /// Where the request went.
     pub dest: A,
     /// Send time of every transmission (the original first).
-    pub sent: Vec<Instant>,
+    pub sent: PerTransmission<Instant>,
     /// The RTO armed after each transmission (CON only).
-    pub rtos: Vec<Duration>,
+    pub rtos: PerTransmission<Duration>,
     /// How many of those RTOs expired.
     pub expired: u32,
     /// When the ACK (empty or piggybacked) arrived.

@@ -56,6 +56,23 @@ fn gives_up_after_max_retransmit() {
     assert!(close(last, 31.0 * rto0));
 }
 
+#[test]
+fn more_transmissions_than_kept_inline_are_all_reported() {
+    // MAX_RETRANSMIT 7: eight transmissions, three beyond the five kept inline
+    let mut p = Pair::new("default:max_retransmit=7", 2);
+    p.drop = Box::new(|from, _, _| from == C);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(10_000.0);
+    let r = &p.reports()[0];
+    assert_eq!((r.sent.len(), r.rtos.len(), r.expired), (8, 8, 8));
+    assert!(r.sent.spilled());
+    // each transmission goes when the RTO armed after the one before expires
+    for i in 1..8 {
+        assert!(r.rtos[i] >= r.rtos[i - 1], "rto {i}");
+        assert!(close(secs(r.sent[i]), secs(r.sent[i - 1]) + r.rtos[i - 1].as_secs_f64()), "sent {i}");
+    }
+}
+
 /// Erbium's rule: the 4th retransmission is sent and the exchange fails at that instant; the
 /// timers are 3 s + k/128 s, then doubled: the 4th retransmission goes at (1 + 2 + 4 + 8)·rto0.
 #[test]

@@ -209,8 +209,8 @@ fn report(
     ExchangeReport {
         id: ExchangeId(id),
         dest: server,
-        sent: vec![start],
-        rtos: Vec::new(),
+        sent: [start].into_iter().collect(),
+        rtos: Default::default(),
         expired: 0,
         acked_at: matches!(outcome, Outcome::Response(_)).then_some(end),
         responded_at: matches!(outcome, Outcome::Response(_)).then_some(end),
@@ -311,7 +311,7 @@ mod tests {
         rtos: &[u64],
         answered: Option<(u64, coap_wire::Code)>,
     ) -> ExchangeReport<SocketAddr> {
-        let mut times = vec![at(sent)];
+        let mut times = coap_endpoint::PerTransmission::from_elem(at(sent), 1);
         for r in rtos {
             times.push(*times.last().unwrap() + Duration::from_nanos(r * 1_000_000));
         }
