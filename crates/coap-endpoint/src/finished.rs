@@ -56,14 +56,15 @@ pub(crate) struct Tombstone<'a, A> {
 #[derive(Debug)]
 pub(crate) struct Tombstones<A> {
     entries: VecDeque<Finished<A>>,
-    /// `tokens[i]` is the token of `entries[i]`; empty while every token was (its length is
-    /// always 0 or that of `entries`).
-    tokens: VecDeque<[u8; 8]>,
+    /// `tokens[i]` is the token of `entries[i]`; None while every token was empty (its length
+    /// is always that of `entries`). Boxed: 8 bytes in every endpoint instead of a queue's 32.
+    #[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
+    tokens: Option<Box<VecDeque<[u8; 8]>>>,
 }
 
 impl<A> Default for Tombstones<A> {
     fn default() -> Self {
-        Tombstones { entries: VecDeque::new(), tokens: VecDeque::new() }
+        Tombstones { entries: VecDeque::new(), tokens: None }
     }
 }
 
@@ -102,18 +103,17 @@ impl<A: PartialEq> Tombstones<A> {
         if t.answered {
             flags |= ANSWERED;
         }
-        // kept once some token is not empty (the token queue is then as long as the entries')
-        let keep = len > 0 || !self.tokens.is_empty();
-        if keep && self.tokens.is_empty() {
+        if len > 0 && self.tokens.is_none() {
             // the first non-empty token: the older ones' (empty) tokens fill in
-            self.tokens.reserve_exact(self.entries.len() + 1);
-            self.tokens.resize(self.entries.len(), [0; 8]);
+            let mut tokens = VecDeque::with_capacity(self.entries.len() + 1);
+            tokens.resize(self.entries.len(), [0; 8]);
+            self.tokens = Some(Box::new(tokens));
         }
-        if keep {
+        if let Some(tokens) = self.tokens.as_mut() {
             let mut token = [0u8; 8];
             token[..len].copy_from_slice(&t.token[..len]);
-            room_for_one(&mut self.tokens);
-            self.tokens.push_back(token);
+            room_for_one(tokens);
+            tokens.push_back(token);
         }
         room_for_one(&mut self.entries);
         let n_sent = t.n_sent.min(u8::MAX as usize) as u8;
@@ -123,9 +123,11 @@ impl<A: PartialEq> Tombstones<A> {
     /// Forgets the oldest.
     pub(crate) fn pop_front(&mut self) {
         self.entries.pop_front();
-        self.tokens.pop_front();
         shrink_if_sparse(&mut self.entries);
-        shrink_if_sparse(&mut self.tokens);
+        if let Some(tokens) = self.tokens.as_mut() {
+            tokens.pop_front();
+            shrink_if_sparse(tokens);
+        }
     }
 
     /// When the oldest retires.
@@ -148,21 +150,18 @@ impl<A: PartialEq> Tombstones<A> {
         let matches = |f: &Finished<A>, token: &[u8]| {
             f.dest == *dest && token_matches(f.flags & MARKED != 0, token, f.n_sent as usize, received)
         };
-        if self.tokens.is_empty() {
+        let Some(tokens) = self.tokens.as_deref() else {
             return self.entries.iter().rposition(|f| matches(f, &[]));
-        }
-        self.entries.iter().zip(&self.tokens).rposition(|(f, t)| matches(f, &t[..(f.flags & LEN_MASK) as usize]))
+        };
+        self.entries.iter().zip(tokens).rposition(|(f, t)| matches(f, &t[..(f.flags & LEN_MASK) as usize]))
     }
 
     /// Whether a finished exchange with `dest` had `token`.
     pub(crate) fn has_token(&self, dest: &A, token: &[u8]) -> bool {
-        if self.tokens.is_empty() {
+        let Some(tokens) = self.tokens.as_deref() else {
             return token.is_empty() && self.entries.iter().any(|f| f.dest == *dest);
-        }
-        self.entries
-            .iter()
-            .zip(&self.tokens)
-            .any(|(f, t)| f.dest == *dest && t[..(f.flags & LEN_MASK) as usize] == *token)
+        };
+        self.entries.iter().zip(tokens).any(|(f, t)| f.dest == *dest && t[..(f.flags & LEN_MASK) as usize] == *token)
     }
 }
 
@@ -186,18 +185,21 @@ mod tests {
         t.push(stone(1, 7, 100, &[], true));
         t.push(stone(2, 7, 101, &[], false));
         t.push(stone(3, 8, 100, &[], true));
-        assert!(t.tokens.is_empty()); // empty tokens: no token queue
+        assert!(t.tokens.is_none()); // empty tokens: no token queue
         assert_eq!((t.find_by_mid(&7, 100), t.find_by_mid(&8, 100), t.find_by_mid(&9, 100)), (Some(0), Some(2), None));
         assert_eq!(t.find_by_token(&7, &[]), Some(1));
         // a token at last: the older ones read as empty
         t.push(stone(4, 7, 102, &[0xab, 0xcd], true));
-        assert_eq!(t.tokens.len(), 4);
+        assert_eq!(t.tokens.as_ref().map(|q| q.len()), Some(4));
         assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(3));
         assert_eq!(t.find_by_token(&7, &[]), Some(1));
         assert!(t.has_token(&7, &[0xab, 0xcd]) && !t.has_token(&8, &[0xab, 0xcd]));
         assert!(t.answered(0) && !t.answered(1) && !t.answered(9));
         t.pop_front();
-        assert_eq!((t.len(), t.tokens.len(), t.front_retire_at()), (3, 3, Some(Instant::from_nanos(2))));
+        assert_eq!(
+            (t.len(), t.tokens.as_ref().map(|q| q.len()), t.front_retire_at()),
+            (3, Some(3), Some(Instant::from_nanos(2)))
+        );
         assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(2));
     }
 
@@ -206,12 +208,12 @@ mod tests {
         let mut t = Tombstones::default();
         t.push(stone(1, 7, 100, &[1, 2, 3, 4], true));
         t.push(stone(2, 7, 101, &[], true));
-        assert_eq!(t.tokens.len(), 2);
+        assert_eq!(t.tokens.as_ref().map(|q| q.len()), Some(2));
         assert_eq!((t.find_by_token(&7, &[1, 2, 3, 4]), t.find_by_token(&7, &[])), (Some(0), Some(1)));
         t.pop_front();
         t.pop_front();
         t.push(stone(3, 7, 102, &[5], true));
-        assert_eq!((t.tokens.len(), t.find_by_token(&7, &[5])), (1, Some(0)));
+        assert_eq!((t.tokens.as_ref().map(|q| q.len()), t.find_by_token(&7, &[5])), (Some(1), Some(0)));
     }
 
     #[test]

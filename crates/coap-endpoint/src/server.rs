@@ -331,7 +331,11 @@ impl<A: Eq + Clone + Hash> Table<A> {
         };
         let slot = Slot { expires, reply, peer, mid, state };
         self.bytes += slot.cost();
-        // the slot is queued before the index may grow: rehashing reads the keys in the queue
+        // the slot is queued before the index may grow: rehashing reads the keys in the queue;
+        // the queue grows by a quarter, not double (a busy server's is its largest allocation)
+        if self.queue.len() == self.queue.capacity() {
+            self.queue.reserve_exact((self.queue.len() / 4).max(16));
+        }
         self.queue.push_back(slot);
         let (queue, head, hasher) = (&self.queue, self.head, &self.hasher);
         let key = |seq: u32| {
