@@ -327,6 +327,7 @@ impl Stack for UdpStack {
 
     fn finish(mut self) -> Records {
         let mut out = Records::default();
+        out.clients.reserve_exact(self.hosts.iter().filter(|h| h.server.is_some()).count());
         for i in 0..self.hosts.len() {
             if self.hosts[i].server.is_none() {
                 continue;
