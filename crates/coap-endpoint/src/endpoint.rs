@@ -1363,7 +1363,17 @@ where
     /// The next datagram to send: `buf`'s bytes, [`Transmit::len`] of them (`buf` is cleared
     /// and filled).
     #[must_use]
+    #[inline]
     pub fn poll_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit<A>> {
+        // a driver asks until there is nothing: that last call is cheap, inlined
+        if self.pending.is_empty() {
+            self.out.clear(); // everything encoded there has been taken
+            return None;
+        }
+        self.next_transmit(buf)
+    }
+
+    fn next_transmit(&mut self, buf: &mut Vec<u8>) -> Option<Transmit<A>> {
         loop {
             let Some(p) = self.pending.pop_front() else {
                 self.out.clear(); // everything encoded there has been taken
