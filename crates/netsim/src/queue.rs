@@ -6,7 +6,9 @@
 //! streams whose times never decrease (the deliveries of one network path, which are FIFO): a
 //! lane costs O(1) per event instead of the heap's O(log n), and under congestion collapse most
 //! events are deliveries. Popping takes the smallest (time, insertion number) over the heap and
-//! the lanes' fronts, so the order is exactly that of a single heap.
+//! the lanes' fronts, so the order is exactly that of a single heap. The earliest lane front is
+//! remembered, and found again only when a lane is popped or an empty lane gets an entry, so a
+//! pop from the heap does not look at the lanes.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -60,12 +62,23 @@ pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
     lanes: Vec<VecDeque<Entry<E>>>,
     seq: u64,
+    /// The earliest lane front: its key and lane (`NO_LANE` when every lane is empty). A lane's
+    /// front changes only when it is popped or when it was empty, so this is recomputed then,
+    /// not at every pop.
+    first_lane: (u128, usize),
 }
+
+const NO_LANE: (u128, usize) = (u128::MAX, usize::MAX);
 
 impl<E> EventQueue<E> {
     /// A queue with `lanes` FIFO lanes.
     pub fn new(lanes: usize) -> Self {
-        EventQueue { heap: BinaryHeap::new(), lanes: (0..lanes).map(|_| VecDeque::new()).collect(), seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::new(),
+            lanes: (0..lanes).map(|_| VecDeque::new()).collect(),
+            seq: 0,
+            first_lane: NO_LANE,
+        }
     }
     /// The ordering number of the next entry of rank `rank`.
     fn next_seq(&mut self, rank: u16) -> u64 {
@@ -88,25 +101,47 @@ impl<E> EventQueue<E> {
     /// the lane's last one goes to the heap instead, so order stays exact.
     pub fn push_lane(&mut self, lane: usize, time: u64, rank: u16, event: E) {
         let entry = Entry::new(time, self.next_seq(rank), event);
-        match self.lanes[lane].back() {
+        let l = &mut self.lanes[lane];
+        match l.back() {
             Some(last) if last.key > entry.key => self.heap.push(entry),
-            _ => self.lanes[lane].push_back(entry),
+            Some(_) => l.push_back(entry),
+            None => {
+                // the lane's new front
+                if entry.key < self.first_lane.0 || self.first_lane.1 == usize::MAX {
+                    self.first_lane = (entry.key, lane);
+                }
+                l.push_back(entry);
+            }
+        }
+    }
+
+    /// Finds the earliest lane front again (after its lane was popped).
+    fn find_first_lane(&mut self) {
+        self.first_lane = NO_LANE;
+        for (i, l) in self.lanes.iter().enumerate() {
+            if let Some(front) = l.front() {
+                if front.key < self.first_lane.0 || self.first_lane.1 == usize::MAX {
+                    self.first_lane = (front.key, i);
+                }
+            }
         }
     }
     /// The earliest event, ties in insertion order.
     pub fn pop(&mut self) -> Option<(u64, E)> {
         // the lane with the earliest front, if it is earlier than the heap's top (an empty heap
         // reads as the largest key, which any lane's front beats, even one with that key)
-        let mut lane = usize::MAX;
-        let mut key = self.heap.peek().map_or(u128::MAX, |e| e.key);
-        for (i, l) in self.lanes.iter().enumerate() {
-            if let Some(front) = l.front() {
-                if front.key < key || (lane == usize::MAX && self.heap.is_empty()) {
-                    (lane, key) = (i, front.key);
-                }
-            }
-        }
-        let e = if lane == usize::MAX { self.heap.pop()? } else { self.lanes[lane].pop_front()? };
+        let (key, lane) = self.first_lane;
+        let lane_first = match self.heap.peek() {
+            Some(top) => lane != usize::MAX && key < top.key,
+            None => lane != usize::MAX,
+        };
+        let e = if lane_first {
+            let e = self.lanes[lane].pop_front()?;
+            self.find_first_lane();
+            e
+        } else {
+            self.heap.pop()?
+        };
         Some((e.time(), e.event))
     }
     /// Events waiting.
@@ -167,5 +202,38 @@ mod tests {
         q.push_ranked(5, 1, 'g');
         let order: String = std::iter::from_fn(|| q.pop().map(|e| e.1)).collect();
         assert_eq!(order, "efbdgca");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn interleaved_pushes_and_pops_keep_the_order_of_one_heap(
+            ops in proptest::collection::vec((0u8..5, 0u64..50), 1..200),
+        ) {
+            // op 0–2: push on lane op (FIFO lanes get times that mostly grow), 3: push on the
+            // heap, 4: pop; every pop must equal the lane-less queue's
+            let mut plain = EventQueue::new(0);
+            let mut laned = EventQueue::new(3);
+            let mut clock = [0u64; 3];
+            for (n, &(op, dt)) in ops.iter().enumerate() {
+                match op {
+                    0..=2 => {
+                        let lane = op as usize;
+                        // a time before the lane's last now and then: it goes to the heap
+                        clock[lane] = if dt % 7 == 0 { clock[lane].saturating_sub(dt) } else { clock[lane] + dt };
+                        plain.push(clock[lane], n);
+                        laned.push_lane(lane, clock[lane], 0, n);
+                    }
+                    3 => {
+                        plain.push(dt, n);
+                        laned.push(dt, n);
+                    }
+                    _ => proptest::prop_assert_eq!(plain.pop(), laned.pop()),
+                }
+            }
+            while let Some(e) = plain.pop() {
+                proptest::prop_assert_eq!(Some(e), laned.pop());
+            }
+            proptest::prop_assert!(laned.pop().is_none());
+        }
     }
 }
