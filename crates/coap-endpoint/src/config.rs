@@ -54,6 +54,10 @@ pub struct Config {
     /// recognises a duplicate (about 40 bytes, not its report) until it retires: the simulator's
     /// choice when no per-exchange output is asked for. Off by default.
     pub report_at_finish: bool,
+    /// Copy each response's payload into its event ([`crate::Event::Response`],
+    /// [`crate::Event::Notification`]). Off, the payload comes empty: no allocation per response
+    /// for a driver that only counts them (the simulator's clients). On by default.
+    pub response_payloads: bool,
     /// Observers a server keeps at once (RFC 7641); beyond, a registration's answer goes
     /// without the Observe option (the client is not added).
     pub max_observers: usize,
@@ -112,6 +116,7 @@ impl Config {
             max_verified: 16384,
             max_finished: usize::MAX,
             report_at_finish: false,
+            response_payloads: true,
             max_observers: 1024,
             max_observations: 64,
         }

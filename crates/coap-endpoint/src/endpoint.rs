@@ -837,7 +837,7 @@ where
                 }
                 if piggybacked {
                     ex.responded_at = Some(now);
-                    self.finish(now, id, Outcome::Response(msg.code), answer(msg), true);
+                    self.finish(now, id, Outcome::Response(msg.code), answer(msg, self.cfg.response_payloads), true);
                 } else {
                     ex.phase = Phase::Acked;
                     if let Some(p) = self.peers.get_mut(&from) {
@@ -895,7 +895,7 @@ where
                 o.observations.remove(&key); // the last one
             }
         }
-        let (options, payload) = answer(msg);
+        let (options, payload) = answer(msg, self.cfg.response_payloads);
         self.events.push_back(Event::Notification { id, seq, code: msg.code, options, payload });
         true
     }
@@ -938,7 +938,7 @@ where
             Phase::Acked => false,
         };
         ex.responded_at = Some(now);
-        self.finish(now, id, Outcome::Response(msg.code), answer(msg), outstanding);
+        self.finish(now, id, Outcome::Response(msg.code), answer(msg, self.cfg.response_payloads), outstanding);
     }
 
     /// The Echo value for `peer` at time second `secs`: the second (4 bytes) and a keyed hash of
@@ -1447,11 +1447,11 @@ fn token_of(bytes: &[u8]) -> Token {
 }
 
 /// What the application gets of a response: its options (less the transmission-number echoes,
-/// which are the endpoint's own business) and its payload.
-fn answer(msg: &Message<'_>) -> Answer {
+/// which are the endpoint's own business) and its payload (if `payload`, else none).
+fn answer(msg: &Message<'_>, payload: bool) -> Answer {
     let own = |n: u16| n == registry::TRANSMISSION_NUMBER || n == registry::RTT_COAP_COUNTER_ECHO;
     let options = msg.options.iter().filter(|o| !own(o.number)).map(|o| (o.number, o.value.to_vec())).collect();
-    (options, msg.payload.to_vec())
+    (options, if payload { msg.payload.to_vec() } else { Vec::new() })
 }
 
 /// Encodes a response at the end of the arena `out`, returning where it stands. `echo_from`: the

@@ -123,6 +123,24 @@ fn a_report_at_finish_leaves_late_duplicates_to_the_endpoints_count() {
 }
 
 #[test]
+fn response_payloads_come_with_the_event_unless_switched_off() {
+    // the test resource answers 2.05 with 60 bytes of 0x55
+    for copy in [true, false] {
+        let mut c = Config::new(CcConfig::parse("default").unwrap());
+        c.response_payloads = copy;
+        let mut p = Pair::with(c, Config::new(CcConfig::parse("default").unwrap()), false, 3);
+        let id = p.client.request(t(0.0), S, Request::get("test")).unwrap();
+        p.run_until(10.0);
+        let expected = if copy { vec![0x55; 60] } else { Vec::new() };
+        let got = p.events.iter().find_map(|e| match e {
+            Event::Response { id: i, code, payload, .. } if *i == id => Some((*code, payload.clone())),
+            _ => None,
+        });
+        assert_eq!(got, Some((Code::CONTENT, expected)), "response_payloads = {copy}");
+    }
+}
+
+#[test]
 fn duplicate_con_gets_the_cached_response_and_the_duplicate_is_counted() {
     let mut p = Pair::new("default", 3);
     p.down = 3.0; // responses take longer than the first RTO (2..3 s)

@@ -109,6 +109,7 @@ fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32, detail: Detail) -> UdpStac
     let mut client_cfg = Config::new(cc.clone());
     // without per-exchange records, a finished exchange keeps no report for its lifetime
     client_cfg.report_at_finish = detail == Detail::Summary;
+    client_cfg.response_payloads = false; // the workloads count responses, never read them
     let client_cfg = std::sync::Arc::new(client_cfg); // one for every client
     let mut server_cfg = Config::new(cc.clone());
     // the server's cache must hold every client's exchanges of an EXCHANGE_LIFETIME: a budget
