@@ -117,15 +117,17 @@ impl<E> EventQueue<E> {
 
     /// Finds the earliest lane front again (after its lane was popped).
     fn find_first_lane(&mut self) {
-        self.first_lane = NO_LANE;
+        let mut first = NO_LANE;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(front) = l.front() {
-                if front.key < self.first_lane.0 || self.first_lane.1 == usize::MAX {
-                    self.first_lane = (front.key, i);
+                if front.key < first.0 || first.1 == usize::MAX {
+                    first = (front.key, i);
                 }
             }
         }
+        self.first_lane = first;
     }
+
     /// The earliest event, ties in insertion order.
     pub fn pop(&mut self) -> Option<(u64, E)> {
         // the lane with the earliest front, if it is earlier than the heap's top (an empty heap
