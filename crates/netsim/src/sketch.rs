@@ -8,7 +8,8 @@
 //! are exact when every replication stayed exact, and otherwise come from the sketch of all
 //! replications' RTTs, with the error bound below (`coapcc sim --json` then says so:
 //! `rtt_s_relative_error`). Which of the two a summary uses depends only on whether some
-//! replication exceeded the cap, never on which replication finished first.
+//! replication exceeded the cap, never on which replication finished first (a sketch's counts
+//! add up in any order).
 //!
 //! The sketch is an HdrHistogram (the `hdrhistogram` crate) of nanoseconds with three
 //! significant digits: one bucket per nanosecond below 2,048 ns, and above, each power of two
@@ -75,9 +76,12 @@ impl RttSketch {
         if other.is_empty() {
             return;
         }
-        // both auto-resize: adding grows this one to other's range
+        // both auto-resize: adding grows this one to other's range (were it ever refused, the
+        // counts go in bucket by bucket, clamped to the largest trackable value)
         if self.hist.add(&other.hist).is_err() {
-            unreachable!("an auto-resizing histogram takes any other's counts");
+            for v in other.hist.iter_recorded() {
+                self.hist.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
         }
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
@@ -159,24 +163,12 @@ impl Rtts {
         }
     }
 
-    /// Adds `other`'s RTTs (exact values are appended however many: the cap bounds what a
-    /// running replication holds, not a summary of finished ones).
-    pub fn merge(&mut self, other: &Rtts) {
-        match (self.sketch.as_mut(), &other.sketch) {
-            (None, None) => self.exact.extend_from_slice(&other.exact),
-            (Some(s), None) => other.exact.iter().for_each(|&v| s.record(v)),
-            (mine, Some(theirs)) => {
-                let s = match mine {
-                    Some(s) => s,
-                    None => {
-                        let mut s = theirs.clone();
-                        std::mem::take(&mut self.exact).into_iter().for_each(|v| s.record(v));
-                        self.sketch = Some(s);
-                        return;
-                    }
-                };
-                s.merge(theirs);
-            }
+    /// Counts these RTTs in `sketch` too (how a summary gathers replications of which one
+    /// outgrew its exact values).
+    pub fn add_to(&self, sketch: &mut RttSketch) {
+        match self.sketch.as_deref() {
+            Some(s) => sketch.merge(s),
+            None => self.exact.iter().for_each(|&v| sketch.record(v)),
         }
     }
 
@@ -250,23 +242,20 @@ mod tests {
         assert!(r.exact().is_none());
         let s = r.sketch().expect("past the cap");
         assert_eq!((s.len(), s.at_rank(0), s.at_rank(EXACT_CAP as u64)), (EXACT_CAP as u64 + 1, 1, EXACT_CAP as u64));
-        // exact and sketched replications merge into a sketch of all, in either order
+        // exact and sketched replications gather into a sketch of all, in either order
         let small = {
             let mut x = Rtts::default();
             x.record(3);
             x
         };
-        let (mut a, mut b) = (small.clone(), r.clone());
-        a.merge(&r);
-        b.merge(&small);
-        assert_eq!(a.sketch(), b.sketch());
-        assert_eq!(a.sketch().map(RttSketch::len), Some(EXACT_CAP as u64 + 2));
-        // two exact ones stay exact, whatever their total
-        let mut c = r.clone();
-        c.sketch = None;
-        c.exact = vec![1; EXACT_CAP];
-        c.merge(&c.clone());
-        assert_eq!(c.exact().map(<[u64]>::len), Some(2 * EXACT_CAP));
+        let (mut a, mut b) = (RttSketch::default(), RttSketch::default());
+        small.add_to(&mut a);
+        r.add_to(&mut a);
+        r.add_to(&mut b);
+        small.add_to(&mut b);
+        assert_eq!(a, b);
+        assert_eq!((a.len(), a.at_rank(0)), (EXACT_CAP as u64 + 2, 1));
+        assert_eq!(a.quantile_s(1.0), EXACT_CAP as f64 / 1e9);
     }
 
     proptest! {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use netmodel::BottleneckReport;
 
 use crate::record::{NetworkReport, RepResult};
-use crate::sketch::{Rtts, RELATIVE_ERROR};
+use crate::sketch::{RttSketch, RELATIVE_ERROR};
 
 /// The p-th quantile (p in [0, 1]) of sorted values, type 7; NaN for no values.
 pub fn quantile(sorted: &[f64], p: f64) -> f64 {
@@ -261,12 +261,9 @@ fn rtt_distribution(reps: &[RepResult]) -> (Distribution, Option<f64>) {
         let all = reps.iter().flat_map(|r| r.stats.rtt.exact().unwrap_or_default());
         return (Distribution::of(all.map(|&ns| ns as f64 / 1e9).collect()), None);
     }
-    let mut all = Rtts::default();
-    reps.iter().for_each(|r| all.merge(&r.stats.rtt));
-    match all.sketch() {
-        Some(s) => (Distribution::from_quantiles(|p| s.quantile_s(p)), Some(RELATIVE_ERROR)),
-        None => unreachable!("a replication's sketch makes the merge a sketch"),
-    }
+    let mut all = RttSketch::default();
+    reps.iter().for_each(|r| r.stats.rtt.add_to(&mut all));
+    (Distribution::from_quantiles(|p| all.quantile_s(p)), Some(RELATIVE_ERROR))
 }
 
 #[cfg(test)]
