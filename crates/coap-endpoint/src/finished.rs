@@ -8,7 +8,7 @@
 //! `Config::max_finished`). A simulation holds thousands of endpoints, so the layout is tight:
 //! a tombstone is 16 bytes with a 4-byte address (a simulated host), its token kept apart, in a
 //! second queue index for index, only once some token is not empty (an endpoint configured with
-//! empty tokens, as the simulator's clients are, never fills it); the queues grow by a quarter
+//! empty tokens, as the simulator's clients are, never makes it); the queues grow by a quarter
 //! rather than double, and give memory back when they are less than half full.
 
 use std::collections::VecDeque;
