@@ -1256,7 +1256,7 @@ where
         if !srv.deferred.is_empty() || !srv.separate.is_empty() {
             self.reply_timeouts(now);
         }
-        let srv = self.server_side();
+        let Some(srv) = self.srv.as_deref_mut() else { return };
         if srv.handler.next_change().is_some_and(|t| t <= now) {
             for c in srv.handler.changes(now) {
                 self.notify(now, &c.path, &c.response, c.confirmable);

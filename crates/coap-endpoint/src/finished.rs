@@ -9,12 +9,13 @@
 //! a tombstone is 16 bytes with a 4-byte address (a simulated host), its token kept apart, in a
 //! second queue index for index, only once some token is not empty (an endpoint configured with
 //! empty tokens, as the simulator's clients are, never makes it); the queues grow by a quarter
-//! rather than double, and give memory back when they are less than half full.
+//! rather than double, and give memory back when they are less than half full ([`crate::deque`]).
 
 use std::collections::VecDeque;
 
 use coap_cc::Instant;
 
+use crate::deque::{room_for_one, shrink_if_sparse};
 use crate::endpoint::token_matches;
 
 /// One finished exchange.
@@ -68,20 +69,6 @@ impl<A> Default for Tombstones<A> {
     }
 }
 
-/// Makes room for one more in `q`, growing by a quarter (at least 4), not double.
-fn room_for_one<T>(q: &mut VecDeque<T>) {
-    if q.len() == q.capacity() {
-        q.reserve_exact((q.len() / 4).max(4));
-    }
-}
-
-/// Gives memory back when `q` is less than half full, keeping a quarter to spare.
-fn shrink_if_sparse<T>(q: &mut VecDeque<T>) {
-    if q.capacity() > 8 && q.len() < q.capacity() / 2 {
-        q.shrink_to(q.len() + q.len() / 4);
-    }
-}
-
 impl<A: PartialEq> Tombstones<A> {
     /// Finished exchanges held.
     pub(crate) fn len(&self) -> usize {
@@ -112,10 +99,10 @@ impl<A: PartialEq> Tombstones<A> {
         if let Some(tokens) = self.tokens.as_mut() {
             let mut token = [0u8; 8];
             token[..len].copy_from_slice(&t.token[..len]);
-            room_for_one(tokens);
+            room_for_one(tokens, 4);
             tokens.push_back(token);
         }
-        room_for_one(&mut self.entries);
+        room_for_one(&mut self.entries, 4);
         let n_sent = t.n_sent.min(u8::MAX as usize) as u8;
         self.entries.push_back(Finished { retire_at: t.retire_at, dest: t.dest, mid: t.mid, flags, n_sent });
     }

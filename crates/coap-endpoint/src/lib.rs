@@ -27,6 +27,7 @@
 
 pub mod blockwise;
 mod config;
+mod deque;
 mod endpoint;
 mod finished;
 pub mod observe;

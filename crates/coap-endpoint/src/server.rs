@@ -9,6 +9,8 @@ use coap_cc::Instant;
 use coap_wire::{Code, Message};
 use hashbrown::hash_table::{Entry, HashTable};
 
+use crate::deque::room_for_one;
+
 /// A response to build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -105,14 +107,6 @@ pub(crate) enum Cached {
     Deferred { ack_sent: bool },
 }
 
-/// What an entry holding `reply` (None: a deferred one) costs in memory, in bytes: a fixed part
-/// for the key, the expiry, the index's and the queue's slots and the response's allocations
-/// ([`ENTRY_OVERHEAD`]), plus the peer address and the reply's option values and payload.
-fn cost<A>(reply: Option<&Response>) -> usize {
-    let reply = reply.map_or(0, |r| r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>());
-    ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
-}
-
 /// The fixed memory cost of a deduplication entry, bytes (measured order of magnitude of a hash
 /// map slot, a queue slot and a `Response`'s headers; the budget is what matters, not the digit).
 pub const ENTRY_OVERHEAD: usize = 160;
@@ -139,6 +133,22 @@ struct Slot<A> {
 }
 
 impl<A> Slot<A> {
+    fn new(expires: Instant, peer: A, mid: u16, cached: Cached) -> Self {
+        let (reply, state) = match cached {
+            Cached::Reply(r) => (Some(r), State::Reply),
+            Cached::Deferred { ack_sent } => (None, State::Deferred { ack_sent }),
+        };
+        Slot { expires, reply, peer, mid, state }
+    }
+
+    /// Whether it is the entry of (`peer`, `mid`).
+    fn is(&self, peer: &A, mid: u16) -> bool
+    where
+        A: PartialEq,
+    {
+        self.mid == mid && self.peer == *peer
+    }
+
     fn cached(&self) -> Option<Cached> {
         match self.state {
             State::Dead => None,
@@ -149,21 +159,29 @@ impl<A> Slot<A> {
 
     /// What it held, if live; it is dead afterwards.
     fn take(&mut self) -> Option<Cached> {
-        let state = std::mem::replace(&mut self.state, State::Dead);
-        let reply = self.reply.take();
-        match state {
-            State::Dead => None,
-            State::Reply => reply.map(Cached::Reply),
-            State::Deferred { ack_sent } => Some(Cached::Deferred { ack_sent }),
-        }
+        let cached = self.cached();
+        (self.state, self.reply) = (State::Dead, None);
+        cached
     }
 
+    /// What it costs in memory, in bytes (0 once dead): a fixed part for the key, the expiry,
+    /// the index's and the queue's slots and the response's allocations ([`ENTRY_OVERHEAD`]),
+    /// plus the peer address and the reply's option values and payload.
     fn cost(&self) -> usize {
-        match self.state {
-            State::Dead => 0,
-            _ => cost::<A>(self.reply.as_deref()),
+        if self.state == State::Dead {
+            return 0;
         }
+        let reply = self
+            .reply
+            .as_deref()
+            .map_or(0, |r| r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>());
+        ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
     }
+}
+
+/// The slot of sequence number `seq` in `queue`, whose front is `head`.
+fn slot_at<A>(queue: &VecDeque<Slot<A>>, head: u32, seq: u32) -> &Slot<A> {
+    &queue[seq.wrapping_sub(head) as usize]
 }
 
 /// Recently seen (peer, Message ID) pairs with their replies. Each entry is kept for its
@@ -201,7 +219,7 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
     /// What the live entry of (`peer`, `mid`) holds.
     pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<Cached> {
         let t = self.table.as_ref()?;
-        t.queue[t.at(t.find(peer, mid)?)].cached()
+        slot_at(&t.queue, t.head, t.find(peer, mid)?).cached()
     }
 
     /// Replaces what an entry holds (a deferred reply that has come), within the budget.
@@ -216,9 +234,9 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
     pub(crate) fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
         if let Some(t) = self.table.as_mut() {
             if let Some(seq) = t.find(peer, mid) {
-                let at = t.at(seq);
-                if let State::Deferred { .. } = t.queue[at].state {
-                    t.queue[at].state = State::Deferred { ack_sent: true };
+                let slot = &mut t.queue[seq.wrapping_sub(t.head) as usize];
+                if let State::Deferred { .. } = slot.state {
+                    slot.state = State::Deferred { ack_sent: true };
                 }
             }
         }
@@ -226,12 +244,9 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
-        let reply = match &cached {
-            Cached::Reply(r) => Some(&**r),
-            Cached::Deferred { .. } => None,
-        };
-        t.evict_to(now, cost::<A>(reply), self.budget);
-        t.push(peer, mid, expires, cached);
+        let slot = Slot::new(expires, peer, mid, cached);
+        t.evict_to(now, slot.cost(), self.budget);
+        t.push(slot);
     }
 
     /// Drops expired entries.
@@ -246,7 +261,7 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
         self.table.as_ref().map_or(0, |t| t.index.len())
     }
 
-    /// Bytes held (as [`ENTRY_OVERHEAD`]'s cost counts them); at most the budget.
+    /// Bytes held (as a slot's cost counts them); at most the budget.
     pub(crate) fn bytes(&self) -> usize {
         self.table.as_ref().map_or(0, |t| t.bytes)
     }
@@ -284,11 +299,6 @@ impl<A: Eq + Clone + Hash> Table<A> {
         }
     }
 
-    /// Where the slot of sequence number `seq` is in the queue.
-    fn at(&self, seq: u32) -> usize {
-        seq.wrapping_sub(self.head) as usize
-    }
-
     fn hash(&self, peer: &A, mid: u16) -> u64 {
         self.hasher.hash_one((peer, mid))
     }
@@ -296,11 +306,7 @@ impl<A: Eq + Clone + Hash> Table<A> {
     /// The sequence number of the live entry of (`peer`, `mid`).
     #[inline]
     fn find(&self, peer: &A, mid: u16) -> Option<u32> {
-        let (queue, head) = (&self.queue, self.head);
-        let is = |&seq: &u32| {
-            let s = &queue[seq.wrapping_sub(head) as usize];
-            s.mid == mid && s.peer == *peer
-        };
+        let is = |&seq: &u32| slot_at(&self.queue, self.head, seq).is(peer, mid);
         self.index.find(self.hash(peer, mid), is).copied()
     }
 
@@ -308,13 +314,9 @@ impl<A: Eq + Clone + Hash> Table<A> {
     /// and what it held.
     fn remove(&mut self, peer: &A, mid: u16) -> Option<(Instant, Cached)> {
         let hash = self.hash(peer, mid);
-        let (queue, head) = (&mut self.queue, self.head);
-        let is = |&seq: &u32| {
-            let s = &queue[seq.wrapping_sub(head) as usize];
-            s.mid == mid && s.peer == *peer
-        };
+        let is = |&seq: &u32| slot_at(&self.queue, self.head, seq).is(peer, mid);
         let (seq, _) = self.index.find_entry(hash, is).ok()?.remove();
-        let slot = &mut queue[seq.wrapping_sub(head) as usize];
+        let slot = &mut self.queue[seq.wrapping_sub(self.head) as usize];
         self.bytes -= slot.cost();
         let expires = slot.expires;
         Some((expires, slot.take()?))
@@ -322,24 +324,16 @@ impl<A: Eq + Clone + Hash> Table<A> {
 
     /// Queues a new entry; one under the same key (a rare reuse of a Message ID within its
     /// lifetime) is replaced.
-    fn push(&mut self, peer: A, mid: u16, expires: Instant, cached: Cached) {
+    fn push(&mut self, slot: Slot<A>) {
         let seq = self.head.wrapping_add(self.queue.len() as u32);
-        let hash = self.hash(&peer, mid);
-        let (reply, state) = match cached {
-            Cached::Reply(r) => (Some(r), State::Reply),
-            Cached::Deferred { ack_sent } => (None, State::Deferred { ack_sent }),
-        };
-        let slot = Slot { expires, reply, peer, mid, state };
+        let hash = self.hash(&slot.peer, slot.mid);
         self.bytes += slot.cost();
-        // the slot is queued before the index may grow: rehashing reads the keys in the queue;
-        // the queue grows by a quarter, not double (a busy server's is its largest allocation)
-        if self.queue.len() == self.queue.capacity() {
-            self.queue.reserve_exact((self.queue.len() / 4).max(16));
-        }
+        // the slot is queued before the index may grow: rehashing reads the keys in the queue
+        room_for_one(&mut self.queue, 16);
         self.queue.push_back(slot);
         let (queue, head, hasher) = (&self.queue, self.head, &self.hasher);
         let key = |seq: u32| {
-            let s = &queue[seq.wrapping_sub(head) as usize];
+            let s = slot_at(queue, head, seq);
             (&s.peer, s.mid)
         };
         // one index operation on the hot path: the key's entry, found or made

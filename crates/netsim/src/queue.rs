@@ -70,6 +70,12 @@ pub struct EventQueue<E> {
 
 const NO_LANE: (u128, usize) = (u128::MAX, usize::MAX);
 
+/// Whether a lane front of `key` comes before `first` (any front does when `first` is
+/// `NO_LANE`, even one with the largest key).
+fn before(key: u128, first: (u128, usize)) -> bool {
+    key < first.0 || first.1 == usize::MAX
+}
+
 impl<E> EventQueue<E> {
     /// A queue with `lanes` FIFO lanes.
     pub fn new(lanes: usize) -> Self {
@@ -107,7 +113,7 @@ impl<E> EventQueue<E> {
             Some(_) => l.push_back(entry),
             None => {
                 // the lane's new front
-                if entry.key < self.first_lane.0 || self.first_lane.1 == usize::MAX {
+                if before(entry.key, self.first_lane) {
                     self.first_lane = (entry.key, lane);
                 }
                 l.push_back(entry);
@@ -120,7 +126,7 @@ impl<E> EventQueue<E> {
         let mut first = NO_LANE;
         for (i, l) in self.lanes.iter().enumerate() {
             if let Some(front) = l.front() {
-                if front.key < first.0 || first.1 == usize::MAX {
+                if before(front.key, first) {
                     first = (front.key, i);
                 }
             }

@@ -157,9 +157,9 @@ impl Rtts {
             self.exact.push(ns);
         } else {
             let mut s = Box::<RttSketch>::default();
-            std::mem::take(&mut self.exact).into_iter().for_each(|v| s.record(v));
+            self.add_to(&mut s);
             s.record(ns);
-            self.sketch = Some(s);
+            (self.exact, self.sketch) = (Vec::new(), Some(s));
         }
     }
 
@@ -175,11 +175,6 @@ impl Rtts {
     /// The exact values (None once they are counted in a sketch).
     pub fn exact(&self) -> Option<&[u64]> {
         self.sketch.is_none().then_some(&self.exact[..])
-    }
-
-    /// The sketch, once there is one.
-    pub fn sketch(&self) -> Option<&RttSketch> {
-        self.sketch.as_deref()
     }
 }
 
@@ -240,7 +235,7 @@ mod tests {
         assert_eq!(r.exact().map(<[u64]>::len), Some(EXACT_CAP));
         r.record(7);
         assert!(r.exact().is_none());
-        let s = r.sketch().expect("past the cap");
+        let s = r.sketch.as_deref().expect("past the cap");
         assert_eq!((s.len(), s.at_rank(0), s.at_rank(EXACT_CAP as u64)), (EXACT_CAP as u64 + 1, 1, EXACT_CAP as u64));
         // exact and sketched replications gather into a sketch of all, in either order
         let small = {
