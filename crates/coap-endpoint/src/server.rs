@@ -121,26 +121,17 @@ enum State {
 }
 
 /// An entry, in the queue of entries in insertion order (its cost is recomputed from what it
-/// holds, not stored). 24 bytes with a 4-byte address (a simulated host): the reply pointer and
-/// a one-byte state instead of an optional enum of 16.
+/// holds, not stored). 16 bytes with a 4-byte address (a simulated host): a reply is not in the
+/// slot but in the run of slots that share it ([`Run`]).
 #[derive(Debug)]
 struct Slot<A> {
     expires: Instant,
-    reply: Option<Arc<Response>>,
     peer: A,
     mid: u16,
     state: State,
 }
 
 impl<A> Slot<A> {
-    fn new(expires: Instant, peer: A, mid: u16, cached: Cached) -> Self {
-        let (reply, state) = match cached {
-            Cached::Reply(r) => (Some(r), State::Reply),
-            Cached::Deferred { ack_sent } => (None, State::Deferred { ack_sent }),
-        };
-        Slot { expires, reply, peer, mid, state }
-    }
-
     /// Whether it is the entry of (`peer`, `mid`).
     fn is(&self, peer: &A, mid: u16) -> bool
     where
@@ -148,35 +139,26 @@ impl<A> Slot<A> {
     {
         self.mid == mid && self.peer == *peer
     }
+}
 
-    fn cached(&self) -> Option<Cached> {
-        match self.state {
-            State::Dead => None,
-            State::Reply => self.reply.clone().map(Cached::Reply),
-            State::Deferred { ack_sent } => Some(Cached::Deferred { ack_sent }),
-        }
-    }
+/// Consecutive queue slots answered with one shared response (a fixed resource's: every request
+/// of a simulation): the reply of each [`State::Reply`] slot from sequence number `first` up to
+/// the next run's first. A server whose replies differ has a run per reply (then 16 bytes more
+/// an entry than a pointer in the slot); one that shares a reply, a run for thousands of
+/// entries. A run leaves when the queue's front passes the next run's first, so a reply taken
+/// out of its slot early (a replaced entry) is freed then.
+#[derive(Debug)]
+struct Run {
+    first: u32,
+    reply: Arc<Response>,
+}
 
-    /// What it held, if live; it is dead afterwards.
-    fn take(&mut self) -> Option<Cached> {
-        let cached = self.cached();
-        (self.state, self.reply) = (State::Dead, None);
-        cached
-    }
-
-    /// What it costs in memory, in bytes (0 once dead): a fixed part for the key, the expiry,
-    /// the index's and the queue's slots and the response's allocations ([`ENTRY_OVERHEAD`]),
-    /// plus the peer address and the reply's option values and payload.
-    fn cost(&self) -> usize {
-        if self.state == State::Dead {
-            return 0;
-        }
-        let reply = self
-            .reply
-            .as_deref()
-            .map_or(0, |r| r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>());
-        ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
-    }
+/// What an entry holding `reply` (None: a deferred one) costs in memory, in bytes: a fixed part
+/// for the key, the expiry, the index's and the queue's slots and the response's allocations
+/// ([`ENTRY_OVERHEAD`]), plus the peer address and the reply's option values and payload.
+fn entry_cost<A>(reply: Option<&Response>) -> usize {
+    let reply = reply.map_or(0, |r| r.payload.len() + r.options.iter().map(|(_, v)| v.len() + 8).sum::<usize>());
+    ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
 }
 
 /// The slot of sequence number `seq` in `queue`, whose front is `head`.
@@ -219,7 +201,7 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
     /// What the live entry of (`peer`, `mid`) holds.
     pub(crate) fn get(&self, peer: &A, mid: u16) -> Option<Cached> {
         let t = self.table.as_ref()?;
-        slot_at(&t.queue, t.head, t.find(peer, mid)?).cached()
+        t.cached(t.find(peer, mid)?)
     }
 
     /// Replaces what an entry holds (a deferred reply that has come), within the budget.
@@ -244,9 +226,12 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
-        let slot = Slot::new(expires, peer, mid, cached);
-        t.evict_to(now, slot.cost(), self.budget);
-        t.push(slot);
+        let reply = match &cached {
+            Cached::Reply(r) => Some(&**r),
+            Cached::Deferred { .. } => None,
+        };
+        t.evict_to(now, entry_cost::<A>(reply), self.budget);
+        t.push(expires, peer, mid, cached);
     }
 
     /// Drops expired entries.
@@ -279,8 +264,11 @@ struct Table<A> {
     index: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
     /// Entries in insertion order; the slot of sequence number `s` is `queue[s - head]`
-    /// (wrapping: fewer than 2^32 entries are ever queued at once).
+    /// (wrapping: fewer than 2^31 entries are ever queued at once).
     queue: VecDeque<Slot<A>>,
+    /// The replies of the slots, in runs of slots sharing one, oldest first; the first run may
+    /// start before `head`.
+    runs: VecDeque<Run>,
     /// The sequence number of the queue's front.
     head: u32,
     bytes: usize,
@@ -293,6 +281,7 @@ impl<A: Eq + Clone + Hash> Table<A> {
             index: HashTable::new(),
             hasher: Default::default(),
             queue: VecDeque::new(),
+            runs: VecDeque::new(),
             head: 0,
             bytes: 0,
             early_evictions: 0,
@@ -301,6 +290,48 @@ impl<A: Eq + Clone + Hash> Table<A> {
 
     fn hash(&self, peer: &A, mid: u16) -> u64 {
         self.hasher.hash_one((peer, mid))
+    }
+
+    /// Where sequence number `seq` is from the queue's front (negative: already gone).
+    fn offset(&self, seq: u32) -> i32 {
+        seq.wrapping_sub(self.head) as i32
+    }
+
+    /// The reply of the [`State::Reply`] slot of sequence number `seq`: its run's.
+    #[inline]
+    fn reply_of(&self, seq: u32) -> &Arc<Response> {
+        let at = self.offset(seq);
+        match self.runs.back() {
+            // the newest run first: a server that shares one reply has only that
+            Some(run) if self.offset(run.first) <= at => &run.reply,
+            _ => &self.runs[self.runs.partition_point(|r| self.offset(r.first) <= at) - 1].reply,
+        }
+    }
+
+    /// What the slot of sequence number `seq` holds, if live.
+    fn cached(&self, seq: u32) -> Option<Cached> {
+        match slot_at(&self.queue, self.head, seq).state {
+            State::Dead => None,
+            State::Reply => Some(Cached::Reply(self.reply_of(seq).clone())),
+            State::Deferred { ack_sent } => Some(Cached::Deferred { ack_sent }),
+        }
+    }
+
+    /// What the slot of sequence number `seq` costs (0 once dead).
+    fn cost(&self, seq: u32) -> usize {
+        match slot_at(&self.queue, self.head, seq).state {
+            State::Dead => 0,
+            State::Reply => entry_cost::<A>(Some(self.reply_of(seq))),
+            State::Deferred { .. } => entry_cost::<A>(None),
+        }
+    }
+
+    /// Takes what the slot of sequence number `seq` holds out (it stays queued, dead).
+    fn take(&mut self, seq: u32) -> Option<Cached> {
+        let cached = self.cached(seq);
+        self.bytes -= self.cost(seq);
+        self.queue[seq.wrapping_sub(self.head) as usize].state = State::Dead;
+        cached
     }
 
     /// The sequence number of the live entry of (`peer`, `mid`).
@@ -316,21 +347,32 @@ impl<A: Eq + Clone + Hash> Table<A> {
         let hash = self.hash(peer, mid);
         let is = |&seq: &u32| slot_at(&self.queue, self.head, seq).is(peer, mid);
         let (seq, _) = self.index.find_entry(hash, is).ok()?.remove();
-        let slot = &mut self.queue[seq.wrapping_sub(self.head) as usize];
-        self.bytes -= slot.cost();
-        let expires = slot.expires;
-        Some((expires, slot.take()?))
+        let expires = slot_at(&self.queue, self.head, seq).expires;
+        Some((expires, self.take(seq)?))
     }
 
     /// Queues a new entry; one under the same key (a rare reuse of a Message ID within its
     /// lifetime) is replaced.
-    fn push(&mut self, slot: Slot<A>) {
+    fn push(&mut self, expires: Instant, peer: A, mid: u16, cached: Cached) {
         let seq = self.head.wrapping_add(self.queue.len() as u32);
-        let hash = self.hash(&slot.peer, slot.mid);
-        self.bytes += slot.cost();
+        let hash = self.hash(&peer, mid);
+        let state = match cached {
+            Cached::Reply(reply) => {
+                self.bytes += entry_cost::<A>(Some(&reply));
+                if !self.runs.back().is_some_and(|run| Arc::ptr_eq(&run.reply, &reply)) {
+                    room_for_one(&mut self.runs, 1);
+                    self.runs.push_back(Run { first: seq, reply });
+                }
+                State::Reply
+            }
+            Cached::Deferred { ack_sent } => {
+                self.bytes += entry_cost::<A>(None);
+                State::Deferred { ack_sent }
+            }
+        };
         // the slot is queued before the index may grow: rehashing reads the keys in the queue
         room_for_one(&mut self.queue, 16);
-        self.queue.push_back(slot);
+        self.queue.push_back(Slot { expires, peer, mid, state });
         let (queue, head, hasher) = (&self.queue, self.head, &self.hasher);
         let key = |seq: u32| {
             let s = slot_at(queue, head, seq);
@@ -340,9 +382,7 @@ impl<A: Eq + Clone + Hash> Table<A> {
         match self.index.entry(hash, |&old| key(old) == key(seq), |&s| hasher.hash_one(key(s))) {
             Entry::Occupied(mut e) => {
                 let old = std::mem::replace(e.get_mut(), seq);
-                let slot = &mut self.queue[old.wrapping_sub(head) as usize];
-                self.bytes -= slot.cost();
-                slot.take();
+                self.take(old);
             }
             Entry::Vacant(e) => {
                 e.insert(seq);
@@ -353,13 +393,25 @@ impl<A: Eq + Clone + Hash> Table<A> {
     /// Takes the front slot off the queue; if it was live, drops its index entry and returns its
     /// expiry.
     fn pop_front(&mut self) -> Option<Option<Instant>> {
+        if self.queue.is_empty() {
+            return None;
+        }
         let front = self.head;
+        let cost = self.cost(front); // before its run may leave
         let slot = self.queue.pop_front()?;
         self.head = self.head.wrapping_add(1);
+        // a run whose slots are all gone leaves (the newest stays for the next entries, unless
+        // the queue is empty)
+        while self.runs.len() > 1 && self.offset(self.runs[1].first) <= 0 {
+            self.runs.pop_front();
+        }
+        if self.queue.is_empty() {
+            self.runs.clear();
+        }
         if slot.state == State::Dead {
             return Some(None);
         }
-        self.bytes -= slot.cost();
+        self.bytes -= cost;
         let hash = self.hash(&slot.peer, slot.mid);
         if let Ok(e) = self.index.find_entry(hash, |&seq| seq == front) {
             e.remove();
@@ -452,6 +504,44 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_reply_is_one_run_and_each_slot_finds_its_own_reply() {
+        let t = Instant::from_nanos;
+        let mut d = Dedup::new(usize::MAX);
+        let shared = Arc::new(Response::new(Code::CONTENT, vec![1]));
+        let other = Arc::new(Response::new(Code::CONTENT, vec![2]));
+        let runs = |d: &Dedup<u32>| d.table.as_ref().map_or(0, |t| t.runs.len());
+        // 100 requests answered with the one shared reply: one run
+        for mid in 0..100u16 {
+            d.insert(t(mid as u64), 1u32, mid, t(1000 + mid as u64), Cached::Reply(shared.clone()));
+        }
+        assert_eq!(runs(&d), 1);
+        // a deferred entry inside the run needs none; another reply starts a run, the shared
+        // one after it a third
+        d.insert(t(100), 1, 100, t(1100), Cached::Deferred { ack_sent: false });
+        d.insert(t(101), 1, 101, t(1101), Cached::Reply(other.clone()));
+        d.insert(t(102), 1, 102, t(1102), Cached::Reply(shared.clone()));
+        assert_eq!(runs(&d), 3);
+        assert_eq!(d.get(&1, 0), Some(Cached::Reply(shared.clone())));
+        assert_eq!(d.get(&1, 100), Some(Cached::Deferred { ack_sent: false }));
+        assert_eq!(d.get(&1, 101), Some(Cached::Reply(other.clone())));
+        assert_eq!(d.get(&1, 102), Some(Cached::Reply(shared.clone())));
+        // the first run leaves with its last slot (the deferred one is not a run's)
+        d.expire(t(1100));
+        assert_eq!((d.len(), runs(&d)), (2, 2));
+        d.expire(t(1101));
+        assert_eq!((runs(&d), d.get(&1, 102)), (1, Some(Cached::Reply(shared.clone()))));
+        // the deferred reply of a new entry comes: its slot moves to the back, where the run of
+        // the reply it gets starts
+        d.insert(t(103), 1, 103, t(1103), Cached::Deferred { ack_sent: true });
+        d.replace(t(104), &1, 103, Cached::Reply(other.clone()));
+        assert_eq!((d.get(&1, 103), runs(&d)), (Some(Cached::Reply(other.clone())), 2));
+        // once empty, no reply is held
+        d.expire(t(2000));
+        assert_eq!((d.len(), d.bytes(), runs(&d)), (0, 0, 0));
+        assert_eq!((Arc::strong_count(&shared), Arc::strong_count(&other)), (1, 1));
+    }
+
+    #[test]
     fn entries_are_found_after_the_index_grows_and_a_reused_id_replaces_its_entry() {
         let t = Instant::from_nanos;
         let mut d = Dedup::new(usize::MAX);
@@ -471,7 +561,7 @@ mod tests {
         assert_eq!(d.len(), 2001);
         assert!((1000..3000u32).all(|i| i == 38 || d.get(&(i % 7), (i / 7) as u16) == Some(reply(i as u8))));
         assert_eq!(d.get(&3, 5), Some(reply(99)));
-        // a slot with a 4-byte address is 24 bytes
-        assert_eq!(std::mem::size_of::<Slot<u32>>(), 24);
+        // a slot with a 4-byte address is 16 bytes
+        assert_eq!(std::mem::size_of::<Slot<u32>>(), 16);
     }
 }
