@@ -6,10 +6,12 @@
 //! response finds its tombstone by a scan from the newest: an endpoint holds those of the last
 //! 247 s (a simulated client a few dozen at most; the real drivers bound them with
 //! `Config::max_finished`). A simulation holds thousands of endpoints, so the layout is tight:
-//! a tombstone is 16 bytes with a 4-byte address (a simulated host), its token kept apart, in a
-//! second queue index for index, only once some token is not empty (an endpoint configured with
-//! empty tokens, as the simulator's clients are, never makes it); the queues grow by a quarter
-//! rather than double, and give memory back when they are less than half full ([`crate::deque`]).
+//! a tombstone is 12 bytes. Its peer's address is kept once while every tombstone has the same
+//! (a client of one server, as every simulated client is), and in a second queue index for
+//! index once they differ (until the tombstones are all gone). Its token is kept apart likewise,
+//! in a third queue, only once some token is not empty (an endpoint configured with empty
+//! tokens, as the simulator's clients are, never makes it). The queues grow by a quarter rather
+//! than double, and give memory back when they are less than half full ([`crate::deque`]).
 
 use std::collections::VecDeque;
 
@@ -18,16 +20,22 @@ use coap_cc::Instant;
 use crate::deque::{room_for_one, shrink_if_sparse};
 use crate::endpoint::token_matches;
 
-/// One finished exchange.
+/// One finished exchange: 12 bytes (its retirement time in two words, so that it needs no
+/// 8-byte alignment).
 #[derive(Debug)]
-struct Finished<A> {
-    retire_at: Instant,
-    dest: A,
+struct Finished {
+    retire_at: [u32; 2],
     mid: u16,
     /// The token's length (bits 0–3), token marking (bit 4), answered (bit 5).
     flags: u8,
     /// Transmissions it sent.
     n_sent: u8,
+}
+
+impl Finished {
+    fn retire_at(&self) -> Instant {
+        Instant::from_nanos((self.retire_at[1] as u64) << 32 | self.retire_at[0] as u64)
+    }
 }
 
 const LEN_MASK: u8 = 0x0f;
@@ -56,7 +64,12 @@ pub(crate) struct Tombstone<'a, A> {
 /// The finished exchanges of an endpoint, oldest first.
 #[derive(Debug)]
 pub(crate) struct Tombstones<A> {
-    entries: VecDeque<Finished<A>>,
+    entries: VecDeque<Finished>,
+    /// The peer of every entry while they all have the same one (None: no entry, or `dests`).
+    dest: Option<A>,
+    /// `dests[i]` is the peer of `entries[i]`, once they differ (None while they do not).
+    #[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
+    dests: Option<Box<VecDeque<A>>>,
     /// `tokens[i]` is the token of `entries[i]`; None while every token was empty (its length
     /// is always that of `entries`). Boxed: 8 bytes in every endpoint instead of a queue's 32.
     #[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
@@ -65,11 +78,11 @@ pub(crate) struct Tombstones<A> {
 
 impl<A> Default for Tombstones<A> {
     fn default() -> Self {
-        Tombstones { entries: VecDeque::new(), tokens: None }
+        Tombstones { entries: VecDeque::new(), dest: None, dests: None, tokens: None }
     }
 }
 
-impl<A: PartialEq> Tombstones<A> {
+impl<A: PartialEq + Clone> Tombstones<A> {
     /// Finished exchanges held.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
@@ -102,9 +115,27 @@ impl<A: PartialEq> Tombstones<A> {
             room_for_one(tokens, 4);
             tokens.push_back(token);
         }
+        match (&self.dest, self.dests.as_mut()) {
+            (_, Some(dests)) => {
+                room_for_one(dests, 4);
+                dests.push_back(t.dest);
+            }
+            (None, None) => self.dest = Some(t.dest),
+            (Some(d), None) if *d == t.dest => {}
+            (Some(_), None) => {
+                // the first other peer: the older ones' (shared) peer fills in
+                let shared = self.dest.take();
+                let mut dests = VecDeque::with_capacity(self.entries.len() + 1);
+                dests.extend(self.entries.iter().filter_map(|_| shared.clone()));
+                dests.push_back(t.dest);
+                self.dests = Some(Box::new(dests));
+            }
+        }
         room_for_one(&mut self.entries, 4);
         let n_sent = t.n_sent.min(u8::MAX as usize) as u8;
-        self.entries.push_back(Finished { retire_at: t.retire_at, dest: t.dest, mid: t.mid, flags, n_sent });
+        let at = t.retire_at.as_nanos();
+        let retire_at = [at as u32, (at >> 32) as u32];
+        self.entries.push_back(Finished { retire_at, mid: t.mid, flags, n_sent });
     }
 
     /// Forgets the oldest.
@@ -115,40 +146,59 @@ impl<A: PartialEq> Tombstones<A> {
             tokens.pop_front();
             shrink_if_sparse(tokens);
         }
+        if let Some(dests) = self.dests.as_mut() {
+            dests.pop_front();
+            shrink_if_sparse(dests);
+        }
+        if self.entries.is_empty() {
+            (self.dest, self.dests) = (None, None);
+        }
     }
 
     /// When the oldest retires.
     pub(crate) fn front_retire_at(&self) -> Option<Instant> {
-        self.entries.front().map(|f| f.retire_at)
+        self.entries.front().map(Finished::retire_at)
     }
 
     /// Whether finished exchange `i` (0: the oldest) got a response.
     pub(crate) fn answered(&self, i: usize) -> bool {
         self.entries.get(i).is_some_and(|f| f.flags & ANSWERED != 0)
     }
+}
+
+/// Entry `f`'s token, from its slot `t` in the token queue.
+fn token<'a>(f: &Finished, t: &'a [u8; 8]) -> &'a [u8] {
+    &t[..(f.flags & LEN_MASK) as usize]
+}
+
+impl<A: PartialEq + Clone> Tombstones<A> {
+    /// The newest entry of `dest` for which `pred` holds, given the entry and its token.
+    fn rfind(&self, dest: &A, pred: impl Fn(&Finished, &[u8]) -> bool) -> Option<usize> {
+        let (entries, tokens) = (&self.entries, self.tokens.as_deref());
+        match (self.dests.as_deref(), tokens) {
+            (None, _) if self.dest.as_ref() != Some(dest) => None,
+            (None, None) => entries.iter().rposition(|f| pred(f, &[])),
+            (None, Some(t)) => entries.iter().zip(t).rposition(|(f, t)| pred(f, token(f, t))),
+            (Some(d), None) => entries.iter().zip(d).rposition(|(f, a)| a == dest && pred(f, &[])),
+            (Some(d), Some(t)) => {
+                entries.iter().zip(d).zip(t).rposition(|((f, a), t)| a == dest && pred(f, token(f, t)))
+            }
+        }
+    }
 
     /// The newest finished exchange with `dest` whose last Message ID was `mid`.
     pub(crate) fn find_by_mid(&self, dest: &A, mid: u16) -> Option<usize> {
-        self.entries.iter().rposition(|f| f.dest == *dest && f.mid == mid)
+        self.rfind(dest, |f, _| f.mid == mid)
     }
 
     /// The newest finished exchange with `dest` that a response with token `received` answers.
     pub(crate) fn find_by_token(&self, dest: &A, received: &[u8]) -> Option<usize> {
-        let matches = |f: &Finished<A>, token: &[u8]| {
-            f.dest == *dest && token_matches(f.flags & MARKED != 0, token, f.n_sent as usize, received)
-        };
-        let Some(tokens) = self.tokens.as_deref() else {
-            return self.entries.iter().rposition(|f| matches(f, &[]));
-        };
-        self.entries.iter().zip(tokens).rposition(|(f, t)| matches(f, &t[..(f.flags & LEN_MASK) as usize]))
+        self.rfind(dest, |f, token| token_matches(f.flags & MARKED != 0, token, f.n_sent as usize, received))
     }
 
     /// Whether a finished exchange with `dest` had `token`.
     pub(crate) fn has_token(&self, dest: &A, token: &[u8]) -> bool {
-        let Some(tokens) = self.tokens.as_deref() else {
-            return token.is_empty() && self.entries.iter().any(|f| f.dest == *dest);
-        };
-        self.entries.iter().zip(tokens).any(|(f, t)| f.dest == *dest && t[..(f.flags & LEN_MASK) as usize] == *token)
+        self.rfind(dest, |_, t| t == token).is_some()
     }
 }
 
@@ -162,8 +212,8 @@ mod tests {
     }
 
     #[test]
-    fn sixteen_bytes_a_tombstone_with_a_four_byte_address() {
-        assert_eq!(std::mem::size_of::<Finished<u32>>(), 16);
+    fn twelve_bytes_a_tombstone() {
+        assert_eq!(std::mem::size_of::<Finished>(), 12);
     }
 
     #[test]
@@ -188,6 +238,43 @@ mod tests {
             (3, Some(3), Some(Instant::from_nanos(2)))
         );
         assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(2));
+    }
+
+    #[test]
+    fn one_peer_is_kept_once_until_another_comes_and_again_once_all_are_gone() {
+        let mut t = Tombstones::default();
+        t.push(stone(1, 7, 100, &[], true));
+        t.push(stone(2, 7, 101, &[], true));
+        assert_eq!((t.dest, t.dests.is_none()), (Some(7), true));
+        assert_eq!((t.find_by_mid(&7, 101), t.find_by_mid(&8, 101), t.has_token(&8, &[])), (Some(1), None, false));
+        // another peer: every entry gets its own, the older ones the shared one
+        t.push(stone(3, 8, 101, &[], true));
+        assert_eq!(
+            (t.dest, t.dests.as_deref().map(|d| d.iter().copied().collect::<Vec<_>>())),
+            (None, Some(vec![7, 7, 8]))
+        );
+        assert_eq!((t.find_by_mid(&7, 101), t.find_by_mid(&8, 101), t.find_by_mid(&8, 100)), (Some(1), Some(2), None));
+        assert_eq!(
+            (t.find_by_token(&7, &[]), t.find_by_token(&8, &[]), t.find_by_token(&9, &[])),
+            (Some(1), Some(2), None)
+        );
+        for _ in 0..3 {
+            t.pop_front();
+        }
+        assert_eq!((t.dest, t.dests.is_none()), (None, true));
+        t.push(stone(4, 9, 102, &[], false));
+        assert_eq!(
+            (t.dest, t.find_by_mid(&9, 102), t.front_retire_at()),
+            (Some(9), Some(0), Some(Instant::from_nanos(4)))
+        );
+    }
+
+    #[test]
+    fn a_retirement_time_past_four_seconds_keeps_every_bit() {
+        let mut t = Tombstones::default();
+        let at = (1u64 << 40) + (1 << 32) + 12_345; // about 1,100 s, both words in use
+        t.push(stone(at, 1, 0, &[], false));
+        assert_eq!(t.front_retire_at(), Some(Instant::from_nanos(at)));
     }
 
     #[test]
