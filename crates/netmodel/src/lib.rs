@@ -30,5 +30,5 @@ pub mod workload;
 pub use bottleneck::{Bottleneck, BottleneckReport, BottleneckSpec, HopSpec, LinkSpec};
 pub use chacha8::ChaCha8Small;
 pub use medium::{HostId, Medium, Packet, PacketId, Schedule};
-pub use streams::{component_rng, Stream};
+pub use streams::{component_rng, SmallRngs, Stream};
 pub use workload::{ClientSteps, ClientWorkload, Next, Periodic, RateSteps, Workload, WorkloadKind, WorkloadSpec};

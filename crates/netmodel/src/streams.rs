@@ -76,16 +76,41 @@ impl Stream {
     }
 
     /// The same stream as [`Stream::rng`] in a generator a third of the size (for what every
-    /// host owns: see [`crate::chacha8`]).
+    /// host owns: see [`crate::chacha8`]). Many of them: [`SmallRngs`].
     pub fn small_rng(self, seed: u64, rep: u32) -> crate::ChaCha8Small {
-        crate::ChaCha8Small::from_rng(&self.rng(seed, rep))
+        SmallRngs::new(seed, rep).get(self)
     }
+}
+
+/// The small generators of replication `rep` of a run seeded with `seed` ([`Stream::small_rng`]'s
+/// streams), sharing one key: what a simulation's hosts draw from.
+#[derive(Debug)]
+pub struct SmallRngs {
+    base: crate::ChaCha8Small,
+    rep: u32,
+}
+
+impl SmallRngs {
+    /// The generators of replication `rep` of a run seeded with `seed`.
+    pub fn new(seed: u64, rep: u32) -> Self {
+        SmallRngs { base: crate::ChaCha8Small::from_rng(&ChaCha8Rng::seed_from_u64(seed)), rep }
+    }
+
+    /// The generator of `stream`, at its start.
+    pub fn get(&self, stream: Stream) -> crate::ChaCha8Small {
+        self.base.on_stream(stream_id(self.rep, stream.component()))
+    }
+}
+
+/// The ChaCha stream of `component` in replication `rep`.
+fn stream_id(rep: u32, component: u32) -> u64 {
+    ((rep as u64) << 32) | component as u64
 }
 
 /// ChaCha8 seeded with `seed`, on stream `rep << 32 | component`.
 pub fn component_rng(seed: u64, rep: u32, component: u32) -> ChaCha8Rng {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(((rep as u64) << 32) | component as u64);
+    rng.set_stream(stream_id(rep, component));
     rng
 }
 

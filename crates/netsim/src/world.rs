@@ -117,12 +117,12 @@ fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32, detail: Detail) -> UdpStac
     server_cfg.dedup_bytes = server_cfg.dedup_bytes.max(scn.clients as usize * 64 * dedup_entry_bytes(scn));
     let server = HostId(scn.clients);
     let mut hosts = Vec::with_capacity(scn.clients as usize + 1);
+    let rngs = netmodel::SmallRngs::new(scn.seed, rep); // one key for every host
     hosts.extend((0..scn.clients).map(|c| {
-        let ep =
-            Endpoint::new(client_cfg.clone(), Stream::Host(c).small_rng(scn.seed, rep)).expect("valid endpoint config");
+        let ep = Endpoint::new(client_cfg.clone(), rngs.get(Stream::Host(c))).expect("valid endpoint config");
         UdpHost::client(ep, server, scn.exchanges as usize)
     }));
-    let ep = Endpoint::new(server_cfg, Stream::Server.small_rng(scn.seed, rep))
+    let ep = Endpoint::new(server_cfg, rngs.get(Stream::Server))
         .expect("valid endpoint config")
         .with_handler(Box::new(FixedResponse::payload(vec![0x2A; scn.payload_bytes as usize])));
     hosts.push(UdpHost::server(ep));

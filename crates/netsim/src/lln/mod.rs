@@ -211,10 +211,10 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
         interval_of[c as usize] = i;
     }
     let duration_ns = (scn.duration_s * 1e9) as u64;
+    let rngs = netmodel::SmallRngs::new(scn.seed, rep); // one key for every mote
     let hosts = (0..n)
         .map(|i| {
-            let ep = Endpoint::new(cfg.clone(), Stream::Host(i as u32).small_rng(scn.seed, rep))
-                .expect("valid endpoint config");
+            let ep = Endpoint::new(cfg.clone(), rngs.get(Stream::Host(i as u32))).expect("valid endpoint config");
             let role = res.mesh.nodes.get(i).map_or(netmodel::mesh::topology::Role::Client, |m| m.role);
             match (server_of[i], role) {
                 // at most one exchange per interval (blocking client); a continuous one as many
