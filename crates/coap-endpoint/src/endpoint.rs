@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use crate::config::{Config, ConfigError, GiveUp};
 use crate::finished::{Tombstone, Tombstones};
+use crate::keys::{Keyed, Keys};
 use crate::observe::{self, Observation, Observer};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome, PerTransmission};
 use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
@@ -133,6 +134,20 @@ struct Exchange<A> {
     expired: u32,
     acked_at: Option<Instant>,
     responded_at: Option<Instant>,
+    /// The keys it holds ([`crate::keys`]).
+    marks: u8,
+}
+
+impl<A> Keyed<A> for Exchange<A> {
+    fn key(&self) -> (&A, u16, Token) {
+        (&self.dest, self.mid, self.token)
+    }
+    fn marks(&self) -> u8 {
+        self.marks
+    }
+    fn set_marks(&mut self, marks: u8) {
+        self.marks = marks;
+    }
 }
 
 /// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
@@ -309,9 +324,8 @@ pub struct Endpoint<A, R> {
     /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
     early_retirements: u64,
     duplicates: u64,
-    /// The live exchanges by Message ID and by token.
-    by_mid: LiteMap<(A, u16), ExchangeId>,
-    by_token: LiteMap<(A, Token), ExchangeId>,
+    /// Which live exchange a (peer, Message ID) or a (peer, token) names.
+    keys: Keys<A>,
     pending: VecDeque<Pending<A>>,
     /// Arena of encoded replies waiting in `pending`; emptied whenever `pending` is.
     out: Vec<u8>,
@@ -373,8 +387,7 @@ where
             kept: None,
             early_retirements: 0,
             duplicates: 0,
-            by_mid: LiteMap::new(),
-            by_token: LiteMap::new(),
+            keys: Keys::default(),
             pending: VecDeque::new(),
             out: Vec::new(),
             events: VecDeque::new(),
@@ -576,10 +589,8 @@ where
             // exchange at a time: its maps and queues start with room for that (the default
             // first allocation is four entries, a third of a simulated client's memory).
             self.peers = LiteMap::with_capacity(1);
-            if self.exchanges.is_empty() && self.by_mid.is_empty() && self.by_token.is_empty() {
+            if self.exchanges.is_empty() {
                 self.exchanges = LiteMap::with_capacity(1);
-                self.by_mid = LiteMap::with_capacity(1);
-                self.by_token = LiteMap::with_capacity(1);
             }
             self.pending.reserve_exact(1);
             self.events.reserve_exact(2); // a response, then its report
@@ -610,7 +621,8 @@ where
         for _ in 0..4 {
             self.rng.fill_bytes(&mut bytes[..len]);
             let t = Token::new(&bytes[..len]);
-            let taken = self.by_token.contains_key(&(dest.clone(), t)) || self.finished.has_token(dest, t.as_slice());
+            let taken =
+                self.keys.by_token(&self.exchanges, dest, t).is_some() || self.finished.has_token(dest, t.as_slice());
             if !taken {
                 return t;
             }
@@ -665,11 +677,11 @@ where
                 expired: 0,
                 acked_at: None,
                 responded_at: None,
+                marks: 0,
             };
             let rto = confirmable.then(|| timer.rto());
             self.exchanges.insert(id, ex);
-            self.by_mid.insert((dest.clone(), mid), id);
-            self.by_token.insert((dest.clone(), token), id);
+            self.keys.insert(&mut self.exchanges, id);
             self.pending.push_back(Pending::Request(id));
             if self.cfg.transmission_events {
                 self.events.push_back(Event::Transmission { id, number: 0, at: now, rto });
@@ -681,13 +693,8 @@ where
     fn finish(&mut self, now: Instant, id: ExchangeId, outcome: Outcome, answer: Answer, outstanding: bool) {
         let retire_at = now + self.cfg.exchange_lifetime;
         let Some(ex) = self.exchanges.remove(&id) else { return };
+        self.keys.remove(&self.exchanges, id, &ex);
         let dest = ex.dest.clone();
-        if self.by_mid.get(&(dest.clone(), ex.mid)) == Some(&id) {
-            self.by_mid.remove(&(dest.clone(), ex.mid));
-        }
-        if self.by_token.get(&(dest.clone(), ex.token)) == Some(&id) {
-            self.by_token.remove(&(dest.clone(), ex.token));
-        }
         let report = Box::new(ex.report(id, outcome));
         let now_report = if self.cfg.report_at_finish {
             Some(report)
@@ -794,7 +801,7 @@ where
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
             self.drop_observers(&[(from.clone(), which)]);
         }
-        let Some(&id) = self.by_mid.get(&(from.clone(), mid)) else { return };
+        let Some(id) = self.keys.by_mid(&self.exchanges, &from, mid) else { return };
         let Some(ex) = self.exchanges.get(&id) else { return }; // finished ones ignore RST
         let outstanding = match ex.phase {
             Phase::Waiting { timer, .. } => {
@@ -810,7 +817,7 @@ where
     }
 
     fn on_ack(&mut self, now: Instant, from: A, msg: &Message<'_>) {
-        let Some(&id) = self.by_mid.get(&(from.clone(), msg.message_id)) else {
+        let Some(id) = self.keys.by_mid(&self.exchanges, &from, msg.message_id) else {
             if let Some(i) = self.finished.find_by_mid(&from, msg.message_id) {
                 if !msg.code.is_empty() {
                     self.duplicate_of(i);
@@ -901,7 +908,7 @@ where
     }
 
     fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
-        let lookup = |t: &[u8]| self.by_token.get(&(from.clone(), Token::new(t))).copied();
+        let lookup = |t: &[u8]| self.keys.by_token(&self.exchanges, &from, Token::new(t));
         let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
         let live = id.filter(|id| self.exchanges.get(id).is_some_and(|ex| ex.token_matches(msg.token)));
         // a live exchange's response first (an endpoint with empty tokens may observe and ask
@@ -1590,6 +1597,7 @@ mod tests {
             expired: 0,
             acked_at: None,
             responded_at: None,
+            marks: 0,
         };
         let tombstone = |ex: &Exchange<u32>, answered| {
             let mut t = Tombstones::default();

@@ -30,6 +30,7 @@ mod config;
 mod deque;
 mod endpoint;
 mod finished;
+mod keys;
 pub mod observe;
 mod report;
 mod server;
