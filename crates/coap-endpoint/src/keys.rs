@@ -42,20 +42,20 @@ struct Index<A> {
     by_token: LiteMap<(A, Token), ExchangeId>,
 }
 
-/// The keys of an endpoint's live exchanges; see the module documentation.
+/// The keys of an endpoint's live exchanges, indexed from `FROM` live exchanges on; see the
+/// module documentation.
 #[derive(Debug)]
-pub(crate) struct Keys<A> {
+pub(crate) struct Keys<A, const FROM: usize = INDEX_FROM> {
     index: Option<Box<Index<A>>>,
-    index_from: usize,
 }
 
-impl<A> Default for Keys<A> {
+impl<A, const FROM: usize> Default for Keys<A, FROM> {
     fn default() -> Self {
-        Keys { index: None, index_from: INDEX_FROM }
+        Keys { index: None }
     }
 }
 
-impl<A: Ord + Clone> Keys<A> {
+impl<A: Ord + Clone, const FROM: usize> Keys<A, FROM> {
     /// Exchange `id`, just added to `live`, takes its keys.
     pub(crate) fn insert<E: Keyed<A>>(&mut self, live: &mut LiteMap<ExchangeId, E>, id: ExchangeId) {
         let Some((dest, mid, token)) = live.get(&id).map(|e| e.key()).map(|(d, m, t)| (d.clone(), m, t)) else {
@@ -74,7 +74,7 @@ impl<A: Ord + Clone> Keys<A> {
                 };
                 e.set_marks(holds);
             }
-            if live.len() >= self.index_from {
+            if live.len() >= FROM {
                 self.index = Some(Box::new(Self::build(live)));
             }
             return;
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn a_newer_exchange_takes_a_key_over_and_it_names_none_once_that_one_finishes() {
-        let (mut keys, mut live) = (Keys::default(), LiteMap::new());
+        let (mut keys, mut live): (Keys<u32>, _) = (Keys::default(), LiteMap::new());
         let id = ExchangeId;
         // two exchanges with peer 1 and the empty token; Message IDs 5 and 6
         live.insert(id(0), Ex(1, 5, 0, 0));
@@ -193,47 +193,57 @@ mod tests {
         assert_eq!((keys.by_token(&live, &1, token(0)), keys.by_mid(&live, &1, 5)), (None, Some(id(0))));
     }
 
+    /// Runs `ops` on keys indexed from `FROM` live exchanges and on two maps updated the same
+    /// way (the endpoint's keys before the marks): they must always name the same exchanges.
+    fn same_as_two_maps<const FROM: usize>(
+        ops: &[(u8, u32, u16, u8)],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut keys: Keys<u32, FROM> = Keys::default();
+        let mut live: LiteMap<ExchangeId, Ex> = LiteMap::new();
+        let mut by_mid: LiteMap<(u32, u16), ExchangeId> = LiteMap::new();
+        let mut by_token: LiteMap<(u32, Token), ExchangeId> = LiteMap::new();
+        for (n, &(op, dest, mid, tok)) in ops.iter().enumerate() {
+            if op < 2 || live.is_empty() {
+                let id = ExchangeId(n as u64);
+                live.insert(id, Ex(dest, mid, tok, 0));
+                keys.insert(&mut live, id);
+                by_mid.insert((dest, mid), id);
+                by_token.insert((dest, token(tok)), id);
+            } else {
+                // an exchange finishes: the (mid as index)-th live one
+                let id = *live.iter().nth(mid as usize % live.len()).unwrap().0;
+                let ex = live.remove(&id).unwrap();
+                keys.remove(&live, id, &ex);
+                if by_mid.get(&(ex.0, ex.1)) == Some(&id) {
+                    by_mid.remove(&(ex.0, ex.1));
+                }
+                if by_token.get(&(ex.0, token(ex.2))) == Some(&id) {
+                    by_token.remove(&(ex.0, token(ex.2)));
+                }
+            }
+            for d in 0..3 {
+                for m in 0..4 {
+                    proptest::prop_assert_eq!(keys.by_mid(&live, &d, m), by_mid.get(&(d, m)).copied());
+                }
+                for t in 0..3 {
+                    let want = by_token.get(&(d, token(t))).copied();
+                    proptest::prop_assert_eq!(keys.by_token(&live, &d, token(t)), want);
+                }
+            }
+        }
+        Ok(())
+    }
+
     proptest::proptest! {
-        /// Whatever the exchanges come and go, the keys name what two maps updated the same way
-        /// would (the endpoint's keys before the marks), with an index from 1, 3 or never.
+        /// Whatever the exchanges come and go, the keys name what two maps would, with an index
+        /// from 1 or 3 live exchanges, or none.
         #[test]
         fn the_keys_name_what_two_maps_would(
             ops in proptest::collection::vec((0u8..3, 0u32..3, 0u16..4, 0u8..3), 1..120),
-            index_from in proptest::sample::select(vec![1usize, 3, usize::MAX]),
         ) {
-            let mut keys = Keys { index: None, index_from };
-            let mut live: LiteMap<ExchangeId, Ex> = LiteMap::new();
-            let mut by_mid: LiteMap<(u32, u16), ExchangeId> = LiteMap::new();
-            let mut by_token: LiteMap<(u32, Token), ExchangeId> = LiteMap::new();
-            for (n, &(op, dest, mid, tok)) in ops.iter().enumerate() {
-                if op < 2 || live.is_empty() {
-                    let id = ExchangeId(n as u64);
-                    live.insert(id, Ex(dest, mid, tok, 0));
-                    keys.insert(&mut live, id);
-                    by_mid.insert((dest, mid), id);
-                    by_token.insert((dest, token(tok)), id);
-                } else {
-                    // an exchange finishes: the (mid as index)-th live one
-                    let id = *live.iter().nth(mid as usize % live.len()).unwrap().0;
-                    let ex = live.remove(&id).unwrap();
-                    keys.remove(&live, id, &ex);
-                    if by_mid.get(&(ex.0, ex.1)) == Some(&id) {
-                        by_mid.remove(&(ex.0, ex.1));
-                    }
-                    if by_token.get(&(ex.0, token(ex.2))) == Some(&id) {
-                        by_token.remove(&(ex.0, token(ex.2)));
-                    }
-                }
-                for d in 0..3 {
-                    for m in 0..4 {
-                        proptest::prop_assert_eq!(keys.by_mid(&live, &d, m), by_mid.get(&(d, m)).copied());
-                    }
-                    for t in 0..3 {
-                        let want = by_token.get(&(d, token(t))).copied();
-                        proptest::prop_assert_eq!(keys.by_token(&live, &d, token(t)), want);
-                    }
-                }
-            }
+            same_as_two_maps::<1>(&ops)?;
+            same_as_two_maps::<3>(&ops)?;
+            same_as_two_maps::<{ usize::MAX }>(&ops)?;
         }
     }
 }
