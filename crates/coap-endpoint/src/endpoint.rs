@@ -291,6 +291,30 @@ impl<A: Ord + Clone + core::hash::Hash> ServerSide<A> {
     }
 }
 
+/// The parts of an endpoint that few endpoints use, in one box made at the first use: 8 bytes in
+/// each of a simulation's thousands of endpoints instead of 40.
+#[derive(Debug)]
+struct Rare<A> {
+    /// The reports of the finished exchanges, index for index (empty with
+    /// [`Config::report_at_finish`]).
+    kept: VecDeque<Box<ExchangeReport<A>>>,
+    /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
+    early_retirements: u64,
+    /// Amplification mitigation: the Echo key (drawn at the first challenge, so that an endpoint
+    /// that never challenges draws nothing from its RNG) and the verified sources.
+    echo: Option<Box<EchoState<A>>>,
+    /// RFC 7641 Observe, both sides (None until used).
+    obs: Option<Box<ObserveState<A>>>,
+    /// The last shared reply's encoding (None until one is sent).
+    reply_wire: Option<Box<ReplyWire>>,
+}
+
+impl<A> Default for Rare<A> {
+    fn default() -> Self {
+        Rare { kept: VecDeque::new(), early_retirements: 0, echo: None, obs: None, reply_wire: None }
+    }
+}
+
 /// One CoAP endpoint (client and server) over one local address. `A` is the driver's address
 /// type; `R` the seeded RNG it owns.
 pub struct Endpoint<A, R> {
@@ -317,12 +341,6 @@ pub struct Endpoint<A, R> {
     /// what matches a message to one, 16 bytes with a small address; its report, unless it went
     /// out at once with [`Config::report_at_finish`], waits in `kept`).
     finished: Tombstones<A>,
-    /// Their reports, index for index (empty with [`Config::report_at_finish`]).
-    /// Boxed: 8 bytes in every endpoint (the simulator's report at once) instead of 32.
-    #[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
-    kept: Option<Box<VecDeque<Box<ExchangeReport<A>>>>>,
-    /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
-    early_retirements: u64,
     duplicates: u64,
     /// Which live exchange a (peer, Message ID) or a (peer, token) names.
     keys: Keys<A>,
@@ -332,13 +350,8 @@ pub struct Endpoint<A, R> {
     events: VecDeque<Event<A>>,
     /// With [`GiveUp::AtLastSend`]: the retransmission (MAX_RETRANSMIT) at which an exchange fails.
     give_up_at_retransmission: Option<u32>,
-    /// Amplification mitigation: the Echo key (drawn at the first challenge, so that an endpoint
-    /// that never challenges draws nothing from its RNG) and the verified sources.
-    echo: Option<Box<EchoState<A>>>,
-    /// RFC 7641 Observe, both sides (None until used).
-    obs: Option<Box<ObserveState<A>>>,
-    /// The last shared reply's encoding (None until one is sent).
-    reply_wire: Option<Box<ReplyWire>>,
+    /// What few endpoints use ([`Rare`]; None until one of its parts is).
+    rare: Option<Box<Rare<A>>>,
 }
 
 impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
@@ -373,9 +386,7 @@ where
         let next_mid = rng.next_u32() as u16;
         Ok(Endpoint {
             give_up_at_retransmission,
-            echo: None,
-            obs: None,
-            reply_wire: None,
+            rare: None,
             srv: None,
             cfg,
             rng,
@@ -384,8 +395,6 @@ where
             peers: LiteMap::new(),
             exchanges: LiteMap::new(),
             finished: Tombstones::default(),
-            kept: None,
-            early_retirements: 0,
             duplicates: 0,
             keys: Keys::default(),
             pending: VecDeque::new(),
@@ -421,7 +430,7 @@ where
     /// Stops following the observation exchange `id` registered: its later notifications are
     /// answered with RST, which makes the server forget us (RFC 7641 §3.6).
     pub fn cancel_observation(&mut self, id: ExchangeId) {
-        if let Some(o) = self.obs.as_mut() {
+        if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
             for (_, ob) in o.observations.iter_mut() {
                 if ob.id == id {
                     ob.cancelled = true;
@@ -432,12 +441,12 @@ where
 
     /// Observations this client follows (cancelled ones until they are forgotten).
     pub fn observation_count(&self) -> usize {
-        self.obs.as_ref().map_or(0, |o| o.observations.len())
+        self.rare.as_deref().and_then(|r| r.obs.as_ref()).map_or(0, |o| o.observations.len())
     }
 
     /// Observers this server has.
     pub fn observer_count(&self) -> usize {
-        self.obs.as_ref().map_or(0, |o| o.observers.len())
+        self.rare.as_deref().and_then(|r| r.obs.as_ref()).map_or(0, |o| o.observers.len())
     }
 
     /// Notifies every observer of `path` (Uri-Path segments joined by '/') of `resp`: each gets
@@ -446,7 +455,7 @@ where
     /// goes without Observe and ends the observations (RFC 7641 §4.2). Returns how many were
     /// notified.
     pub fn notify(&mut self, now: Instant, path: &str, resp: &Response, confirmable: bool) -> usize {
-        let Some(o) = self.obs.as_mut() else { return 0 };
+        let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) else { return 0 };
         let last = resp.code.class() != 2;
         let mut targets: Vec<(A, Token, u32, bool)> = Vec::new();
         for ob in o.observers.iter_mut().filter(|ob| ob.path == path) {
@@ -471,14 +480,17 @@ where
             if con {
                 self.track_con(now, &peer, mid);
             }
-            if let Some(ob) =
-                self.obs.as_mut().and_then(|o| o.observers.iter_mut().find(|ob| ob.peer == peer && ob.token == token))
+            if let Some(ob) = self
+                .rare
+                .as_deref_mut()
+                .and_then(|r| r.obs.as_mut())
+                .and_then(|o| o.observers.iter_mut().find(|ob| ob.peer == peer && ob.token == token))
             {
                 ob.last_mid = Some(mid);
             }
         }
         if last {
-            if let Some(o) = self.obs.as_mut() {
+            if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
                 o.observers.retain(|ob| ob.path != path);
             }
         }
@@ -489,7 +501,7 @@ where
     /// notification of theirs) when one was reset or went unacknowledged, or (peer, the Message
     /// ID) of the last notification sent to them when a NON one was reset.
     fn drop_observers(&mut self, gone: &[(A, Result<Token, u16>)]) {
-        if let Some(o) = self.obs.as_mut() {
+        if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
             o.observers.retain(|ob| {
                 !gone.iter().any(|(p, g)| {
                     *p == ob.peer
@@ -540,7 +552,7 @@ where
     /// Finished exchanges retired before `exchange_lifetime` to stay within
     /// [`Config::max_finished`]: duplicates of their responses that came later were not counted.
     pub fn early_retirements(&self) -> u64 {
-        self.early_retirements
+        self.rare.as_deref().map_or(0, |r| r.early_retirements)
     }
 
     /// Exchanges held, finished ones awaiting retirement included.
@@ -699,7 +711,7 @@ where
         let now_report = if self.cfg.report_at_finish {
             Some(report)
         } else {
-            self.kept.get_or_insert_with(Default::default).push_back(report);
+            self.rare.get_or_insert_with(Default::default).kept.push_back(report);
             None
         };
         self.finished.push(Tombstone {
@@ -713,7 +725,7 @@ where
         });
         while self.finished.len() > self.cfg.max_finished {
             self.retire_oldest();
-            self.early_retirements += 1;
+            self.rare.get_or_insert_with(Default::default).early_retirements += 1;
         }
         if let Outcome::Response(_) = outcome {
             self.maybe_observe(now, id, &ex, &answer);
@@ -736,7 +748,7 @@ where
     /// Retires the oldest finished exchange, emitting its report if it kept it.
     fn retire_oldest(&mut self) {
         self.finished.pop_front();
-        if let Some(r) = self.kept.as_mut().and_then(|k| k.pop_front()) {
+        if let Some(r) = self.rare.as_deref_mut().and_then(|r| r.kept.pop_front()) {
             self.events.push_back(Event::Retired(r));
         }
     }
@@ -745,7 +757,7 @@ where
     fn duplicate_of(&mut self, i: usize) {
         if self.finished.answered(i) {
             self.duplicates += 1;
-            if let Some(r) = self.kept.as_mut().and_then(|k| k.get_mut(i)) {
+            if let Some(r) = self.rare.as_deref_mut().and_then(|r| r.kept.get_mut(i)) {
                 r.duplicates += 1;
             }
         }
@@ -797,7 +809,7 @@ where
 
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
         let con = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), mid)));
-        if self.obs.is_some() {
+        if self.rare.as_deref().is_some_and(|r| r.obs.is_some()) {
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
             self.drop_observers(&[(from.clone(), which)]);
         }
@@ -869,6 +881,8 @@ where
         }
         let max = self.cfg.max_observations;
         let o = self
+            .rare
+            .get_or_insert_with(Default::default)
             .obs
             .get_or_insert_with(|| Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() }));
         if o.observations.len() >= max {
@@ -880,7 +894,7 @@ where
 
     /// A response for one of our observations (true), handled; false if it is not one.
     fn on_notification(&mut self, now: Instant, from: &A, msg: &Message<'_>) -> bool {
-        let Some(o) = self.obs.as_mut() else { return false };
+        let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) else { return false };
         let key = (from.clone(), Token::new(msg.token));
         let Some(ob) = o.observations.get_mut(&key) else { return false };
         if ob.cancelled {
@@ -913,7 +927,10 @@ where
         let live = id.filter(|id| self.exchanges.get(id).is_some_and(|ex| ex.token_matches(msg.token)));
         // a live exchange's response first (an endpoint with empty tokens may observe and ask
         // at once), then a notification
-        if live.is_none() && self.obs.is_some() && self.on_notification(now, &from, msg) {
+        if live.is_none()
+            && self.rare.as_deref().is_some_and(|r| r.obs.is_some())
+            && self.on_notification(now, &from, msg)
+        {
             return;
         }
         let done = match live {
@@ -953,12 +970,13 @@ where
     /// random secret): it proves an address can receive, against off-path guessing (2^64).
     fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
         use core::hash::{Hash, Hasher};
-        let key = match self.echo.as_deref() {
+        let key = match self.rare.as_deref().and_then(|r| r.echo.as_deref()) {
             Some(e) => e.key,
             None => {
                 let key = self.rng.next_u64();
                 let (verified, order) = (BTreeMap::new(), VecDeque::new());
-                self.echo = Some(Box::new(EchoState { key, verified, order, challenges: 0 }));
+                self.rare.get_or_insert_with(Default::default).echo =
+                    Some(Box::new(EchoState { key, verified, order, challenges: 0 }));
                 key
             }
         };
@@ -975,7 +993,7 @@ where
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
         let life = self.cfg.echo_lifetime;
         // no key yet: no source verified, no Echo valid
-        let Some(e) = self.echo.as_deref() else { return false };
+        let Some(e) = self.rare.as_deref().and_then(|r| r.echo.as_deref()) else { return false };
         if e.verified.get(peer).is_some_and(|&t| now < t + life) {
             return true;
         }
@@ -991,7 +1009,7 @@ where
         // forget the expired, and the oldest while full; queue slots of a source verified again
         // since are stale and go with them (so the queue cannot outgrow the map for long)
         let max = self.cfg.max_verified;
-        let Some(e) = self.echo.as_deref_mut() else { return false };
+        let Some(e) = self.rare.as_deref_mut().and_then(|r| r.echo.as_deref_mut()) else { return false };
         while let Some(&(t, _)) = e.order.front() {
             if now < t + life && e.verified.len() < max {
                 break;
@@ -1009,7 +1027,7 @@ where
     /// Echo challenges sent (4.01 with Echo instead of a response larger than the amplification
     /// factor allows to an unverified source).
     pub fn echo_challenges(&self) -> u64 {
-        self.echo.as_ref().map_or(0, |e| e.challenges)
+        self.rare.as_deref().and_then(|r| r.echo.as_ref()).map_or(0, |e| e.challenges)
     }
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
@@ -1052,7 +1070,7 @@ where
         let observe_req =
             if msg.code == Code::GET { msg.options.get(registry::OBSERVE).and_then(observe::value) } else { None };
         if msg.code == Code::GET {
-            if let Some(o) = self.obs.as_mut() {
+            if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
                 o.observers.retain(|ob| !(ob.peer == from && ob.token.as_slice() == msg.token));
             }
         }
@@ -1080,7 +1098,7 @@ where
                 if challenge_factor.is_some_and(|f| response_len(msg.token, &resp) > f as usize * request_len) =>
             {
                 let echo = self.echo_value(&from, echo_second(now)).to_vec();
-                if let Some(e) = self.echo.as_deref_mut() {
+                if let Some(e) = self.rare.as_deref_mut().and_then(|r| r.echo.as_deref_mut()) {
                     e.challenges += 1;
                 }
                 Some(Arc::new(Response {
@@ -1099,7 +1117,7 @@ where
                     && resp.options.iter().any(|o| o.0 == registry::OBSERVE) =>
             {
                 let max = self.cfg.max_observers;
-                let o = self.obs.get_or_insert_with(|| {
+                let o = self.rare.get_or_insert_with(Default::default).obs.get_or_insert_with(|| {
                     Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() })
                 });
                 if o.observers.len() < max {
@@ -1188,7 +1206,7 @@ where
         let echoes = self.cfg.echo_transmission_numbers
             && echo_from.is_some_and(|m| m.options.iter().any(|o| ECHOED.contains(&o.number)));
         let start = self.out.len();
-        match self.reply_wire.as_deref() {
+        match self.rare.as_deref().and_then(|r| r.reply_wire.as_deref()) {
             Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
                 put_with_tail(&mut self.out, ty, resp.code, mid, token, &w.tail);
             }
@@ -1199,7 +1217,8 @@ where
                 };
                 if !echoes {
                     let tail = self.out[start + 4 + token.len()..start + len].to_vec();
-                    self.reply_wire = Some(Box::new(ReplyWire { resp: resp.clone(), tail }));
+                    self.rare.get_or_insert_with(Default::default).reply_wire =
+                        Some(Box::new(ReplyWire { resp: resp.clone(), tail }));
                 }
             }
         }
@@ -1302,7 +1321,7 @@ where
             true
         });
         self.pending.extend(resend);
-        if !gone.is_empty() && self.obs.is_some() {
+        if !gone.is_empty() && self.rare.as_deref().is_some_and(|r| r.obs.is_some()) {
             self.drop_observers(&gone); // an unacknowledged CON notification ends its observer
         }
     }
@@ -1360,7 +1379,7 @@ where
             if !srv.separate.is_empty() {
                 srv.separate.values().map(|s| s.deadline).for_each(&mut consider);
             }
-            if self.obs.as_ref().is_some_and(|o| !o.observers.is_empty()) {
+            if self.rare.as_deref().and_then(|r| r.obs.as_ref()).is_some_and(|o| !o.observers.is_empty()) {
                 srv.handler.next_change().into_iter().for_each(&mut consider);
             }
         }
