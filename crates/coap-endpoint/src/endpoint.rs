@@ -332,14 +332,13 @@ pub struct Endpoint<A, R> {
     /// up to five transmissions): the map moves them on insertion and removal, but an endpoint
     /// holds few, and a box would cost an allocation per exchange.
     ///
-    /// This map and the Message ID and token maps are sorted vectors ([`LiteMap`]): an endpoint
-    /// holds few live exchanges (a simulated client: one), and a B-tree's first node costs
-    /// several hundred bytes (the simulator holds thousands of endpoints). Ids and Message IDs
-    /// grow, so most insertions append.
+    /// A sorted vector ([`LiteMap`]): an endpoint holds few live exchanges (a simulated client:
+    /// one), and a B-tree's first node costs several hundred bytes (the simulator holds
+    /// thousands of endpoints). Ids grow, so most insertions append.
     exchanges: LiteMap<ExchangeId, Exchange<A>>,
     /// Finished exchanges, kept to count duplicate responses until they retire ([`Tombstones`]:
-    /// what matches a message to one, 16 bytes with a small address; its report, unless it went
-    /// out at once with [`Config::report_at_finish`], waits in `kept`).
+    /// what matches a message to one, 12 bytes; its report, unless it went out at once with
+    /// [`Config::report_at_finish`], waits in [`Rare::kept`]).
     finished: Tombstones<A>,
     duplicates: u64,
     /// Which live exchange a (peer, Message ID) or a (peer, token) names.
