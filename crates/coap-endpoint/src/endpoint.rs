@@ -181,6 +181,19 @@ impl<A: Clone> Exchange<A> {
         token_matches(matches!(self.marking, Marking::Token), self.token.as_slice(), self.sent.len(), received)
     }
 
+    /// What is kept of it once finished: what matches a message to it.
+    fn tombstone(&self, retire_at: Instant, answered: bool) -> Tombstone<'_, A> {
+        Tombstone {
+            retire_at,
+            dest: self.dest.clone(),
+            mid: self.mid,
+            token: self.token.as_slice(),
+            marked: matches!(self.marking, Marking::Token),
+            answered,
+            n_sent: self.sent.len(),
+        }
+    }
+
     fn echo(&self, msg: &Message<'_>) -> Echo {
         match self.marking {
             Marking::Token => msg.token.first().map_or(Echo::None, |&n| Echo::Number(n)),
@@ -294,7 +307,11 @@ impl<A: Ord + Clone + core::hash::Hash> ServerSide<A> {
 /// The parts of an endpoint that few endpoints use, in one box made at the first use: 8 bytes in
 /// each of a simulation's thousands of endpoints instead of 40.
 #[derive(Debug)]
-struct Rare<A> {
+struct Rare<A>(Option<Box<RareParts<A>>>);
+
+/// What [`Rare`] holds.
+#[derive(Debug)]
+struct RareParts<A> {
     /// The reports of the finished exchanges, index for index (empty with
     /// [`Config::report_at_finish`]).
     kept: VecDeque<Box<ExchangeReport<A>>>,
@@ -309,9 +326,37 @@ struct Rare<A> {
     reply_wire: Option<Box<ReplyWire>>,
 }
 
-impl<A> Default for Rare<A> {
-    fn default() -> Self {
-        Rare { kept: VecDeque::new(), early_retirements: 0, echo: None, obs: None, reply_wire: None }
+impl<A> Rare<A> {
+    /// The parts, made if they were not yet.
+    fn parts(&mut self) -> &mut RareParts<A> {
+        self.0.get_or_insert_with(|| {
+            let kept = VecDeque::new();
+            Box::new(RareParts { kept, early_retirements: 0, echo: None, obs: None, reply_wire: None })
+        })
+    }
+    fn get(&self) -> Option<&RareParts<A>> {
+        self.0.as_deref()
+    }
+    fn get_mut(&mut self) -> Option<&mut RareParts<A>> {
+        self.0.as_deref_mut()
+    }
+    /// The Observe state, made if it was not yet.
+    fn observe(&mut self) -> &mut ObserveState<A> {
+        self.parts()
+            .obs
+            .get_or_insert_with(|| Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() }))
+    }
+    fn obs(&self) -> Option<&ObserveState<A>> {
+        self.get()?.obs.as_deref()
+    }
+    fn obs_mut(&mut self) -> Option<&mut ObserveState<A>> {
+        self.get_mut()?.obs.as_deref_mut()
+    }
+    fn echo(&self) -> Option<&EchoState<A>> {
+        self.get()?.echo.as_deref()
+    }
+    fn echo_mut(&mut self) -> Option<&mut EchoState<A>> {
+        self.get_mut()?.echo.as_deref_mut()
     }
 }
 
@@ -338,7 +383,7 @@ pub struct Endpoint<A, R> {
     exchanges: LiteMap<ExchangeId, Exchange<A>>,
     /// Finished exchanges, kept to count duplicate responses until they retire ([`Tombstones`]:
     /// what matches a message to one, 12 bytes; its report, unless it went out at once with
-    /// [`Config::report_at_finish`], waits in [`Rare::kept`]).
+    /// [`Config::report_at_finish`], waits in [`RareParts::kept`]).
     finished: Tombstones<A>,
     duplicates: u64,
     /// Which live exchange a (peer, Message ID) or a (peer, token) names.
@@ -349,8 +394,8 @@ pub struct Endpoint<A, R> {
     events: VecDeque<Event<A>>,
     /// With [`GiveUp::AtLastSend`]: the retransmission (MAX_RETRANSMIT) at which an exchange fails.
     give_up_at_retransmission: Option<u32>,
-    /// What few endpoints use ([`Rare`]; None until one of its parts is).
-    rare: Option<Box<Rare<A>>>,
+    /// What few endpoints use.
+    rare: Rare<A>,
 }
 
 impl<A: Ord + Clone + core::hash::Hash + core::fmt::Debug, R> core::fmt::Debug for Endpoint<A, R> {
@@ -385,7 +430,7 @@ where
         let next_mid = rng.next_u32() as u16;
         Ok(Endpoint {
             give_up_at_retransmission,
-            rare: None,
+            rare: Rare(None),
             srv: None,
             cfg,
             rng,
@@ -429,7 +474,7 @@ where
     /// Stops following the observation exchange `id` registered: its later notifications are
     /// answered with RST, which makes the server forget us (RFC 7641 §3.6).
     pub fn cancel_observation(&mut self, id: ExchangeId) {
-        if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
+        if let Some(o) = self.rare.obs_mut() {
             for (_, ob) in o.observations.iter_mut() {
                 if ob.id == id {
                     ob.cancelled = true;
@@ -440,12 +485,12 @@ where
 
     /// Observations this client follows (cancelled ones until they are forgotten).
     pub fn observation_count(&self) -> usize {
-        self.rare.as_deref().and_then(|r| r.obs.as_ref()).map_or(0, |o| o.observations.len())
+        self.rare.obs().map_or(0, |o| o.observations.len())
     }
 
     /// Observers this server has.
     pub fn observer_count(&self) -> usize {
-        self.rare.as_deref().and_then(|r| r.obs.as_ref()).map_or(0, |o| o.observers.len())
+        self.rare.obs().map_or(0, |o| o.observers.len())
     }
 
     /// Notifies every observer of `path` (Uri-Path segments joined by '/') of `resp`: each gets
@@ -454,7 +499,7 @@ where
     /// goes without Observe and ends the observations (RFC 7641 §4.2). Returns how many were
     /// notified.
     pub fn notify(&mut self, now: Instant, path: &str, resp: &Response, confirmable: bool) -> usize {
-        let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) else { return 0 };
+        let Some(o) = self.rare.obs_mut() else { return 0 };
         let last = resp.code.class() != 2;
         let mut targets: Vec<(A, Token, u32, bool)> = Vec::new();
         for ob in o.observers.iter_mut().filter(|ob| ob.path == path) {
@@ -479,17 +524,14 @@ where
             if con {
                 self.track_con(now, &peer, mid);
             }
-            if let Some(ob) = self
-                .rare
-                .as_deref_mut()
-                .and_then(|r| r.obs.as_mut())
-                .and_then(|o| o.observers.iter_mut().find(|ob| ob.peer == peer && ob.token == token))
+            if let Some(ob) =
+                self.rare.obs_mut().and_then(|o| o.observers.iter_mut().find(|ob| ob.peer == peer && ob.token == token))
             {
                 ob.last_mid = Some(mid);
             }
         }
         if last {
-            if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
+            if let Some(o) = self.rare.obs_mut() {
                 o.observers.retain(|ob| ob.path != path);
             }
         }
@@ -500,7 +542,7 @@ where
     /// notification of theirs) when one was reset or went unacknowledged, or (peer, the Message
     /// ID) of the last notification sent to them when a NON one was reset.
     fn drop_observers(&mut self, gone: &[(A, Result<Token, u16>)]) {
-        if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
+        if let Some(o) = self.rare.obs_mut() {
             o.observers.retain(|ob| {
                 !gone.iter().any(|(p, g)| {
                     *p == ob.peer
@@ -551,7 +593,7 @@ where
     /// Finished exchanges retired before `exchange_lifetime` to stay within
     /// [`Config::max_finished`]: duplicates of their responses that came later were not counted.
     pub fn early_retirements(&self) -> u64 {
-        self.rare.as_deref().map_or(0, |r| r.early_retirements)
+        self.rare.get().map_or(0, |r| r.early_retirements)
     }
 
     /// Exchanges held, finished ones awaiting retirement included.
@@ -705,26 +747,17 @@ where
         let retire_at = now + self.cfg.exchange_lifetime;
         let Some(ex) = self.exchanges.remove(&id) else { return };
         self.keys.remove(&self.exchanges, id, &ex);
-        let dest = ex.dest.clone();
         let report = Box::new(ex.report(id, outcome));
         let now_report = if self.cfg.report_at_finish {
             Some(report)
         } else {
-            self.rare.get_or_insert_with(Default::default).kept.push_back(report);
+            self.rare.parts().kept.push_back(report);
             None
         };
-        self.finished.push(Tombstone {
-            retire_at,
-            dest: dest.clone(),
-            mid: ex.mid,
-            token: ex.token.as_slice(),
-            marked: matches!(ex.marking, Marking::Token),
-            answered: matches!(outcome, Outcome::Response(_)),
-            n_sent: ex.sent.len(),
-        });
+        self.finished.push(ex.tombstone(retire_at, matches!(outcome, Outcome::Response(_))));
         while self.finished.len() > self.cfg.max_finished {
             self.retire_oldest();
-            self.rare.get_or_insert_with(Default::default).early_retirements += 1;
+            self.rare.parts().early_retirements += 1;
         }
         if let Outcome::Response(_) = outcome {
             self.maybe_observe(now, id, &ex, &answer);
@@ -737,17 +770,17 @@ where
             self.events.push_back(Event::Retired(r));
         }
         if outstanding {
-            if let Some(p) = self.peers.get_mut(&dest) {
+            if let Some(p) = self.peers.get_mut(&ex.dest) {
                 p.outstanding = p.outstanding.saturating_sub(1);
             }
         }
-        self.try_start(now, &dest);
+        self.try_start(now, &ex.dest);
     }
 
     /// Retires the oldest finished exchange, emitting its report if it kept it.
     fn retire_oldest(&mut self) {
         self.finished.pop_front();
-        if let Some(r) = self.rare.as_deref_mut().and_then(|r| r.kept.pop_front()) {
+        if let Some(r) = self.rare.get_mut().and_then(|r| r.kept.pop_front()) {
             self.events.push_back(Event::Retired(r));
         }
     }
@@ -756,7 +789,7 @@ where
     fn duplicate_of(&mut self, i: usize) {
         if self.finished.answered(i) {
             self.duplicates += 1;
-            if let Some(r) = self.rare.as_deref_mut().and_then(|r| r.kept.get_mut(i)) {
+            if let Some(r) = self.rare.get_mut().and_then(|r| r.kept.get_mut(i)) {
                 r.duplicates += 1;
             }
         }
@@ -808,7 +841,7 @@ where
 
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
         let con = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), mid)));
-        if self.rare.as_deref().is_some_and(|r| r.obs.is_some()) {
+        if self.rare.obs().is_some() {
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
             self.drop_observers(&[(from.clone(), which)]);
         }
@@ -879,11 +912,7 @@ where
             return;
         }
         let max = self.cfg.max_observations;
-        let o = self
-            .rare
-            .get_or_insert_with(Default::default)
-            .obs
-            .get_or_insert_with(|| Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() }));
+        let o = self.rare.observe();
         if o.observations.len() >= max {
             let Some(k) = o.observations.iter().find(|(_, v)| v.cancelled).map(|(k, _)| k.clone()) else { return };
             o.observations.remove(&k);
@@ -893,7 +922,7 @@ where
 
     /// A response for one of our observations (true), handled; false if it is not one.
     fn on_notification(&mut self, now: Instant, from: &A, msg: &Message<'_>) -> bool {
-        let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) else { return false };
+        let Some(o) = self.rare.obs_mut() else { return false };
         let key = (from.clone(), Token::new(msg.token));
         let Some(ob) = o.observations.get_mut(&key) else { return false };
         if ob.cancelled {
@@ -926,10 +955,7 @@ where
         let live = id.filter(|id| self.exchanges.get(id).is_some_and(|ex| ex.token_matches(msg.token)));
         // a live exchange's response first (an endpoint with empty tokens may observe and ask
         // at once), then a notification
-        if live.is_none()
-            && self.rare.as_deref().is_some_and(|r| r.obs.is_some())
-            && self.on_notification(now, &from, msg)
-        {
+        if live.is_none() && self.rare.obs().is_some() && self.on_notification(now, &from, msg) {
             return;
         }
         let done = match live {
@@ -969,13 +995,12 @@ where
     /// random secret): it proves an address can receive, against off-path guessing (2^64).
     fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
         use core::hash::{Hash, Hasher};
-        let key = match self.rare.as_deref().and_then(|r| r.echo.as_deref()) {
+        let key = match self.rare.echo() {
             Some(e) => e.key,
             None => {
                 let key = self.rng.next_u64();
                 let (verified, order) = (BTreeMap::new(), VecDeque::new());
-                self.rare.get_or_insert_with(Default::default).echo =
-                    Some(Box::new(EchoState { key, verified, order, challenges: 0 }));
+                self.rare.parts().echo = Some(Box::new(EchoState { key, verified, order, challenges: 0 }));
                 key
             }
         };
@@ -992,7 +1017,7 @@ where
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
         let life = self.cfg.echo_lifetime;
         // no key yet: no source verified, no Echo valid
-        let Some(e) = self.rare.as_deref().and_then(|r| r.echo.as_deref()) else { return false };
+        let Some(e) = self.rare.echo() else { return false };
         if e.verified.get(peer).is_some_and(|&t| now < t + life) {
             return true;
         }
@@ -1008,7 +1033,7 @@ where
         // forget the expired, and the oldest while full; queue slots of a source verified again
         // since are stale and go with them (so the queue cannot outgrow the map for long)
         let max = self.cfg.max_verified;
-        let Some(e) = self.rare.as_deref_mut().and_then(|r| r.echo.as_deref_mut()) else { return false };
+        let Some(e) = self.rare.echo_mut() else { return false };
         while let Some(&(t, _)) = e.order.front() {
             if now < t + life && e.verified.len() < max {
                 break;
@@ -1026,7 +1051,7 @@ where
     /// Echo challenges sent (4.01 with Echo instead of a response larger than the amplification
     /// factor allows to an unverified source).
     pub fn echo_challenges(&self) -> u64 {
-        self.rare.as_deref().and_then(|r| r.echo.as_ref()).map_or(0, |e| e.challenges)
+        self.rare.echo().map_or(0, |e| e.challenges)
     }
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
@@ -1069,7 +1094,7 @@ where
         let observe_req =
             if msg.code == Code::GET { msg.options.get(registry::OBSERVE).and_then(observe::value) } else { None };
         if msg.code == Code::GET {
-            if let Some(o) = self.rare.as_deref_mut().and_then(|r| r.obs.as_mut()) {
+            if let Some(o) = self.rare.obs_mut() {
                 o.observers.retain(|ob| !(ob.peer == from && ob.token.as_slice() == msg.token));
             }
         }
@@ -1097,7 +1122,7 @@ where
                 if challenge_factor.is_some_and(|f| response_len(msg.token, &resp) > f as usize * request_len) =>
             {
                 let echo = self.echo_value(&from, echo_second(now)).to_vec();
-                if let Some(e) = self.rare.as_deref_mut().and_then(|r| r.echo.as_deref_mut()) {
+                if let Some(e) = self.rare.echo_mut() {
                     e.challenges += 1;
                 }
                 Some(Arc::new(Response {
@@ -1116,9 +1141,7 @@ where
                     && resp.options.iter().any(|o| o.0 == registry::OBSERVE) =>
             {
                 let max = self.cfg.max_observers;
-                let o = self.rare.get_or_insert_with(Default::default).obs.get_or_insert_with(|| {
-                    Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() })
-                });
+                let o = self.rare.observe();
                 if o.observers.len() < max {
                     let seq = resp.options.iter().find(|x| x.0 == registry::OBSERVE).and_then(|x| observe::value(&x.1));
                     let path: Vec<&str> = msg
@@ -1205,7 +1228,7 @@ where
         let echoes = self.cfg.echo_transmission_numbers
             && echo_from.is_some_and(|m| m.options.iter().any(|o| ECHOED.contains(&o.number)));
         let start = self.out.len();
-        match self.rare.as_deref().and_then(|r| r.reply_wire.as_deref()) {
+        match self.rare.get().and_then(|r| r.reply_wire.as_deref()) {
             Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
                 put_with_tail(&mut self.out, ty, resp.code, mid, token, &w.tail);
             }
@@ -1216,8 +1239,7 @@ where
                 };
                 if !echoes {
                     let tail = self.out[start + 4 + token.len()..start + len].to_vec();
-                    self.rare.get_or_insert_with(Default::default).reply_wire =
-                        Some(Box::new(ReplyWire { resp: resp.clone(), tail }));
+                    self.rare.parts().reply_wire = Some(Box::new(ReplyWire { resp: resp.clone(), tail }));
                 }
             }
         }
@@ -1320,7 +1342,7 @@ where
             true
         });
         self.pending.extend(resend);
-        if !gone.is_empty() && self.rare.as_deref().is_some_and(|r| r.obs.is_some()) {
+        if !gone.is_empty() && self.rare.obs().is_some() {
             self.drop_observers(&gone); // an unacknowledged CON notification ends its observer
         }
     }
@@ -1378,7 +1400,7 @@ where
             if !srv.separate.is_empty() {
                 srv.separate.values().map(|s| s.deadline).for_each(&mut consider);
             }
-            if self.rare.as_deref().and_then(|r| r.obs.as_ref()).is_some_and(|o| !o.observers.is_empty()) {
+            if self.rare.obs().is_some_and(|o| !o.observers.is_empty()) {
                 srv.handler.next_change().into_iter().for_each(&mut consider);
             }
         }
@@ -1619,15 +1641,7 @@ mod tests {
         };
         let tombstone = |ex: &Exchange<u32>, answered| {
             let mut t = Tombstones::default();
-            t.push(Tombstone {
-                retire_at: Instant::ZERO,
-                dest: 7u32,
-                mid: ex.mid,
-                token: ex.token.as_slice(),
-                marked: matches!(ex.marking, Marking::Token),
-                answered,
-                n_sent: ex.sent.len(),
-            });
+            t.push(ex.tombstone(Instant::ZERO, answered));
             t
         };
         // plain token: the bytes themselves

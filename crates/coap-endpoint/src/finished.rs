@@ -67,18 +67,51 @@ pub(crate) struct Tombstones<A> {
     entries: VecDeque<Finished>,
     /// The peer of every entry while they all have the same one (None: no entry, or `dests`).
     dest: Option<A>,
-    /// `dests[i]` is the peer of `entries[i]`, once they differ (None while they do not).
-    #[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
-    dests: Option<Box<VecDeque<A>>>,
-    /// `tokens[i]` is the token of `entries[i]`; None while every token was empty (its length
-    /// is always that of `entries`). Boxed: 8 bytes in every endpoint instead of a queue's 32.
-    #[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
-    tokens: Option<Box<VecDeque<[u8; 8]>>>,
+    /// The peer of each entry, once they differ.
+    dests: Beside<A>,
+    /// The token of each entry, once some token is not empty.
+    tokens: Beside<[u8; 8]>,
+}
+
+/// A queue beside the entries, index for index, made only once it is needed (None until then,
+/// and its length always that of the entries once made). Boxed: 8 bytes in every endpoint
+/// instead of a queue's 32.
+#[derive(Debug)]
+#[allow(clippy::box_collection)] // the box is the point: the field's size, not the queue's
+struct Beside<T>(Option<Box<VecDeque<T>>>);
+
+impl<T: Clone> Beside<T> {
+    fn get(&self) -> Option<&VecDeque<T>> {
+        self.0.as_deref()
+    }
+
+    /// Makes it, the `older` entries already held reading `fill`.
+    fn start(&mut self, older: usize, fill: T) {
+        let mut q = VecDeque::with_capacity(older + 1);
+        q.resize(older, fill);
+        self.0 = Some(Box::new(q));
+    }
+
+    /// The newest entry's value, if it is made.
+    fn push(&mut self, v: T) {
+        if let Some(q) = self.0.as_mut() {
+            room_for_one(q, 4);
+            q.push_back(v);
+        }
+    }
+
+    /// The oldest entry leaves.
+    fn pop_front(&mut self) {
+        if let Some(q) = self.0.as_mut() {
+            q.pop_front();
+            shrink_if_sparse(q);
+        }
+    }
 }
 
 impl<A> Default for Tombstones<A> {
     fn default() -> Self {
-        Tombstones { entries: VecDeque::new(), dest: None, dests: None, tokens: None }
+        Tombstones { entries: VecDeque::new(), dest: None, dests: Beside(None), tokens: Beside(None) }
     }
 }
 
@@ -103,33 +136,24 @@ impl<A: PartialEq + Clone> Tombstones<A> {
         if t.answered {
             flags |= ANSWERED;
         }
-        if len > 0 && self.tokens.is_none() {
+        if len > 0 && self.tokens.get().is_none() {
             // the first non-empty token: the older ones' (empty) tokens fill in
-            let mut tokens = VecDeque::with_capacity(self.entries.len() + 1);
-            tokens.resize(self.entries.len(), [0; 8]);
-            self.tokens = Some(Box::new(tokens));
+            self.tokens.start(self.entries.len(), [0; 8]);
         }
-        if let Some(tokens) = self.tokens.as_mut() {
-            let mut token = [0u8; 8];
-            token[..len].copy_from_slice(&t.token[..len]);
-            room_for_one(tokens, 4);
-            tokens.push_back(token);
-        }
-        match (&self.dest, self.dests.as_mut()) {
-            (_, Some(dests)) => {
-                room_for_one(dests, 4);
-                dests.push_back(t.dest);
-            }
-            (None, None) => self.dest = Some(t.dest),
-            (Some(d), None) if *d == t.dest => {}
-            (Some(_), None) => {
+        let mut token = [0u8; 8];
+        token[..len].copy_from_slice(&t.token[..len]);
+        self.tokens.push(token);
+        match &self.dest {
+            None if self.dests.get().is_none() => self.dest = Some(t.dest),
+            Some(d) if *d == t.dest => {}
+            Some(_) => {
                 // the first other peer: the older ones' (shared) peer fills in
-                let shared = self.dest.take();
-                let mut dests = VecDeque::with_capacity(self.entries.len() + 1);
-                dests.extend(self.entries.iter().filter_map(|_| shared.clone()));
-                dests.push_back(t.dest);
-                self.dests = Some(Box::new(dests));
+                if let Some(shared) = self.dest.take() {
+                    self.dests.start(self.entries.len(), shared);
+                }
+                self.dests.push(t.dest);
             }
+            None => self.dests.push(t.dest),
         }
         room_for_one(&mut self.entries, 4);
         let n_sent = t.n_sent.min(u8::MAX as usize) as u8;
@@ -142,16 +166,10 @@ impl<A: PartialEq + Clone> Tombstones<A> {
     pub(crate) fn pop_front(&mut self) {
         self.entries.pop_front();
         shrink_if_sparse(&mut self.entries);
-        if let Some(tokens) = self.tokens.as_mut() {
-            tokens.pop_front();
-            shrink_if_sparse(tokens);
-        }
-        if let Some(dests) = self.dests.as_mut() {
-            dests.pop_front();
-            shrink_if_sparse(dests);
-        }
+        self.tokens.pop_front();
+        self.dests.pop_front();
         if self.entries.is_empty() {
-            (self.dest, self.dests) = (None, None);
+            (self.dest, self.dests) = (None, Beside(None));
         }
     }
 
@@ -164,18 +182,11 @@ impl<A: PartialEq + Clone> Tombstones<A> {
     pub(crate) fn answered(&self, i: usize) -> bool {
         self.entries.get(i).is_some_and(|f| f.flags & ANSWERED != 0)
     }
-}
 
-/// Entry `f`'s token, from its slot `t` in the token queue.
-fn token<'a>(f: &Finished, t: &'a [u8; 8]) -> &'a [u8] {
-    &t[..(f.flags & LEN_MASK) as usize]
-}
-
-impl<A: PartialEq + Clone> Tombstones<A> {
     /// The newest entry of `dest` for which `pred` holds, given the entry and its token.
     fn rfind(&self, dest: &A, pred: impl Fn(&Finished, &[u8]) -> bool) -> Option<usize> {
-        let (entries, tokens) = (&self.entries, self.tokens.as_deref());
-        match (self.dests.as_deref(), tokens) {
+        let (entries, tokens) = (&self.entries, self.tokens.get());
+        match (self.dests.get(), tokens) {
             (None, _) if self.dest.as_ref() != Some(dest) => None,
             (None, None) => entries.iter().rposition(|f| pred(f, &[])),
             (None, Some(t)) => entries.iter().zip(t).rposition(|(f, t)| pred(f, token(f, t))),
@@ -202,6 +213,11 @@ impl<A: PartialEq + Clone> Tombstones<A> {
     }
 }
 
+/// Entry `f`'s token, from its slot `t` in the token queue.
+fn token<'a>(f: &Finished, t: &'a [u8; 8]) -> &'a [u8] {
+    &t[..(f.flags & LEN_MASK) as usize]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,19 +238,19 @@ mod tests {
         t.push(stone(1, 7, 100, &[], true));
         t.push(stone(2, 7, 101, &[], false));
         t.push(stone(3, 8, 100, &[], true));
-        assert!(t.tokens.is_none()); // empty tokens: no token queue
+        assert!(t.tokens.get().is_none()); // empty tokens: no token queue
         assert_eq!((t.find_by_mid(&7, 100), t.find_by_mid(&8, 100), t.find_by_mid(&9, 100)), (Some(0), Some(2), None));
         assert_eq!(t.find_by_token(&7, &[]), Some(1));
         // a token at last: the older ones read as empty
         t.push(stone(4, 7, 102, &[0xab, 0xcd], true));
-        assert_eq!(t.tokens.as_ref().map(|q| q.len()), Some(4));
+        assert_eq!(t.tokens.get().map(|q| q.len()), Some(4));
         assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(3));
         assert_eq!(t.find_by_token(&7, &[]), Some(1));
         assert!(t.has_token(&7, &[0xab, 0xcd]) && !t.has_token(&8, &[0xab, 0xcd]));
         assert!(t.answered(0) && !t.answered(1) && !t.answered(9));
         t.pop_front();
         assert_eq!(
-            (t.len(), t.tokens.as_ref().map(|q| q.len()), t.front_retire_at()),
+            (t.len(), t.tokens.get().map(|q| q.len()), t.front_retire_at()),
             (3, Some(3), Some(Instant::from_nanos(2)))
         );
         assert_eq!(t.find_by_token(&7, &[0xab, 0xcd]), Some(2));
@@ -245,14 +261,11 @@ mod tests {
         let mut t = Tombstones::default();
         t.push(stone(1, 7, 100, &[], true));
         t.push(stone(2, 7, 101, &[], true));
-        assert_eq!((t.dest, t.dests.is_none()), (Some(7), true));
+        assert_eq!((t.dest, t.dests.get().is_none()), (Some(7), true));
         assert_eq!((t.find_by_mid(&7, 101), t.find_by_mid(&8, 101), t.has_token(&8, &[])), (Some(1), None, false));
         // another peer: every entry gets its own, the older ones the shared one
         t.push(stone(3, 8, 101, &[], true));
-        assert_eq!(
-            (t.dest, t.dests.as_deref().map(|d| d.iter().copied().collect::<Vec<_>>())),
-            (None, Some(vec![7, 7, 8]))
-        );
+        assert_eq!((t.dest, t.dests.get().map(|d| d.iter().copied().collect::<Vec<_>>())), (None, Some(vec![7, 7, 8])));
         assert_eq!((t.find_by_mid(&7, 101), t.find_by_mid(&8, 101), t.find_by_mid(&8, 100)), (Some(1), Some(2), None));
         assert_eq!(
             (t.find_by_token(&7, &[]), t.find_by_token(&8, &[]), t.find_by_token(&9, &[])),
@@ -261,7 +274,7 @@ mod tests {
         for _ in 0..3 {
             t.pop_front();
         }
-        assert_eq!((t.dest, t.dests.is_none()), (None, true));
+        assert_eq!((t.dest, t.dests.get().is_none()), (None, true));
         t.push(stone(4, 9, 102, &[], false));
         assert_eq!(
             (t.dest, t.find_by_mid(&9, 102), t.front_retire_at()),
@@ -282,12 +295,12 @@ mod tests {
         let mut t = Tombstones::default();
         t.push(stone(1, 7, 100, &[1, 2, 3, 4], true));
         t.push(stone(2, 7, 101, &[], true));
-        assert_eq!(t.tokens.as_ref().map(|q| q.len()), Some(2));
+        assert_eq!(t.tokens.get().map(|q| q.len()), Some(2));
         assert_eq!((t.find_by_token(&7, &[1, 2, 3, 4]), t.find_by_token(&7, &[])), (Some(0), Some(1)));
         t.pop_front();
         t.pop_front();
         t.push(stone(3, 7, 102, &[5], true));
-        assert_eq!((t.tokens.as_ref().map(|q| q.len()), t.find_by_token(&7, &[5])), (Some(1), Some(0)));
+        assert_eq!((t.tokens.get().map(|q| q.len()), t.find_by_token(&7, &[5])), (Some(1), Some(0)));
     }
 
     #[test]

@@ -61,27 +61,20 @@ impl<A: Ord + Clone, const FROM: usize> Keys<A, FROM> {
         let Some((dest, mid, token)) = live.get(&id).map(|e| e.key()).map(|(d, m, t)| (d.clone(), m, t)) else {
             return;
         };
-        if self.index.is_none() {
-            for (&other, e) in live.iter_mut() {
-                let (d, m, t) = e.key();
-                let holds = if other == id {
-                    HOLDS_MID | HOLDS_TOKEN
-                } else if *d == dest {
-                    let lost = if m == mid { HOLDS_MID } else { 0 } | if t == token { HOLDS_TOKEN } else { 0 };
-                    e.marks() & !lost
-                } else {
-                    continue;
-                };
-                e.set_marks(holds);
-            }
-            if live.len() >= FROM {
-                self.index = Some(Box::new(Self::build(live)));
-            }
-            return;
-        }
         if let Some(ix) = self.index.as_deref_mut() {
             ix.by_mid.insert((dest.clone(), mid), id);
             ix.by_token.insert((dest, token), id);
+            return;
+        }
+        // the new exchange holds both keys; another of the same peer loses those it shared
+        for (&other, e) in live.iter_mut().filter(|(_, e)| *e.key().0 == dest) {
+            let (_, m, t) = e.key();
+            let lost = if m == mid { HOLDS_MID } else { 0 } | if t == token { HOLDS_TOKEN } else { 0 };
+            let holds = if other == id { HOLDS_MID | HOLDS_TOKEN } else { e.marks() & !lost };
+            e.set_marks(holds);
+        }
+        if live.len() >= FROM {
+            self.index = Some(Box::new(Self::build(live)));
         }
     }
 

@@ -216,7 +216,7 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
     pub(crate) fn mark_ack_sent(&mut self, peer: &A, mid: u16) {
         if let Some(t) = self.table.as_mut() {
             if let Some(seq) = t.find(peer, mid) {
-                let slot = &mut t.queue[seq.wrapping_sub(t.head) as usize];
+                let slot = t.slot_mut(seq);
                 if let State::Deferred { .. } = slot.state {
                     slot.state = State::Deferred { ack_sent: true };
                 }
@@ -226,12 +226,7 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
         let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
-        let reply = match &cached {
-            Cached::Reply(r) => Some(&**r),
-            Cached::Deferred { .. } => None,
-        };
-        t.evict_to(now, entry_cost::<A>(reply), self.budget);
-        t.push(expires, peer, mid, cached);
+        t.push(now, self.budget, expires, peer, mid, cached);
     }
 
     /// Drops expired entries.
@@ -326,11 +321,16 @@ impl<A: Eq + Clone + Hash> Table<A> {
         }
     }
 
+    /// The slot of sequence number `seq`, to change.
+    fn slot_mut(&mut self, seq: u32) -> &mut Slot<A> {
+        &mut self.queue[seq.wrapping_sub(self.head) as usize]
+    }
+
     /// Takes what the slot of sequence number `seq` holds out (it stays queued, dead).
     fn take(&mut self, seq: u32) -> Option<Cached> {
         let cached = self.cached(seq);
         self.bytes -= self.cost(seq);
-        self.queue[seq.wrapping_sub(self.head) as usize].state = State::Dead;
+        self.slot_mut(seq).state = State::Dead;
         cached
     }
 
@@ -351,25 +351,24 @@ impl<A: Eq + Clone + Hash> Table<A> {
         Some((expires, self.take(seq)?))
     }
 
-    /// Queues a new entry; one under the same key (a rare reuse of a Message ID within its
-    /// lifetime) is replaced.
-    fn push(&mut self, expires: Instant, peer: A, mid: u16, cached: Cached) {
-        let seq = self.head.wrapping_add(self.queue.len() as u32);
-        let hash = self.hash(&peer, mid);
-        let state = match cached {
-            Cached::Reply(reply) => {
-                self.bytes += entry_cost::<A>(Some(&reply));
-                if !self.runs.back().is_some_and(|run| Arc::ptr_eq(&run.reply, &reply)) {
-                    room_for_one(&mut self.runs, 1);
-                    self.runs.push_back(Run { first: seq, reply });
-                }
-                State::Reply
-            }
-            Cached::Deferred { ack_sent } => {
-                self.bytes += entry_cost::<A>(None);
-                State::Deferred { ack_sent }
-            }
+    /// Queues a new entry, first evicting the oldest until it fits in `budget`; one under the
+    /// same key (a rare reuse of a Message ID within its lifetime) is replaced.
+    fn push(&mut self, now: Instant, budget: usize, expires: Instant, peer: A, mid: u16, cached: Cached) {
+        let (state, reply) = match cached {
+            Cached::Reply(reply) => (State::Reply, Some(reply)),
+            Cached::Deferred { ack_sent } => (State::Deferred { ack_sent }, None),
         };
+        let cost = entry_cost::<A>(reply.as_deref());
+        self.evict_to(now, cost, budget);
+        self.bytes += cost;
+        let seq = self.head.wrapping_add(self.queue.len() as u32);
+        if let Some(reply) = reply {
+            if !self.runs.back().is_some_and(|run| Arc::ptr_eq(&run.reply, &reply)) {
+                room_for_one(&mut self.runs, 1);
+                self.runs.push_back(Run { first: seq, reply });
+            }
+        }
+        let hash = self.hash(&peer, mid);
         // the slot is queued before the index may grow: rehashing reads the keys in the queue
         room_for_one(&mut self.queue, 16);
         self.queue.push_back(Slot { expires, peer, mid, state });
@@ -393,9 +392,7 @@ impl<A: Eq + Clone + Hash> Table<A> {
     /// Takes the front slot off the queue; if it was live, drops its index entry and returns its
     /// expiry.
     fn pop_front(&mut self) -> Option<Option<Instant>> {
-        if self.queue.is_empty() {
-            return None;
-        }
+        self.queue.front()?;
         let front = self.head;
         let cost = self.cost(front); // before its run may leave
         let slot = self.queue.pop_front()?;
