@@ -498,6 +498,8 @@ where
     /// [`observe::NON_MAX`] NON in a row, else as NON. A response that is not a success (2.xx)
     /// goes without Observe and ends the observations (RFC 7641 §4.2). Returns how many were
     /// notified.
+    #[cold]
+    #[inline(never)]
     pub fn notify(&mut self, now: Instant, path: &str, resp: &Response, confirmable: bool) -> usize {
         let Some(o) = self.rare.obs_mut() else { return 0 };
         let last = resp.code.class() != 2;
@@ -541,6 +543,8 @@ where
     /// Forgets the observers of the notifications `gone` names: (peer, the token of a CON
     /// notification of theirs) when one was reset or went unacknowledged, or (peer, the Message
     /// ID) of the last notification sent to them when a NON one was reset.
+    #[cold]
+    #[inline(never)]
     fn drop_observers(&mut self, gone: &[(A, Result<Token, u16>)]) {
         if let Some(o) = self.rare.obs_mut() {
             o.observers.retain(|ob| {
@@ -557,6 +561,8 @@ where
 
     /// Retransmits the CON just queued (the last of `pending`) as RFC 7252 §4.2 says, until it is
     /// acknowledged (a separate response or a CON notification).
+    #[cold]
+    #[inline(never)]
     fn track_con(&mut self, now: Instant, peer: &A, mid: u16) {
         if let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() {
             let bytes = self.out[start..start + len].to_vec();
@@ -839,6 +845,8 @@ where
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
         let con = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), mid)));
         if self.rare.obs().is_some() {
@@ -921,6 +929,8 @@ where
     }
 
     /// A response for one of our observations (true), handled; false if it is not one.
+    #[cold]
+    #[inline(never)]
     fn on_notification(&mut self, now: Instant, from: &A, msg: &Message<'_>) -> bool {
         let Some(o) = self.rare.obs_mut() else { return false };
         let key = (from.clone(), Token::new(msg.token));
@@ -949,6 +959,7 @@ where
         true
     }
 
+    #[inline(never)]
     fn on_separate_response(&mut self, now: Instant, from: A, msg: &Message<'_>) {
         let lookup = |t: &[u8]| self.keys.by_token(&self.exchanges, &from, Token::new(t));
         let id = lookup(msg.token).or_else(|| msg.token.split_first().and_then(|(_, rest)| lookup(rest)));
@@ -993,6 +1004,8 @@ where
     /// The Echo value for `peer` at time second `secs`: the second (4 bytes) and a keyed hash of
     /// the peer and the second (8 bytes). Not a cryptographic MAC (SipHash keyed by prefixing a
     /// random secret): it proves an address can receive, against off-path guessing (2^64).
+    #[cold]
+    #[inline(never)]
     fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
         use core::hash::{Hash, Hasher};
         let key = match self.rare.echo() {
@@ -1014,6 +1027,8 @@ where
 
     /// Whether `peer` is verified at `now`, or proves it now with a fresh Echo from `msg` (then
     /// it is remembered as verified).
+    #[cold]
+    #[inline(never)]
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
         let life = self.cfg.echo_lifetime;
         // no key yet: no source verified, no Echo valid
@@ -1250,6 +1265,8 @@ where
     /// The deferred answer to request `id` (the handler returned [`Reply::Later`]): piggybacked
     /// if the empty ACK has not gone yet, else a separate CON response, retransmitted as RFC 7252
     /// §4.2 says. Unknown or expired ids are ignored.
+    #[cold]
+    #[inline(never)]
     pub fn respond(&mut self, now: Instant, id: RequestId, resp: Response) {
         let Some(d) = self.srv.as_deref_mut().and_then(|s| s.deferred.remove(&id)) else { return };
         let ack_sent =
@@ -1313,6 +1330,8 @@ where
 
     /// The deadlines of replies: empty ACKs of slow handlers, separate responses'
     /// retransmissions (an unacknowledged CON notification ends its observation).
+    #[cold]
+    #[inline(never)]
     fn reply_timeouts(&mut self, now: Instant) {
         let Some(srv) = self.srv.as_deref_mut() else { return };
         let acks: Vec<RequestId> =
