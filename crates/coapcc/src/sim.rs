@@ -181,8 +181,8 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
 
 /// What a bottleneck client costs while its replication runs (endpoint, controller, workload,
 /// the exchanges it finished in the last 247 s, its share of the event queue and of the server's
-/// deduplication cache): measured as peak RSS, about 2.3 KB at 10,000 and 20,000 clients behind
-/// a bottleneck scaled ×10 and ×20, and about 2.4 KB at 1,000,000 (docs/performance.md); counted
+/// deduplication cache): measured as peak RSS, about 2.0 KB at 10,000 and 20,000 clients behind
+/// a bottleneck scaled ×10 and ×20, and at 1,000,000 (docs/performance.md); counted
 /// generously, as a refusal costs less than a machine driven into swap.
 const LIVE_BYTES_PER_CLIENT: u64 = 6_000;
 /// What a replication keeps of its RTTs until the summary: 8 bytes each up to netsim's exact cap,
