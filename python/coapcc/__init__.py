@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -137,19 +138,24 @@ def sim(
     ccs = [cc] if isinstance(cc, str) else list(cc or [])
     directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="coapcc-sim-"))
     directory.mkdir(parents=True, exist_ok=True)
-    incomplete = _native.sim(
-        str(directory),
-        origin or ("preset " + preset if preset else "coapcc.sim()"),
-        text=text,
-        preset=preset,
-        keys=json.dumps(keys) if keys else None,
-        cc=ccs,
-        reps=reps,
-        seed=seed,
-        threads=threads,
-        duration=duration,
-        buffer=_buffer(buffer),
-    )
+    try:
+        incomplete = _native.sim(
+            str(directory),
+            origin or ("preset " + preset if preset else "coapcc.sim()"),
+            text=text,
+            preset=preset,
+            keys=json.dumps(keys) if keys else None,
+            cc=ccs,
+            reps=reps,
+            seed=seed,
+            threads=threads,
+            duration=duration,
+            buffer=_buffer(buffer),
+        )
+    except BaseException:
+        if out is None:  # the directory made for this run holds nothing worth keeping
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     if incomplete:
         import warnings
 

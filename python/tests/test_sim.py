@@ -44,7 +44,7 @@ def test_keyword_arguments_are_scenario_keys(cli, tmp_path):
     assert without_wall_clock(r.summary) == without_wall_clock(expected)
 
 
-def test_errors_are_value_errors_with_the_command_lines_messages():
+def test_errors_are_value_errors_with_the_command_lines_messages(tmp_path):
     with pytest.raises(ValueError, match="unknown algorithm 'fasr'"):
         coapcc.sim(cc="fasr")
     with pytest.raises(ValueError, match="unknown field `clientz`"):
@@ -53,6 +53,8 @@ def test_errors_are_value_errors_with_the_command_lines_messages():
         coapcc.sim(preset="nope")
     with pytest.raises(ValueError, match="buffer must be"):
         coapcc.sim(buffer=-1)
+    # a failed run leaves no directory of its own behind (the temporary ones go to tmp_path)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_truncated_run_warns_and_still_reports():
