@@ -136,6 +136,7 @@ def sim(
             raise ValueError(f"cannot read {path}: {e.strerror}") from None
         origin = str(path)
     ccs = [cc] if isinstance(cc, str) else list(cc or [])
+    buffer_bytes = _buffer(buffer)  # checked before a directory is made
     directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="coapcc-sim-"))
     directory.mkdir(parents=True, exist_ok=True)
     try:
@@ -150,7 +151,7 @@ def sim(
             seed=seed,
             threads=threads,
             duration=duration,
-            buffer=_buffer(buffer),
+            buffer=buffer_bytes,
         )
     except BaseException:
         if out is None:  # the directory made for this run holds nothing worth keeping

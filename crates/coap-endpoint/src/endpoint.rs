@@ -358,6 +358,12 @@ impl<A> Rare<A> {
     fn echo_mut(&mut self) -> Option<&mut EchoState<A>> {
         self.get_mut()?.echo.as_deref_mut()
     }
+    fn reply_wire(&self) -> Option<&ReplyWire> {
+        self.get()?.reply_wire.as_deref()
+    }
+    fn kept_mut(&mut self) -> Option<&mut VecDeque<Box<ExchangeReport<A>>>> {
+        Some(&mut self.get_mut()?.kept)
+    }
 }
 
 /// One CoAP endpoint (client and server) over one local address. `A` is the driver's address
@@ -786,7 +792,7 @@ where
     /// Retires the oldest finished exchange, emitting its report if it kept it.
     fn retire_oldest(&mut self) {
         self.finished.pop_front();
-        if let Some(r) = self.rare.get_mut().and_then(|r| r.kept.pop_front()) {
+        if let Some(r) = self.rare.kept_mut().and_then(VecDeque::pop_front) {
             self.events.push_back(Event::Retired(r));
         }
     }
@@ -795,7 +801,7 @@ where
     fn duplicate_of(&mut self, i: usize) {
         if self.finished.answered(i) {
             self.duplicates += 1;
-            if let Some(r) = self.rare.get_mut().and_then(|r| r.kept.get_mut(i)) {
+            if let Some(r) = self.rare.kept_mut().and_then(|k| k.get_mut(i)) {
                 r.duplicates += 1;
             }
         }
@@ -1243,7 +1249,7 @@ where
         let echoes = self.cfg.echo_transmission_numbers
             && echo_from.is_some_and(|m| m.options.iter().any(|o| ECHOED.contains(&o.number)));
         let start = self.out.len();
-        match self.rare.get().and_then(|r| r.reply_wire.as_deref()) {
+        match self.rare.reply_wire() {
             Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
                 put_with_tail(&mut self.out, ty, resp.code, mid, token, &w.tail);
             }

@@ -58,7 +58,10 @@ impl<A, const FROM: usize> Default for Keys<A, FROM> {
 impl<A: Ord + Clone, const FROM: usize> Keys<A, FROM> {
     /// Exchange `id`, just added to `live`, takes its keys.
     pub(crate) fn insert<E: Keyed<A>>(&mut self, live: &mut LiteMap<ExchangeId, E>, id: ExchangeId) {
-        let Some((dest, mid, token)) = live.get(&id).map(|e| e.key()).map(|(d, m, t)| (d.clone(), m, t)) else {
+        let Some((dest, mid, token)) = live.get(&id).map(|e| {
+            let (d, m, t) = e.key();
+            (d.clone(), m, t)
+        }) else {
             return;
         };
         if let Some(ix) = self.index.as_deref_mut() {
@@ -155,7 +158,7 @@ mod tests {
 
     impl Keyed<u32> for Ex {
         fn key(&self) -> (&u32, u16, Token) {
-            (&self.0, self.1, Token::new(&[self.2][..(self.2 != 0) as usize]))
+            (&self.0, self.1, token(self.2))
         }
         fn marks(&self) -> u8 {
             self.3
@@ -165,6 +168,7 @@ mod tests {
         }
     }
 
+    /// The token of byte `b`: empty for 0.
     fn token(b: u8) -> Token {
         Token::new(&[b][..(b != 0) as usize])
     }

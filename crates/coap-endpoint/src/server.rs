@@ -161,9 +161,14 @@ fn entry_cost<A>(reply: Option<&Response>) -> usize {
     ENTRY_OVERHEAD + 2 * core::mem::size_of::<A>() + reply
 }
 
+/// Where the slot of sequence number `seq` is in a queue whose front is `head`.
+fn position(head: u32, seq: u32) -> usize {
+    seq.wrapping_sub(head) as usize
+}
+
 /// The slot of sequence number `seq` in `queue`, whose front is `head`.
 fn slot_at<A>(queue: &VecDeque<Slot<A>>, head: u32, seq: u32) -> &Slot<A> {
-    &queue[seq.wrapping_sub(head) as usize]
+    &queue[position(head, seq)]
 }
 
 /// Recently seen (peer, Message ID) pairs with their replies. Each entry is kept for its
@@ -323,7 +328,7 @@ impl<A: Eq + Clone + Hash> Table<A> {
 
     /// The slot of sequence number `seq`, to change.
     fn slot_mut(&mut self, seq: u32) -> &mut Slot<A> {
-        &mut self.queue[seq.wrapping_sub(self.head) as usize]
+        &mut self.queue[position(self.head, seq)]
     }
 
     /// Takes what the slot of sequence number `seq` holds out (it stays queued, dead).
