@@ -36,8 +36,15 @@ pub struct Distribution {
 impl Distribution {
     /// Of unsorted values (NaN everywhere when empty).
     pub fn of(mut v: Vec<f64>) -> Self {
-        v.sort_by(f64::total_cmp);
-        Self::from_quantiles(|p| quantile(&v, p))
+        // under total_cmp only bitwise-equal values compare equal, so an unstable sort gives the
+        // same sequence as a stable one, with less work (pattern-defeating quicksort, in place)
+        v.sort_unstable_by(f64::total_cmp);
+        Self::of_sorted(&v)
+    }
+
+    /// Of values sorted in ascending order.
+    pub fn of_sorted(v: &[f64]) -> Self {
+        Self::from_quantiles(|p| quantile(v, p))
     }
 
     /// From a quantile function of p in [0, 1].
@@ -258,8 +265,11 @@ impl Summary {
 /// else from the sketch of all of them, with its error bound.
 fn rtt_distribution(reps: &[RepResult]) -> (Distribution, Option<f64>) {
     if reps.iter().all(|r| r.stats.rtt.exact().is_some()) {
-        let all = reps.iter().flat_map(|r| r.stats.rtt.exact().unwrap_or_default());
-        return (Distribution::of(all.map(|&ns| ns as f64 / 1e9).collect()), None);
+        let mut ns: Vec<u64> = reps.iter().flat_map(|r| r.stats.rtt.exact().unwrap_or_default()).copied().collect();
+        // sorted as integers (cheaper to compare); nanoseconds to seconds keeps the order
+        ns.sort_unstable();
+        let s: Vec<f64> = ns.iter().map(|&ns| ns as f64 / 1e9).collect();
+        return (Distribution::of_sorted(&s), None);
     }
     let mut all = RttSketch::default();
     reps.iter().for_each(|r| r.stats.rtt.add_to(&mut all));
