@@ -25,8 +25,9 @@ pub struct Options<'a>(Repr<'a>);
 
 #[derive(Clone, Copy)]
 enum Repr<'a> {
-    /// Bytes that [`split_options`] accepted: iteration cannot fail.
-    Encoded(&'a [u8]),
+    /// Bytes that [`split_options`] accepted (iteration cannot fail), and the number of the last
+    /// option, which is the largest (0 when there is none).
+    Encoded(&'a [u8], u16),
     /// A caller's list; encoding checks its order.
     List(&'a [CoapOption<'a>]),
 }
@@ -40,13 +41,13 @@ impl<'a> Options<'a> {
     pub const fn from_list(list: &'a [CoapOption<'a>]) -> Self {
         Options(Repr::List(list))
     }
-    pub(crate) const fn from_validated(bytes: &'a [u8]) -> Self {
-        Options(Repr::Encoded(bytes))
+    pub(crate) const fn from_validated(bytes: &'a [u8], last: u16) -> Self {
+        Options(Repr::Encoded(bytes, last))
     }
     /// Iterates over the options in order.
     pub fn iter(&self) -> OptionsIter<'a> {
         match self.0 {
-            Repr::Encoded(bytes) => OptionsIter { inner: IterRepr::Encoded { bytes, number: 0 } },
+            Repr::Encoded(bytes, _) => OptionsIter { inner: IterRepr::Encoded { bytes, number: 0 } },
             Repr::List(list) => OptionsIter { inner: IterRepr::List(list.iter()) },
         }
     }
@@ -58,13 +59,23 @@ impl<'a> Options<'a> {
     pub fn get_all(&self, number: u16) -> impl Iterator<Item = &'a [u8]> {
         self.iter().filter(move |o| o.number == number).map(|o| o.value)
     }
+    /// The largest option number, or `None` when there are no options: at no cost for the
+    /// options of a decoded message (in order, so the last one's), by a scan for a list. Lets a
+    /// caller skip looking for options of large numbers that most messages do not carry.
+    pub fn max_number(&self) -> Option<u16> {
+        match self.0 {
+            Repr::Encoded([], _) => None,
+            Repr::Encoded(_, last) => Some(last),
+            Repr::List(list) => list.iter().map(|o| o.number).max(),
+        }
+    }
     /// Whether there are no options.
     pub fn is_empty(&self) -> bool {
         self.iter().next().is_none()
     }
     /// Bytes the options take when encoded (without the payload marker).
     pub fn encoded_len(&self) -> usize {
-        if let Repr::Encoded(bytes) = self.0 {
+        if let Repr::Encoded(bytes, _) = self.0 {
             return bytes.len();
         }
         let mut prev = 0u16;
@@ -77,7 +88,7 @@ impl<'a> Options<'a> {
         len
     }
     pub(crate) fn write(&self, w: &mut Writer<'_>) -> Result<(), Error> {
-        if let Repr::Encoded(bytes) = self.0 {
+        if let Repr::Encoded(bytes, _) = self.0 {
             return w.put(bytes);
         }
         let mut prev = 0u16;
@@ -202,7 +213,7 @@ pub(crate) fn split_options(bytes: &[u8]) -> Result<(Options<'_>, &[u8]), Error>
         Some((_, [])) => return Err(Error::EmptyPayloadAfterMarker),
         Some((_, payload)) => payload,
     };
-    Ok((Options::from_validated(options), payload))
+    Ok((Options::from_validated(options, number), payload))
 }
 
 /// Extra bytes the extended form of `x` needs (0, 1 or 2).
@@ -292,5 +303,20 @@ mod tests {
         let (decoded, payload) = split_options(&buf[..n]).unwrap();
         assert!(payload.is_empty());
         assert_eq!(decoded, opts);
+    }
+
+    #[test]
+    fn the_largest_option_number() {
+        // decoded: Uri-Path (delta 11) then delta 289 (nibble 14, 0x0014): options 11 and 300
+        let bytes = [0xB1, b'a', 0xE0, 0x00, 0x14, PAYLOAD_MARKER, 1];
+        let (decoded, payload) = split_options(&bytes).unwrap();
+        assert_eq!((decoded.max_number(), payload), (Some(300), &[1][..]));
+        // no options: only a payload, or nothing
+        assert_eq!(split_options(&[PAYLOAD_MARKER, 7]).unwrap().0.max_number(), None);
+        assert_eq!(split_options(&[]).unwrap().0.max_number(), None);
+        // a list (its order is checked only when encoded): the largest wherever it stands
+        let list = [CoapOption { number: 60, value: &[] }, CoapOption { number: 11, value: &[] }];
+        assert_eq!(Options::from_list(&list).max_number(), Some(60));
+        assert_eq!(Options::empty().max_number(), None);
     }
 }
