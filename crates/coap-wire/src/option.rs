@@ -161,7 +161,8 @@ impl<'a> Iterator for OptionsIter<'a> {
 }
 
 /// Reads one option header and value at the start of `bytes`. `Ok(None)` at the end of the
-/// options (no bytes left, or the payload marker).
+/// options (no bytes left, or the payload marker). Inlined: every decoded option passes here.
+#[inline]
 fn read_option(bytes: &[u8], prev: u16) -> Result<Option<(CoapOption<'_>, &[u8])>, Error> {
     let Some((&first, mut rest)) = bytes.split_first() else { return Ok(None) };
     if first == PAYLOAD_MARKER {
@@ -178,6 +179,7 @@ fn read_option(bytes: &[u8], prev: u16) -> Result<Option<(CoapOption<'_>, &[u8])
     Ok(Some((CoapOption { number, value }, rest)))
 }
 
+#[inline]
 fn read_ext(nibble: u8, rest: &mut &[u8], reserved: Error) -> Result<u32, Error> {
     match nibble {
         0..=12 => Ok(nibble as u32),
