@@ -284,7 +284,13 @@ pub(crate) fn run_reps<S>(
     rep: impl Fn(u32) -> RepResult + Sync,
 ) -> Run<S> {
     let watch = Stopwatch::start();
-    let reps: Vec<RepResult> = pool.install(|| (0..reps).into_par_iter().map(&rep).collect());
+    let reps: Vec<RepResult> = if pool.current_num_threads() == 1 {
+        // one worker: the replications run on this thread, in order (the same results), without
+        // handing the job to the pool's thread and sleeping until it is done
+        (0..reps).map(&rep).collect()
+    } else {
+        pool.install(|| (0..reps).into_par_iter().map(&rep).collect())
+    };
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
     let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
