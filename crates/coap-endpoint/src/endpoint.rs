@@ -1246,7 +1246,8 @@ where
         resp: &Arc<Response>,
         echo_from: Option<&Message<'_>>,
     ) {
-        let echoes = self.cfg.echo_transmission_numbers && echo_from.is_some_and(echoed_options);
+        let echoes = self.cfg.echo_transmission_numbers
+            && echo_from.is_some_and(|m| ECHOED.iter().any(|&n| m.options.get(n).is_some()));
         let start = self.out.len();
         match self.rare.reply_wire() {
             Some(w) if !echoes && token.len() <= coap_wire::MAX_TOKEN_LEN && Arc::ptr_eq(&w.resp, resp) => {
@@ -1479,14 +1480,6 @@ where
     pub fn poll_event(&mut self) -> Option<Event<A>> {
         self.events.pop_front()
     }
-}
-
-/// Whether a request carries a transmission-number option whose value a piggybacked response
-/// echoes. Those options have large numbers (65,000 and up): a request whose largest option is
-/// smaller, as most are, is answered without a scan of its options.
-fn echoed_options(req: &Message<'_>) -> bool {
-    let smallest = ECHOED[0].min(ECHOED[1]);
-    req.options.max_number().is_some_and(|n| n >= smallest) && req.options.iter().any(|o| ECHOED.contains(&o.number))
 }
 
 /// The second an Echo value names (seconds of the endpoint's clock).

@@ -51,8 +51,15 @@ impl<'a> Options<'a> {
             Repr::List(list) => OptionsIter { inner: IterRepr::List(list.iter()) },
         }
     }
-    /// The value of the first option with this number.
+    /// The value of the first option with this number. A decoded message's options are in
+    /// order: a number past its last one is answered at once, without a scan (the large numbers
+    /// of experimental options, which most messages do not carry).
     pub fn get(&self, number: u16) -> Option<&'a [u8]> {
+        if let Repr::Encoded(_, last) = self.0 {
+            if number > last {
+                return None;
+            }
+        }
         self.iter().find(|o| o.number == number).map(|o| o.value)
     }
     /// Every value of the options with this number, in order.
@@ -314,6 +321,8 @@ mod tests {
         let (decoded, payload) = split_options(&bytes).unwrap();
         assert_eq!((decoded.max_number(), payload), (Some(300), &[1][..]));
         // no options: only a payload, or nothing
+        // a number past the last one is not there; the ones before are found as by a scan
+        assert_eq!((decoded.get(301), decoded.get(300), decoded.get(11)), (None, Some(&[][..]), Some(&b"a"[..])));
         assert_eq!(split_options(&[PAYLOAD_MARKER, 7]).unwrap().0.max_number(), None);
         assert_eq!(split_options(&[]).unwrap().0.max_number(), None);
         // a list (its order is checked only when encoded): the largest wherever it stands

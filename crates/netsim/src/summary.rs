@@ -268,7 +268,7 @@ fn rtt_distribution(reps: &[RepResult]) -> (Distribution, Option<f64>) {
         let mut ns: Vec<u64> = reps.iter().flat_map(|r| r.stats.rtt.exact().unwrap_or_default()).copied().collect();
         // sorted as integers (cheaper to compare); nanoseconds to seconds keeps the order
         ns.sort_unstable();
-        let s: Vec<f64> = ns.iter().map(|&ns| ns as f64 / 1e9).collect();
+        let s: Vec<f64> = ns.iter().map(|&t| t as f64 / 1e9).collect();
         return (Distribution::of_sorted(&s), None);
     }
     let mut all = RttSketch::default();
