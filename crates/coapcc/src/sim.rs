@@ -264,32 +264,44 @@ pub(crate) struct Run<S> {
     pub(crate) reps: Vec<RepResult>,
 }
 
-/// The worker pool `--threads` asks for (default: all cores).
-pub(crate) fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Error> {
-    if threads == Some(0) {
-        return Err("--threads must be at least 1".into());
-    }
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(t) = threads {
-        builder = builder.num_threads(t);
-    }
-    Ok(builder.build()?)
+/// Where replications run: on the calling thread when `--threads 1` asks for one worker (no
+/// pool thread is started: an idle rayon worker spins for a while before it sleeps, and on a
+/// single core that spinning takes time from the run), otherwise on a rayon pool.
+#[derive(Debug)]
+pub(crate) enum Workers {
+    /// The calling thread.
+    Here,
+    /// A pool (default: one thread per core).
+    Pool(rayon::ThreadPool),
 }
 
-/// Runs replications `0..reps` of `scenario` on `pool` with `rep`, timed, and summarises them.
-pub(crate) fn run_reps<S>(
-    pool: &rayon::ThreadPool,
-    scenario: S,
-    reps: u32,
-    rep: impl Fn(u32) -> RepResult + Sync,
-) -> Run<S> {
+impl Workers {
+    /// The workers `--threads` asks for.
+    pub(crate) fn new(threads: Option<usize>) -> Result<Self, Error> {
+        match threads {
+            Some(0) => Err("--threads must be at least 1".into()),
+            Some(1) => Ok(Workers::Here),
+            Some(t) => Ok(Workers::Pool(rayon::ThreadPoolBuilder::new().num_threads(t).build()?)),
+            None => Ok(Workers::Pool(rayon::ThreadPoolBuilder::new().build()?)),
+        }
+    }
+
+    /// Replications that run at once.
+    pub(crate) fn threads(&self) -> usize {
+        match self {
+            Workers::Here => 1,
+            Workers::Pool(pool) => pool.current_num_threads(),
+        }
+    }
+}
+
+/// Runs replications `0..reps` of `scenario` on `workers` with `rep`, timed, and summarises them.
+pub(crate) fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl Fn(u32) -> RepResult + Sync) -> Run<S> {
     let watch = Stopwatch::start();
-    let reps: Vec<RepResult> = if pool.current_num_threads() == 1 {
-        // one worker: the replications run on this thread, in order (the same results), without
-        // handing the job to the pool's thread and sleeping until it is done
-        (0..reps).map(&rep).collect()
-    } else {
-        pool.install(|| (0..reps).into_par_iter().map(&rep).collect())
+    let reps: Vec<RepResult> = match workers {
+        // in order, on this thread; the results are the same on any number of threads
+        Workers::Here => (0..reps).map(&rep).collect(),
+        Workers::Pool(pool) => pool.install(|| (0..reps).into_par_iter().map(&rep).collect()),
     };
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
@@ -321,11 +333,11 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let specs = if args.cc.is_empty() { vec![base.cc.clone()] } else { args.cc.clone() };
     let scenarios: Vec<Scenario> =
         specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;
-    let pool = pool(args.threads)?;
+    let workers = Workers::new(args.threads)?;
     // per-exchange records only for --out's exchanges.csv and rto.csv
     let detail = if args.out.is_some() { Detail::Exchanges } else { Detail::Summary };
     if !args.ignore_memory {
-        check_memory(&scenarios, pool.current_num_threads(), detail)?;
+        check_memory(&scenarios, workers.threads(), detail)?;
     }
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
     let progress = Arc::new(AtomicU64::new(0));
@@ -333,7 +345,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;
-        runs.push(run_reps(&pool, s.clone(), s.reps, |r| run_rep_with(s, &transport, r, Some(&progress), detail)));
+        runs.push(run_reps(&workers, s.clone(), s.reps, |r| run_rep_with(s, &transport, r, Some(&progress), detail)));
     }
     if let Some(bar) = bar {
         bar.finish();

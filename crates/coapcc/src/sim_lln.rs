@@ -50,7 +50,7 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
         let s = LlnScenario { cc: res.cc.to_string(), ..s };
         scenarios.push((s, res));
     }
-    let pool = crate::sim::pool(args.threads)?;
+    let workers = crate::sim::Workers::new(args.threads)?;
     // progress in exchanges: each client runs about duration / interval of them
     let total: u64 = scenarios
         .iter()
@@ -62,7 +62,7 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
     let mut runs = Vec::new();
     for (s, res) in &scenarios {
-        runs.push(crate::sim::run_reps(&pool, s.clone(), s.reps, |r| lln::run_rep(s, res, r, Some(&progress))));
+        runs.push(crate::sim::run_reps(&workers, s.clone(), s.reps, |r| lln::run_rep(s, res, r, Some(&progress))));
     }
     if let Some(bar) = bar {
         bar.finish();
