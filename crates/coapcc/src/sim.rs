@@ -1,8 +1,6 @@
 //! `coapcc sim`: the reference testbed in virtual time.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 
 use netsim::loss::ErrorProfile;
 use netsim::{run_rep_with, Detail, RepResult, Scenario, Summary, WorkloadKind};
@@ -340,15 +338,16 @@ pub fn run(args: &Args) -> Result<(), Error> {
         check_memory(&scenarios, workers.threads(), detail)?;
     }
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
-    let progress = Arc::new(AtomicU64::new(0));
-    let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
+    let progress = (!args.silent).then(|| crate::progress::Progress::start(total));
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;
-        runs.push(run_reps(&workers, s.clone(), s.reps, |r| run_rep_with(s, &transport, r, Some(&progress), detail)));
+        runs.push(run_reps(&workers, s.clone(), s.reps, |r| {
+            run_rep_with(s, &transport, r, crate::progress::counter(&progress), detail)
+        }));
     }
-    if let Some(bar) = bar {
-        bar.finish();
+    if let Some(progress) = progress {
+        progress.finish();
     }
 
     if let Some(dir) = &args.out {

@@ -2,8 +2,6 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
 
 use netsim::lln::{self, LlnScenario};
 use netsim::summary::NetworkSummary;
@@ -58,14 +56,15 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
             s.reps as u64 * r.intervals_ns.iter().map(|&i| (s.duration_s * 1e9 / i as f64) as u64).sum::<u64>()
         })
         .sum();
-    let progress = Arc::new(AtomicU64::new(0));
-    let bar = (!args.silent).then(|| crate::progress::Bar::start(total, progress.clone(), "exchanges"));
+    let progress = (!args.silent).then(|| crate::progress::Progress::start(total));
     let mut runs = Vec::new();
     for (s, res) in &scenarios {
-        runs.push(crate::sim::run_reps(&workers, s.clone(), s.reps, |r| lln::run_rep(s, res, r, Some(&progress))));
+        runs.push(crate::sim::run_reps(&workers, s.clone(), s.reps, |r| {
+            lln::run_rep(s, res, r, crate::progress::counter(&progress))
+        }));
     }
-    if let Some(bar) = bar {
-        bar.finish();
+    if let Some(progress) = progress {
+        progress.finish();
     }
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;

@@ -33,4 +33,4 @@ pub use netmodel::{loss, WorkloadKind};
 pub use record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
 pub use scenario::{Scenario, ScenarioError, Transport};
 pub use summary::Summary;
-pub use world::{run_rep, run_rep_with, Recorder};
+pub use world::{run_rep, run_rep_with, Progress, Recorder};

@@ -20,13 +20,31 @@ use crate::scenario::{Scenario, Transport};
 use crate::tcp_stack::TcpStack;
 use crate::udp::{FixedResponse, UdpHost, UdpStack};
 
-/// Builds a replication's results; counts finished exchanges for a progress bar.
-#[derive(Debug)]
+/// Told of every finished exchange, from the thread that runs the replication: what a progress
+/// display counts. A plain counter is one.
+pub trait Progress: Sync {
+    /// One more exchange finished.
+    fn exchange_done(&self);
+}
+
+impl Progress for AtomicU64 {
+    fn exchange_done(&self) {
+        self.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Builds a replication's results; tells a progress display of every finished exchange.
 pub struct Recorder<'a> {
     /// The replication.
     pub rep: u32,
-    /// Incremented for every finished exchange.
-    pub progress: Option<&'a AtomicU64>,
+    /// Told of every finished exchange.
+    pub progress: Option<&'a dyn Progress>,
+}
+
+impl std::fmt::Debug for Recorder<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder").field("rep", &self.rep).field("progress", &self.progress.is_some()).finish()
+    }
 }
 
 impl<R> Observer<R> for Recorder<'_> {
@@ -34,7 +52,7 @@ impl<R> Observer<R> for Recorder<'_> {
 
     fn exchange_ended(&mut self, _: Instant, _: HostId) {
         if let Some(p) = self.progress {
-            p.fetch_add(1, Ordering::Relaxed);
+            p.exchange_done();
         }
     }
 
@@ -53,8 +71,8 @@ impl<R> Observer<R> for Recorder<'_> {
 }
 
 /// Runs replication `rep` of a resolved scenario over its transport, keeping the summary's
-/// [`Detail`]. `progress`, if given, is incremented for every finished exchange.
-pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
+/// [`Detail`]. `progress`, if given, is told of every finished exchange.
+pub fn run_rep(scn: &Scenario, transport: &Transport, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
     run_rep_with(scn, transport, rep, progress, Detail::Summary)
 }
 
@@ -63,7 +81,7 @@ pub fn run_rep_with(
     scn: &Scenario,
     transport: &Transport,
     rep: u32,
-    progress: Option<&AtomicU64>,
+    progress: Option<&dyn Progress>,
     detail: Detail,
 ) -> RepResult {
     let server = HostId(scn.clients);

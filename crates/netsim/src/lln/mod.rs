@@ -13,8 +13,6 @@ pub mod presets;
 pub mod scenario;
 pub mod summary;
 
-use std::sync::atomic::AtomicU64;
-
 use coap_cc::Instant;
 use coap_endpoint::{Config, Endpoint};
 use netmodel::mesh::{Mesh, MeshReport};
@@ -66,7 +64,12 @@ pub struct MeshRun {
 }
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
-pub fn run_rep(scn: &LlnScenario, res: &Resolved, rep: u32, progress: Option<&AtomicU64>) -> RepResult {
+pub fn run_rep(
+    scn: &LlnScenario,
+    res: &Resolved,
+    rep: u32,
+    progress: Option<&dyn crate::world::Progress>,
+) -> RepResult {
     let medium = Mesh::new(res.mesh.clone(), scn.seed, rep);
     let motes = res.mesh.nodes.len();
     let root = res.mesh.root();
