@@ -2,9 +2,11 @@
 //! simulation increments per finished exchange. On a terminal, an indicatif bar; otherwise (a
 //! batch job's log) one line every [`LOG_EVERY`] so the job shows life.
 //!
-//! A simulation's display ([`Progress`]) starts only once the run has taken [`SHOW_AFTER`]: the
-//! simulation looks at the clock every [`LOOK_EVERY`] exchanges, and the first look past that
-//! starts the display's thread. A short run starts no thread at all (starting and stopping one
+//! A simulation's display ([`Progress`]) counts finished exchanges (the bottleneck: every
+//! exchange ends, so their total is known) or simulated seconds (the mesh: a run's length is
+//! fixed, the number of its exchanges is not). It starts only once the run has taken
+//! [`SHOW_AFTER`]: the simulation looks at the clock every [`LOOK_EVERY`] exchanges, and the
+//! first look past that starts the display's thread. A short run starts no thread at all (starting and stopping one
 //! took about 0.2 ms, an eighth of a one-client run's process). A sweep's display counts cells,
 //! which take seconds each: it starts with the sweep ([`Bar::start`]).
 //!
@@ -104,28 +106,51 @@ impl Bar {
     }
 }
 
-/// A simulation's progress: `total` exchanges, counted as they finish (from any thread); the
+/// What a simulation's progress counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counting {
+    /// Finished exchanges.
+    Exchanges,
+    /// Whole seconds of virtual time, summed over the replications.
+    SimulatedSeconds,
+}
+
+impl Counting {
+    fn unit(self) -> &'static str {
+        match self {
+            Counting::Exchanges => "exchanges",
+            Counting::SimulatedSeconds => "simulated s",
+        }
+    }
+}
+
+/// A simulation's progress: `total` units, counted as exchanges finish (on any thread); the
 /// display starts the first time a count finds the run [`SHOW_AFTER`] old.
 #[derive(Debug)]
 pub struct Progress {
     total: u64,
+    counting: Counting,
     done: Arc<AtomicU64>,
+    /// Exchanges told, for the looks at the clock.
+    exchanges: AtomicU64,
     watch: crate::wall::Stopwatch,
     show_after_s: f64,
     bar: OnceLock<Bar>,
 }
 
 impl Progress {
-    /// A run of `total` exchanges starts now.
-    pub fn start(total: u64) -> Self {
-        Self::showing_after(total, SHOW_AFTER)
+    /// A run of `total` units starts now.
+    pub fn start(total: u64, counting: Counting) -> Self {
+        Self::showing_after(total, counting, SHOW_AFTER)
     }
 
-    /// A run of `total` exchanges starts now; its progress is shown after `delay`.
-    fn showing_after(total: u64, delay: Duration) -> Self {
+    /// A run of `total` units starts now; its progress is shown after `delay`.
+    fn showing_after(total: u64, counting: Counting, delay: Duration) -> Self {
         Progress {
             total,
+            counting,
             done: Arc::default(),
+            exchanges: AtomicU64::new(0),
             watch: crate::wall::Stopwatch::start(),
             show_after_s: delay.as_secs_f64(),
             bar: OnceLock::new(),
@@ -151,10 +176,18 @@ pub fn counter(progress: &Option<Progress>) -> Option<&dyn netsim::Progress> {
 }
 
 impl netsim::Progress for Progress {
-    fn exchange_done(&self) {
-        let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+    fn exchange_done(&self, sim_s: u64) {
+        let add = match self.counting {
+            Counting::Exchanges => 1,
+            Counting::SimulatedSeconds => sim_s,
+        };
+        if add > 0 {
+            self.done.fetch_add(add, Ordering::Relaxed);
+        }
+        let n = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
         if n % LOOK_EVERY == 0 && !self.shown() && self.watch.seconds() >= self.show_after_s {
-            self.bar.get_or_init(|| Bar::spawn(self.total, self.done.clone(), "exchanges", self.watch, Duration::ZERO));
+            let unit = self.counting.unit();
+            self.bar.get_or_init(|| Bar::spawn(self.total, self.done.clone(), unit, self.watch, Duration::ZERO));
         }
     }
 }
@@ -215,21 +248,33 @@ mod tests {
     fn a_display_starts_at_the_first_look_past_its_delay_and_never_before() {
         use netsim::Progress as _;
         // no delay: the first look (the LOOK_EVERY-th exchange) starts it, not one before
-        let p = Progress::showing_after(100, Duration::ZERO);
+        let p = Progress::showing_after(100, Counting::Exchanges, Duration::ZERO);
         for _ in 1..LOOK_EVERY {
-            p.exchange_done();
+            p.exchange_done(7);
         }
         assert!(!p.shown(), "no look yet");
-        p.exchange_done();
+        p.exchange_done(7);
         assert!(p.shown());
-        assert_eq!(p.done.load(Ordering::Relaxed), LOOK_EVERY);
+        assert_eq!(p.done.load(Ordering::Relaxed), LOOK_EVERY, "exchanges, whatever the seconds");
         p.finish();
         // a delay no test reaches: looks find it too early, no thread starts
-        let p = Progress::showing_after(100, Duration::from_secs(3600));
+        let p = Progress::showing_after(100, Counting::Exchanges, Duration::from_secs(3600));
         for _ in 0..10 * LOOK_EVERY {
-            p.exchange_done();
+            p.exchange_done(0);
         }
         assert!(!p.shown());
+        p.finish();
+    }
+
+    #[test]
+    fn simulated_seconds_add_up_what_the_replications_tell() {
+        use netsim::Progress as _;
+        let p = Progress::showing_after(100, Counting::SimulatedSeconds, Duration::from_secs(3600));
+        // two replications' exchanges, interleaved: 0 + 2 + 0 + 3 seconds, then 1 + 4
+        for s in [0, 2, 0, 3, 1, 4] {
+            p.exchange_done(s);
+        }
+        assert_eq!(p.done.load(Ordering::Relaxed), 10);
         p.finish();
     }
 }

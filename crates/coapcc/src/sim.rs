@@ -338,7 +338,8 @@ pub fn run(args: &Args) -> Result<(), Error> {
         check_memory(&scenarios, workers.threads(), detail)?;
     }
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
-    let progress = (!args.silent).then(|| crate::progress::Progress::start(total));
+    let progress =
+        (!args.silent).then(|| crate::progress::Progress::start(total, crate::progress::Counting::Exchanges));
     let mut runs = Vec::new();
     for s in &scenarios {
         let transport = s.transport()?;

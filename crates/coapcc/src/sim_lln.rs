@@ -49,14 +49,11 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
         scenarios.push((s, res));
     }
     let workers = crate::sim::Workers::new(args.threads)?;
-    // progress in exchanges: each client runs about duration / interval of them
-    let total: u64 = scenarios
-        .iter()
-        .map(|(s, r)| {
-            s.reps as u64 * r.intervals_ns.iter().map(|&i| (s.duration_s * 1e9 / i as f64) as u64).sum::<u64>()
-        })
-        .sum();
-    let progress = (!args.silent).then(|| crate::progress::Progress::start(total));
+    // progress in simulated seconds: a run's length is fixed, the number of its exchanges is not
+    // (under congestion they take longer than their clients' intervals)
+    let total: u64 = scenarios.iter().map(|(s, _)| s.reps as u64 * s.duration_s as u64).sum();
+    let progress =
+        (!args.silent).then(|| crate::progress::Progress::start(total, crate::progress::Counting::SimulatedSeconds));
     let mut runs = Vec::new();
     for (s, res) in &scenarios {
         runs.push(crate::sim::run_reps(&workers, s.clone(), s.reps, |r| {

@@ -20,25 +20,34 @@ use crate::scenario::{Scenario, Transport};
 use crate::tcp_stack::TcpStack;
 use crate::udp::{FixedResponse, UdpHost, UdpStack};
 
-/// Told of every finished exchange, from the thread that runs the replication: what a progress
-/// display counts. A plain counter is one.
+/// Told of every finished exchange by the thread that runs its replication: what a progress
+/// display counts. A plain counter ([`AtomicU64`]) counts the exchanges.
 pub trait Progress: Sync {
-    /// One more exchange finished.
-    fn exchange_done(&self);
+    /// One more exchange finished; its replication's virtual time has passed `sim_s` more whole
+    /// seconds since its previous one (over a replication these add up to the whole seconds it
+    /// has simulated, which is what a run of fixed length counts).
+    fn exchange_done(&self, sim_s: u64);
 }
 
 impl Progress for AtomicU64 {
-    fn exchange_done(&self) {
+    fn exchange_done(&self, _: u64) {
         self.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 /// Builds a replication's results; tells a progress display of every finished exchange.
 pub struct Recorder<'a> {
-    /// The replication.
-    pub rep: u32,
-    /// Told of every finished exchange.
-    pub progress: Option<&'a dyn Progress>,
+    rep: u32,
+    progress: Option<&'a dyn Progress>,
+    /// Whole virtual seconds told to `progress` so far.
+    told_s: u64,
+}
+
+impl<'a> Recorder<'a> {
+    /// The recorder of replication `rep`, telling `progress` of its exchanges.
+    pub fn new(rep: u32, progress: Option<&'a dyn Progress>) -> Self {
+        Recorder { rep, progress, told_s: 0 }
+    }
 }
 
 impl std::fmt::Debug for Recorder<'_> {
@@ -50,9 +59,11 @@ impl std::fmt::Debug for Recorder<'_> {
 impl<R> Observer<R> for Recorder<'_> {
     type Output = RepResult<R>;
 
-    fn exchange_ended(&mut self, _: Instant, _: HostId) {
+    fn exchange_ended(&mut self, now: Instant, _: HostId) {
         if let Some(p) = self.progress {
-            p.exchange_done();
+            let s = now.as_nanos() / 1_000_000_000;
+            p.exchange_done(s - self.told_s);
+            self.told_s = s;
         }
     }
 
@@ -87,7 +98,7 @@ pub fn run_rep_with(
     let server = HostId(scn.clients);
     let medium = Bottleneck::new(&scn.bottleneck(), server, scn.seed, rep);
     let workload = Batches::new(scn.workload_spec(), scn.clients, scn.seed, rep);
-    let observer = Recorder { rep, progress };
+    let observer = Recorder::new(rep, progress);
     let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs_f64(scn.max_time_s));
     let result = match transport {
         Transport::Udp(cc) => engine::run(medium, udp_stack(scn, cc, rep, detail), workload, observer, limit),
@@ -154,5 +165,33 @@ fn request(scn: &Scenario) -> Request {
         options: vec![(registry::URI_PATH, scn.path.as_bytes().to_vec())],
         payload: Vec::new(),
         confirmable: true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adds up the seconds it is told.
+    struct Seconds(AtomicU64);
+
+    impl Progress for Seconds {
+        fn exchange_done(&self, sim_s: u64) {
+            self.0.fetch_add(sim_s, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_recorder_tells_whole_seconds_that_add_up_to_the_time_simulated() {
+        let (seconds, count) = (Seconds(AtomicU64::new(0)), AtomicU64::new(0));
+        let mut told = Recorder::new(0, Some(&seconds));
+        let mut counted = Recorder::new(0, Some(&count));
+        // exchanges end at 0.5 s, 2.7 s, 2.9 s and 5.0 s: 0 + 2 + 0 + 3 whole seconds
+        for ns in [500_000_000, 2_700_000_000, 2_900_000_000, 5_000_000_000] {
+            Observer::<()>::exchange_ended(&mut told, Instant::from_nanos(ns), HostId(0));
+            Observer::<()>::exchange_ended(&mut counted, Instant::from_nanos(ns), HostId(0));
+        }
+        assert_eq!(seconds.0.load(Ordering::Relaxed), 5);
+        assert_eq!(count.load(Ordering::Relaxed), 4, "a plain counter counts exchanges");
     }
 }

@@ -134,7 +134,7 @@ fn accounting_holds(
         medium,
         stack,
         workload,
-        netsim::Recorder { rep: 0, progress: None },
+        netsim::Recorder::new(0, None),
         netsim::engine::Until::SafetyNet(coap_cc::Instant::from_nanos(10_000_000_000_000)),
     );
     prop_assert!(!r.truncated);

@@ -77,7 +77,7 @@ fn workload() -> Batches {
 
 fn run<S: engine::Stack>(stack: S) -> RepResult<(u64, u64)> {
     let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs(100));
-    engine::run(Line::default(), stack, workload(), Recorder { rep: 0, progress: None }, limit)
+    engine::run(Line::default(), stack, workload(), Recorder::new(0, None), limit)
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn fanout<const HOST: bool>() -> Vec<u32> {
     // ends before the first retransmission: one send, three events
     let until = engine::Until::Planned(Instant::ZERO + Duration::from_millis(100));
     let stack = UdpStack::new(hosts, Request::get("x"), 28);
-    engine::run(Fanout::<HOST>::default(), stack, workload(), Recorder { rep: 0, progress: None }, until).network
+    engine::run(Fanout::<HOST>::default(), stack, workload(), Recorder::new(0, None), until).network
 }
 
 #[test]

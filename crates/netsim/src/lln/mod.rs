@@ -130,7 +130,7 @@ pub fn run_rep(
         stack =
             stack.with_background(Background::new(&sources, sink, steps.clone(), duration_ns, payload, scn.seed, rep));
     }
-    let observer = Recorder { rep, progress };
+    let observer = Recorder::new(rep, progress);
     let until = if chained {
         engine::Until::SafetyNet(Instant::from_nanos(duration_ns))
     } else {
