@@ -36,7 +36,7 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     };
     let show_tcp = args.spec.is_none() || only_tcp;
     let out = if args.json { json(&configs, show_tcp) } else { text(&configs, show_tcp) };
-    print!("{out}");
+    crate::stdout::write(&out)?;
     Ok(())
 }
 

@@ -25,6 +25,7 @@ pub mod report;
 mod report_mesh;
 pub mod sim;
 mod sim_lln;
+pub mod stdout;
 mod svg;
 pub mod sweep;
 mod uri;

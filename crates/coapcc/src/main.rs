@@ -65,10 +65,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Algorithms(args) => algorithms::run(&args),
         Command::Presets => {
-            for (name, text) in netsim::lln::presets::PRESETS {
-                println!("{name:<34} {}", netsim::lln::presets::describe(text));
-            }
-            Ok(())
+            let list: String = netsim::lln::presets::PRESETS
+                .iter()
+                .map(|(name, text)| format!("{name:<34} {}\n", netsim::lln::presets::describe(text)))
+                .collect();
+            coapcc::stdout::write(&list).map_err(Into::into)
         }
         Command::Sim(args) => sim::run(&args),
         Command::Sweep(args) => experiments::sweep(&args),
@@ -82,6 +83,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // the reader of our output stopped reading (`| head`): a normal end
+        Err(e) if coapcc::stdout::closed(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) if e.is::<Incomplete>() => {
             eprintln!("coapcc: incomplete: {e}");
             ExitCode::from(3)

@@ -278,10 +278,9 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
                 reply.transmissions
             );
         }
-        use std::io::Write;
-        std::io::stdout().write_all(&reply.payload)?;
+        crate::stdout::write_bytes(&reply.payload)?;
         if !reply.payload.is_empty() {
-            println!();
+            crate::stdout::write("\n")?;
         }
         if reply.code.class() != 2 {
             return Err(format!("{} answered {}", args.uri, reply.code).into());
@@ -299,7 +298,6 @@ async fn observe(
     uri: &str,
     verbose: u8,
 ) -> Result<(), Error> {
-    use std::io::Write;
     let mut rx = h.observe(server, req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
     let until = tokio::time::sleep(std::time::Duration::from_secs_f64(secs));
     tokio::pin!(until);
@@ -322,10 +320,7 @@ async fn observe(
                         eprintln!("coapcc: {} {} (Observe {})", if first { "response" } else { "notification" }, reply.code,
                             seq.map_or("none: the observation ends".into(), |v| v.to_string()));
                     }
-                    let mut out = std::io::stdout();
-                    out.write_all(&reply.payload)?;
-                    writeln!(out)?;
-                    out.flush()?;
+                    crate::stdout::write_bytes(&[&reply.payload[..], b"\n"].concat())?;
                     if reply.code.class() != 2 {
                         return Err(format!("{uri} answered {}", reply.code).into());
                     }
@@ -491,22 +486,27 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 "workload": args.workload,
                 "server": args.server,
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            crate::stdout::write(&(serde_json::to_string_pretty(&v)? + "\n"))?;
         } else {
             let name = cc.as_ref().map_or("tcp".to_string(), |c| c.to_string());
-            println!("{} clients × {} exchanges against {} with {name}", args.clients, args.exchanges, args.server);
-            println!(
-                "FCT s: p10 {:.3}  median {:.3}  p90 {:.3}  max {:.3}",
-                s.fct_s.p10, s.fct_s.p50, s.fct_s.p90, s.fct_s.max
-            );
-            println!(
-                "exchanges {} (failed {}), retransmissions per exchange {:.3}, median duplicates per client {}",
+            crate::stdout::write(&format!(
+                "{} clients × {} exchanges against {} with {name}\n\
+                 FCT s: p10 {:.3}  median {:.3}  p90 {:.3}  max {:.3}\n\
+                 exchanges {} (failed {}), retransmissions per exchange {:.3}, median duplicates per client {}\n\
+                 {requests} requests in {wall_s:.2} s ({:.0} requests/s)\n",
+                args.clients,
+                args.exchanges,
+                args.server,
+                s.fct_s.p10,
+                s.fct_s.p50,
+                s.fct_s.p90,
+                s.fct_s.max,
                 s.exchanges,
                 s.failed_exchanges,
                 (requests - s.exchanges) as f64 / s.exchanges.max(1) as f64,
-                s.unnecessary_retx_per_client.p50
-            );
-            println!("{requests} requests in {wall_s:.2} s ({:.0} requests/s)", requests as f64 / wall_s.max(1e-9));
+                s.unnecessary_retx_per_client.p50,
+                requests as f64 / wall_s.max(1e-9)
+            ))?;
         }
         if result.interrupted {
             let msg = format!(

@@ -356,9 +356,9 @@ pub fn run(args: &Args) -> Result<(), Error> {
     }
     if !args.silent {
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&to_json(&runs)?)?);
+            crate::stdout::write(&(serde_json::to_string_pretty(&to_json(&runs)?)? + "\n"))?;
         } else {
-            print!("{}", table(&base, &runs));
+            crate::stdout::write(&table(&base, &runs))?;
         }
     }
     check_complete(&runs)

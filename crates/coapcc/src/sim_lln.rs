@@ -68,9 +68,9 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     }
     if !args.silent {
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&crate::sim::to_json(&runs)?)?);
+            crate::stdout::write(&(serde_json::to_string_pretty(&crate::sim::to_json(&runs)?)? + "\n"))?;
         } else {
-            print!("{}", table(&base, &runs));
+            crate::stdout::write(&table(&base, &runs))?;
         }
     }
     Ok(())

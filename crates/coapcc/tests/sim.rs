@@ -234,3 +234,21 @@ fn tcp_in_sim_for_both_workloads() {
         assert_eq!(a["failed_exchanges"], 0);
     }
 }
+
+#[test]
+fn a_reader_that_stops_reading_ends_the_run_quietly() {
+    // stdout is a pipe whose reading end is already closed: every write fails with EPIPE
+    for args in [&["sim", "--clients", "5", "--json"][..], &["sim", "--clients", "5"], &["presets"], &["algorithms"]] {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}

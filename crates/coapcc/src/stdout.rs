@@ -1,0 +1,37 @@
+//! Results on standard output. A reader that stops early (`coapcc sim --json | head`) closes
+//! the pipe, and the next write fails with `BrokenPipe`: `main` takes that for a normal end (as
+//! `cat` ends), where Rust's `println!` would panic with a stack trace.
+
+use std::io::{ErrorKind, Write};
+
+/// Writes `text` to stdout and flushes it.
+pub fn write(text: &str) -> std::io::Result<()> {
+    write_bytes(text.as_bytes())
+}
+
+/// Writes `bytes` to stdout and flushes them.
+pub fn write_bytes(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    out.flush()
+}
+
+/// Whether `e` is a write to a standard output nobody reads any more.
+pub fn closed(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_broken_pipe_counts_as_a_closed_stdout() {
+        let pipe: Box<dyn std::error::Error> = Box::new(std::io::Error::from(ErrorKind::BrokenPipe));
+        let other: Box<dyn std::error::Error> = Box::new(std::io::Error::from(ErrorKind::PermissionDenied));
+        let text: Box<dyn std::error::Error> = "Broken pipe".into();
+        assert!(closed(pipe.as_ref()));
+        assert!(!closed(other.as_ref()));
+        assert!(!closed(text.as_ref()));
+    }
+}
