@@ -131,7 +131,7 @@ pub struct Progress {
     total: u64,
     counting: Counting,
     done: Arc<AtomicU64>,
-    /// Exchanges told, for the looks at the clock.
+    /// Exchanges told, when `done` counts something else.
     exchanges: AtomicU64,
     watch: crate::wall::Stopwatch,
     show_after_s: f64,
@@ -177,14 +177,16 @@ pub fn counter(progress: &Option<Progress>) -> Option<&dyn netsim::Progress> {
 
 impl netsim::Progress for Progress {
     fn exchange_done(&self, sim_s: u64) {
-        let add = match self.counting {
-            Counting::Exchanges => 1,
-            Counting::SimulatedSeconds => sim_s,
+        // exchanges told, for the looks at the clock (one atomic addition when counting them)
+        let n = match self.counting {
+            Counting::Exchanges => self.done.fetch_add(1, Ordering::Relaxed) + 1,
+            Counting::SimulatedSeconds => {
+                if sim_s > 0 {
+                    self.done.fetch_add(sim_s, Ordering::Relaxed);
+                }
+                self.exchanges.fetch_add(1, Ordering::Relaxed) + 1
+            }
         };
-        if add > 0 {
-            self.done.fetch_add(add, Ordering::Relaxed);
-        }
-        let n = self.exchanges.fetch_add(1, Ordering::Relaxed) + 1;
         if n % LOOK_EVERY == 0 && !self.shown() && self.watch.seconds() >= self.show_after_s {
             let unit = self.counting.unit();
             self.bar.get_or_init(|| Bar::spawn(self.total, self.done.clone(), unit, self.watch, Duration::ZERO));
