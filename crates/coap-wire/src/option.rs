@@ -66,16 +66,6 @@ impl<'a> Options<'a> {
     pub fn get_all(&self, number: u16) -> impl Iterator<Item = &'a [u8]> {
         self.iter().filter(move |o| o.number == number).map(|o| o.value)
     }
-    /// The largest option number, or `None` when there are no options: at no cost for the
-    /// options of a decoded message (in order, so the last one's), by a scan for a list. Lets a
-    /// caller skip looking for options of large numbers that most messages do not carry.
-    pub fn max_number(&self) -> Option<u16> {
-        match self.0 {
-            Repr::Encoded([], _) => None,
-            Repr::Encoded(_, last) => Some(last),
-            Repr::List(list) => list.iter().map(|o| o.number).max(),
-        }
-    }
     /// Whether there are no options.
     pub fn is_empty(&self) -> bool {
         self.iter().next().is_none()
@@ -315,19 +305,24 @@ mod tests {
     }
 
     #[test]
-    fn the_largest_option_number() {
+    fn get_answers_past_a_decoded_messages_last_option_at_once() {
         // decoded: Uri-Path (delta 11) then delta 289 (nibble 14, 0x0014): options 11 and 300
         let bytes = [0xB1, b'a', 0xE0, 0x00, 0x14, PAYLOAD_MARKER, 1];
         let (decoded, payload) = split_options(&bytes).unwrap();
-        assert_eq!((decoded.max_number(), payload), (Some(300), &[1][..]));
-        // no options: only a payload, or nothing
+        assert_eq!(payload, &[1][..]);
         // a number past the last one is not there; the ones before are found as by a scan
         assert_eq!((decoded.get(301), decoded.get(300), decoded.get(11)), (None, Some(&[][..]), Some(&b"a"[..])));
-        assert_eq!(split_options(&[PAYLOAD_MARKER, 7]).unwrap().0.max_number(), None);
-        assert_eq!(split_options(&[]).unwrap().0.max_number(), None);
-        // a list (its order is checked only when encoded): the largest wherever it stands
-        let list = [CoapOption { number: 60, value: &[] }, CoapOption { number: 11, value: &[] }];
-        assert_eq!(Options::from_list(&list).max_number(), Some(60));
-        assert_eq!(Options::empty().max_number(), None);
+        assert_eq!(decoded.get(12), None);
+        // no options (only a payload, or nothing): nothing is found, not even number 0
+        for bytes in [&[PAYLOAD_MARKER, 7][..], &[]] {
+            let (none, _) = split_options(bytes).unwrap();
+            assert_eq!((none.get(0), none.get(11)), (None, None));
+        }
+        // a list (its order is checked only when encoded) is scanned whole
+        let list = [CoapOption { number: 60, value: &[6] }, CoapOption { number: 11, value: &[1] }];
+        assert_eq!(
+            (Options::from_list(&list).get(11), Options::from_list(&list).get(60)),
+            (Some(&[1][..]), Some(&[6][..]))
+        );
     }
 }

@@ -486,7 +486,7 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 "workload": args.workload,
                 "server": args.server,
             });
-            crate::stdout::write(&(serde_json::to_string_pretty(&v)? + "\n"))?;
+            crate::stdout::json(&v)?;
         } else {
             let name = cc.as_ref().map_or("tcp".to_string(), |c| c.to_string());
             crate::stdout::write(&format!(

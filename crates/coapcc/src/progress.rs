@@ -6,9 +6,10 @@
 //! exchange ends, so their total is known) or simulated seconds (the mesh: a run's length is
 //! fixed, the number of its exchanges is not). It starts only once the run has taken
 //! [`SHOW_AFTER`]: the simulation looks at the clock every [`LOOK_EVERY`] exchanges, and the
-//! first look past that starts the display's thread. A short run starts no thread at all (starting and stopping one
-//! took about 0.2 ms, an eighth of a one-client run's process). A sweep's display counts cells,
-//! which take seconds each: it starts with the sweep ([`Bar::start`]).
+//! first look past that starts the display's thread. A short run starts no thread at all
+//! (starting and stopping one took about 0.2 ms, a tenth of a one-client run's process). A
+//! sweep's display counts cells, which take seconds each: it starts with the sweep
+//! ([`Bar::start`]).
 //!
 //! The ETA is ours, not indicatif's: the remaining work at the average rate since the start
 //! ([`eta`]), shown only once 1 % of the work is done and 2 s have passed. indicatif's estimator
@@ -168,11 +169,6 @@ impl Progress {
             bar.finish();
         }
     }
-}
-
-/// What a replication tells of its finished exchanges: `progress`, when there is one.
-pub fn counter(progress: &Option<Progress>) -> Option<&dyn netsim::Progress> {
-    progress.as_ref().map(|p| p as &dyn netsim::Progress)
 }
 
 impl netsim::Progress for Progress {

@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use netsim::loss::ErrorProfile;
-use netsim::{run_rep_with, Detail, RepResult, Scenario, Summary, WorkloadKind};
+use netsim::{run_rep_with, Detail, RepResult, Scenario, Summary, Transport, WorkloadKind};
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::progress::{Counting, Progress};
 use crate::wall::Stopwatch;
 
 /// Arguments of `coapcc sim`. Unset options take the scenario file's values, and those default
@@ -294,7 +295,7 @@ impl Workers {
 }
 
 /// Runs replications `0..reps` of `scenario` on `workers` with `rep`, timed, and summarises them.
-pub(crate) fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl Fn(u32) -> RepResult + Sync) -> Run<S> {
+fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl Fn(u32) -> RepResult + Sync) -> Run<S> {
     let watch = Stopwatch::start();
     let reps: Vec<RepResult> = match workers {
         // in order, on this thread; the results are the same on any number of threads
@@ -305,6 +306,31 @@ pub(crate) fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl F
     let summary = Summary::new(&reps);
     let events_per_s = if wall_s > 0.0 { summary.events as f64 / wall_s } else { 0.0 };
     Run { summary, wall_s, events_per_s, scenario, reps }
+}
+
+/// Runs the replications of every one of `items` (its scenario and replication count from
+/// `scenario`, a replication from `rep`) on `workers`, with a progress display of `progress`
+/// (total, what it counts) when one is asked for.
+pub(crate) fn run_all<T: Sync, S>(
+    workers: &Workers,
+    progress: Option<(u64, Counting)>,
+    items: &[T],
+    scenario: impl Fn(&T) -> (S, u32),
+    rep: impl Fn(&T, u32, Option<&dyn netsim::Progress>) -> RepResult + Sync,
+) -> Vec<Run<S>> {
+    let progress = progress.map(|(total, counting)| Progress::start(total, counting));
+    let told = progress.as_ref().map(|p| p as &dyn netsim::Progress);
+    let runs = items
+        .iter()
+        .map(|item| {
+            let (s, reps) = scenario(item);
+            run_reps(workers, s, reps, |r| rep(item, r, told))
+        })
+        .collect();
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    runs
 }
 
 /// One run's object, or `{"runs": [...]}` for several.
@@ -338,25 +364,22 @@ pub fn run(args: &Args) -> Result<(), Error> {
         check_memory(&scenarios, workers.threads(), detail)?;
     }
     let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
-    let progress =
-        (!args.silent).then(|| crate::progress::Progress::start(total, crate::progress::Counting::Exchanges));
-    let mut runs = Vec::new();
-    for s in &scenarios {
-        let transport = s.transport()?;
-        runs.push(run_reps(&workers, s.clone(), s.reps, |r| {
-            run_rep_with(s, &transport, r, crate::progress::counter(&progress), detail)
-        }));
-    }
-    if let Some(progress) = progress {
-        progress.finish();
-    }
+    let items: Vec<(&Scenario, Transport)> =
+        scenarios.iter().map(|s| Ok((s, s.transport()?))).collect::<Result<_, Error>>()?;
+    let runs = run_all(
+        &workers,
+        (!args.silent).then_some((total, Counting::Exchanges)),
+        &items,
+        |(s, _)| ((*s).clone(), s.reps),
+        |(s, transport), r, told| run_rep_with(s, transport, r, told, detail),
+    );
 
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
     if !args.silent {
         if args.json {
-            crate::stdout::write(&(serde_json::to_string_pretty(&to_json(&runs)?)? + "\n"))?;
+            crate::stdout::json(&to_json(&runs)?)?;
         } else {
             crate::stdout::write(&table(&base, &runs))?;
         }

@@ -52,23 +52,19 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     // progress in simulated seconds: a run's length is fixed, the number of its exchanges is not
     // (under congestion they take longer than their clients' intervals)
     let total: u64 = scenarios.iter().map(|(s, _)| s.reps as u64 * s.duration_s as u64).sum();
-    let progress =
-        (!args.silent).then(|| crate::progress::Progress::start(total, crate::progress::Counting::SimulatedSeconds));
-    let mut runs = Vec::new();
-    for (s, res) in &scenarios {
-        runs.push(crate::sim::run_reps(&workers, s.clone(), s.reps, |r| {
-            lln::run_rep(s, res, r, crate::progress::counter(&progress))
-        }));
-    }
-    if let Some(progress) = progress {
-        progress.finish();
-    }
+    let runs = crate::sim::run_all(
+        &workers,
+        (!args.silent).then_some((total, crate::progress::Counting::SimulatedSeconds)),
+        &scenarios,
+        |(s, _)| (s.clone(), s.reps),
+        |(s, res), r, told| lln::run_rep(s, res, r, told),
+    );
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
     if !args.silent {
         if args.json {
-            crate::stdout::write(&(serde_json::to_string_pretty(&crate::sim::to_json(&runs)?)? + "\n"))?;
+            crate::stdout::json(&crate::sim::to_json(&runs)?)?;
         } else {
             crate::stdout::write(&table(&base, &runs))?;
         }

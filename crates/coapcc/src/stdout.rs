@@ -16,6 +16,11 @@ pub fn write_bytes(bytes: &[u8]) -> std::io::Result<()> {
     out.flush()
 }
 
+/// Writes `value` to stdout as pretty-printed JSON and a newline.
+pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), Box<dyn std::error::Error>> {
+    Ok(write(&(serde_json::to_string_pretty(value)? + "\n"))?)
+}
+
 /// Whether `e` is a write to a standard output nobody reads any more.
 pub fn closed(e: &(dyn std::error::Error + 'static)) -> bool {
     e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == ErrorKind::BrokenPipe)
