@@ -19,7 +19,9 @@
 //! The queue orders by (time, insertion); the medium's FIFO lanes keep that order exactly (see
 //! [`crate::queue`]). A run ends when every workload host is done (then timers stop firing but
 //! packets in flight are still delivered, so late duplicates count) or at its [`Until`]: a
-//! safety net (the run is then truncated) or a planned end (a run of fixed length).
+//! safety net (the run is then truncated, unless its workload was done before it: then only
+//! what was still in flight past the net is not delivered) or a planned end (a run of fixed
+//! length).
 
 use coap_cc::Instant;
 use netmodel::{HostId, Medium, Next, Packet, PacketId, Schedule, Workload};
@@ -311,8 +313,12 @@ where
     }
     while let Some((t, ev)) = core.queue.pop() {
         if t > limit.as_nanos() {
-            truncated = matches!(until, Until::SafetyNet(_));
-            core.end = limit;
+            // a finished workload keeps its end: what is left (packets in flight, timers) does
+            // not make it a truncated run
+            if !core.stopping {
+                truncated = matches!(until, Until::SafetyNet(_));
+                core.end = limit;
+            }
             break;
         }
         core.now = Instant::from_nanos(t);

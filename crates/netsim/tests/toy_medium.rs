@@ -76,12 +76,16 @@ fn workload() -> Batches {
 }
 
 fn run<S: engine::Stack>(stack: S) -> RepResult<(u64, u64)> {
-    let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs(100));
+    run_until(stack, Duration::from_secs(100))
+}
+
+fn run_until<S: engine::Stack>(stack: S, safety_net: Duration) -> RepResult<(u64, u64)> {
+    let limit = engine::Until::SafetyNet(Instant::ZERO + safety_net);
     engine::run(Line::default(), stack, workload(), Recorder::new(0, None), limit)
 }
 
-#[test]
-fn udp_over_a_three_host_line() {
+/// Host 0 runs the workload against host 2, which answers with 10 bytes; host 1 only relays.
+fn udp_line() -> UdpStack {
     let ep = |h: u32| {
         let cfg = Config::new(CcConfig::new("default").unwrap());
         Endpoint::new(cfg, Stream::Host(h).small_rng(1, 0)).unwrap()
@@ -91,7 +95,12 @@ fn udp_over_a_three_host_line() {
         UdpHost::server(ep(1)), // relays in the model; its endpoint sees nothing
         UdpHost::server(ep(2).with_handler(Box::new(FixedResponse::payload(vec![7; 10])))),
     ];
-    let r = run(UdpStack::new(hosts, Request::get("x"), 28));
+    UdpStack::new(hosts, Request::get("x"), 28)
+}
+
+#[test]
+fn udp_over_a_three_host_line() {
+    let r = run(udp_line());
     // each exchange: request 2 hops, response 2 hops, 10 ms each: 40 ms; 5 back to back
     assert_eq!(r.clients.len(), 1);
     assert_eq!(r.clients[0].fct_ns, Some(5 * 40_000_000));
@@ -103,6 +112,18 @@ fn udp_over_a_three_host_line() {
     assert_eq!(r.events, 21);
     assert!(!r.truncated);
     assert_eq!(r.end_ns, 5 * 40_000_000);
+}
+
+#[test]
+fn a_workload_that_finished_before_the_safety_net_is_not_truncated() {
+    // the five exchanges end at 200 ms; the retransmission timer of the last one (armed at
+    // 160 ms for an RTO of 2 to 3 s) is left in the queue, past a safety net of 1 s: the run
+    // is complete, and it ends at 200 ms, not at the net
+    let r = run_until(udp_line(), Duration::from_secs(1));
+    assert_eq!(r.clients[0].fct_ns, Some(5 * 40_000_000));
+    assert!(!r.truncated);
+    assert_eq!(r.end_ns, 5 * 40_000_000);
+    assert_eq!(r.events, 21);
 }
 
 #[test]
