@@ -64,6 +64,11 @@ pub struct Config {
     /// Observations a client keeps at once; beyond, a registration's notifications are not
     /// followed (they get RST).
     pub max_observations: usize,
+    /// The seed of the deduplication cache's hash. `None` (the default): drawn per cache from
+    /// the address-space layout and the time, so a peer cannot aim its Message IDs at one
+    /// bucket. A fixed seed makes every lookup take the same steps in every run (the simulator's
+    /// choice: its profile-guided build is trained on such runs). Results never depend on it.
+    pub dedup_hash_seed: Option<u64>,
 }
 
 /// When a CON request that gets no answer fails.
@@ -119,6 +124,7 @@ impl Config {
             response_payloads: true,
             max_observers: 1024,
             max_observations: 64,
+            dedup_hash_seed: None,
         }
     }
 

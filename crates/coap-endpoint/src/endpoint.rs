@@ -293,11 +293,11 @@ struct ServerSide<A> {
 }
 
 impl<A: Ord + Clone + core::hash::Hash> ServerSide<A> {
-    fn new(handler: Box<dyn Handler<A>>, dedup_bytes: usize) -> Box<Self> {
+    fn new(handler: Box<dyn Handler<A>>, cfg: &Config) -> Box<Self> {
         Box::new(ServerSide {
             handler,
             next_request: 0,
-            dedup: Dedup::new(dedup_bytes),
+            dedup: Dedup::new(cfg.dedup_bytes, cfg.dedup_hash_seed),
             deferred: BTreeMap::new(),
             separate: BTreeMap::new(),
         })
@@ -457,15 +457,15 @@ where
     pub fn with_handler(mut self, handler: Box<dyn Handler<A>>) -> Self {
         match self.srv.as_deref_mut() {
             Some(s) => s.handler = handler,
-            None => self.srv = Some(ServerSide::new(handler, self.cfg.dedup_bytes)),
+            None => self.srv = Some(ServerSide::new(handler, &self.cfg)),
         }
         self
     }
 
     /// The server side, made (serving [`NotFound`]) if it was not yet.
     fn server_side(&mut self) -> &mut ServerSide<A> {
-        let dedup_bytes = self.cfg.dedup_bytes;
-        self.srv.get_or_insert_with(|| ServerSide::new(Box::new(NotFound), dedup_bytes))
+        let cfg = &self.cfg;
+        self.srv.get_or_insert_with(|| ServerSide::new(Box::new(NotFound), cfg))
     }
 
     /// Observes a resource (RFC 7641): `req` (a GET) goes with Observe 0; its response comes as

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use coap_cc::Instant;
 use coap_wire::{Code, Message};
+use foldhash::fast::SeedableRandomState;
 use hashbrown::hash_table::{Entry, HashTable};
 
 use crate::deque::room_for_one;
@@ -186,21 +187,24 @@ fn slot_at<A>(queue: &VecDeque<Slot<A>>, head: u32, seq: u32) -> &Slot<A> {
 /// grows), so its slots are what the cache's memory grows with. Keys are hashed by foldhash (a
 /// crate made for hash tables; SipHash took 4 % of the heaviest simulated cell), seeded per
 /// table from the address-space layout and the time, so a peer cannot aim its Message IDs at one
-/// bucket. The index is only looked up, never iterated (eviction follows the queue), so results
-/// do not depend on the seed, and no OS entropy is read.
+/// bucket, unless the endpoint's configuration fixes the seed
+/// ([`crate::Config::dedup_hash_seed`]). The index is only looked up, never iterated (eviction
+/// follows the queue), so results do not depend on the seed, and no OS entropy is read.
 ///
 /// Its table is made at the first entry: an endpoint that never serves (each of a simulation's
 /// thousands of clients) holds 16 bytes for it.
 #[derive(Debug)]
 pub(crate) struct Dedup<A> {
     budget: usize,
+    seed: Option<u64>,
     table: Option<Box<Table<A>>>,
 }
 
 impl<A: Eq + Clone + Hash> Dedup<A> {
-    /// A cache holding at most `budget` bytes of entries.
-    pub(crate) fn new(budget: usize) -> Self {
-        Dedup { budget, table: None }
+    /// A cache holding at most `budget` bytes of entries, its hash seeded with `seed` (None:
+    /// unpredictably).
+    pub(crate) fn new(budget: usize, seed: Option<u64>) -> Self {
+        Dedup { budget, seed, table: None }
     }
 
     /// What the live entry of (`peer`, `mid`) holds.
@@ -230,7 +234,8 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
     }
 
     pub(crate) fn insert(&mut self, now: Instant, peer: A, mid: u16, expires: Instant, cached: Cached) {
-        let t = self.table.get_or_insert_with(|| Box::new(Table::new()));
+        let seed = self.seed;
+        let t = self.table.get_or_insert_with(|| Box::new(Table::new(seed)));
         t.push(now, self.budget, expires, peer, mid, cached);
     }
 
@@ -262,7 +267,7 @@ impl<A: Eq + Clone + Hash> Dedup<A> {
 struct Table<A> {
     /// The sequence numbers of the live slots in `queue`, hashed by their (peer, Message ID).
     index: HashTable<u32>,
-    hasher: foldhash::fast::RandomState,
+    hasher: SeedableRandomState,
     /// Entries in insertion order; the slot of sequence number `s` is `queue[s - head]`
     /// (wrapping: fewer than 2^31 entries are ever queued at once).
     queue: VecDeque<Slot<A>>,
@@ -276,10 +281,14 @@ struct Table<A> {
 }
 
 impl<A: Eq + Clone + Hash> Table<A> {
-    fn new() -> Self {
+    fn new(seed: Option<u64>) -> Self {
+        let hasher = match seed {
+            Some(s) => SeedableRandomState::with_seed(s, foldhash::SharedSeed::global_fixed()),
+            None => SeedableRandomState::random(),
+        };
         Table {
             index: HashTable::new(),
-            hasher: Default::default(),
+            hasher,
             queue: VecDeque::new(),
             runs: VecDeque::new(),
             head: 0,
@@ -447,7 +456,7 @@ mod tests {
 
     #[test]
     fn bounded_in_bytes_and_expiring() {
-        let mut d = Dedup::new(3 * COST);
+        let mut d = Dedup::new(3 * COST, None);
         let t = Instant::from_nanos;
         for mid in 0..10u16 {
             let reply = Cached::Reply(Arc::new(Response::new(Code::CONTENT, vec![mid as u8])));
@@ -467,9 +476,30 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_hash_seed_hashes_alike_in_every_cache_and_the_answers_never_depend_on_the_seed() {
+        // two caches given one seed hash a key alike, so a simulation's runs take the same steps;
+        // two drawn seeds differ, so a peer cannot aim at a bucket of the real stack's cache
+        assert_eq!(Table::<u32>::new(Some(7)).hash(&1, 2), Table::<u32>::new(Some(7)).hash(&1, 2));
+        assert_ne!(Table::<u32>::new(None).hash(&1, 2), Table::<u32>::new(None).hash(&1, 2));
+        // 200 entries of 20 peers under a drawn seed and two fixed ones: the same answers
+        let t = Instant::from_nanos;
+        for seed in [None, Some(0), Some(7)] {
+            let mut d = Dedup::new(usize::MAX, seed);
+            for mid in 0..200u16 {
+                d.insert(t(0), u32::from(mid % 20), mid, t(1000), Cached::Deferred { ack_sent: mid % 3 == 0 });
+            }
+            for mid in 0..200u16 {
+                let peer = u32::from(mid % 20);
+                assert_eq!(d.get(&peer, mid), Some(Cached::Deferred { ack_sent: mid % 3 == 0 }));
+                assert_eq!(d.get(&((peer + 1) % 20), mid), None); // a pair never inserted
+            }
+        }
+    }
+
+    #[test]
     fn a_large_reply_takes_the_room_of_many_small_ones_and_replacing_keeps_the_count_right() {
         let t = Instant::from_nanos;
-        let mut d = Dedup::new(10 * COST);
+        let mut d = Dedup::new(10 * COST, None);
         for mid in 0..10u16 {
             d.insert(t(0), 1u32, mid, t(1000), Cached::Deferred { ack_sent: false });
         }
@@ -489,7 +519,7 @@ mod tests {
     #[test]
     fn a_replaced_entry_waits_for_its_new_turn_to_be_evicted() {
         let t = Instant::from_nanos;
-        let mut d = Dedup::new(3 * COST);
+        let mut d = Dedup::new(3 * COST, None);
         for mid in 0..3u16 {
             d.insert(t(0), 1u32, mid, t(1000), Cached::Deferred { ack_sent: false });
             // COST - 1 each
@@ -508,7 +538,7 @@ mod tests {
     #[test]
     fn a_shared_reply_is_one_run_and_each_slot_finds_its_own_reply() {
         let t = Instant::from_nanos;
-        let mut d = Dedup::new(usize::MAX);
+        let mut d = Dedup::new(usize::MAX, None);
         let shared = Arc::new(Response::new(Code::CONTENT, vec![1]));
         let other = Arc::new(Response::new(Code::CONTENT, vec![2]));
         let runs = |d: &Dedup<u32>| d.table.as_ref().map_or(0, |t| t.runs.len());
@@ -546,7 +576,7 @@ mod tests {
     #[test]
     fn entries_are_found_after_the_index_grows_and_a_reused_id_replaces_its_entry() {
         let t = Instant::from_nanos;
-        let mut d = Dedup::new(usize::MAX);
+        let mut d = Dedup::new(usize::MAX, None);
         let reply = |b: u8| Cached::Reply(Arc::new(Response::new(Code::CONTENT, vec![b])));
         // 3,000 entries of 7 peers: the index doubles many times, rehashing from the queue's keys
         for i in 0..3000u32 {

@@ -22,7 +22,7 @@
 //! * Timer slots: slot 0 is a host's client side (the earliest deadline of its connections),
 //!   slot `1 + k` the `k`-th connection it accepted.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use coap_cc::{Duration, Instant};
 use coap_endpoint::{Request, StreamConnection, StreamEvent};
@@ -110,7 +110,8 @@ struct ServerConn {
 struct TcpHost {
     client: Option<Client>,
     accepted: Vec<ServerConn>,
-    index: HashMap<(HostId, u32), u32>,
+    /// Which accepted connection a (peer, connection id) is (ordered, so that every run takes the same steps).
+    index: BTreeMap<(HostId, u32), u32>,
 }
 
 /// Every host's TCP connections and CoAP framing.
