@@ -145,6 +145,11 @@ impl Progress {
         Self::showing_after(total, counting, SHOW_AFTER)
     }
 
+    /// A run of `total` units starts now; it counts them, but shows nothing (`--quiet`).
+    pub fn hidden(total: u64, counting: Counting) -> Self {
+        Self::showing_after(total, counting, Duration::MAX)
+    }
+
     /// A run of `total` units starts now; its progress is shown after `delay`.
     fn showing_after(total: u64, counting: Counting, delay: Duration) -> Self {
         Progress {

@@ -60,12 +60,30 @@ pub struct Args {
     /// Run even if the memory the run is estimated to need exceeds what the machine has available.
     #[arg(long)]
     pub(crate) ignore_memory: bool,
+    /// No progress display on stderr (errors and warnings still go there). The run still counts
+    /// its progress, so it takes the same steps as one that shows it.
+    #[arg(long, short = 'q')]
+    pub(crate) quiet: bool,
     /// A library caller's scenario text and where it came from (instead of --scenario/--preset).
     #[arg(skip)]
     pub(crate) text: Option<(String, String)>,
     /// A library caller's run: nothing on stdout or stderr, only the files of `out`.
     #[arg(skip)]
     pub(crate) silent: bool,
+}
+
+impl Args {
+    /// The progress of a run of `total` units counted as `counting`: none for a library caller,
+    /// never shown with `--quiet`.
+    pub(crate) fn progress(&self, total: u64, counting: Counting) -> Option<Progress> {
+        (!self.silent).then(|| {
+            if self.quiet {
+                Progress::hidden(total, counting)
+            } else {
+                Progress::start(total, counting)
+            }
+        })
+    }
 }
 
 /// `coapcc sim` for a library caller (the Python package): what the options say, with the
@@ -106,6 +124,7 @@ pub fn run_library(run: LibraryRun, out: PathBuf) -> Result<Option<String>, Erro
         duration: run.duration,
         json: false,
         ignore_memory: false,
+        quiet: true,
         out: Some(out),
         text: run.text,
         silent: true,
@@ -309,16 +328,15 @@ fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl Fn(u32) -> R
 }
 
 /// Runs the replications of every one of `items` (its scenario and replication count from
-/// `scenario`, a replication from `rep`) on `workers`, with a progress display of `progress`
-/// (total, what it counts) when one is asked for.
+/// `scenario`, a replication from `rep`) on `workers`, telling `progress`, if any, and finishing
+/// its display at the end.
 pub(crate) fn run_all<T: Sync, S>(
     workers: &Workers,
-    progress: Option<(u64, Counting)>,
+    progress: Option<Progress>,
     items: &[T],
     scenario: impl Fn(&T) -> (S, u32),
     rep: impl Fn(&T, u32, Option<&dyn netsim::Progress>) -> RepResult + Sync,
 ) -> Vec<Run<S>> {
-    let progress = progress.map(|(total, counting)| Progress::start(total, counting));
     let told = progress.as_ref().map(|p| p as &dyn netsim::Progress);
     let runs = items
         .iter()
@@ -368,7 +386,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         scenarios.iter().map(|s| Ok((s, s.transport()?))).collect::<Result<_, Error>>()?;
     let runs = run_all(
         &workers,
-        (!args.silent).then_some((total, Counting::Exchanges)),
+        args.progress(total, Counting::Exchanges),
         &items,
         |(s, _)| ((*s).clone(), s.reps),
         |(s, transport), r, told| run_rep_with(s, transport, r, told, detail),

@@ -54,7 +54,7 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     let total: u64 = scenarios.iter().map(|(s, _)| s.reps as u64 * s.duration_s as u64).sum();
     let runs = crate::sim::run_all(
         &workers,
-        (!args.silent).then_some((total, crate::progress::Counting::SimulatedSeconds)),
+        args.progress(total, crate::progress::Counting::SimulatedSeconds),
         &scenarios,
         |(s, _)| (s.clone(), s.reps),
         |(s, res), r, told| lln::run_rep(s, res, r, told),

@@ -252,3 +252,15 @@ fn a_reader_that_stops_reading_ends_the_run_quietly() {
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn quiet_shows_no_progress_where_a_run_as_long_shows_it() {
+    // 40 replications of the heaviest cell: over a second even on a fast machine, so the
+    // display starts (stderr is a pipe: a line at its start); --quiet: nothing on stderr
+    let run = ["sim", "--clients", "400", "--buffer", "infinite", "--cc", "default", "--reps", "40", "--threads", "1"];
+    let (ok, _, err) = coapcc(&[&run[..], &["--json"]].concat());
+    assert!(ok && err.contains("coapcc: ") && err.contains(" exchanges ("), "{err}");
+    let (ok, out, err) = coapcc(&[&run[..], &["--json", "--quiet"]].concat());
+    assert!(ok && err.is_empty(), "{err}");
+    assert!(out.contains("\"events\""));
+}
