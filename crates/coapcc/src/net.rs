@@ -278,9 +278,8 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
                 reply.transmissions
             );
         }
-        crate::stdout::write_bytes(&reply.payload)?;
         if !reply.payload.is_empty() {
-            crate::stdout::write("\n")?;
+            crate::stdout::write_line(&reply.payload)?;
         }
         if reply.code.class() != 2 {
             return Err(format!("{} answered {}", args.uri, reply.code).into());
@@ -320,7 +319,7 @@ async fn observe(
                         eprintln!("coapcc: {} {} (Observe {})", if first { "response" } else { "notification" }, reply.code,
                             seq.map_or("none: the observation ends".into(), |v| v.to_string()));
                     }
-                    crate::stdout::write_bytes(&[&reply.payload[..], b"\n"].concat())?;
+                    crate::stdout::write_line(&reply.payload)?;
                     if reply.code.class() != 2 {
                         return Err(format!("{uri} answered {}", reply.code).into());
                     }

@@ -6,19 +6,22 @@ use std::io::{ErrorKind, Write};
 
 /// Writes `text` to stdout and flushes it.
 pub fn write(text: &str) -> std::io::Result<()> {
-    write_bytes(text.as_bytes())
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }
 
-/// Writes `bytes` to stdout and flushes them.
-pub fn write_bytes(bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `bytes` and a newline to stdout and flushes them.
+pub fn write_line(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes)?;
+    out.write_all(b"\n")?;
     out.flush()
 }
 
 /// Writes `value` to stdout as pretty-printed JSON and a newline.
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), Box<dyn std::error::Error>> {
-    Ok(write(&(serde_json::to_string_pretty(value)? + "\n"))?)
+    Ok(write_line(serde_json::to_string_pretty(value)?.as_bytes())?)
 }
 
 /// Whether `e` is a write to a standard output nobody reads any more.

@@ -110,7 +110,8 @@ struct ServerConn {
 struct TcpHost {
     client: Option<Client>,
     accepted: Vec<ServerConn>,
-    /// Which accepted connection a (peer, connection id) is (ordered, so that every run takes the same steps).
+    /// Which accepted connection a (peer, connection id) is (an ordered map, not a randomly
+    /// seeded hash, so that every run takes the same steps).
     index: BTreeMap<(HostId, u32), u32>,
 }
 

@@ -144,8 +144,7 @@ fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32, detail: Detail) -> UdpStac
     // the server's cache must hold every client's exchanges of an EXCHANGE_LIFETIME: a budget
     // that grows with the clients (64 entries each, at least the default)
     server_cfg.dedup_bytes = server_cfg.dedup_bytes.max(scn.clients as usize * 64 * dedup_entry_bytes(scn));
-    // a fixed hash seed: every run takes the same steps (results never depend on the seed)
-    server_cfg.dedup_hash_seed = Some(0);
+    server_cfg.dedup_hash_seed = Some(crate::udp::DEDUP_HASH_SEED);
     let server = HostId(scn.clients);
     let mut hosts = Vec::with_capacity(scn.clients as usize + 1);
     let rngs = netmodel::SmallRngs::new(scn.seed, rep); // one key for every host

@@ -198,8 +198,7 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     // Erbium knows no transmission-number option: it echoes nothing (RTTCOAP's collector does)
     cfg.echo_transmission_numbers = scn.endpoint.echo_transmission_numbers;
     cfg.response_payloads = false; // the workloads count responses, never read them
-                                   // a fixed hash seed: every run takes the same steps (results never depend on the seed)
-    cfg.dedup_hash_seed = Some(0);
+    cfg.dedup_hash_seed = Some(crate::udp::DEDUP_HASH_SEED);
     let cfg = std::sync::Arc::new(cfg);
     let n = res.mesh.nodes.len() + res.mesh.cloud.map_or(0, |c| c.hosts as usize);
     let mut server_of = vec![None; n];
