@@ -119,9 +119,21 @@ pub fn spec_error(e: &coap_cc::SpecError) -> String {
     }
 }
 
+/// Keys that are alternatives within one table: giving one drops the other from the base (a
+/// mesh's `[topology]` is a named `layout` or explicit `nodes`).
+const ALTERNATIVES: [(&str, &str); 1] = [("layout", "nodes")];
+
 /// Writes `given` over `base`: tables key by key (recursively), other values replaced; a table
-/// that names a `model` (a tagged enum: a loss model) replaces the base's whole.
+/// that names a `model` (a tagged enum: a loss model) replaces the base's whole; a key of
+/// [`ALTERNATIVES`] replaces its alternative.
 pub fn overlay(base: &mut toml::Table, given: toml::Table) {
+    for (a, b) in ALTERNATIVES {
+        for (key, other) in [(a, b), (b, a)] {
+            if given.contains_key(key) && !given.contains_key(other) {
+                base.remove(other);
+            }
+        }
+    }
     for (k, v) in given {
         match (base.get_mut(&k), v) {
             (Some(toml::Value::Table(b)), toml::Value::Table(g)) if !g.contains_key("model") => overlay(b, g),

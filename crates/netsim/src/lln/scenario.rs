@@ -128,9 +128,9 @@ impl Default for Stack {
     }
 }
 
-/// Where the motes are.
+/// Where the motes are. `layout` defaults to `grid3x3` only when `nodes` is not given either.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "TopologyFile")]
 pub struct Topology {
     /// A named layout (`coapcc presets` lists them), or none when `nodes` is given.
     pub layout: Option<String>,
@@ -155,6 +155,31 @@ impl Default for Topology {
             routing: "rpl_storing_minhop".into(),
             mobility: None,
             positions: None,
+        }
+    }
+}
+
+/// `[topology]` as written: every key optional, so that explicit `nodes` do not get the default
+/// layout beside them (which [`LlnScenario::nodes`] would refuse as two topologies).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TopologyFile {
+    layout: Option<String>,
+    nodes: Option<Vec<NodeSpec>>,
+    routing: Option<String>,
+    mobility: Option<MobilityConfig>,
+    positions: Option<String>,
+}
+
+impl From<TopologyFile> for Topology {
+    fn from(t: TopologyFile) -> Self {
+        let d = Topology::default();
+        Topology {
+            layout: if t.nodes.is_some() { t.layout } else { t.layout.or(d.layout) },
+            nodes: t.nodes,
+            routing: t.routing.unwrap_or(d.routing),
+            mobility: t.mobility,
+            positions: t.positions,
         }
     }
 }
@@ -899,5 +924,31 @@ mod tests {
         let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
         assert!(e(s).contains("UDP"));
         assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
+    }
+
+    /// A line of three motes, 10 m apart: border router, server, client.
+    const LINE: &str = "[topology]\nnodes = [\n\
+        { id = 1, role = \"border_router\", x = 0.0, y = 0.0 },\n\
+        { id = 2, role = \"server\", x = 10.0, y = 0.0 },\n\
+        { id = 3, role = \"client\", x = 20.0, y = 0.0 },\n]\n";
+
+    #[test]
+    fn explicit_nodes_need_no_layout_and_a_preset_takes_them() {
+        let s = LlnScenario::from_toml(LINE).unwrap();
+        assert_eq!(s.topology.layout, None);
+        let nodes = s.nodes().unwrap();
+        assert_eq!(nodes.len(), 3);
+        assert_eq!((nodes[2].role, nodes[2].x), (topology::Role::Client, 20.0));
+        assert!(s.resolve().is_ok());
+        // nothing given: the default layout; both given: refused
+        assert_eq!(LlnScenario::from_toml("").unwrap().topology.layout.as_deref(), Some("grid3x3"));
+        let both = format!("{}layout = \"grid6x6\"\n", LINE);
+        let e = LlnScenario::from_toml(&both).unwrap().nodes().unwrap_err().to_string();
+        assert!(e.contains("exactly one of `layout` and `nodes`"), "{e}");
+        // a preset (which names a layout) overlaid with nodes: the nodes replace the layout
+        let mut table: toml::Table = super::super::presets::text("nitk-gst-cooja").unwrap().parse().unwrap();
+        crate::scenario::overlay(&mut table, LINE.parse().unwrap());
+        let s: LlnScenario = table.try_into().unwrap();
+        assert_eq!((s.topology.layout.clone(), s.nodes().unwrap().len()), (None, 3));
     }
 }
