@@ -529,11 +529,17 @@ pub(crate) fn secs(ns: u64) -> String {
 
 /// The `cc` and `cc_params` columns of every CSV, from a resolved spec: the algorithm's name
 /// (`default`, `tcp`), and the parameters that differ from its defaults as `key=value,...` in
-/// the algorithm's parameter order (empty: none), e.g. `max_retransmit=20`.
+/// the algorithm's parameter order, e.g. `max_retransmit=20`, or [`NO_CC_PARAMS`] when none do.
 pub(crate) fn cc_columns(spec: &str) -> [String; 2] {
-    let (name, params) = spec.split_once(':').unwrap_or((spec, ""));
-    [name.to_string(), params.to_string()]
+    match spec.split_once(':') {
+        Some((name, params)) if !params.is_empty() => [name.to_string(), params.to_string()],
+        _ => [spec.split(':').next().unwrap_or(spec).to_string(), NO_CC_PARAMS.to_string()],
+    }
 }
+
+/// `cc_params` of an algorithm run with its defaults. Never empty: pandas, polars and R read an
+/// empty field as missing, and a `groupby(["cc", "cc_params"])` then drops those rows.
+pub const NO_CC_PARAMS: &str = "defaults";
 
 /// The columns of `exchanges.csv` after `cc`, `cc_params`.
 pub(crate) const EXCHANGE_COLUMNS: [&str; 8] =
@@ -626,4 +632,18 @@ fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
     exchanges.flush()?;
     rto.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cc_columns_split_a_spec_and_name_the_defaults() {
+        assert_eq!(cc_columns("default:max_retransmit=20"), ["default", "max_retransmit=20"]);
+        assert_eq!(cc_columns("fasor:max_retransmit=20,dither=false"), ["fasor", "max_retransmit=20,dither=false"]);
+        // no parameter off its default: a word, never an empty field (read as missing)
+        assert_eq!(cc_columns("tcp"), ["tcp", "defaults"]);
+        assert_eq!(cc_columns("cocoa:"), ["cocoa", "defaults"]);
+    }
 }
