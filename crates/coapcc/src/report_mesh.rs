@@ -353,12 +353,15 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
                 members,
                 &algos,
                 &|c| {
-                    let v: Vec<f64> = c.summary["network"]["duty_cycle"]["per_node"]
+                    let mut v: Vec<f64> = c.summary["network"]["duty_cycle"]["per_node"]
                         .as_array()
                         .into_iter()
                         .flatten()
                         .map(|d| num(d) * 100.0)
+                        .filter(|x| x.is_finite())
                         .collect();
+                    // quantiles are of sorted values (the motes come in node order)
+                    v.sort_by(f64::total_cmp);
                     (!v.is_empty()).then(|| five(&v))
                 },
                 &format!("Radio duty cycle, {label}"),

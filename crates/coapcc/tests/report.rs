@@ -1,0 +1,175 @@
+//! The report's figures say what the results say: every box's statistics, read back from its
+//! tooltip, equal the quantiles computed here from the cell files (`cells/ID.json`,
+//! `cells/ID.clients.csv`), and every shape lies on its figure's canvas.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use common::tmp;
+
+fn coapcc(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("coapcc runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Type-7 quantile of sorted values (R's default): h = (n − 1)·p, interpolated between neighbours.
+fn q7(sorted: &[f64], p: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * p;
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v
+}
+
+/// Every `<svg>` of the page: (aria-label, width, height, body).
+fn figures(html: &str) -> Vec<(String, f64, f64, String)> {
+    let attr = |tag: &str, name: &str| -> String {
+        let k = format!("{name}=\"");
+        let i = tag.find(&k).unwrap_or_else(|| panic!("{name} in {tag}")) + k.len();
+        tag[i..i + tag[i..].find('"').unwrap()].to_string()
+    };
+    html.split("<svg ")
+        .skip(1)
+        .map(|s| {
+            let tag = &s[..s.find('>').unwrap()];
+            let body = &s[..s.find("</svg>").unwrap()];
+            (
+                attr(tag, "aria-label"),
+                attr(tag, "width").parse().unwrap(),
+                attr(tag, "height").parse().unwrap(),
+                body.into(),
+            )
+        })
+        .collect()
+}
+
+/// Every `<rect x y width height><title>T</title>` of a figure: ((x, y, w, h), T).
+fn rects(body: &str) -> Vec<((f64, f64, f64, f64), String)> {
+    body.split("<rect ")
+        .skip(1)
+        .filter_map(|s| {
+            let tag = &s[..s.find('>').unwrap()];
+            let get = |name: &str| {
+                let k = format!(" {name}=\"");
+                let t = format!(" {tag}");
+                let i = t.find(&k)? + k.len();
+                t[i..i + t[i..].find('"')?].parse::<f64>().ok()
+            };
+            let title = s.find("<title>").map(|i| s[i + 7..i + s[i..].find("</title>").unwrap()].to_string())?;
+            Some(((get("x")?, get("y")?, get("width")?, get("height")?), title))
+        })
+        .collect()
+}
+
+/// The numbers of a tooltip, in order ("default: 1.234 (box 1.0–2.0, …)" → [1.234, 1.0, 2.0, …]).
+fn numbers(tip: &str) -> Vec<f64> {
+    tip.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|s| s.contains('.'))
+        .filter_map(|s| s.trim_matches('.').parse().ok())
+        .collect()
+}
+
+/// A cell's JSON, its clients' FCTs and duplicate responses, by (mesh?, algorithm).
+fn cells(dir: &std::path::Path) -> BTreeMap<(bool, String), (serde_json::Value, Vec<f64>, Vec<f64>)> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir.join("cells")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let id = v["cell"]["id"].as_str().unwrap().to_string();
+        let mut r = csv::Reader::from_path(dir.join("cells").join(format!("{id}.clients.csv"))).unwrap();
+        let h = r.headers().unwrap().clone();
+        let (fi, di) =
+            (h.iter().position(|h| h == "fct_s").unwrap(), h.iter().position(|h| h == "duplicates").unwrap());
+        let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+        let fcts = rows.iter().filter_map(|row| row[fi].parse::<f64>().ok()).collect();
+        let dups = rows.iter().map(|row| row[di].parse::<f64>().unwrap()).collect();
+        let algo = v["cell"]["params"]["cc"].as_str().unwrap().to_string();
+        let mesh = v["scenario"]["env"] == "lln";
+        out.insert((mesh, algo), (v, sorted(fcts), sorted(dups)));
+    }
+    out
+}
+
+fn close(a: f64, b: f64, digits: i32) -> bool {
+    (a - b).abs() <= 0.5 * 10f64.powi(-digits) + 1e-9
+}
+
+#[test]
+fn every_box_shows_the_quantiles_of_its_results_and_stays_on_its_canvas() {
+    let d = tmp("report-figures");
+    let plan = d.join("plan.toml");
+    // ContikiMAC gives the duty-cycle figure; two algorithms give two boxes a figure
+    std::fs::write(
+        &plan,
+        "seed = 3\nreps = 2\n\
+         [[matrices]]\npreset = [\"cloud-baseline-contikimac\"]\ncc = [\"default\", \"cocoa\"]\nduration_s = [60.0]\n\"workload.fct_successes\" = [5]\n\
+         [[matrices]]\ncc = [\"default\", \"cocoa\"]\nclients = [6]\nbuffer = [2500]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"]);
+    assert!(ok, "{err}");
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    let data = cells(&out);
+    assert_eq!(data.len(), 4);
+    let figs = figures(&html);
+    let mut checked = BTreeMap::<&str, usize>::new();
+    for (label, w, h, body) in &figs {
+        for ((x, y, rw, rh), tip) in rects(body) {
+            assert!(rw >= 0.0 && rh >= 0.0, "{label}: a negative size ({tip})");
+            assert!(x >= 0.0 && x + rw <= w + 0.1 && y >= 0.0 && y + rh <= h + 0.1, "{label}: off the canvas: {tip}");
+            let mesh = label.contains("cloud-baseline");
+            // a mesh box: "ALGO: median (box p25–p75, whiskers p10–p90)", 3 decimals; a wired
+            // one: "ALGO, BUFFER: p10 …, p25 …, median …, p75 …, p90 …", 2 decimals
+            let (algo, rest) = if mesh { tip.split_once(": ") } else { tip.split_once(", ") }.unwrap_or(("", ""));
+            let Some((json, fcts, dups)) = data.get(&(mesh, algo.to_string())) else { continue };
+            let values: Option<(&str, Vec<f64>)> = if label.starts_with("Radio duty cycle") {
+                let per_node = json["network"]["duty_cycle"]["per_node"].as_array().unwrap();
+                Some(("mesh duty cycle", sorted(per_node.iter().map(|x| x.as_f64().unwrap() * 100.0).collect())))
+            } else if label.starts_with("FCT,") {
+                Some((if mesh { "mesh FCT" } else { "wired FCT" }, fcts.clone()))
+            } else if label.starts_with("Unnecessary retransmissions") {
+                Some(("wired duplicates", dups.clone()))
+            } else {
+                None
+            };
+            let Some((kind, v)) = values else { continue };
+            assert!(!v.is_empty(), "{label}: no values");
+            let (digits, want, got) = if mesh {
+                let n = numbers(rest);
+                // reordered as p10, p25, median, p75, p90
+                (3, n.get(3..5).map(|w| vec![w[0], n[1], n[0], n[2], w[1]]), n)
+            } else {
+                let n = numbers(rest.split_once(": ").unwrap().1);
+                (2, Some(n.clone()), n)
+            };
+            let got = want.unwrap_or_else(|| panic!("{label}: {tip}: {got:?}"));
+            let want = [q7(&v, 0.10), q7(&v, 0.25), q7(&v, 0.5), q7(&v, 0.75), q7(&v, 0.90)];
+            assert_eq!(got.len(), 5, "{label}: {tip}");
+            for (g, w) in got.iter().zip(want) {
+                assert!(close(*g, w, digits), "{label}: {tip}: {g} against {w}");
+            }
+            // the box the right way up: p10 ≤ p25 ≤ median ≤ p75 ≤ p90
+            assert!(got.windows(2).all(|p| p[0] <= p[1]), "{label}: {tip}");
+            // a wired FCT box also equals the summary's own quantiles
+            if kind == "wired FCT" {
+                for (g, k) in got.iter().zip(["p10", "p25", "p50", "p75", "p90"]) {
+                    assert!(close(*g, json["fct_s"][k].as_f64().unwrap(), 2), "{label}: {k}");
+                }
+            }
+            *checked.entry(kind).or_default() += 1;
+        }
+    }
+    for kind in ["mesh duty cycle", "mesh FCT", "wired FCT", "wired duplicates"] {
+        assert_eq!(checked.get(kind), Some(&2), "two boxes of each kind checked: {checked:?}");
+    }
+}
