@@ -74,6 +74,11 @@ pub enum Transport {
     Tcp(crate::tcp::TcpParams),
 }
 
+/// The largest CoAP message, bytes (RFC 7252 §4.6: 1,024 bytes of payload and 128 of header).
+const MAX_COAP_MESSAGE: u64 = 1152;
+/// The largest IPv4 datagram, bytes (its 16-bit total length).
+const MAX_IP_DATAGRAM: u64 = 65_535;
+
 /// An impossible or unknown scenario setting.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScenarioError(pub String);
@@ -237,6 +242,46 @@ impl Scenario {
         self.cc_config().map(Transport::Udp)
     }
 
+    /// The header sizes against the MTU and each other: every IP packet (each fragment too)
+    /// carries `ip_header_bytes` and at least 8 bytes of data (RFC 791's fragment unit); a
+    /// TCP segment, 20 header bytes and at least 8 of data; and no IP datagram exceeds 65,535
+    /// bytes (IPv4's total length) with the largest CoAP message, 1,152 bytes (RFC 7252 §4.6).
+    fn check_header_sizes(&self) -> Result<(), ScenarioError> {
+        let bad = |key: &str, why: String| Err(ScenarioError(format!("scenario: {key} {why}")));
+        let (ip, udp) = (u64::from(self.ip_header_bytes), u64::from(self.udp_header_bytes));
+        let (mtu_key, mtu) = if self.uplink.mtu <= self.downlink.mtu {
+            ("uplink.mtu", u64::from(self.uplink.mtu))
+        } else {
+            ("downlink.mtu", u64::from(self.downlink.mtu))
+        };
+        if ip + 8 > mtu {
+            return bad(
+                "ip_header_bytes",
+                format!("({ip}) must be at most {mtu_key} − 8 = {} (a packet must carry 8 bytes of data)", mtu - 8),
+            );
+        }
+        if ip + udp + MAX_COAP_MESSAGE > MAX_IP_DATAGRAM {
+            return bad(
+                "udp_header_bytes",
+                format!(
+                    "({udp}) must be at most {} (with ip_header_bytes = {ip} and a {MAX_COAP_MESSAGE}-byte CoAP message, \
+                     an IP datagram holds at most {MAX_IP_DATAGRAM} bytes)",
+                    MAX_IP_DATAGRAM - MAX_COAP_MESSAGE - ip
+                ),
+            );
+        }
+        if coap_cc::split_spec(&self.cc).is_ok_and(|(name, _)| name == "tcp") && ip + 20 + 8 > mtu {
+            return bad(
+                "ip_header_bytes",
+                format!(
+                    "({ip}) must be at most {mtu_key} − 28 = {} over TCP (a segment carries a 20-byte TCP header and 8 bytes of data)",
+                    mtu.saturating_sub(28)
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// Checks every value and resolves the derived ones: the error profile into both links' loss
     /// models and `cc` into its full configuration. What [`crate::run`] needs and what reports show.
     pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
@@ -298,6 +343,7 @@ impl Scenario {
         if s.payload_bytes > 1024 {
             return bad("payload_bytes", "must be at most 1024 (RFC 7252's 1152-byte messages)");
         }
+        s.check_header_sizes()?;
         Ok(s)
     }
 }
@@ -322,6 +368,27 @@ mod tests {
         // typos are still refused, naming the table
         let e = Scenario::from_toml("[uplink]\nmtuu = 3\n").unwrap_err().to_string();
         assert!(e.contains("unknown field `mtuu`") && e.contains("uplink"), "{e}");
+    }
+
+    #[test]
+    fn header_sizes_are_checked_against_the_mtu_and_each_other() {
+        let e = |text: &str| Scenario::from_toml(text).unwrap().resolve().unwrap_err().to_string();
+        // the MTU is 296 both ways: 288 bytes of IP header leave 8 of data, 289 none
+        assert!(Scenario::from_toml("ip_header_bytes = 288").unwrap().resolve().is_ok());
+        let m = e("ip_header_bytes = 289");
+        assert!(m.contains("ip_header_bytes (289) must be at most uplink.mtu − 8 = 288"), "{m}");
+        let m = e("ip_header_bytes = 4294967295");
+        assert!(m.contains("ip_header_bytes"), "{m}");
+        assert!(Scenario::from_toml("ip_header_bytes = 92\n[downlink]\nmtu = 100").unwrap().resolve().is_ok());
+        assert!(e("ip_header_bytes = 93\n[downlink]\nmtu = 100").contains("downlink.mtu − 8 = 92"));
+        // 65,535 − 1,152 − 20 = 64,363
+        assert!(Scenario::from_toml("udp_header_bytes = 64363").unwrap().resolve().is_ok());
+        let m = e("udp_header_bytes = 64364");
+        assert!(m.contains("udp_header_bytes (64364) must be at most 64363"), "{m}");
+        assert!(e("udp_header_bytes = 4294967200").contains("udp_header_bytes"));
+        // over TCP a segment needs 20 + 8 bytes besides the IP header: 296 − 28 = 268
+        assert!(Scenario::from_toml("cc = \"tcp\"\nip_header_bytes = 268").unwrap().resolve().is_ok());
+        assert!(e("cc = \"tcp\"\nip_header_bytes = 269").contains("uplink.mtu − 28 = 268 over TCP"));
     }
 
     #[test]

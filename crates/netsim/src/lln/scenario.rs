@@ -728,6 +728,9 @@ impl LlnScenario {
         if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
             return bad("workload.start_spread_ms", "must be a finite number >= 0");
         }
+        if w.response_etag_bytes > 8 {
+            return bad("workload.response_etag_bytes", "must be at most 8 (RFC 7252's ETag: 1 to 8 bytes; 0: none)");
+        }
         if w.token_len > 7 {
             return bad("workload.token_len", "must be at most 7");
         }
@@ -921,6 +924,9 @@ mod tests {
         let mut s = LlnScenario::default();
         s.workload.response_payload = "x".repeat(60);
         assert!(e(s).contains("fragmentation"));
+        let mut s = LlnScenario::default();
+        s.workload.response_etag_bytes = 1 << 40; // never allocated: refused first
+        assert!(e(s).contains("workload.response_etag_bytes"));
         let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
         assert!(e(s).contains("UDP"));
         assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
