@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-__all__ = ["SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning"]
+__all__ = ["SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -38,6 +38,12 @@ INFINITE_BUFFER = 1_410_000
 class IncompleteWarning(UserWarning):
     """A run finished but not all of it: a replication was cut at the scenario's ``max_time_s``
     (``coapcc sim`` exits with status 3 then). The results are there; the message says what."""
+
+
+class ResultWarning(UserWarning):
+    """A run finished, but some of its figures describe almost nothing: a network that answered
+    fewer than 5 % of the exchanges, a mesh PDR below 5 %, or half the clients or more without an
+    FCT. The message names the figure; the summary's ``warnings`` lists them."""
 
 
 class SimResult:
@@ -157,11 +163,15 @@ def sim(
         if out is None:  # the directory made for this run holds nothing worth keeping
             shutil.rmtree(directory, ignore_errors=True)
         raise
-    if incomplete:
-        import warnings
+    import warnings
 
+    if incomplete:
         warnings.warn(incomplete, IncompleteWarning, stacklevel=2)
-    return SimResult(directory, incomplete)
+    result = SimResult(directory, incomplete)
+    for run in result.summary.get("runs", [result.summary]):
+        for w in run.get("warnings", []):
+            warnings.warn(f"{run['scenario']['cc']}: {w}", ResultWarning, stacklevel=2)
+    return result
 
 
 def algorithms() -> List[Dict[str, Any]]:
@@ -242,5 +252,20 @@ def sweep(
             if on_cell is not None:
                 on_cell(cid)
         _native.finish(text, str(out), len(todo), len(cells) - len(todo), time.monotonic() - start)
+    _warn_of_cells(text, out)
     table = out / "clients.csv"
     return pd.read_csv(table, dtype={"cc": str, "cc_params": str}) if table.exists() else pd.DataFrame()
+
+
+def _warn_of_cells(text: str, out: Path) -> None:
+    """Warns of the plan's finished cells that were cut at ``max_time_s`` (IncompleteWarning, as
+    ``coapcc sweep`` exits with status 3) or whose figures describe almost nothing (ResultWarning)."""
+    import warnings
+
+    truncated, notes = _native.notes(text, str(out))
+    if truncated:
+        warnings.warn(
+            f"{len(truncated)} cell(s) finished incomplete: " + "; ".join(truncated), IncompleteWarning, stacklevel=3
+        )
+    for n in notes:
+        warnings.warn(n, ResultWarning, stacklevel=3)

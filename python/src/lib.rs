@@ -140,6 +140,14 @@ fn sweep_local(
     .map_err(err)
 }
 
+/// What is wrong with the plan's finished cells in `out`, a sentence each: (cells cut at
+/// max_time_s, figures that describe almost nothing).
+#[pyfunction]
+fn notes(text: &str, out: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
+    let n = sweep::Notes::of(&plan(text)?, &out);
+    Ok((n.truncated, n.warnings))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim, m)?)?;
@@ -151,5 +159,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store_cell, m)?)?;
     m.add_function(wrap_pyfunction!(finish, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
+    m.add_function(wrap_pyfunction!(notes, m)?)?;
     Ok(())
 }

@@ -60,7 +60,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
         crate::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
         eprintln!("coapcc sweep: report in {}", args.out.join("report/index.html").display());
     }
-    Ok(())
+    sweep::Notes::of(&plan, &args.out).tell("coapcc sweep")
 }
 
 /// Arguments of `coapcc merge`.
@@ -262,5 +262,5 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
         o.wall_s,
         args.out.join("report/index.html").display()
     );
-    Ok(())
+    sweep::Notes::of(&plan, &args.out).tell(&format!("coapcc reproduce {what}"))
 }

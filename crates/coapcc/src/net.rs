@@ -360,7 +360,7 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
             max: r.rtts.max() as f64 / 1e6,
         }
     };
-    Summary {
+    let mut s = Summary {
         clients_without_fct: (r.clients.len() - fcts.len()) as u64,
         fct_s: Distribution::of(fcts),
         exchanges: r.clients.iter().map(|c| c.tally.exchanges).sum(),
@@ -378,7 +378,10 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
         network: netsim::summary::NetworkSummary::Real,
         events: 0,
         truncated_reps: 0,
-    }
+        warnings: Vec::new(),
+    };
+    s.warnings = s.warnings_of(r.clients.len() as u64);
+    s
 }
 
 /// `client`'s Ctrl-C: its exchange did not end.

@@ -424,6 +424,9 @@ th, td {{ padding: 3px 8px; border-bottom: 1px solid #eee; text-align: right; wh
 th {{ background: #f6f6f6; position: sticky; top: 0; }} td.l, th.l {{ text-align: left; }}
 .meta {{ font-size: 13px; color: #444; }} pre {{ background: #f7f7f7; padding: 10px; font-size: 12px; overflow-x: auto; }}
 nav a {{ margin-right: 10px; font-size: 13px; }}
+.scroll {{ overflow-x: auto; max-width: 100%; }}
+.warn {{ background: #fff4e5; border: 1px solid #e6a23c; border-radius: 4px; padding: 8px 12px; font-size: 13px; margin: 10px 0; }}
+.warn ul {{ margin: 4px 0 0 18px; padding: 0; }}
 </style></head><body>
 <h1>coapcc report</h1>
 <p class="meta">{}, {} algorithm(s). {}Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
@@ -443,6 +446,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
             _ => r##"<a href="#mesh">Mesh</a>"##,
         }
     );
+    html += &banner(&cells);
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
@@ -526,6 +530,30 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     Ok(cells.len())
 }
 
+/// What the cells' results say is wrong with them (truncated replications, figures that
+/// describe almost nothing), above the figures; empty when nothing is.
+fn banner(cells: &[CellData]) -> String {
+    let mut notes = crate::sweep::Notes::default();
+    for c in cells {
+        notes.add(&c.summary);
+    }
+    let mut html = String::new();
+    for (list, what) in [
+        (&notes.truncated, "Incomplete: these cells were cut at max_time_s; their unfinished clients have no FCT"),
+        (&notes.warnings, "Warning: these figures describe almost nothing"),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = write!(html, "<div class=\"warn\" role=\"alert\"><strong>{what}</strong><ul>");
+        for n in list {
+            let _ = write!(html, "<li>{}</li>", esc(n));
+        }
+        html += "</ul></div>";
+    }
+    html
+}
+
 /// The table of medians of the bottleneck cells, in the figures' order (figure, then buffer, then
 /// algorithm), with a column for every other parameter the plan varies.
 fn medians(groups: &BTreeMap<GroupKey, Vec<&CellData>>, algo_order: &[String]) -> String {
@@ -537,7 +565,7 @@ fn medians(groups: &BTreeMap<GroupKey, Vec<&CellData>>, algo_order: &[String]) -
     }
     let extra: BTreeSet<&String> = sorted.iter().flat_map(|c| c.extra.keys()).collect();
     let mut html = String::new();
-    html += "<h2 id=\"medians\">Medians per cell</h2><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th>";
+    html += "<h2 id=\"medians\">Medians per cell</h2><div class=\"scroll\"><table><tr><th class=\"l\">algorithm</th><th class=\"l\">workload</th><th>buffer (B)</th><th>clients</th><th class=\"l\">errors</th>";
     for k in &extra {
         let _ = write!(html, "<th>{}</th>", esc(k));
     }
@@ -575,7 +603,7 @@ fn medians(groups: &BTreeMap<GroupKey, Vec<&CellData>>, algo_order: &[String]) -
             esc(&c.id)
         );
     }
-    html += "</table>";
+    html += "</table></div>";
     html
 }
 

@@ -398,6 +398,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
     if !args.silent {
         if args.json {
             crate::stdout::json(&to_json(&runs)?)?;
+            eprint!("{}", warning_lines(runs.iter().map(|r| (r.scenario.cc.as_str(), &r.summary))));
         } else {
             crate::stdout::write(&table(&base, &runs))?;
         }
@@ -484,6 +485,7 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     if !cut.is_empty() {
         let _ = write!(out, "\nINCOMPLETE: {}\n", cut.join("\nINCOMPLETE: "));
     }
+    out += &warning_lines(runs.iter().map(|r| (r.scenario.cc.as_str(), &r.summary)));
     let events: u64 = runs.iter().map(|r| r.summary.events).sum();
     let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
     let reps = if s.reps == 1 { String::new() } else { format!(", summed over the {} replications", s.reps) };
@@ -497,6 +499,18 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     let _ =
         writeln!(out, "{events} events in {wall:.2} s wall ({:.1} M events/s)", events as f64 / wall.max(1e-9) / 1e6);
     out
+}
+
+/// The summaries' warnings ([`netsim::Summary::warnings_of`]), a `WARNING:` line each after a
+/// blank line, named by algorithm; empty when there are none.
+pub(crate) fn warning_lines<'a>(runs: impl Iterator<Item = (&'a str, &'a netsim::Summary)>) -> String {
+    let lines: Vec<String> =
+        runs.flat_map(|(cc, s)| s.warnings.iter().map(move |w| format!("WARNING: {cc}: {w}\n"))).collect();
+    if lines.is_empty() {
+        String::new()
+    } else {
+        format!("\n{}", lines.concat())
+    }
 }
 
 /// One sentence per run with truncated replications.

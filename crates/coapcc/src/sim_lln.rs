@@ -65,6 +65,7 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     if !args.silent {
         if args.json {
             crate::stdout::json(&crate::sim::to_json(&runs)?)?;
+            eprint!("{}", crate::sim::warning_lines(runs.iter().map(|r| (algorithm(r), &r.summary))));
         } else {
             crate::stdout::write(&table(&base, &runs))?;
         }
@@ -163,6 +164,7 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             );
         }
     }
+    out += &crate::sim::warning_lines(runs.iter().map(|r| (algorithm(r), &r.summary)));
     let _ = writeln!(
         out,
         "\ntrans/s: completed exchanges per second; FCT: first request to the {}th success (s), mean over clients; \

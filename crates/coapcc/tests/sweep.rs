@@ -275,3 +275,81 @@ fn report_has_every_plot_and_loads_cleanly_in_chromium() {
     eprintln!("report screenshot: {}", shot.display());
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+fn coapcc_code(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn truncated_cells_exit_3_with_a_message_and_a_banner_even_when_skipped() {
+    let d = tmp("sweep-cut");
+    let plan = d.join("plan.toml");
+    // 4 continuous clients take about 33 s for their 50 exchanges: 5 s cuts every replication
+    std::fs::write(
+        &plan,
+        "seed = 1\n[base]\nmax_time_s = 5.0\n[matrix]\nclients = [4]\ncc = [\"default\", \"cocoa\"]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let args = ["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"];
+    let (code, err) = coapcc_code(&args);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("2 cell(s) finished incomplete") && err.contains("cut at max_time_s = 5.0 s"), "{err}");
+    assert!(err.contains("cc=default") && err.contains("cc=cocoa"), "the cells are named: {err}");
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(html.contains("class=\"warn\"") && html.contains("cut at max_time_s"), "the report says so");
+    // and the warning names the figure: no client has an FCT
+    assert!(err.contains("WARNING") && err.contains("clients_without_fct = 4 of 4"), "{err}");
+    // a re-run finds the cells finished and still says they are incomplete
+    let (code, err) = coapcc_code(&args);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(err.contains("0 cells run, 2 already finished"), "{err}");
+    // a complete sweep: no banner, exit 0
+    std::fs::write(&plan, "seed = 1\n[matrix]\nclients = [2]\n").unwrap();
+    let out2 = d.join("out2");
+    let (code, err) = coapcc_code(&["sweep", plan.to_str().unwrap(), "--out", out2.to_str().unwrap(), "--report"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("WARNING"), "{err}");
+    assert!(!std::fs::read_to_string(out2.join("report/index.html")).unwrap().contains("class=\"warn\""));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_network_that_delivers_almost_nothing_is_named_in_the_table_the_json_and_the_report() {
+    let d = tmp("sweep-lossy");
+    let scenario = d.join("lossy.toml");
+    // 99.99 % of the uplink's packets lost: about 2 in 1,000 exchanges answered within 21 tries
+    std::fs::write(
+        &scenario,
+        "clients = 2\nexchanges = 20\nerrors = \"custom\"\n[uplink.loss]\nmodel = \"bernoulli\"\np = 0.9999\n",
+    )
+    .unwrap();
+    let sim = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["sim", "--scenario", scenario.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&sim.stdout);
+    assert!(table.contains("WARNING: default:max_retransmit=20: failed_exchanges = "), "{table}");
+    assert!(table.contains("% answered, the network delivered almost nothing"), "{table}");
+    let sim = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["sim", "--json", "--scenario", scenario.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let w = v["warnings"].as_array().expect("warnings in the JSON");
+    assert!(w.iter().any(|w| w.as_str().unwrap().starts_with("failed_exchanges = ")), "{w:?}");
+    let plan = d.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[base]\nclients = 2\nexchanges = 20\nerrors = \"custom\"\n[base.uplink.loss]\nmodel = \"bernoulli\"\np = 0.9999\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let (code, err) = coapcc_code(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"]);
+    assert_eq!(code, Some(0), "a warning, not a failure: {err}");
+    assert!(err.contains("coapcc sweep: WARNING: cell ") && err.contains("delivered almost nothing"), "{err}");
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(html.contains("these figures describe almost nothing") && html.contains("delivered almost nothing"));
+    std::fs::remove_dir_all(&d).unwrap();
+}

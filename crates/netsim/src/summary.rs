@@ -216,7 +216,15 @@ pub struct Summary {
     pub events: u64,
     /// Replications cut short at the scenario's `max_time_s`.
     pub truncated_reps: u64,
+    /// Figures that look like results but describe almost nothing ([`Summary::warnings_of`]);
+    /// absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
+
+/// Below this share of exchanges answered (or, in a mesh, of messages delivered), a run's
+/// network delivered almost nothing and its summary says so.
+pub const LOW_DELIVERY: f64 = 0.05;
 
 impl Summary {
     /// Summarises replications.
@@ -257,7 +265,48 @@ impl Summary {
             network,
             events: reps.iter().map(|r| r.events).sum(),
             truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,
+            warnings: Vec::new(),
         }
+        .with_warnings(n_clients)
+    }
+
+    fn with_warnings(mut self, clients: u64) -> Self {
+        self.warnings = self.warnings_of(clients);
+        self
+    }
+
+    /// What makes this summary's figures misleading, each naming its figure: fewer than
+    /// [`LOW_DELIVERY`] of the exchanges answered or of a mesh's messages delivered (`pdr`), or
+    /// half of the `clients` or more without an FCT (the FCT figures then describe the few that
+    /// finished, or none).
+    pub fn warnings_of(&self, clients: u64) -> Vec<String> {
+        let mut w = Vec::new();
+        let answered = self.exchanges.saturating_sub(self.failed_exchanges);
+        if self.exchanges == 0 {
+            w.push("exchanges = 0: no client completed or failed an exchange".to_string());
+        } else if (answered as f64) < LOW_DELIVERY * self.exchanges as f64 {
+            w.push(format!(
+                "failed_exchanges = {} of {}: {:.1} % answered, the network delivered almost nothing",
+                self.failed_exchanges,
+                self.exchanges,
+                100.0 * answered as f64 / self.exchanges as f64
+            ));
+        }
+        if let Some(pdr) = self.lln.as_ref().map(|m| m.pdr).filter(|p| *p < LOW_DELIVERY) {
+            w.push(format!("pdr = {pdr:.3}: the servers received {:.1} % of the clients' messages", 100.0 * pdr));
+        }
+        if clients > 0 && 2 * self.clients_without_fct >= clients {
+            w.push(format!(
+                "clients_without_fct = {} of {clients}: the FCT figures describe {}",
+                self.clients_without_fct,
+                match clients - self.clients_without_fct {
+                    0 => "no client".to_string(),
+                    1 => "the one client that finished".to_string(),
+                    n => format!("only the {n} clients that finished"),
+                }
+            ));
+        }
+        w
     }
 }
 
@@ -289,6 +338,31 @@ mod tests {
         assert_eq!(quantile(&v, 1.0), 10.0);
         assert_eq!(quantile(&[5.0], 0.3), 5.0);
         assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn warnings_name_the_figure_that_describes_almost_nothing() {
+        let s = |exchanges: u64, failed: u64, without_fct: u64| Summary {
+            exchanges,
+            failed_exchanges: failed,
+            clients_without_fct: without_fct,
+            ..Summary::new(&[])
+        };
+        // 100 exchanges: 5 answered is not below 5 %, 4 is
+        assert!(s(100, 95, 0).warnings_of(10).is_empty());
+        let w = s(100, 96, 0).warnings_of(10);
+        assert_eq!(w, ["failed_exchanges = 96 of 100: 4.0 % answered, the network delivered almost nothing"]);
+        // 4 of 10 clients without an FCT: no warning; 5 of 10: half
+        assert!(s(100, 0, 4).warnings_of(10).is_empty());
+        assert_eq!(
+            s(100, 0, 5).warnings_of(10),
+            ["clients_without_fct = 5 of 10: the FCT figures describe only the 5 clients that finished"]
+        );
+        assert_eq!(
+            s(100, 0, 9).warnings_of(10)[0],
+            "clients_without_fct = 9 of 10: the FCT figures describe the one client that finished"
+        );
+        assert_eq!(s(0, 0, 3).warnings_of(3).len(), 2, "no exchange, and no FCT");
     }
 
     #[test]
