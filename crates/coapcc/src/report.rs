@@ -82,6 +82,9 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
     paths.sort();
     let mut cells = Vec::new();
     for p in paths {
+        let Some(stem) = p.file_stem().and_then(|s| s.to_str()).filter(|s| !s.starts_with('.')) else { continue };
+        crate::sweep::check_cell(dir, stem)
+            .map_err(|why| format!("broken results: {why}; run the sweep again to run the cell again"))?;
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&p)?).map_err(|e| format!("{}: {e}", p.display()))?;
         let s = &v["scenario"];
@@ -98,11 +101,13 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
             .collect();
         let (mut fcts, mut dups) = (Vec::new(), Vec::new());
         let csv_path = cells_dir.join(format!("{id}.clients.csv"));
-        if let Ok(mut r) = csv::Reader::from_path(&csv_path) {
-            let h = r.headers()?.clone();
+        {
+            let named = |e: csv::Error| format!("{}: {e}", csv_path.display());
+            let mut r = csv::Reader::from_path(&csv_path).map_err(named)?;
+            let h = r.headers().map_err(named)?.clone();
             let (fi, di) = (h.iter().position(|x| x == "fct_s"), h.iter().position(|x| x == "duplicates"));
             for row in r.records() {
-                let row = row?;
+                let row = row.map_err(named)?;
                 if let Some(f) = fi.and_then(|i| row.get(i)).and_then(|x| x.parse::<f64>().ok()) {
                     fcts.push(f);
                 }
@@ -539,7 +544,7 @@ fn banner(cells: &[CellData]) -> String {
     }
     let mut html = String::new();
     for (list, what) in [
-        (&notes.truncated, "Incomplete: these cells were cut at max_time_s; their unfinished clients have no FCT"),
+        (&notes.truncated, "Incomplete: these cells were cut short; their unfinished clients have no FCT"),
         (&notes.warnings, "Warning: these figures describe almost nothing"),
     ] {
         if list.is_empty() {

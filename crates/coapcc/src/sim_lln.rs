@@ -70,7 +70,29 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
             crate::stdout::write(&table(&base, &runs))?;
         }
     }
-    Ok(())
+    let cut = truncations(&runs);
+    if cut.is_empty() {
+        Ok(())
+    } else {
+        Err(Box::new(crate::Incomplete(cut.join("; "))))
+    }
+}
+
+/// One sentence per run whose clients, taking turns, had not all finished when the run's
+/// `duration_s` was up.
+fn truncations(runs: &[Run]) -> Vec<String> {
+    (runs.iter().filter(|r| r.summary.truncated_reps > 0))
+        .map(|r| {
+            format!(
+                "{}: {} of {} replication(s) cut at duration_s = {} s before every client finished; their unfinished \
+                 clients have no FCT",
+                algorithm(r),
+                r.summary.truncated_reps,
+                r.scenario.reps,
+                r.scenario.duration_s
+            )
+        })
+        .collect()
 }
 
 /// The run's algorithm by name (its scenario's `cc` has every parameter written out).
@@ -163,6 +185,10 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
                 st.given_up_after_handover
             );
         }
+    }
+    let cut = truncations(runs);
+    if !cut.is_empty() {
+        let _ = write!(out, "\nINCOMPLETE: {}\n", cut.join("\nINCOMPLETE: "));
     }
     out += &crate::sim::warning_lines(runs.iter().map(|r| (algorithm(r), &r.summary)));
     let _ = writeln!(

@@ -484,8 +484,25 @@ pub fn run(
     let keys = plan_keys(plan);
     let mine: Vec<&Cell> = plan.cells.iter().filter(|c| shard.is_none_or(|(k, n)| in_shard(&c.id, k, n))).collect();
     let other_shards = plan.cells.len() - mine.len();
-    let todo: Vec<&Cell> = mine.iter().copied().filter(|c| !finished(dir, &c.id)).collect();
+    let mut broken = Vec::new();
+    let todo: Vec<&Cell> = mine
+        .iter()
+        .copied()
+        .filter(|c| match check_cell(dir, &c.id) {
+            Ok(()) => false,
+            Err(why) => {
+                // files there but not whole: run again; no files: not run yet
+                if dir.join("cells").join(format!("{}.json", c.id)).exists() {
+                    broken.push(why);
+                }
+                true
+            }
+        })
+        .collect();
     let skipped = mine.len() - todo.len();
+    for why in &broken {
+        eprintln!("coapcc sweep: broken results, running the cell again: {why}");
+    }
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(t) = threads {
         builder = builder.num_threads(t);
@@ -534,9 +551,15 @@ impl Notes {
         let label = format!("cell {} ({})", v["cell"]["id"].as_str().unwrap_or("?"), params.join(", "));
         let cut = v["truncated_reps"].as_u64().unwrap_or(0);
         if cut > 0 {
+            // the bottleneck's safety net, or the length of a mesh run whose clients take turns
+            let s = &v["scenario"];
+            let (key, limit) = match s.get("max_time_s") {
+                Some(t) => ("max_time_s", t),
+                None => ("duration_s", &s["duration_s"]),
+            };
             self.truncated.push(format!(
-                "{label}: {cut} of {} replication(s) cut at max_time_s = {} s before every client finished",
-                v["scenario"]["reps"], v["scenario"]["max_time_s"]
+                "{label}: {cut} of {} replication(s) cut at {key} = {limit} s before every client finished",
+                s["reps"]
             ));
         }
         for w in v["warnings"].as_array().into_iter().flatten().filter_map(|w| w.as_str()) {
@@ -572,9 +595,42 @@ impl Notes {
     }
 }
 
-/// Whether cell `id` has finished in `dir`.
+/// Whether cell `id` has finished in `dir`: its files are there and whole ([`check_cell`]).
 pub fn finished(dir: &Path, id: &str) -> bool {
-    dir.join("cells").join(format!("{id}.json")).exists()
+    check_cell(dir, id).is_ok()
+}
+
+/// Why cell `id`'s files in `dir` are not a finished cell's results, naming the file: its JSON
+/// must be a results object of that cell (`cell.id`, `scenario`, `fct_s`), and its per-client
+/// table a CSV with the client columns, every row as long as the header and of that cell.
+/// (A killed sweep never leaves such files, which are written whole and renamed; a full disk, a
+/// copy gone wrong or a hand edit can.)
+pub fn check_cell(dir: &Path, id: &str) -> Result<(), String> {
+    let json = dir.join("cells").join(format!("{id}.json"));
+    let text = std::fs::read_to_string(&json).map_err(|e| format!("{}: {e}", json.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: not the JSON of a cell: {e}", json.display()))?;
+    if v["cell"]["id"].as_str() != Some(id) || !v["scenario"].is_object() || !v["fct_s"].is_object() {
+        return Err(format!("{}: not the results of cell {id} (no cell.id, scenario or fct_s)", json.display()));
+    }
+    let csv_path = dir.join("cells").join(format!("{id}.clients.csv"));
+    let mut r = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(&csv_path)
+        .map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    let header = r.headers().map_err(|e| format!("{}: {e}", csv_path.display()))?.clone();
+    let missing: Vec<&str> = client_columns().filter(|c| !header.iter().any(|h| h == *c)).collect();
+    if !missing.is_empty() {
+        return Err(format!("{}: no column {}", csv_path.display(), missing.join(", ")));
+    }
+    let cell = header.iter().position(|h| h == "cell").unwrap_or(0);
+    for (i, row) in r.records().enumerate() {
+        let row = row.map_err(|e| format!("{}: {e}", csv_path.display()))?;
+        if row.len() != header.len() || row.get(cell) != Some(id) {
+            return Err(format!("{}: row {} is not a row of cell {id}", csv_path.display(), i + 2));
+        }
+    }
+    Ok(())
 }
 
 /// Readies `dir` for `plan`'s results: refuses a directory of another plan unless `force` (then
@@ -636,24 +692,37 @@ pub fn machine() -> String {
     format!("{cpu}, {cores} cores, {} {}", std::env::consts::OS, std::env::consts::ARCH)
 }
 
-/// Rebuilds DIR/clients.csv from every cell's per-client table (the union of their columns).
-pub fn rebuild_clients_csv(dir: &Path) -> Result<(), Error> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("cells"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.to_string_lossy().ends_with(".clients.csv"))
+/// The ids of the cells whose files in `dir` are whole ([`check_cell`]), sorted.
+fn whole_cells(dir: &Path) -> Result<Vec<String>, Error> {
+    let cells = dir.join("cells");
+    let mut ids: Vec<String> = std::fs::read_dir(&cells)
+        .map_err(|e| format!("{}: {e}", cells.display()))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string))
+        .filter(|id| !id.starts_with('.'))
         .collect();
-    files.sort();
+    ids.sort();
+    ids.retain(|id| finished(dir, id));
+    Ok(ids)
+}
+
+/// Rebuilds DIR/clients.csv from every finished cell's per-client table (the union of their
+/// columns); a cell whose files are broken is left out (a sweep runs it again; merge refuses it).
+pub fn rebuild_clients_csv(dir: &Path) -> Result<(), Error> {
+    let files: Vec<PathBuf> =
+        whole_cells(dir)?.iter().map(|id| dir.join("cells").join(format!("{id}.clients.csv"))).collect();
     let mut columns: Vec<String> = Vec::new();
     let mut tables = Vec::new();
     for f in &files {
-        let mut r = csv::Reader::from_path(f)?;
-        let header: Vec<String> = r.headers()?.iter().map(str::to_string).collect();
+        let named = |e: csv::Error| format!("{}: {e}", f.display());
+        let mut r = csv::Reader::from_path(f).map_err(named)?;
+        let header: Vec<String> = r.headers().map_err(named)?.iter().map(str::to_string).collect();
         for h in &header {
             if !columns.contains(h) {
                 columns.push(h.clone());
             }
         }
-        let rows: Vec<csv::StringRecord> = r.records().collect::<Result<_, _>>()?;
+        let rows: Vec<csv::StringRecord> = r.records().collect::<Result<_, _>>().map_err(named)?;
         tables.push((header, rows));
     }
     // parameters first, then the client columns in their fixed order
@@ -682,12 +751,26 @@ pub struct MergeOutcome {
 }
 
 /// Copies the finished cells of shard directories into `out` and rebuilds its tables. The
-/// directories (and `out`, if it holds results) must record one plan, unless `force`.
+/// directories (and `out`, if it holds results) must record one plan, unless `force`. Every input
+/// is checked before anything is written: a directory that records no plan beside ones that do,
+/// a cell whose files are broken ([`check_cell`]), or a cell of another plan than the one merged
+/// is refused (the last two with `force` too: they are not results), and `out` is left as it was.
 pub fn merge(out: &Path, shards: &[PathBuf], force: bool) -> Result<MergeOutcome, Error> {
     let mut plan: Option<(PathBuf, PlanRecord)> = None;
+    let mut planless = Vec::new();
     let existing = if out.exists() { Some(out.to_path_buf()) } else { None };
     for dir in existing.iter().chain(shards) {
-        let Some(rec) = PlanRecord::of_dir(dir)? else { continue };
+        let is_out = existing.as_ref() == Some(dir);
+        if !dir.join("cells").is_dir() {
+            if is_out {
+                continue; // an empty or new output directory
+            }
+            return Err(format!("{}: not a results directory of coapcc sweep (no cells/)", dir.display()).into());
+        }
+        let Some(rec) = PlanRecord::of_dir(dir)? else {
+            planless.push(dir.clone());
+            continue;
+        };
         match &plan {
             Some((first, p)) if p.plan != rec.plan && !force => {
                 return Err(other_plan(dir, &rec, p, &format!("{}", first.display())).into());
@@ -696,24 +779,55 @@ pub fn merge(out: &Path, shards: &[PathBuf], force: bool) -> Result<MergeOutcome
             None => plan = Some((dir.clone(), rec)),
         }
     }
-    std::fs::create_dir_all(out.join("cells"))?;
-    let mut copied = 0;
+    if let (Some((first, p)), Some(dir), false) = (&plan, planless.first(), force) {
+        return Err(format!(
+            "{} records no plan (no plan.json or plan.toml) while {} holds plan {}: it may hold another plan's \
+             cells. Use --force to merge it anyway",
+            dir.display(),
+            first.display(),
+            p.plan
+        )
+        .into());
+    }
+    // every shard's cells, checked before anything is written
+    let mut copies: Vec<(PathBuf, String)> = Vec::new();
     for dir in shards {
         let cells = dir.join("cells");
         let entries = std::fs::read_dir(&cells).map_err(|e| format!("{}: {e}", cells.display()))?;
-        let mut names: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-        names.sort();
-        for p in names {
-            let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
-            if name.ends_with(".tmp") {
-                continue; // an unfinished write
+        let mut ids: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string))
+            .filter(|id| !id.starts_with('.')) // an unfinished write
+            .collect();
+        ids.sort();
+        for id in ids {
+            check_cell(dir, &id).map_err(|why| format!("broken results, nothing merged: {why}"))?;
+            if let Some((_, p)) = plan.as_ref().filter(|(_, p)| !p.cells.contains(&id)) {
+                if !force {
+                    return Err(format!(
+                        "{}: cell {id} is not a cell of plan {}: nothing merged (--force merges it anyway)",
+                        dir.display(),
+                        p.plan
+                    )
+                    .into());
+                }
             }
-            let dst = out.join("cells").join(&name);
-            if !dst.exists() {
-                write_atomic(&dst, &std::fs::read(&p)?)?;
-                copied += name.ends_with(".json") as usize;
-            }
+            copies.push((dir.clone(), id));
         }
+    }
+    std::fs::create_dir_all(out.join("cells")).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let mut copied = 0;
+    for (dir, id) in &copies {
+        if finished(out, id) {
+            continue; // there already (another shard's copy, or a merge before)
+        }
+        // the table first, the JSON last: its presence marks the cell finished
+        for name in [format!("{id}.clients.csv"), format!("{id}.json")] {
+            write_atomic(&out.join("cells").join(&name), &std::fs::read(dir.join("cells").join(&name))?)?;
+        }
+        copied += 1;
+    }
+    for dir in shards {
         for f in ["plan.toml", "plan.json"] {
             if dir.join(f).exists() && !out.join(f).exists() {
                 std::fs::copy(dir.join(f), out.join(f))?;

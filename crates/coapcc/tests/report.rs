@@ -9,9 +9,9 @@ use std::process::Command;
 
 use common::tmp;
 
-fn coapcc(args: &[&str]) -> (bool, String) {
+fn coapcc(args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("coapcc runs");
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 /// Type-7 quantile of sorted values (R's default): h = (n − 1)·p, interpolated between neighbours.
@@ -116,8 +116,9 @@ fn every_box_shows_the_quantiles_of_its_results_and_stays_on_its_canvas() {
     )
     .unwrap();
     let out = d.join("out");
-    let (ok, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"]);
-    assert!(ok, "{err}");
+    let (code, err) = coapcc(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--report"]);
+    // 60 s of a baseline whose clients take turns: cut short, so exit 3 (the report is written)
+    assert_eq!(code, Some(3), "{err}");
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
     let data = cells(&out);
     assert_eq!(data.len(), 4);

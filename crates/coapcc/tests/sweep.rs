@@ -353,3 +353,79 @@ fn a_network_that_delivers_almost_nothing_is_named_in_the_table_the_json_and_the
     assert!(html.contains("these figures describe almost nothing") && html.contains("delivered almost nothing"));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_rerun_repairs_broken_cells_and_report_and_merge_refuse_them() {
+    let d = tmp("sweep-broken");
+    let plan = d.join("plan.toml");
+    std::fs::write(&plan, "seed = 4\n[matrix]\nclients = [2, 3, 4, 5]\n").unwrap();
+    let out = d.join("out");
+    let sweep = |out: &std::path::Path| coapcc_code(&["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(sweep(&out).0, Some(0));
+    let before = cells(&out);
+    let ids: Vec<String> = before.iter().map(|(n, _)| n.trim_end_matches(".json").to_string()).collect();
+    let cell = |id: &str, ext: &str| out.join("cells").join(format!("{id}.{ext}"));
+    // four ways to break a cell: an empty object, a truncated JSON, garbage rows, no table
+    std::fs::write(cell(&ids[0], "json"), "{}").unwrap();
+    let text = std::fs::read_to_string(cell(&ids[1], "json")).unwrap();
+    std::fs::write(cell(&ids[1], "json"), &text[..text.len() / 2]).unwrap();
+    std::fs::write(cell(&ids[2], "clients.csv"), "cc,cc_params\nzz\x00\x01,\"\n").unwrap();
+    std::fs::remove_file(cell(&ids[3], "clients.csv")).unwrap();
+    // the report refuses, naming the file
+    let (code, err) = coapcc_code(&["report", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("broken results") && err.contains(&ids[0]), "{err}");
+    // merge refuses and writes nothing
+    let merged = d.join("merged");
+    let (code, err) = coapcc_code(&["merge", "--out", merged.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("broken results, nothing merged"), "{err}");
+    assert!(!merged.exists(), "a failed merge writes nothing");
+    // a re-run runs the four again, and gives what the first run gave
+    let (code, err) = sweep(&out);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches("broken results, running the cell again").count(), 4, "{err}");
+    assert!(err.contains("4 cells run, 0 already finished"), "{err}");
+    assert_eq!(cells(&out), before);
+    assert!(coapcc_code(&["report", out.to_str().unwrap()]).0 == Some(0));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn merge_refuses_a_shard_without_a_plan_and_cells_of_another_plan() {
+    let d = tmp("merge-foreign");
+    let (p1, p2) = (d.join("p1.toml"), d.join("p2.toml"));
+    std::fs::write(&p1, "seed = 1\n[matrix]\nclients = [2, 3]\n").unwrap();
+    std::fs::write(&p2, "seed = 1\n[matrix]\nclients = [6]\n").unwrap();
+    let (a, b, other) = (d.join("a"), d.join("b"), d.join("other"));
+    for (p, o, shard) in [(&p1, &a, Some("1/2")), (&p1, &b, Some("2/2")), (&p2, &other, None)] {
+        let mut args = vec!["sweep", p.to_str().unwrap(), "--out", o.to_str().unwrap()];
+        args.extend(shard.map(|s| ["--shard", s]).into_iter().flatten());
+        assert_eq!(coapcc_code(&args).0, Some(0));
+    }
+    // shard b without its plan.json and plan.toml
+    for f in ["plan.json", "plan.toml"] {
+        std::fs::remove_file(b.join(f)).unwrap();
+    }
+    let m = d.join("m");
+    let (code, err) = coapcc_code(&["merge", "--out", m.to_str().unwrap(), a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("records no plan") && err.contains("--force"), "{err}");
+    assert!(!m.exists());
+    // with --force it merges: every cell of the plan present
+    let (code, err) =
+        coapcc_code(&["merge", "--force", "--out", m.to_str().unwrap(), a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("all 2 cells of plan"), "{err}");
+    // a cell of another plan slipped into a shard: refused
+    for e in std::fs::read_dir(other.join("cells")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), a.join("cells").join(e.file_name())).unwrap();
+    }
+    let m2 = d.join("m2");
+    let (code, err) = coapcc_code(&["merge", "--out", m2.to_str().unwrap(), a.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("is not a cell of plan"), "{err}");
+    assert!(!m2.exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
