@@ -4,13 +4,19 @@
 
 Runs the plan with coapcc.sweep (finished cells are skipped, so a second call only plots; with
 ``--dask N``, on a local Dask cluster of N workers), loads the tidy per-client table with pandas,
-and draws one boxplot per buffer size: the FCT of every client of every replication, by algorithm.
+and draws one boxplot per buffer size: the FCT of every client of every replication, one box per
+combination of the other parameters the plan varies (algorithm, its parameters, clients, ...).
+Needs matplotlib (``pip install matplotlib``).
 In Jupyter, run the same lines in cells and drop ``matplotlib.use("Agg")``.
 """
 
 import argparse
+import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_fct.py needs matplotlib: pip install matplotlib (or pip install './python[examples]')")
 
 matplotlib.use("Agg")  # no display needed (CI, a cluster's login node)
 import matplotlib.pyplot as plt  # noqa: E402
@@ -35,23 +41,29 @@ def main() -> None:
     if client is not None:
         client.close()
 
-    # one panel per buffer (a cell's both directions), one box per algorithm and client count
+    # the parameter columns: every column before `rep` (cc, cc_params, then each matrix key);
+    # one panel per buffer (a cell's both directions), one box per combination of the others
+    # that the plan varies, so that cells differing in any parameter are never pooled
+    params = list(df.columns[: df.columns.get_loc("rep")])
+    varying = [c for c in params if c != "buffer" and df[c].nunique(dropna=False) > 1] or ["cc"]
     buffers = sorted(df.buffer.unique()) if "buffer" in df else [None]
     fig, axes = plt.subplots(1, len(buffers), figsize=(5 * len(buffers), 4), squeeze=False, sharey=True)
+    boxes = 0
     for ax, b in zip(axes[0], buffers):
         part = df if b is None else df[df.buffer == b]
-        groups = part.groupby(["cc", "clients"]) if "clients" in part else part.groupby(["cc"])
         labels, data = [], []
-        for key, g in groups:
-            labels.append(" ".join(str(k) for k in (key if isinstance(key, tuple) else (key,))))
+        for key, g in part.groupby(varying, dropna=False):
+            values = key if isinstance(key, tuple) else (key,)
+            labels.append(" ".join(f"{k}={v}" if k != "cc" else str(v) for k, v in zip(varying, values)))
             data.append(g.fct_s.dropna())
         ax.boxplot(data, whis=(10, 90), showfliers=False)
+        boxes += len(data)
         ax.set_xticks(range(1, len(labels) + 1), labels, rotation=45, ha="right")
         ax.set_title("all buffers" if b is None else f"buffer {b} B")
         ax.set_ylabel("flow completion time (s)")
     fig.tight_layout()
     fig.savefig(a.png, dpi=100)
-    print(f"{len(df)} clients of {df.cell.nunique()} cells; {a.png}")
+    print(f"{len(df)} clients of {df.cell.nunique()} cells; {boxes} boxes in {len(buffers)} panel(s); {a.png}")
 
 
 if __name__ == "__main__":

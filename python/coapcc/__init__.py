@@ -18,16 +18,21 @@ Sweeps run a plan (the TOML of ``coapcc sweep``) on this machine, or on any Dask
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-__all__ = ["SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning"]
+__all__ = ["SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning", "__version__"]
+
+#: The version of coapcc (the Python package and the simulator it carries).
+__version__: str = _native.VERSION
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -54,8 +59,12 @@ class SimResult:
     of ``coapcc sim --out`` (``clients.csv``, ``exchanges.csv``, ``rto.csv``).
     """
 
-    def __init__(self, directory: Path, incomplete: Optional[str]):
+    def __init__(self, directory: Path, incomplete: Optional[str], temporary: bool = False):
+        #: Where the result files are. A directory :func:`sim` made for itself (no ``out=``) is
+        #: removed when this result is garbage-collected or the interpreter exits.
         self.directory = directory
+        if temporary:
+            weakref.finalize(self, shutil.rmtree, str(directory), True)
         #: The message of an incomplete run (a truncated replication), else None.
         self.incomplete = incomplete
         with open(directory / "summary.json", encoding="utf-8") as f:
@@ -67,7 +76,7 @@ class SimResult:
 
         path = self.directory / name
         if not path.exists():
-            raise ValueError(f"this run has no {name} (a mesh run writes exchanges.csv and rto.csv only)")
+            raise ValueError(f"this run has no {name} (nodes.csv is a mesh run's)")
         return pd.read_csv(path, keep_default_na=True, dtype={"cc": str, "cc_params": str})
 
     def clients(self):
@@ -82,10 +91,35 @@ class SimResult:
         """One row per RTO armed for an exchange (``rto.csv``) as a pandas DataFrame."""
         return self._table("rto.csv")
 
+    def nodes(self):
+        """A mesh run's motes, one row per mote and replication (``nodes.csv``: role, position,
+        RPL parent and rank, packets and frames, drops, radio-on time) as a pandas DataFrame."""
+        return self._table("nodes.csv")
+
     def __repr__(self) -> str:
         runs = self.summary.get("runs", [self.summary])
         algos = ", ".join(r["scenario"]["cc"] for r in runs)
         return f"<coapcc.SimResult {algos}{' (incomplete)' if self.incomplete else ''}>"
+
+
+def _check_whole(name: str, value: Any, low: int) -> None:
+    """A whole number of at least ``low`` (and at most 2^64 − 1), or None."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < 2**64:
+        raise ValueError(f"{name} must be a whole number ≥ {low}, not {value!r}")
+
+
+def _check_finite(value: Any, where: str) -> None:
+    """Scenario keys hold no NaN or infinity (TOML would carry them, and no key means them)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"scenario key {where}: must be a finite number, not {value!r}")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _check_finite(v, where)
 
 
 def _buffer(buffer: Union[int, str, None]) -> Optional[int]:
@@ -123,8 +157,8 @@ def sim(
         threads: worker threads (default: all cores); results do not depend on it.
         duration: simulated seconds per replication of a mesh scenario.
         buffer: both bottleneck directions' buffer, bytes, or ``"infinite"``.
-        out: the directory for the result files (default: a new temporary directory, left in
-            place: ``result.directory``).
+        out: the directory for the result files (default: a new temporary directory,
+            ``result.directory``, removed with the result: give ``out`` to keep the files).
         **keys: any scenario key over the scenario, e.g. ``clients=100``,
             ``workload="random"``, ``errors="low"``, ``downlink={"delay_ms": 100.0}``.
 
@@ -133,6 +167,14 @@ def sim(
     """
     if scenario is not None and preset is not None:
         raise ValueError("give a scenario file or a preset, not both")
+    if preset is not None and not isinstance(preset, str):
+        raise ValueError(f"preset must be a preset's name (coapcc.presets()), not {preset!r}")
+    for name, value, low in (("reps", reps, 1), ("seed", seed, 0), ("threads", threads, 1)):
+        _check_whole(name, value, low)
+    if duration is not None and not (isinstance(duration, (int, float)) and not isinstance(duration, bool)
+                                     and math.isfinite(duration) and duration > 0):
+        raise ValueError(f"duration must be a positive number of seconds, not {duration!r}")
+    _check_finite(keys, "")
     text = origin = None
     if scenario is not None:
         path = Path(scenario)
@@ -141,10 +183,18 @@ def sim(
         except OSError as e:
             raise ValueError(f"cannot read {path}: {e.strerror}") from None
         origin = str(path)
-    ccs = [cc] if isinstance(cc, str) else list(cc or [])
+    if isinstance(cc, str) or cc is None:
+        ccs = [cc] if cc else []
+    elif isinstance(cc, (list, tuple)) and all(isinstance(c, str) for c in cc):
+        ccs = list(cc)
+    else:
+        raise ValueError(f"cc must be an algorithm's name (NAME[:key=value,...]) or a list of them, not {cc!r}")
     buffer_bytes = _buffer(buffer)  # checked before a directory is made
     directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="coapcc-sim-"))
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"cannot create the output directory {directory}: {e.strerror or e}") from None
     try:
         incomplete = _native.sim(
             str(directory),
@@ -159,6 +209,13 @@ def sim(
             duration=duration,
             buffer=buffer_bytes,
         )
+    except KeyboardInterrupt:
+        # the replications that finished were written: keep them, and say where
+        if (directory / "summary.json").exists():
+            raise KeyboardInterrupt(f"coapcc.sim interrupted: the replications that finished are in {directory}") from None
+        if out is None:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     except BaseException:
         if out is None:  # the directory made for this run holds nothing worth keeping
             shutil.rmtree(directory, ignore_errors=True)
@@ -167,7 +224,7 @@ def sim(
 
     if incomplete:
         warnings.warn(incomplete, IncompleteWarning, stacklevel=2)
-    result = SimResult(directory, incomplete)
+    result = SimResult(directory, incomplete, temporary=out is None)
     for run in result.summary.get("runs", [result.summary]):
         for w in run.get("warnings", []):
             warnings.warn(f"{run['scenario']['cc']}: {w}", ResultWarning, stacklevel=2)
@@ -236,9 +293,16 @@ def sweep(
     import pandas as pd
 
     text = _plan_text(plan)
+    _check_whole("threads", threads, 1)
     out = Path(out)
+    stopped = KeyboardInterrupt(
+        f"coapcc.sweep interrupted: the cells that finished are kept in {out}; the same call again runs the rest"
+    )
     if client is None:
-        _native.sweep_local(text, str(out), threads=threads, force=force)
+        try:
+            _native.sweep_local(text, str(out), threads=threads, force=force)
+        except KeyboardInterrupt:
+            raise stopped from None
     else:
         from dask.distributed import as_completed
 
@@ -246,11 +310,18 @@ def sweep(
         _, cells = _native.plan_cells(text)
         start = time.monotonic()
         futures = [client.submit(_run_cell, text, cid, key=f"coapcc-cell-{cid}", pure=False) for cid in todo]
-        for fut in as_completed(futures):
-            cid, js, csv = fut.result()
-            _native.store_cell(str(out), cid, js, csv)
-            if on_cell is not None:
-                on_cell(cid)
+        ran = 0
+        try:
+            for fut in as_completed(futures):
+                cid, js, csv = fut.result()
+                _native.store_cell(str(out), cid, js, csv)
+                ran += 1
+                if on_cell is not None:
+                    on_cell(cid)
+        except KeyboardInterrupt:
+            client.cancel(futures)
+            _native.finish(text, str(out), ran, len(cells) - len(todo), time.monotonic() - start)
+            raise stopped from None
         _native.finish(text, str(out), len(todo), len(cells) - len(todo), time.monotonic() - start)
     _warn_of_cells(text, out)
     table = out / "clients.csv"

@@ -5,13 +5,47 @@
 
 use std::path::PathBuf;
 
+use coapcc::stop::Stop;
 use coapcc::sweep::{self, Plan, SweepOutcome};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+/// Runs `work` on a thread of its own while this one, the interpreter's, looks for signals
+/// every 20 ms (Python runs its signal handlers only on the thread that holds the GIL, and a
+/// call that released it would see Ctrl-C only when it returns). When a handler raises
+/// (KeyboardInterrupt), `stop` is set, the work winds down (the replications running then
+/// finish and what finished is written), and the exception is raised.
+fn interruptible<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(work);
+        let join = |h: std::thread::ScopedJoinHandle<'_, T>| {
+            h.join().map_err(|_| PyRuntimeError::new_err("coapcc: the simulation thread panicked"))
+        };
+        loop {
+            let finished = py.allow_threads(|| {
+                for _ in 0..10 {
+                    if handle.is_finished() {
+                        return true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                false
+            });
+            if finished {
+                return join(handle);
+            }
+            if let Err(e) = py.check_signals() {
+                stop.set();
+                py.allow_threads(|| join(handle).map(drop))?;
+                return Err(e);
+            }
+        }
+    })
 }
 
 fn plan(text: &str) -> PyResult<Plan> {
@@ -63,8 +97,9 @@ fn sim(
     buffer: Option<u64>,
 ) -> PyResult<Option<String>> {
     let text = scenario_text(text, preset.as_deref(), keys.as_deref())?.map(|t| (t, origin));
-    let run = coapcc::sim::LibraryRun { text, cc, reps, seed, threads, duration, buffer };
-    py.allow_threads(|| coapcc::sim::run_library(run, out).map_err(|e| e.to_string())).map_err(err)
+    let stop = Stop::default();
+    let run = coapcc::sim::LibraryRun { text, cc, reps, seed, threads, duration, buffer, stop: stop.clone() };
+    interruptible(py, &stop, || coapcc::sim::run_library(run, out).map_err(|e| e.to_string()))?.map_err(err)
 }
 
 /// `coapcc algorithms --json`.
@@ -76,7 +111,7 @@ fn algorithms_json() -> PyResult<String> {
 /// `coapcc presets`: (name, description) pairs.
 #[pyfunction]
 fn presets() -> Vec<(String, String)> {
-    netsim::lln::presets::PRESETS
+    netsim::lln::presets::listed()
         .iter()
         .map(|(name, text)| (name.to_string(), netsim::lln::presets::describe(text).to_string()))
         .collect()
@@ -120,7 +155,7 @@ fn store_cell(out: PathBuf, id: String, json: String, clients_csv: Vec<u8>) -> P
 #[pyfunction]
 fn finish(text: &str, out: PathBuf, ran: usize, skipped: usize, wall_s: f64) -> PyResult<()> {
     let p = plan(text)?;
-    sweep::finish(&p, &out, None, &SweepOutcome { ran, skipped, other_shards: 0, wall_s }).map_err(err)
+    sweep::finish(&p, &out, None, &SweepOutcome { ran, skipped, other_shards: 0, wall_s, interrupted: 0 }).map_err(err)
 }
 
 /// `coapcc sweep` on this machine's cores; returns (cells run, cells already finished).
@@ -133,10 +168,11 @@ fn sweep_local(
     threads: Option<usize>,
     force: bool,
 ) -> PyResult<(usize, usize)> {
-    py.allow_threads(|| {
+    let stop = Stop::default();
+    interruptible(py, &stop, || {
         let p = sweep::parse_plan(&text)?;
-        sweep::run(&p, &out, None, threads, force).map(|o| (o.ran, o.skipped)).map_err(|e| e.to_string())
-    })
+        sweep::run(&p, &out, None, threads, force, &stop).map(|o| (o.ran, o.skipped)).map_err(|e| e.to_string())
+    })?
     .map_err(err)
 }
 
@@ -150,6 +186,7 @@ fn notes(text: &str, out: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;

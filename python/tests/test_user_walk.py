@@ -1,6 +1,11 @@
 """What a new user does with the results: the documented pandas idiom keeps every row, and runs
 that are cut short or deliver almost nothing say so."""
 
+import gc
+import os
+import signal
+import threading
+import time
 import warnings
 
 import pandas as pd
@@ -42,3 +47,69 @@ def test_a_network_that_delivers_almost_nothing_warns():
             clients=2, exchanges=20, errors="custom", uplink={"loss": {"model": "bernoulli", "p": 0.9999}}
         )
     assert any("failed_exchanges" in w for w in r.summary["warnings"])
+
+
+def _sigint_after(seconds: float) -> threading.Timer:
+    """Ctrl-C, as a terminal sends it, to this process after ``seconds``."""
+    t = threading.Timer(seconds, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t.start()
+    return t
+
+
+def test_ctrl_c_stops_a_sim_within_a_second_and_keeps_what_finished(tmp_path):
+    out = tmp_path / "o"
+    timer = _sigint_after(1.0)
+    start = time.monotonic()
+    # 20,000 replications of 10 clients: far longer than a second
+    with pytest.raises(KeyboardInterrupt, match="the replications that finished are in"):
+        coapcc.sim(clients=10, reps=20000, threads=1, out=out)
+    timer.join()
+    assert time.monotonic() - start < 2.0, "stopped within a second of the signal"
+    clients = pd.read_csv(out / "clients.csv")
+    assert 0 < len(clients) < 10 * 20000 and len(clients) % 10 == 0
+
+
+def test_ctrl_c_stops_a_sweep_within_a_second_and_keeps_the_finished_cells(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text("seed = 1\nreps = 300\n[matrix]\nclients = [%s]\n" % ", ".join(str(c) for c in range(1, 401)))
+    timer = _sigint_after(1.0)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt, match="the cells that finished are kept"):
+        coapcc.sweep(plan, tmp_path / "out", threads=1)
+    timer.join()
+    assert time.monotonic() - start < 2.0
+    kept = sorted((tmp_path / "out" / "cells").glob("*.json"))
+    assert 0 < len(kept) < 400
+    assert len(pd.read_csv(tmp_path / "out" / "clients.csv").cell.unique()) == len(kept)
+
+
+def test_a_result_without_out_leaves_no_directory_behind():
+    r = coapcc.sim(clients=2, exchanges=3)
+    d = r.directory
+    assert (d / "summary.json").exists() and len(r.clients()) == 2
+    del r
+    gc.collect()
+    assert not d.exists()
+
+
+def test_bad_arguments_are_value_errors(tmp_path):
+    for kwargs, message in [
+        ({"seed": -1}, "seed must be a whole number"),
+        ({"reps": 0}, "reps must be a whole number ≥ 1"),
+        ({"cc": 123}, "cc must be an algorithm's name"),
+        ({"downlink": {"delay_ms": float("nan")}}, "downlink.delay_ms: must be a finite number"),
+        ({"duration": float("inf")}, "duration must be a positive number"),
+        ({"out": "/proc/coapcc-cannot-be-here"}, "cannot create the output directory"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            coapcc.sim(clients=2, **kwargs)
+    with pytest.raises(ValueError, match="threads must be a whole number"):
+        coapcc.sweep("seed = 1\n", tmp_path / "s", threads=0)
+
+
+def test_version_and_a_mesh_runs_motes(cli):
+    assert coapcc.__version__ == cli("--version").split()[1]
+    r = coapcc.sim(preset="nitk-gst-cooja", cc="default", duration=10.0, reps=2)
+    nodes = r.nodes()
+    assert len(nodes) == 2 * 9 and set(nodes.role) == {"border_router", "server", "client"}
+    assert len(r.clients()) == 2 * 7

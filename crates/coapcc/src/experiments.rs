@@ -44,7 +44,8 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
     let text = std::fs::read_to_string(&args.plan).map_err(|e| format!("cannot read {}: {e}", args.plan.display()))?;
     let plan = sweep::parse_plan(&text).map_err(|e| format!("{}: {e}", args.plan.display()))?;
-    let o = sweep::run(&plan, &args.out, args.shard, args.threads, args.force).map_err(|e| e.to_string())?;
+    let stop = crate::stop::Stop::on_ctrl_c();
+    let o = sweep::run(&plan, &args.out, args.shard, args.threads, args.force, &stop).map_err(|e| e.to_string())?;
     eprintln!(
         "coapcc sweep: {} cells run, {} already finished, {} in other shards, {:.1} s; results in {}",
         o.ran,
@@ -53,6 +54,7 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
         o.wall_s,
         args.out.display()
     );
+    interrupted(&o)?;
     if o.other_shards > 0 {
         eprintln!("coapcc sweep: this shard is complete; `coapcc merge` the shards' directories for the whole plan");
     }
@@ -61,6 +63,18 @@ pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
         eprintln!("coapcc sweep: report in {}", args.out.join("report/index.html").display());
     }
     sweep::Notes::of(&plan, &args.out).tell("coapcc sweep")
+}
+
+/// An [`crate::Incomplete`] error if the sweep was stopped before every cell finished.
+fn interrupted(o: &sweep::SweepOutcome) -> Result<(), Error> {
+    if o.interrupted == 0 {
+        return Ok(());
+    }
+    Err(Box::new(crate::Incomplete(format!(
+        "interrupted: {} cell(s) finished and kept, {} not run; the same command again runs only those",
+        o.ran + o.skipped,
+        o.interrupted
+    ))))
 }
 
 /// Arguments of `coapcc merge`.
@@ -125,6 +139,10 @@ pub struct ReproduceArgs {
     /// Worker threads (default: all cores).
     #[arg(long, value_parser = crate::args::threads, allow_negative_numbers = true)]
     threads: Option<usize>,
+    /// Run even if OUT holds another plan's results (say, of other --reps): they then mix, and
+    /// this plan's text is kept as OUT/plan-HASH.toml.
+    #[arg(long)]
+    force: bool,
 }
 
 /// CLOUD's experiments as a plan: every `cloud-…` preset with its algorithms (CLOUD's Table I),
@@ -227,16 +245,16 @@ clients = [200, 400]
 /// Runs `coapcc reproduce`.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     if args.reps == Some(0) {
-        return Err("--reps must be at least 1".into());
+        return Err(crate::usage("--reps must be at least 1"));
     }
     let what = args.what.as_str();
     let text = match what {
         "nitk" | "cloud" | "rttcoap" => {
             if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
-                return Err("--duration must be a positive number of seconds".into());
+                return Err(crate::usage("--duration must be a positive number of seconds"));
             }
             if what != "nitk" && args.loads {
-                return Err("--loads applies to `reproduce nitk`".into());
+                return Err(crate::usage("--loads applies to `reproduce nitk`"));
             }
             match what {
                 "cloud" => cloud_plan(args.reps, args.duration)?,
@@ -246,15 +264,20 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
         }
         _ => {
             if args.duration.is_some() || args.loads {
-                return Err("--duration and --loads apply to `reproduce nitk`, `cloud` and `rttcoap`".into());
+                return Err(crate::usage("--duration and --loads apply to `reproduce nitk`, `cloud` and `rttcoap`"));
             }
             thesis_plan(args.reps.unwrap_or(20))
         }
     };
     let plan = sweep::parse_plan(&text)?;
     eprintln!("coapcc reproduce {what}: {} cells into {}", plan.cells.len(), args.out.display());
-    let o = sweep::run(&plan, &args.out, None, args.threads, false).map_err(|e| e.to_string())?;
-    crate::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
+    let o = sweep::run(&plan, &args.out, None, args.threads, args.force, &crate::stop::Stop::on_ctrl_c())
+        .map_err(|e| e.to_string())?;
+    if o.ran + o.skipped > 0 {
+        // stopped or not, the report of what finished
+        crate::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
+    }
+    interrupted(&o)?;
     eprintln!(
         "coapcc reproduce {what}: {} cells run ({} already there) in {:.1} s; report: {}",
         o.ran,

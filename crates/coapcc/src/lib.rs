@@ -15,6 +15,24 @@ impl std::fmt::Display for Incomplete {
 
 impl std::error::Error for Incomplete {}
 
+/// Options that cannot go together or a value out of range, found after parsing: a usage error,
+/// exit status 2 like the parser's own.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A [`Usage`] error, boxed.
+pub(crate) fn usage(message: impl Into<String>) -> Box<dyn std::error::Error + Send + Sync> {
+    Box::new(Usage(message.into()))
+}
+
 pub mod algorithms;
 mod args;
 mod dump;
@@ -26,6 +44,7 @@ mod report_mesh;
 pub mod sim;
 mod sim_lln;
 pub mod stdout;
+pub mod stop;
 mod svg;
 pub mod sweep;
 mod uri;

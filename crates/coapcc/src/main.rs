@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use coapcc::{algorithms, experiments, net, report, sim, Incomplete};
+use coapcc::{algorithms, experiments, net, report, sim, Incomplete, Usage};
 
 /// coapcc — congestion control for CoAP: every retransmission-timeout algorithm of the
 /// literature, one implementation, on a simulated reference bottleneck and on real networks.
@@ -35,7 +35,7 @@ enum Command {
     Sim(sim::Args),
     /// List every named scenario preset (the wired `thesis` bottleneck and the mesh
     /// literature's: `nitk-…`) with a one-line description; run one with `coapcc sim --preset NAME`.
-    Presets,
+    Presets(PresetsArgs),
     /// List every congestion-control algorithm with its source and its parameters' defaults.
     ///
     /// Names and parameters are what `--cc NAME[:key=value,...]` takes, e.g.
@@ -60,17 +60,38 @@ enum Command {
     Relay(net::RelayArgs),
 }
 
+/// Arguments of `coapcc presets`.
+#[derive(Debug, clap::Args)]
+struct PresetsArgs {
+    /// One JSON array instead: `name`, `network` (`bottleneck` or `mesh`) and `description` of each.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `coapcc presets`: the wired bottleneck's first, then the meshes', by name.
+fn presets(args: &PresetsArgs) -> Result<(), Box<dyn std::error::Error>> {
+    use netsim::lln::presets::{describe, is_mesh, listed};
+    let list = listed();
+    if args.json {
+        let v: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(name, text)| {
+                let network = if is_mesh(text) { "mesh" } else { "bottleneck" };
+                serde_json::json!({ "name": name, "network": network, "description": describe(text) })
+            })
+            .collect();
+        return coapcc::stdout::json(&serde_json::Value::Array(v)).map_err(Into::into);
+    }
+    let width = list.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
+    let text: String = list.iter().map(|(name, text)| format!("{name:<width$}  {}\n", describe(text))).collect();
+    coapcc::stdout::write(&text).map_err(Into::into)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Algorithms(args) => algorithms::run(&args),
-        Command::Presets => {
-            let list: String = netsim::lln::presets::PRESETS
-                .iter()
-                .map(|(name, text)| format!("{name:<34} {}\n", netsim::lln::presets::describe(text)))
-                .collect();
-            coapcc::stdout::write(&list).map_err(Into::into)
-        }
+        Command::Presets(args) => presets(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Sweep(args) => experiments::sweep(&args),
         Command::Merge(args) => experiments::merge(&args),
@@ -85,6 +106,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // the reader of our output stopped reading (`| head`): a normal end
         Err(e) if coapcc::stdout::closed(e.as_ref()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<Usage>() => {
+            eprintln!("coapcc: error: {e} (see --help)");
+            ExitCode::from(2)
+        }
         Err(e) if e.is::<Incomplete>() => {
             eprintln!("coapcc: incomplete: {e}");
             ExitCode::from(3)

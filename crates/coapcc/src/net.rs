@@ -249,6 +249,13 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             return observe(&h, uri.addr, req, secs, &args.uri, verbose).await;
         }
         let reply = if uri.tcp {
+            if let Some(b) = args.block_size {
+                return Err(format!(
+                    "{}: -b {b}: block-wise transfer is supported over UDP (coap://) only, not yet over TCP",
+                    args.uri
+                )
+                .into());
+            }
             let connect = coap_net::tcp::connect(uri.addr);
             tokio::pin!(wait);
             let conn = tokio::select! {
@@ -422,7 +429,7 @@ pub struct LoadArgs {
 /// Runs `coapcc load`.
 pub fn load(args: &LoadArgs) -> Result<(), Error> {
     if args.clients == 0 || args.exchanges == 0 {
-        return Err("--clients and --exchanges must be at least 1".into());
+        return Err(crate::usage("--clients and --exchanges must be at least 1"));
     }
     let sockets = coap_net::within_fd_budget(args.clients as usize);
     if sockets < args.clients as usize {
@@ -591,7 +598,15 @@ pub struct RelayArgs {
 pub fn relay(args: &RelayArgs) -> Result<(), Error> {
     let mut s = match &args.scenario {
         Some(p) => {
-            Scenario::from_toml(&std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?)?
+            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            if netsim::lln::presets::mesh_env_of(&text).map_err(|e| format!("{}: {e}", p.display()))? {
+                return Err(format!(
+                    "{}: a low-power mesh scenario (env = \"lln\"); the relay emulates the wired bottleneck only",
+                    p.display()
+                )
+                .into());
+            }
+            Scenario::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
         }
         None => Scenario::thesis(),
     };

@@ -394,7 +394,7 @@ pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
     if cells.is_empty() {
         return Err(format!("{}: no finished cells", dir.display()).into());
     }
-    std::fs::create_dir_all(out)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut algo_order: Vec<String> = Vec::new();
     for c in &cells {
         if !algo_order.contains(&c.algo) {
@@ -530,8 +530,8 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     html += &meta(dir, &sorted)?;
     let _ = writeln!(html, "</div><!-- plots: {plots} --></body></html>");
     let tmp = out.join("index.html.tmp");
-    std::fs::write(&tmp, html)?;
-    std::fs::rename(&tmp, out.join("index.html"))?;
+    std::fs::write(&tmp, html).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, out.join("index.html")).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(cells.len())
 }
 

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::progress::{Counting, Progress};
+use crate::stop::Stop;
 use crate::wall::Stopwatch;
 
 /// Arguments of `coapcc sim`. Unset options take the scenario file's values, and those default
@@ -105,6 +106,8 @@ pub struct LibraryRun {
     pub duration: Option<f64>,
     /// `--buffer` (both directions of the bottleneck).
     pub buffer: Option<u64>,
+    /// Set to stop early: replications not started yet are not run ([`Stop`]).
+    pub stop: Stop,
 }
 
 /// Runs `run` into `out`. `Ok(Some(message))`: the results are there but incomplete (a
@@ -129,7 +132,7 @@ pub fn run_library(run: LibraryRun, out: PathBuf) -> Result<Option<String>, Erro
         text: run.text,
         silent: true,
     };
-    match self::run(&args) {
+    match run_with(&args, &run.stop) {
         Ok(()) => Ok(None),
         Err(e) => match e.downcast::<crate::Incomplete>() {
             Ok(i) => Ok(Some(i.0)),
@@ -173,7 +176,9 @@ fn scenario(args: &Args, text: Option<(String, String)>) -> Result<Scenario, Err
         None => Scenario::thesis(),
     };
     if args.duration.is_some() {
-        return Err("--duration applies to mesh scenarios (the bottleneck's clients run their exchanges)".into());
+        return Err(crate::usage(
+            "--duration applies to mesh scenarios (the bottleneck's clients run their exchanges)",
+        ));
     }
     if let Some(v) = args.clients {
         s.clients = v;
@@ -297,7 +302,7 @@ impl Workers {
     /// The workers `--threads` asks for.
     pub(crate) fn new(threads: Option<usize>) -> Result<Self, Error> {
         match threads {
-            Some(0) => Err("--threads must be at least 1".into()),
+            Some(0) => Err(crate::usage("--threads must be at least 1")),
             Some(1) => Ok(Workers::Here),
             Some(t) => Ok(Workers::Pool(rayon::ThreadPoolBuilder::new().num_threads(t).build()?)),
             None => Ok(Workers::Pool(rayon::ThreadPoolBuilder::new().build()?)),
@@ -313,13 +318,21 @@ impl Workers {
     }
 }
 
-/// Runs replications `0..reps` of `scenario` on `workers` with `rep`, timed, and summarises them.
-fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl Fn(u32) -> RepResult + Sync) -> Run<S> {
+/// Runs replications `0..reps` of `scenario` on `workers` with `rep`, timed, and summarises them;
+/// once `stop` is set, the replications not started yet are left out.
+fn run_reps<S>(
+    workers: &Workers,
+    scenario: S,
+    reps: u32,
+    stop: &Stop,
+    rep: impl Fn(u32) -> RepResult + Sync,
+) -> Run<S> {
     let watch = Stopwatch::start();
+    let one = |r: u32| (!stop.is_set()).then(|| rep(r));
     let reps: Vec<RepResult> = match workers {
         // in order, on this thread; the results are the same on any number of threads
-        Workers::Here => (0..reps).map(&rep).collect(),
-        Workers::Pool(pool) => pool.install(|| (0..reps).into_par_iter().map(&rep).collect()),
+        Workers::Here => (0..reps).map_while(one).collect(),
+        Workers::Pool(pool) => pool.install(|| (0..reps).into_par_iter().filter_map(one).collect()),
     };
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
@@ -329,10 +342,12 @@ fn run_reps<S>(workers: &Workers, scenario: S, reps: u32, rep: impl Fn(u32) -> R
 
 /// Runs the replications of every one of `items` (its scenario and replication count from
 /// `scenario`, a replication from `rep`) on `workers`, telling `progress`, if any, and finishing
-/// its display at the end.
+/// its display at the end. Once `stop` is set no replication starts: the runs hold those that
+/// finished, and a run none of whose replications started is left out.
 pub(crate) fn run_all<T: Sync, S>(
     workers: &Workers,
     progress: Option<Progress>,
+    stop: &Stop,
     items: &[T],
     scenario: impl Fn(&T) -> (S, u32),
     rep: impl Fn(&T, u32, Option<&dyn netsim::Progress>) -> RepResult + Sync,
@@ -342,8 +357,9 @@ pub(crate) fn run_all<T: Sync, S>(
         .iter()
         .map(|item| {
             let (s, reps) = scenario(item);
-            run_reps(workers, s, reps, |r| rep(item, r, told))
+            run_reps(workers, s, reps, stop, |r| rep(item, r, told))
         })
+        .filter(|r| !r.reps.is_empty())
         .collect();
     if let Some(progress) = progress {
         progress.finish();
@@ -356,19 +372,37 @@ pub(crate) fn to_json<S: Serialize>(runs: &[Run<S>]) -> Result<serde_json::Value
     Ok(if runs.len() == 1 { serde_json::to_value(&runs[0])? } else { serde_json::json!({ "runs": runs }) })
 }
 
-/// Creates `dir` and writes `summary.json` (what `--json` prints) into it.
+/// Every file `sim --out` writes (a mesh run: all; a bottleneck run: all but nodes.csv).
+const OUT_FILES: [&str; 5] = ["summary.json", "clients.csv", "exchanges.csv", "rto.csv", "nodes.csv"];
+
+/// Creates `dir`, removes what an earlier run wrote there (so that no stale table stays beside
+/// this run's), and writes `summary.json` (what `--json` prints) into it.
 pub(crate) fn write_summary<S: Serialize>(dir: &Path, runs: &[Run<S>]) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for f in OUT_FILES {
+        match std::fs::remove_file(dir.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(format!("cannot replace {}: {e}", dir.join(f).display()).into())
+            }
+            _ => {}
+        }
+    }
     std::fs::write(dir.join("summary.json"), serde_json::to_string_pretty(&to_json(runs)?)? + "\n")?;
     Ok(())
 }
 
-/// Runs the command.
+/// Runs the command; Ctrl-C stops it early ([`Stop::on_ctrl_c`]).
 pub fn run(args: &Args) -> Result<(), Error> {
+    run_with(args, &Stop::on_ctrl_c())
+}
+
+/// Runs the command until `stop` is set: the results are then those of the replications that
+/// finished, and the run is [`crate::Incomplete`].
+fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
     let text = scenario_text(args)?;
     if let Some((t, origin)) = &text {
-        if netsim::lln::presets::is_mesh(t) {
-            return crate::sim_lln::run(args, t, origin);
+        if netsim::lln::presets::mesh_env_of(t).map_err(|e| format!("{origin}: {e}"))? {
+            return crate::sim_lln::run(args, t, origin, stop);
         }
     }
     let base = scenario(args, text)?;
@@ -387,11 +421,14 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let runs = run_all(
         &workers,
         args.progress(total, Counting::Exchanges),
+        stop,
         &items,
         |(s, _)| ((*s).clone(), s.reps),
         |(s, transport), r, told| run_rep_with(s, transport, r, told, detail),
     );
-
+    if runs.is_empty() {
+        return Err(Box::new(crate::Incomplete("interrupted before a replication finished: nothing to report".into())));
+    }
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
@@ -403,6 +440,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
             crate::stdout::write(&table(&base, &runs))?;
         }
     }
+    interrupted(stop, runs.iter().map(|r| (r.scenario.cc.as_str(), r.reps.len(), r.scenario.reps)), specs.len())?;
     check_complete(&runs)
 }
 
@@ -511,6 +549,31 @@ pub(crate) fn warning_lines<'a>(runs: impl Iterator<Item = (&'a str, &'a netsim:
     } else {
         format!("\n{}", lines.concat())
     }
+}
+
+/// An [`crate::Incomplete`] error if `stop` cut the runs short: `runs` gives each reported run's
+/// algorithm, its finished and its asked replications; `asked` is how many runs were asked for.
+pub(crate) fn interrupted<'a>(
+    stop: &Stop,
+    runs: impl Iterator<Item = (&'a str, usize, u32)>,
+    asked: usize,
+) -> Result<(), Error> {
+    if !stop.is_set() {
+        return Ok(());
+    }
+    let runs: Vec<(&str, usize, u32)> = runs.collect();
+    if runs.len() == asked && runs.iter().all(|&(_, done, of)| done == of as usize) {
+        return Ok(()); // stopped after the last replication had started
+    }
+    let mut told: Vec<String> =
+        runs.iter().map(|(cc, done, of)| format!("{cc}: {done} of {of} replication(s)")).collect();
+    if told.len() < asked {
+        told.push(format!("{} algorithm(s) not started", asked - told.len()));
+    }
+    Err(Box::new(crate::Incomplete(format!(
+        "interrupted: the results are those of the replications that finished ({})",
+        told.join("; ")
+    ))))
 }
 
 /// One sentence per run with truncated replications.

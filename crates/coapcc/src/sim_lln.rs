@@ -14,7 +14,7 @@ type Error = Box<dyn std::error::Error>;
 type Run = crate::sim::Run<LlnScenario>;
 
 /// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`.
-pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
+pub fn run(args: &Args, text: &str, origin: &str, stop: &crate::stop::Stop) -> Result<(), Error> {
     for (given, flag) in [
         (args.clients.is_some(), "--clients"),
         (args.buffer.is_some(), "--buffer"),
@@ -22,7 +22,9 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
         (args.errors.is_some(), "--errors"),
     ] {
         if given {
-            return Err(format!("{flag} is an option of the wired bottleneck; {origin} is a mesh scenario").into());
+            return Err(crate::usage(format!(
+                "{flag} is an option of the wired bottleneck; {origin} is a mesh scenario"
+            )));
         }
     }
     let mut base = LlnScenario::from_toml(text).map_err(|e| format!("{origin}: {e}"))?;
@@ -55,10 +57,14 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
     let runs = crate::sim::run_all(
         &workers,
         args.progress(total, crate::progress::Counting::SimulatedSeconds),
+        stop,
         &scenarios,
         |(s, _)| (s.clone(), s.reps),
         |(s, res), r, told| lln::run_rep(s, res, r, told),
     );
+    if runs.is_empty() {
+        return Err(Box::new(crate::Incomplete("interrupted before a replication finished: nothing to report".into())));
+    }
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
@@ -70,6 +76,8 @@ pub fn run(args: &Args, text: &str, origin: &str) -> Result<(), Error> {
             crate::stdout::write(&table(&base, &runs))?;
         }
     }
+    let done = runs.iter().map(|r| (algorithm(r), r.reps.len(), r.scenario.reps));
+    crate::sim::interrupted(stop, done, scenarios.len())?;
     let cut = truncations(&runs);
     if cut.is_empty() {
         Ok(())
@@ -206,6 +214,8 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
 
 fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
     crate::sim::write_summary(dir, runs)?;
+    let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
+    clients.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::CLIENT_COLUMNS))?;
     let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
     ex.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::EXCHANGE_COLUMNS))?;
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
@@ -232,6 +242,10 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
     for r in runs {
         let cc = crate::sim::cc_columns(&r.scenario.cc);
         for rep in &r.reps {
+            // a mesh client is named by its node id (host i is node i + 1), as in a sweep's table
+            for c in &rep.clients {
+                clients.write_record(cc.iter().cloned().chain(crate::sim::client_row(rep.rep, c.client + 1, c)))?;
+            }
             for e in &rep.exchanges {
                 // a mesh client is named by its node id
                 crate::sim::write_exchange(&mut ex, &mut rto, &cc, rep.rep, e.client + 1, e)?;
@@ -260,6 +274,7 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
             }
         }
     }
+    clients.flush()?;
     ex.flush()?;
     rto.flush()?;
     nodes.flush()?;

@@ -34,6 +34,7 @@ use netsim::{run_rep, RepResult, Scenario, Summary};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
+use crate::stop::Stop;
 use crate::wall::Stopwatch;
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -149,7 +150,7 @@ fn is_mesh(table: &toml::Table) -> bool {
 
 /// Resolves a cell's table into its scenario, of the kind its `env` says.
 fn resolve_cell(table: toml::Table) -> Result<CellScenario, String> {
-    let mesh = is_mesh(&table);
+    let mesh = lln::presets::mesh_env(&table)?;
     let trim = |e: toml::de::Error| e.to_string().trim_end().to_string();
     if mesh {
         let s: LlnScenario = table.try_into().map_err(trim)?;
@@ -326,18 +327,29 @@ fn client_columns() -> impl Iterator<Item = &'static str> {
     crate::sim::CLIENT_COLUMNS.into_iter().chain(["cell"])
 }
 
-/// Runs one cell's replications.
-fn run_reps(s: &CellScenario) -> Result<Vec<RepResult>, Error> {
-    Ok(match s {
+/// Runs one cell's replications; `None` if `stop` left some of them out.
+fn run_reps(s: &CellScenario, stop: &Stop) -> Result<Option<Vec<RepResult>>, Error> {
+    let reps: Vec<RepResult> = match s {
         CellScenario::Bottleneck(s) => {
             let transport = s.transport()?;
-            (0..s.reps).into_par_iter().map(|r| run_rep(s, &transport, r, None)).collect()
+            (0..s.reps)
+                .into_par_iter()
+                .filter_map(|r| (!stop.is_set()).then(|| run_rep(s, &transport, r, None)))
+                .collect()
         }
         CellScenario::Mesh(s) => {
             let res = s.resolve()?;
-            (0..s.reps).into_par_iter().map(|r| lln::run_rep(s, &res, r, None)).collect()
+            (0..s.reps)
+                .into_par_iter()
+                .filter_map(|r| (!stop.is_set()).then(|| lln::run_rep(s, &res, r, None)))
+                .collect()
         }
-    })
+    };
+    let all = match s {
+        CellScenario::Bottleneck(s) => s.reps,
+        CellScenario::Mesh(s) => s.reps,
+    };
+    Ok((reps.len() == all as usize).then_some(reps))
 }
 
 /// A finished cell's files: `cells/ID.json` and `cells/ID.clients.csv`.
@@ -365,18 +377,21 @@ impl CellResults {
 /// Runs cell `id` of `plan` (its replications on the current rayon pool) and returns its files.
 pub fn run_cell_of(plan: &Plan, id: &str) -> Result<CellResults, Error> {
     let cell = plan.cells.iter().find(|c| c.id == id).ok_or_else(|| format!("the plan has no cell {id}"))?;
-    compute_cell(cell, &plan_keys(plan), &plan.hash())
+    Ok(compute_cell(cell, &plan_keys(plan), &plan.hash(), &Stop::default())?.expect("never stopped"))
 }
 
-/// Runs one cell and writes its results.
-fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str) -> Result<(), Error> {
-    compute_cell(cell, plan_keys, plan_hash)?.store(dir)
+/// Runs one cell and writes its results; `false` if `stop` cut it short (nothing written).
+fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop) -> Result<bool, Error> {
+    match compute_cell(cell, plan_keys, plan_hash, stop)? {
+        Some(files) => files.store(dir).map(|()| true),
+        None => Ok(false),
+    }
 }
 
-/// Runs one cell: its files.
-fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str) -> Result<CellResults, Error> {
+/// Runs one cell: its files, or `None` if `stop` left replications out.
+fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop) -> Result<Option<CellResults>, Error> {
     let watch = Stopwatch::start();
-    let reps = run_reps(&cell.scenario)?;
+    let Some(reps) = run_reps(&cell.scenario, stop)? else { return Ok(None) };
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
     let mut v = serde_json::to_value(&summary)?;
@@ -403,11 +418,11 @@ fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str) -> Result<Ce
             w.write_record(&row)?;
         }
     }
-    Ok(CellResults {
+    Ok(Some(CellResults {
         id: cell.id.clone(),
         json: serde_json::to_string_pretty(&v)?,
         clients_csv: w.into_inner().map_err(|e| e.to_string())?,
-    })
+    }))
 }
 
 /// What a sweep did.
@@ -421,6 +436,8 @@ pub struct SweepOutcome {
     pub other_shards: usize,
     /// Wall time, s.
     pub wall_s: f64,
+    /// Cells not finished because the sweep was stopped ([`Stop`]).
+    pub interrupted: usize,
 }
 
 /// A cell's value in a parameter column of the tidy table, from its resolved scenario's JSON:
@@ -479,6 +496,7 @@ pub fn run(
     shard: Option<(u64, u64)>,
     threads: Option<usize>,
     force: bool,
+    stop: &Stop,
 ) -> Result<SweepOutcome, Error> {
     let ours = prepare(plan, dir, force)?;
     let keys = plan_keys(plan);
@@ -511,21 +529,25 @@ pub fn run(
     let done = Arc::new(AtomicU64::new(0));
     let bar = crate::progress::Bar::start(todo.len() as u64, done.clone(), "cells");
     let watch = Stopwatch::start();
-    let results: Vec<Result<(), String>> = pool.install(|| {
+    let results: Vec<Result<bool, String>> = pool.install(|| {
         todo.par_iter()
             .map(|c| {
-                let r = run_cell(dir, c, &keys, &ours.plan).map_err(|e| format!("cell {}: {e}", c.id));
+                if stop.is_set() {
+                    return Ok(false);
+                }
+                let r = run_cell(dir, c, &keys, &ours.plan, stop).map_err(|e| format!("cell {}: {e}", c.id));
                 done.fetch_add(1, Ordering::Relaxed);
                 r
             })
             .collect()
     });
     bar.finish();
+    let mut ran = 0;
     for r in results {
-        r?;
+        ran += r? as usize;
     }
     let wall_s = watch.seconds();
-    let outcome = SweepOutcome { ran: todo.len(), skipped, other_shards, wall_s };
+    let outcome = SweepOutcome { ran, skipped, other_shards, wall_s, interrupted: todo.len() - ran };
     finish(plan, dir, shard, &outcome)?;
     Ok(outcome)
 }

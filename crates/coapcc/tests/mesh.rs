@@ -21,6 +21,26 @@ fn presets_lists_every_name_with_a_description() {
         let line = out.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}"));
         assert!(line.len() > name.len() + 10, "{line}");
     }
+    // the wired bottleneck first, then the meshes by name; every description in one column
+    let names: Vec<&str> = out.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(names[0], "thesis");
+    assert!(names[1..].windows(2).all(|w| w[0] < w[1]), "{names:?}");
+    let longest = names.iter().map(|n| n.len()).max().unwrap();
+    for line in out.lines() {
+        let name = line.split_whitespace().next().unwrap();
+        assert!(
+            line[name.len()..longest + 2].chars().all(|c| c == ' ') && !line[longest + 2..].starts_with(' '),
+            "{line}"
+        );
+    }
+    // --json: the same, for programs
+    let (ok, json, _) = coapcc(&["presets", "--json"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let listed: Vec<&str> = v.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(listed, names);
+    assert_eq!(v[0]["network"], "bottleneck");
+    assert_eq!(v[1]["network"], "mesh");
 }
 
 #[test]
@@ -80,6 +100,14 @@ fn out_writes_the_rto_series_and_per_exchange_rows() {
     assert!(rto.lines().count() > 10);
     assert!(std::fs::read_to_string(dir.join("exchanges.csv")).unwrap().lines().count() > 10);
     assert_eq!(std::fs::read_to_string(dir.join("nodes.csv")).unwrap().lines().count(), 1 + 9);
+    // one row per client (the 3×3 grid's 7), named by node id as in exchanges.csv
+    let clients = std::fs::read_to_string(dir.join("clients.csv")).unwrap();
+    assert!(clients.starts_with("cc,cc_params,rep,client,fct_s,"), "{clients}");
+    let ids = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines().skip(1).map(|l| l.split(',').nth(3).unwrap().to_string()).collect()
+    };
+    assert_eq!(clients.lines().count(), 1 + 7);
+    assert_eq!(ids(&clients), ids(&std::fs::read_to_string(dir.join("exchanges.csv")).unwrap()));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
