@@ -493,10 +493,17 @@ impl Transfer {
         if b.num >= MAX_NUM {
             return Step::Failed("too many blocks".into());
         }
-        // the next block: the request without its body and Block1, with Block2 num + 1
+        // the next block: the request without its body and Block1, asking for the block at the
+        // offset reached, in our size if we chose a smaller one than the server's (RFC 7959
+        // §2.4: a later request may ask for a smaller block; its number then counts in that size)
+        let szx = self.download_szx.map_or(b.szx, |mine| mine.min(b.szx));
+        let num = (self.received.len() / (16 << szx)) as u32;
+        if num > MAX_NUM {
+            return Step::Failed("too many blocks".into());
+        }
         let mut next = self.base.clone();
         next.options.retain(|(n, _)| *n != registry::BLOCK1 && *n != registry::SIZE1);
-        self.last = Self::with(next, registry::BLOCK2, Block { num: b.num + 1, more: false, szx: b.szx }.encode());
+        self.last = Self::with(next, registry::BLOCK2, Block { num, more: false, szx }.encode());
         Step::Send(self.last.clone())
     }
 }
@@ -582,12 +589,14 @@ mod tests {
             }
         };
         // four Block1 requests: 512, 512, 512 and 464 bytes (0x0D = num 0, M, SZX 5; 0x1D; 0x2D; 0x35)
-        // then one Block2 follow-up for the response's second half (the server's blocks are 1024)
+        // then the response's rest: the server answered the last block with 1,024 bytes, and the
+        // client asks for the rest in its own 512-byte blocks: numbers 2 and 3 (512 + 464 bytes)
         let blocks: Vec<(usize, Option<Vec<u8>>)> = vec![
             (512, Some(vec![0x0D])),
             (512, Some(vec![0x1D])),
             (512, Some(vec![0x2D])),
             (464, Some(vec![0x35])),
+            (0, None),
             (0, None),
         ];
         assert_eq!(sent, blocks);
@@ -621,6 +630,30 @@ mod tests {
         assert_eq!(n, 4, "100 bytes in blocks of 32: 32 + 32 + 32 + 4");
         assert_eq!(body, (0..100).map(|i| i as u8).collect::<Vec<u8>>());
         assert_eq!(s.inner.bodies.len(), 1, "the follow-ups are served from the held body");
+    }
+
+    #[test]
+    fn a_client_that_asked_for_small_blocks_keeps_asking_for_them() {
+        // -b 16 (SZX 0); a server that answers block 0 in 64 bytes (SZX 2) anyway: the next
+        // request asks for the block at offset 64 in 16-byte blocks, number 64 / 16 = 4, SZX 0
+        let mut t = Transfer::new(Request::get("big"), Some(16), 1 << 20).unwrap();
+        // Block2 0/0/16: the value 0, an empty uint
+        assert_eq!(opt_of(&t.first().options, registry::BLOCK2), Some(vec![]));
+        let mut first = Response::new(Code::CONTENT, vec![7u8; 64]);
+        first.options.push((registry::BLOCK2, Block { num: 0, more: true, szx: 2 }.encode()));
+        let Step::Send(next) = t.on_response(first) else { panic!("another block") };
+        // Block2 value: num 4 << 4 | more 0 << 3 | szx 0 = 0x40
+        assert_eq!(opt_of(&next.options, registry::BLOCK2), Some(vec![0x40]));
+        // without -b, the server's size stays: block 1 of 64 bytes (0x12)
+        let mut t = Transfer::new(Request::get("big"), None, 1 << 20).unwrap();
+        let mut first = Response::new(Code::CONTENT, vec![7u8; 64]);
+        first.options.push((registry::BLOCK2, Block { num: 0, more: true, szx: 2 }.encode()));
+        let Step::Send(next) = t.on_response(first) else { panic!("another block") };
+        assert_eq!(opt_of(&next.options, registry::BLOCK2), Some(vec![0x12]));
+    }
+
+    fn opt_of(options: &[(u16, Vec<u8>)], n: u16) -> Option<Vec<u8>> {
+        options.iter().find(|o| o.0 == n).map(|o| o.1.clone())
     }
 
     #[test]

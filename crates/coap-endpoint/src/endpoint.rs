@@ -270,6 +270,9 @@ struct ObserveState<A> {
     observers: Vec<Observer<A>>,
     /// A client's observations, by server and token.
     observations: LiteMap<(A, Token), Observation>,
+    /// Exchanges that deregister an observation, and its token, which they go with (RFC 7641
+    /// §3.6) instead of a new one.
+    deregistering: LiteMap<ExchangeId, Token>,
 }
 
 #[derive(Debug)]
@@ -342,9 +345,10 @@ impl<A> Rare<A> {
     }
     /// The Observe state, made if it was not yet.
     fn observe(&mut self) -> &mut ObserveState<A> {
-        self.parts()
-            .obs
-            .get_or_insert_with(|| Box::new(ObserveState { observers: Vec::new(), observations: LiteMap::new() }))
+        self.parts().obs.get_or_insert_with(|| {
+            let (observers, observations, deregistering) = (Vec::new(), LiteMap::new(), LiteMap::new());
+            Box::new(ObserveState { observers, observations, deregistering })
+        })
     }
     fn obs(&self) -> Option<&ObserveState<A>> {
         self.get()?.obs.as_deref()
@@ -487,6 +491,34 @@ where
                 }
             }
         }
+    }
+
+    /// Deregisters the observation that exchange `id` registered (RFC 7641 §3.6): `req`, the
+    /// registration's request, goes again with Observe 1 and the observation's token, and the
+    /// observation is forgotten (a notification still in flight is answered with RST). Its
+    /// response comes as [`Event::Response`] of the returned exchange. `None`: no such
+    /// observation (it ended, or was never made).
+    pub fn deregister(
+        &mut self,
+        now: Instant,
+        id: ExchangeId,
+        mut req: Request,
+    ) -> Option<Result<ExchangeId, RequestError>> {
+        let o = self.rare.obs_mut()?;
+        let key = o.observations.iter().find(|(_, ob)| ob.id == id).map(|(k, _)| k.clone())?;
+        o.observations.remove(&key);
+        let (dest, token) = key;
+        req.options.retain(|o| o.0 != registry::OBSERVE);
+        req.options.push((registry::OBSERVE, observe::encode(1)));
+        // the token is looked up when the exchange starts, which may be at once
+        let next = ExchangeId(self.next_id);
+        self.rare.observe().deregistering.insert(next, token);
+        let r = self.request(now, dest, req);
+        debug_assert!(r.as_ref().map_or(true, |&id| id == next));
+        if let (Err(_), Some(o)) = (&r, self.rare.obs_mut()) {
+            o.deregistering.remove(&next); // never queued
+        }
+        Some(r)
     }
 
     /// Observations this client follows (cancelled ones until they are forgotten).
@@ -717,7 +749,11 @@ where
             let timer = peer.cc.start(now, start, &mut self.rng);
             peer.outstanding += 1;
             let mid = self.alloc_mid();
-            let token = self.alloc_token(dest);
+            // a deregistration goes with its observation's token
+            let token = match self.rare.obs_mut().and_then(|o| o.deregistering.remove(&id)) {
+                Some(t) => t,
+                None => self.alloc_token(dest),
+            };
             let non_lifetime = self.cfg.non_lifetime;
             let confirmable = timer.confirmable();
             let mut rtos = SmallVec::new();

@@ -175,3 +175,35 @@ fn deregistration_and_the_observer_limit() {
     s.handle_datagram(t(0.2), 10, &get(&[1], 3, Some(1)));
     assert_eq!(s.observer_count(), 0, "deregistered");
 }
+
+/// Deregistered at 2.5 s (RFC 7641 §3.6): a GET with the registration's token and options and
+/// Observe 1 goes out; the server removes the observer and answers it (arriving at 2.7 s: 0.1 s
+/// each way) without Observe; the client forgets the observation, and nothing is notified after
+/// the two changes of 1.1 and 2.1 s.
+#[test]
+fn deregistration_sends_a_get_with_observe_1_and_the_observations_token() {
+    let mut p = pair(false, 100, 16);
+    let id = p.client.observe(t(0.0), S, Request::get("t")).unwrap();
+    p.run_until(2.5);
+    assert_eq!(notifications(&p).len(), 2);
+    let dereg = p.client.deregister(t(2.5), id, Request::get("t")).expect("an observation").unwrap();
+    assert_eq!(p.client.observation_count(), 0);
+    p.run_until(6.0);
+    assert_eq!(notifications(&p).len(), 2, "nothing after the deregistration");
+    assert_eq!(p.server.observer_count(), 0);
+    let sent: Vec<Vec<u8>> = p.sent_by(C).iter().map(|(_, b)| b.clone()).collect();
+    let first = Message::decode(&sent[0]).unwrap();
+    let last = sent.iter().map(|b| Message::decode(b).unwrap()).rfind(|m| m.code == Code::GET).unwrap();
+    assert_eq!(last.token, first.token, "the observation's token");
+    assert_eq!(last.options.get(registry::OBSERVE), Some(&[1u8][..]));
+    assert_eq!(last.options.get(registry::URI_PATH), Some(&b"t"[..]));
+    let answered = p.events.iter().find_map(|e| match e {
+        Event::Response { id: i, options, code, .. } if *i == dereg => Some((*code, options.clone())),
+        _ => None,
+    });
+    let (code, options) = answered.expect("the deregistration is answered");
+    assert_eq!(code, Code::CONTENT);
+    assert!(options.iter().all(|o| o.0 != registry::OBSERVE), "answered as a plain GET");
+    // no observation: nothing to deregister
+    assert!(p.client.deregister(t(6.0), id, Request::get("t")).is_none());
+}

@@ -117,6 +117,7 @@ impl std::fmt::Debug for Logs {
 enum Command {
     Request { dest: SocketAddr, req: Request, reply: oneshot::Sender<Result<Reply, RequestFailure>> },
     Observe { dest: SocketAddr, req: Request, replies: mpsc::Sender<Result<Reply, RequestFailure>> },
+    Deregister { dest: SocketAddr, req: Request, reply: oneshot::Sender<Result<Reply, RequestFailure>> },
     ResetCc { dest: SocketAddr },
     InFlight { reply: oneshot::Sender<usize> },
     State { reply: oneshot::Sender<StateSize> },
@@ -163,6 +164,15 @@ impl EndpointHandle {
         let (tx, rx) = mpsc::channel(64);
         self.cmds.send(Command::Observe { dest, req, replies: tx }).await.map_err(|_| RequestFailure::NotSent)?;
         Ok(rx)
+    }
+
+    /// Ends the observation of `dest` that `req` registered, explicitly (RFC 7641 §3.6: `req`
+    /// again, with Observe 1 and the observation's token), and waits for the server's answer.
+    /// Its receiver ends. `NotSent` if no such observation is running.
+    pub async fn deregister(&self, dest: SocketAddr, req: Request) -> Result<Reply, RequestFailure> {
+        let (tx, rx) = oneshot::channel();
+        self.cmds.send(Command::Deregister { dest, req, reply: tx }).await.map_err(|_| RequestFailure::NotSent)?;
+        rx.await.unwrap_or(Err(RequestFailure::NotSent))
     }
 
     /// Sends a request and waits for its outcome.
@@ -270,6 +280,8 @@ async fn run(
     let mut out = Vec::with_capacity(1500);
     let mut waiting: HashMap<ExchangeId, Waiting> = HashMap::new();
     let mut observing: HashMap<ExchangeId, mpsc::Sender<Result<Reply, RequestFailure>>> = HashMap::new();
+    // each observation's destination and registration request (for its deregistration)
+    let mut registered: HashMap<ExchangeId, (SocketAddr, Request)> = HashMap::new();
     let mut finish: Option<oneshot::Sender<Vec<ExchangeReport<SocketAddr>>>> = None;
     let mut reports = Vec::new();
     let mut commands_open = true;
@@ -302,14 +314,38 @@ async fn run(
                         let _ = reply.send(Err(RequestFailure::NotSent));
                     }
                 },
-                Some(Command::Observe { dest, req, replies }) => match ep.observe(clock.now(), dest, req) {
+                Some(Command::Observe { dest, req, replies }) => match ep.observe(clock.now(), dest, req.clone()) {
                     Ok(id) => {
                         observing.insert(id, replies);
+                        registered.insert(id, (dest, req));
                     }
                     Err(_) => {
                         let _ = replies.try_send(Err(RequestFailure::NotSent));
                     }
                 },
+                Some(Command::Deregister { dest, req, reply }) => {
+                    let same = |r: &Request| {
+                        let plain = |r: &Request| {
+                            let mut o = r.options.clone();
+                            o.retain(|o| o.0 != coap_wire::registry::OBSERVE);
+                            (r.code, o, r.payload.clone())
+                        };
+                        plain(r) == plain(&req)
+                    };
+                    let found = (registered.iter().filter(|(id, _)| observing.contains_key(id)))
+                        .find(|(_, (d, r))| *d == dest && same(r))
+                        .map(|(id, _)| *id);
+                    match found.and_then(|id| ep.deregister(clock.now(), id, req).map(|r| (id, r))) {
+                        Some((id, Ok(new))) => {
+                            observing.remove(&id);
+                            registered.remove(&id);
+                            waiting.insert(new, Waiting { reply, first: None, transmissions: 0 });
+                        }
+                        _ => {
+                            let _ = reply.send(Err(RequestFailure::NotSent));
+                        }
+                    }
+                }
                 Some(Command::ResetCc { dest }) => ep.reset_cc(&dest),
                 Some(Command::InFlight { reply }) => {
                     let _ = reply.send(waiting.len());
@@ -411,6 +447,9 @@ async fn run(
         for id in dropped {
             observing.remove(&id);
             ep.cancel_observation(id);
+        }
+        if registered.len() > observing.len() {
+            registered.retain(|id, _| observing.contains_key(id));
         }
         if !commands_open && waiting.is_empty() && observing.is_empty() && !serve {
             return;

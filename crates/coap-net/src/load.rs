@@ -135,16 +135,20 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                 fold(&mut s, &r, &report);
             }
         });
-        let opts =
-            crate::ClientOptions { connect: None, logs: crate::Logs { retired: Some(retired), ..Default::default() } };
+        // connected to the server, so that an ICMP port unreachable is reported (Linux reports
+        // it on connected sockets only): a run against a closed port ends at once
+        let logs = crate::Logs { retired: Some(retired), ..Default::default() };
+        let opts = crate::ClientOptions { connect: Some(spec.server), logs };
         handles.push(crate::client_with(spec.bind, cc.clone(), seed, opts).await?);
         stats.push(st);
     }
     let mut tasks = tokio::task::JoinSet::new();
+    let refused = Arc::new(tokio::sync::Notify::new());
     for (c, h) in handles.iter().enumerate() {
         let h = h.clone();
         let spec = spec.clone();
         let stats = stats[c].clone();
+        let refused = refused.clone();
         tasks.spawn(async move {
             // the simulator's workload and draws (replication 0): client c's own stream
             let wspec = workload_spec(&spec);
@@ -157,7 +161,11 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                 // a transfer: an Echo challenge of the server's amplification mitigation (RFC 9175)
                 // is answered by repeating the request with its Echo (the challenged exchange is
                 // left out of the statistics, see below)
-                let _ = h.transfer(spec.server, spec.request.clone(), None, MAX_BODY).await;
+                let r = h.transfer(spec.server, spec.request.clone(), None, MAX_BODY).await;
+                if r.is_err_and(|e| e == crate::RequestFailure::Unreachable) {
+                    refused.notify_one();
+                    return;
+                }
                 next = w.ended(&wspec);
             }
             if let Ok(mut s) = stats.lock() {
@@ -169,6 +177,13 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
     let interrupted = tokio::select! {
         _ = all_done => false,
         _ = stop => true,
+        _ = refused.notified() => {
+            tasks.abort_all();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "port unreachable (ICMP): nothing listens there",
+            ));
+        }
     };
     // the clients stop at once (their exchanges in flight stay in their endpoints, counted)
     tasks.abort_all();

@@ -80,7 +80,7 @@ fn presets(args: &PresetsArgs) -> Result<(), Box<dyn std::error::Error>> {
                 serde_json::json!({ "name": name, "network": network, "description": describe(text) })
             })
             .collect();
-        return coapcc::stdout::json(&serde_json::Value::Array(v)).map_err(Into::into);
+        return coapcc::stdout::json(&serde_json::Value::Array(v));
     }
     let width = list.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
     let text: String = list.iter().map(|(name, text)| format!("{name:<width$}  {}\n", describe(text))).collect();

@@ -175,6 +175,37 @@ pub struct ClientArgs {
     /// Seed of the endpoint's RNG (Message IDs, tokens, RTO dither); default: from the OS.
     #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     seed: Option<u64>,
+    /// Write the response's payload into FILE (as libcoap's -o) instead of stdout; with
+    /// --observe, each notification's payload after the last (a line each).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Add a newline after the payload (as libcoap's -w). The payload is written as it is, byte
+    /// for byte; only on a terminal is a newline added after a text that has none.
+    #[arg(short = 'w', long = "newline")]
+    newline: bool,
+}
+
+impl ClientArgs {
+    /// Writes a response's payload where the options say, as they say.
+    fn emit(&self, payload: &[u8]) -> Result<(), Error> {
+        use std::io::IsTerminal;
+        match &self.output {
+            Some(path) => {
+                let mut bytes = payload.to_vec();
+                if self.newline {
+                    bytes.push(b'\n');
+                }
+                std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()).into())
+            }
+            None => {
+                let terminal = std::io::stdout().is_terminal()
+                    && !payload.is_empty()
+                    && !payload.ends_with(b"\n")
+                    && std::str::from_utf8(payload).is_ok();
+                Ok(crate::stdout::write_bytes(payload, self.newline || terminal)?)
+            }
+        }
+    }
 }
 
 /// A block size: a power of two from 16 to 1024.
@@ -200,9 +231,19 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
         let bind: SocketAddr = if uri.addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
         let verbose = args.verbose;
         let transmissions: Option<coap_net::LogFn> = (verbose >= 1).then(|| {
-            Box::new(|t: coap_net::TransmissionLog| {
+            // each block, and a request repeated with the server's Echo, is an exchange of its own
+            // whose transmissions count from 0: the line names the exchange (1, 2, …)
+            let mut exchange = 0u32;
+            Box::new(move |t: coap_net::TransmissionLog| {
                 let rto = t.rto.map_or("none (NON)".into(), |r| format!("{:.3} s", r.as_secs_f64()));
-                eprintln!("coapcc: transmission {} at {:.3} s, RTO {rto}", t.number, t.at.as_nanos() as f64 / 1e9);
+                if t.number == 0 {
+                    exchange += 1;
+                }
+                let what = match t.number {
+                    0 => "first transmission".to_string(),
+                    n => format!("retransmission {n}"),
+                };
+                eprintln!("coapcc: exchange {exchange}, {what} at {:.3} s, RTO {rto}", t.at.as_nanos() as f64 / 1e9);
             }) as coap_net::LogFn
         });
         let datagrams: Option<coap_net::DatagramLogFn> = (verbose >= 2).then(|| {
@@ -246,7 +287,7 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             if uri.tcp {
                 return Err(format!("{}: --observe works over UDP only (coap://)", args.uri).into());
             }
-            return observe(&h, uri.addr, req, secs, &args.uri, verbose).await;
+            return observe(&h, uri.addr, req, secs, args).await;
         }
         let reply = if uri.tcp {
             if let Some(b) = args.block_size {
@@ -285,8 +326,8 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
                 reply.transmissions
             );
         }
-        if !reply.payload.is_empty() {
-            crate::stdout::write_line(&reply.payload)?;
+        if !reply.payload.is_empty() || args.output.is_some() {
+            args.emit(&reply.payload)?;
         }
         if reply.code.class() != 2 {
             return Err(format!("{} answered {}", args.uri, reply.code).into());
@@ -299,11 +340,11 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
 async fn observe(
     h: &coap_net::EndpointHandle,
     server: SocketAddr,
-    req: Request,
+    mut req: Request,
     secs: f64,
-    uri: &str,
-    verbose: u8,
+    args: &ClientArgs,
 ) -> Result<(), Error> {
+    let (uri, verbose) = (args.uri.as_str(), args.verbose);
     let mut rx = h.observe(server, req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
     let until = tokio::time::sleep(std::time::Duration::from_secs_f64(secs));
     tokio::pin!(until);
@@ -315,9 +356,8 @@ async fn observe(
                     let echo = reply.options.iter().find(|o| o.0 == coap_wire::registry::ECHO);
                     if let (true, Code::UNAUTHORIZED, Some(echo)) = (first, reply.code, echo) {
                         // the server's amplification mitigation (RFC 9175): ask again with its Echo
-                        let mut again = req.clone();
-                        again.options.push(echo.clone());
-                        rx = h.observe(server, again).await.map_err(|e| format!("{uri}: {e}"))?;
+                        req.options.push(echo.clone());
+                        rx = h.observe(server, req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
                         continue;
                     }
                     let seq = reply.options.iter().find(|o| o.0 == coap_wire::registry::OBSERVE);
@@ -326,7 +366,11 @@ async fn observe(
                         eprintln!("coapcc: {} {} (Observe {})", if first { "response" } else { "notification" }, reply.code,
                             seq.map_or("none: the observation ends".into(), |v| v.to_string()));
                     }
-                    crate::stdout::write_line(&reply.payload)?;
+                    match &args.output {
+                        // the file holds the latest payload
+                        Some(_) => args.emit(&reply.payload)?,
+                        None => crate::stdout::write_line(&reply.payload)?,
+                    }
                     if reply.code.class() != 2 {
                         return Err(format!("{uri} answered {}", reply.code).into());
                     }
@@ -339,10 +383,19 @@ async fn observe(
                 Some(Err(e)) => return Err(format!("{uri}: {e}").into()),
                 None => return Ok(()), // the server ended the observation
             },
-            _ = &mut until => return Ok(()),
-            _ = ctrl_c() => return Ok(()),
+            _ = &mut until => break,
+            _ = ctrl_c() => break,
         }
     }
+    // time is up: tell the server (RFC 7641 §3.6), within a few seconds, as libcoap does
+    let bye = tokio::time::timeout(std::time::Duration::from_secs(5), h.deregister(server, req));
+    match bye.await {
+        Ok(Ok(reply)) if verbose >= 1 => eprintln!("coapcc: deregistered: {}", reply.code),
+        Ok(Err(e)) if verbose >= 1 => eprintln!("coapcc: deregistration: {e}"),
+        Err(_) if verbose >= 1 => eprintln!("coapcc: deregistration: no answer within 5 s"),
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The statistics `load` reports, from its clients' streamed ones: the fields of `sim --json`

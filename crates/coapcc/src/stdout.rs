@@ -19,6 +19,16 @@ pub fn write_line(bytes: &[u8]) -> std::io::Result<()> {
     out.flush()
 }
 
+/// Writes `bytes` to stdout as they are, and a newline after them if `newline`, and flushes.
+pub fn write_bytes(bytes: &[u8], newline: bool) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)?;
+    if newline {
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+}
+
 /// Writes `value` to stdout as pretty-printed JSON and a newline.
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> Result<(), Box<dyn std::error::Error>> {
     Ok(write_line(serde_json::to_string_pretty(value)?.as_bytes())?)

@@ -1,6 +1,7 @@
 //! Ctrl-C in a long `sim` or `sweep`: the run stops within about a second (after the replications
 //! running then), says so, exits with status 3, and keeps what finished.
 
+#[allow(dead_code)] // only its tmp() here
 mod common;
 
 use std::process::{Child, Command, Stdio};
@@ -10,6 +11,7 @@ use common::tmp;
 
 /// Starts coapcc with `args`, sends it SIGINT after `after`, and waits at most 60 s for it to end:
 /// its exit code, its stderr, and how long it took after the signal.
+#[allow(clippy::disallowed_methods)] // the wall clock: how long the run took to stop
 fn interrupt(args: &[&str], after: Duration) -> (Option<i32>, String, Duration) {
     let mut child: Child = Command::new(env!("CARGO_BIN_EXE_coapcc"))
         .args(args)

@@ -8,8 +8,9 @@ fn free_port() -> u16 {
 
 #[test]
 fn load_reports_exchanges_in_flight_on_ctrl_c() {
-    // nothing listens on the port: every exchange stays in flight until interrupted
-    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    // a socket that never answers: every exchange stays in flight until interrupted
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("coap://{}/test", silent.local_addr().unwrap());
     let child = Command::new(env!("CARGO_BIN_EXE_coapcc"))
         .args(["load", "--server", &uri, "--clients", "3", "--exchanges", "5", "--cc", "default"])
         .stdout(Stdio::piped())
@@ -64,9 +65,23 @@ fn load_and_client_against_our_server() {
     assert_eq!(hist.iter().sum::<u64>(), 100);
     let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-v", "1", &uri]).output().unwrap();
     assert!(out.status.success());
-    assert_eq!(out.stdout.len(), 61); // 60 bytes + newline
+    assert_eq!(out.stdout.len(), 60, "the payload as it is, no newline into a pipe");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("transmission 0 at") && err.contains("RTO") && err.contains("response 2.05 after"), "{err}");
+    assert!(
+        err.contains("exchange 1, first transmission at") && err.contains("RTO") && err.contains("response 2.05 after"),
+        "{err}"
+    );
+    // -w adds the newline; -o writes the payload into a file, nothing on stdout
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(["client", "-w", &uri]).output().unwrap();
+    assert!(out.status.success() && out.stdout.len() == 61 && out.stdout.ends_with(b"\n"));
+    let file = std::env::temp_dir().join(format!("coapcc-client-o-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["client", "-o", file.to_str().unwrap(), &uri])
+        .output()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(std::fs::read(&file).unwrap().len(), 60);
+    let _ = std::fs::remove_file(&file);
     // RFC 7641: /time observed for 2.5 s: the response, then a notification each second
     let time = format!("coap://127.0.0.1:{port}/time");
     let out =
@@ -132,7 +147,7 @@ fn relay_survives_a_server_that_starts_late() {
     let out = client.wait_with_output().unwrap();
     let _ = (relay.kill(), server.kill(), relay.wait(), server.wait());
     assert!(out.status.success());
-    assert_eq!(out.stdout.len(), 61);
+    assert_eq!(out.stdout.len(), 60);
 }
 
 fn coapcc(args: &[&str]) -> std::process::Output {
@@ -158,7 +173,11 @@ fn the_uri_scheme_chooses_the_transport() {
         (Some("tcp"), Some(6), Some(0))
     );
     let out = coapcc(&["client", &tcp]);
-    assert!(out.status.success() && out.stdout.len() == 61, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && out.stdout.len() == 60, "{}", String::from_utf8_lossy(&out.stderr));
+    // block-wise over TCP is not there yet: said so, not "try a block size"
+    let out = coapcc(&["client", "-b", "64", &tcp]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("-b 64: block-wise transfer is supported over UDP"), "{err}");
     let _ = server.kill();
     let _ = server.wait();
     // a --cc that contradicts the scheme is an error, before anything is sent
@@ -192,7 +211,8 @@ fn load_beyond_the_open_file_limit_says_how_to_raise_it() {
 
 #[test]
 fn load_whose_every_exchange_failed_is_incomplete() {
-    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("coap://{}/test", silent.local_addr().unwrap());
     let cc = "default:max_retransmit=0,ack_timeout=0.2";
     let out = coapcc(&["load", "--server", &uri, "--clients", "2", "--exchanges", "1", "--cc", cc]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -214,7 +234,7 @@ fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
     let out = coapcc(&["client", "-m", "POST", "-e", "hello", "-t", "json", "-O", "15,a=1", "-v", "2", &uri]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello");
     let sent = err.lines().find(|l| l.contains("sent to")).unwrap_or_default();
     assert!(
         sent.contains("t:CON c:POST") && sent.contains("Content-Format:50") && sent.contains("Uri-Query:a=1"),
@@ -224,7 +244,7 @@ fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
     assert!(err.lines().any(|l| l.contains("received from") && l.contains("t:ACK c:2.04")), "{err}");
     // -N: a NON request gets its answer too
     let out = coapcc(&["client", "-N", &format!("coap://127.0.0.1:{port}/test")]);
-    assert!(out.status.success() && out.stdout.len() == 61);
+    assert!(out.status.success() && out.stdout.len() == 60);
     let _ = server.kill();
     let _ = server.wait();
     // a closed port: the ICMP port unreachable is reported (not 85 s of retransmissions)
@@ -238,4 +258,69 @@ fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
     let out = coapcc(&["client", "-B", "0.5", &uri]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("no response within 0.5 s (-B)"), "{err}");
+}
+
+#[test]
+#[allow(clippy::disallowed_methods)] // the wall clock bounds how long "at once" may take
+fn load_against_a_closed_port_says_so_at_once() {
+    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    let start = std::time::Instant::now();
+    let out = coapcc(&["load", "--server", &uri, "--clients", "3", "--exchanges", "5"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("port unreachable"), "{err}");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "not after the retransmissions: {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn an_observing_client_deregisters_on_exit() {
+    use coap_wire::{registry, Code, Message, MessageType};
+    // a stand-in server: it registers the client (2.05 with Observe 7) and waits for what comes
+    let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    server.set_read_timeout(Some(std::time::Duration::from_secs(15))).unwrap();
+    let uri = format!("coap://{}/obs", server.local_addr().unwrap());
+    let client = Command::new(env!("CARGO_BIN_EXE_coapcc"))
+        .args(["client", "-s", "1", "-v", "1", &uri])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 1500];
+    let answer = |buf: &[u8], observe: Option<&[u8]>, to| {
+        let req = Message::decode(buf).unwrap();
+        let mut opts = Vec::new();
+        if let Some(v) = observe {
+            opts.push(coap_wire::CoapOption { number: registry::OBSERVE, value: v });
+        }
+        let m = Message {
+            ty: MessageType::Ack,
+            code: Code::CONTENT,
+            message_id: req.message_id,
+            token: req.token,
+            options: coap_wire::Options::from_list(&opts),
+            payload: b"42",
+        };
+        let mut out = vec![0; m.encoded_len()];
+        m.encode(&mut out).unwrap();
+        server.send_to(&out, to).unwrap();
+    };
+    let (n, from) = server.recv_from(&mut buf).unwrap();
+    let reg = Message::decode(&buf[..n]).unwrap();
+    assert_eq!(reg.options.get(registry::OBSERVE), Some(&[][..]), "registration: Observe 0");
+    let token = reg.token.to_vec();
+    answer(&buf[..n], Some(&[7]), from);
+    // after its 1 s: a GET with the same token, the same Uri-Path and Observe 1
+    let (n, from) = server.recv_from(&mut buf).unwrap();
+    let bye = Message::decode(&buf[..n]).unwrap();
+    assert_eq!((bye.code, bye.token), (Code::GET, &token[..]));
+    assert_eq!(bye.options.get(registry::OBSERVE), Some(&[1u8][..]));
+    assert_eq!(bye.options.get(registry::URI_PATH), Some(&b"obs"[..]));
+    answer(&buf[..n], None, from);
+    let out = client.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("deregistered: 2.05"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
 }

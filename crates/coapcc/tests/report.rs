@@ -2,6 +2,7 @@
 //! tooltip, equal the quantiles computed here from the cell files (`cells/ID.json`,
 //! `cells/ID.clients.csv`), and every shape lies on its figure's canvas.
 
+#[allow(dead_code)] // only its tmp() here
 mod common;
 
 use std::collections::BTreeMap;
@@ -75,8 +76,11 @@ fn numbers(tip: &str) -> Vec<f64> {
         .collect()
 }
 
-/// A cell's JSON, its clients' FCTs and duplicate responses, by (mesh?, algorithm).
-fn cells(dir: &std::path::Path) -> BTreeMap<(bool, String), (serde_json::Value, Vec<f64>, Vec<f64>)> {
+/// A cell's JSON, its clients' FCTs and their duplicate responses, sorted.
+type CellFigures = (serde_json::Value, Vec<f64>, Vec<f64>);
+
+/// Every cell's figures, by (mesh?, algorithm).
+fn cells(dir: &std::path::Path) -> BTreeMap<(bool, String), CellFigures> {
     let mut out = BTreeMap::new();
     for e in std::fs::read_dir(dir.join("cells")).unwrap() {
         let p = e.unwrap().path();
