@@ -97,3 +97,64 @@ fn typos_in_an_algorithm_spec_are_refused_not_ignored() {
     let (ok, _, err) = coapcc(&["algorithms", "cocoa:aging=false,aging=true"]);
     assert!(!ok && err.contains("'aging' is given twice"), "{err}");
 }
+
+fn code(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().expect("runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
+    // options that do not go together: usage errors, as the parser's own
+    for args in [
+        &["sim", "--preset", "nitk-gst-cooja", "--clients", "3"][..],
+        &["sim", "--duration", "5"],
+        &["reproduce", "thesis", "--out", "/tmp/never-made", "--loads"],
+    ] {
+        let (c, err) = code(args);
+        assert_eq!(c, Some(2), "{args:?}: {err}");
+    }
+    let d = std::env::temp_dir().join(format!("coapcc-cli-msgs-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    // a misspelt env is named, not read as an unknown field of the bottleneck's
+    let lnn = d.join("lnn.toml");
+    std::fs::write(&lnn, "env = \"lnn\"\n").unwrap();
+    let (c, err) = code(&["sim", "--scenario", lnn.to_str().unwrap()]);
+    assert_eq!(c, Some(1));
+    assert!(err.contains("env = \"lnn\": unknown; \"lln\" is the low-power mesh"), "{err}");
+    // a mesh scenario given to the relay
+    let mesh = d.join("mesh.toml");
+    std::fs::write(&mesh, "env = \"lln\"\n").unwrap();
+    let (_, err) =
+        code(&["relay", "--scenario", mesh.to_str().unwrap(), "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]);
+    assert!(
+        err.contains("a low-power mesh scenario") && err.contains("the relay emulates the wired bottleneck"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+    // a report that cannot be written names its path
+    let plan = std::env::temp_dir().join(format!("coapcc-cli-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&plan).unwrap();
+    std::fs::write(plan.join("p.toml"), "[matrix]\nclients = [1]\n").unwrap();
+    let res = plan.join("res");
+    assert_eq!(code(&["sweep", plan.join("p.toml").to_str().unwrap(), "--out", res.to_str().unwrap()]).0, Some(0));
+    let (c, err) = code(&["report", res.to_str().unwrap(), "--out", "/proc/coapcc-report"]);
+    assert_eq!(c, Some(1));
+    assert!(err.contains("cannot create /proc/coapcc-report"), "{err}");
+    std::fs::remove_dir_all(&plan).unwrap();
+}
+
+#[test]
+fn sim_out_replaces_an_earlier_runs_tables() {
+    let d = std::env::temp_dir().join(format!("coapcc-cli-stale-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    let out = d.to_str().unwrap();
+    let mesh = ["sim", "--preset", "nitk-gst-cooja", "--cc", "default", "--duration", "5", "--reps", "1", "--out", out];
+    assert_eq!(code(&mesh).0, Some(0));
+    assert!(d.join("nodes.csv").exists());
+    assert_eq!(code(&["sim", "--clients", "2", "--out", out]).0, Some(0));
+    assert!(!d.join("nodes.csv").exists(), "a mesh run's motes do not stay beside a bottleneck run's tables");
+    let clients = std::fs::read_to_string(d.join("clients.csv")).unwrap();
+    assert_eq!(clients.lines().count(), 1 + 2);
+    std::fs::remove_dir_all(&d).unwrap();
+}
