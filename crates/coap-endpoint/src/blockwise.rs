@@ -7,8 +7,12 @@
 //!   of sequence with 4.08. A response larger than the block size (the server's, or the smaller
 //!   one a request's Block2 asks for) is sent as Block2 blocks with Size2 on the first; the
 //!   whole body is kept for the follow-up requests. Transfers in progress are bounded in total
-//!   bytes ([`BlockLimits::max_bytes`], the oldest go first) and expire after
-//!   [`BlockLimits::lifetime`]. No ETag: a resource that changes between two blocks of one
+//!   bytes ([`BlockLimits::max_bytes`], counting each one's body, key and options; the least
+//!   recently used go first), in uploads per source ([`BlockLimits::max_uploads_per_source`]:
+//!   5.03 beyond), and expire after [`BlockLimits::lifetime`]. They are indexed by their last
+//!   use, so expiry and eviction take the oldest in O(log n) without scanning the others (a scan
+//!   per request let 100,000 held uploads slow a server 180-fold). No ETag: a resource that
+//!   changes between two blocks of one
 //!   download is not detected. A handler answering later ([`Reply::Later`]) gets no block-wise
 //!   treatment of its response.
 //! * Client: [`Transfer`] turns one request into the sequence of requests a block-wise exchange
@@ -17,7 +21,7 @@
 //!
 //! Block sizes are 16 to 1024 bytes (SZX 0–6); BERT (SZX 7, RFC 8323) is not supported.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use coap_cc::{Duration, Instant};
 use coap_wire::{decode_uint, encode_uint, registry, CoapOption, Code, Message, Options};
@@ -85,13 +89,25 @@ pub struct BlockLimits {
     pub max_bytes: usize,
     /// A transfer without a block for this long is forgotten (RFC 7252's EXCHANGE_LIFETIME).
     pub lifetime: Duration,
+    /// Uploads one source may have in progress at once; a new one beyond is answered 5.03.
+    pub max_uploads_per_source: usize,
 }
 
 impl Default for BlockLimits {
     fn default() -> Self {
-        BlockLimits { max_body: 1 << 20, block_size: 1024, max_bytes: 16 << 20, lifetime: Duration::from_secs(247) }
+        BlockLimits {
+            max_body: 1 << 20,
+            block_size: 1024,
+            max_bytes: 16 << 20,
+            lifetime: Duration::from_secs(247),
+            max_uploads_per_source: 4,
+        }
     }
 }
+
+/// What a held transfer costs besides its body and key: the map entries, the index entry and
+/// the bookkeeping, bytes (a round figure above what they take on a 64-bit machine).
+const HELD_OVERHEAD: usize = 192;
 
 /// What a transfer is keyed by: upload or download, the peer, the method and the request's URI
 /// options.
@@ -113,13 +129,26 @@ struct Held {
     touched: Instant,
 }
 
+impl Held {
+    /// The bytes this transfer holds under `key`: its body, its options, its key (twice: in the
+    /// map and in the index) and [`HELD_OVERHEAD`].
+    fn cost<A>(&self, key: &Key<A>) -> usize {
+        let options: usize = self.options.iter().map(|(_, v)| v.len() + 32).sum();
+        self.body.len() + options + 2 * key.3.len() + HELD_OVERHEAD
+    }
+}
+
 /// A [`Handler`] with block-wise transfers (see the module doc).
 pub struct Blockwise<A, H> {
     inner: H,
     limits: BlockLimits,
     /// Uploads being reassembled and downloads being served.
     held: BTreeMap<Key<A>, Held>,
-    /// The bytes of every held body.
+    /// The same transfers by last use: the first is the next to expire or to be evicted.
+    by_use: BTreeSet<(Instant, Key<A>)>,
+    /// Uploads in progress per source.
+    uploads: BTreeMap<A, usize>,
+    /// What every held transfer costs ([`Held::cost`]).
     bytes: usize,
 }
 
@@ -162,10 +191,11 @@ fn uint(v: usize) -> Vec<u8> {
 impl<A: Ord + Clone, H> Blockwise<A, H> {
     /// Wraps `inner`.
     pub fn new(inner: H, limits: BlockLimits) -> Self {
-        Blockwise { inner, limits, held: BTreeMap::new(), bytes: 0 }
+        Blockwise { inner, limits, held: BTreeMap::new(), by_use: BTreeSet::new(), uploads: BTreeMap::new(), bytes: 0 }
     }
 
-    /// Bytes held by transfers in progress (at most [`BlockLimits::max_bytes`]).
+    /// Bytes held by transfers in progress (at most [`BlockLimits::max_bytes`]): their bodies,
+    /// options and keys, and what holding each costs besides.
     pub fn bytes_held(&self) -> usize {
         self.bytes
     }
@@ -179,34 +209,62 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
     /// Forgets a transfer; returns its body.
     fn forget(&mut self, key: &Key<A>) -> Option<Vec<u8>> {
         let h = self.held.remove(key)?;
-        self.bytes -= h.body.len();
+        self.bytes -= h.cost(key);
+        let indexed = self.by_use.remove(&(h.touched, key.clone()));
+        debug_assert!(indexed, "every held transfer is in the index");
+        if key.0 == Direction::Upload {
+            if let Some(n) = self.uploads.get_mut(&key.1) {
+                *n -= 1;
+                if *n == 0 {
+                    self.uploads.remove(&key.1);
+                }
+            }
+        }
         Some(h.body)
     }
 
     /// Holds `held` under `key` (replacing what was there), making room first.
     fn hold(&mut self, key: Key<A>, held: Held) {
         self.forget(&key);
-        self.make_room(held.body.len());
-        self.bytes += held.body.len();
+        let cost = held.cost(&key);
+        self.make_room(cost);
+        self.bytes += cost;
+        if key.0 == Direction::Upload {
+            *self.uploads.entry(key.1.clone()).or_default() += 1;
+        }
+        self.by_use.insert((held.touched, key.clone()));
         self.held.insert(key, held);
     }
 
-    fn expire(&mut self, now: Instant) {
-        let life = self.limits.lifetime;
-        let bytes = &mut self.bytes;
-        self.held.retain(|_, h| {
-            let keep = now < h.touched + life;
-            if !keep {
-                *bytes -= h.body.len();
-            }
-            keep
-        });
+    /// Marks a held transfer used at `now`; a reference to it.
+    fn touch(&mut self, key: &Key<A>, now: Instant) -> Option<&Held> {
+        let h = self.held.get_mut(key)?;
+        if h.touched != now {
+            let entry = self.by_use.take(&(h.touched, key.clone())).unwrap_or_else(|| (now, key.clone()));
+            h.touched = now;
+            self.by_use.insert((now, entry.1));
+        }
+        Some(h)
     }
 
-    /// Makes room for `extra` bytes by dropping the least recently touched transfers.
+    /// Forgets the transfers unused for their lifetime: the oldest first, stopping at the first
+    /// still alive (no scan of the others).
+    fn expire(&mut self, now: Instant) {
+        let life = self.limits.lifetime;
+        while let Some((t, k)) = self.by_use.first() {
+            if now < *t + life {
+                return;
+            }
+            let k = k.clone();
+            self.forget(&k);
+        }
+    }
+
+    /// Makes room for `extra` bytes by dropping the least recently used transfers.
     fn make_room(&mut self, extra: usize) {
         while self.bytes + extra > self.limits.max_bytes {
-            let Some(oldest) = self.held.iter().min_by_key(|(_, h)| h.touched).map(|(k, _)| k.clone()) else { return };
+            let Some((_, oldest)) = self.by_use.first() else { return };
+            let oldest = oldest.clone();
             self.forget(&oldest);
         }
     }
@@ -257,8 +315,9 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
         }
         let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
         let first = Self::block_of(&held, Block { num: 0, more: false, szx });
-        if held.body.len() <= self.limits.max_bytes {
-            self.hold((Direction::Download, from.clone(), req.code.0, uri_key(req)), held);
+        let key = (Direction::Download, from.clone(), req.code.0, uri_key(req));
+        if held.cost(&key) <= self.limits.max_bytes {
+            self.hold(key, held);
         }
         first
     }
@@ -287,6 +346,11 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
             let k = key(Direction::Upload);
             if b.num == 0 {
                 self.forget(&k);
+                // a new upload that would be held (more blocks follow)
+                if b.more && self.uploads.get(from).is_some_and(|&n| n >= self.limits.max_uploads_per_source) {
+                    let why = "too many block-wise uploads in progress from this source";
+                    return Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, why));
+                }
             }
             let have = self.held.get(&k).map_or(0, |h| h.body.len());
             if b.offset() != have {
@@ -320,8 +384,7 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
         if let Some(v) = req.options.get(registry::BLOCK2) {
             let Some(b) = Block::decode(v) else { return bad("Block2") };
             if b.num > 0 {
-                if let Some(held) = self.held.get_mut(&key(Direction::Download)) {
-                    held.touched = now;
+                if let Some(held) = self.touch(&key(Direction::Download), now) {
                     return Self::block_of(held, b);
                 }
                 // not held (expired, evicted): the handler runs again and the block is cut from its
@@ -532,6 +595,10 @@ mod tests {
 
     /// Hands `req` to the server as a decoded message would come.
     fn serve(s: &mut Blockwise<u8, Echo>, now: Instant, req: &Request) -> Response {
+        serve_from(s, 1, now, req)
+    }
+
+    fn serve_from(s: &mut Blockwise<u8, Echo>, from: u8, now: Instant, req: &Request) -> Response {
         let mut opts: Vec<CoapOption<'_>> =
             req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
         opts.sort_by_key(|o| o.number);
@@ -543,7 +610,7 @@ mod tests {
             options: Options::from_list(&opts),
             payload: &req.payload,
         };
-        s.handle(now, &1, RequestId(0), &m).into_response().expect("answered now")
+        s.handle(now, &from, RequestId(0), &m).into_response().expect("answered now")
     }
 
     fn opt(r: &Response, n: u16) -> Option<&[u8]> {
@@ -603,7 +670,9 @@ mod tests {
         assert_eq!(s.inner.bodies, [2000], "the handler ran once, on the whole body");
         assert_eq!(done.code, Code::CHANGED);
         assert_eq!(done.payload, post(2000).payload);
-        assert_eq!(s.bytes_held(), 2000, "the response is held for its follow-ups until it expires");
+        // the response is held for its follow-ups until it expires: its 2,000 bytes, its Block1
+        // option (1 byte + 32), its key twice (Uri-Path "echo": 2 + 2 + 4 bytes) and 192
+        assert_eq!(s.bytes_held(), 2000 + 33 + 2 * 8 + 192);
         assert_eq!(s.transfers(), (0, 1));
     }
 
@@ -683,13 +752,62 @@ mod tests {
     fn transfers_expire_and_stay_within_their_byte_budget() {
         let limits = BlockLimits { max_bytes: 3000, lifetime: Duration::from_secs(10), ..BlockLimits::default() };
         let mut s = Blockwise::new(Echo { len: 2000, bodies: Vec::new() }, limits);
-        // each big GET of another path holds 2000 bytes: the second evicts the first (3000 B budget)
+        // each big GET of another path holds 2000 bytes, no option, its key twice (Uri-Path "a":
+        // 2 + 2 + 1 bytes) and 192: 2,202; the second evicts the first (3000 B budget)
         serve(&mut s, Instant::ZERO, &Request::get("a"));
         serve(&mut s, Instant::from_nanos(1), &Request::get("b"));
-        assert_eq!((s.bytes_held(), s.transfers()), (2000, (0, 1)));
+        assert_eq!((s.bytes_held(), s.transfers()), (2202, (0, 1)));
         // 11 s later (a small POST, whose answer is not held) "b" has expired
         serve(&mut s, Instant::ZERO + Duration::from_secs(11), &post(10));
         assert_eq!((s.bytes_held(), s.transfers()), (0, (0, 0)));
+    }
+
+    #[test]
+    fn the_budget_counts_each_transfers_key_and_use_keeps_it_alive() {
+        let limits = BlockLimits { lifetime: Duration::from_secs(10), ..BlockLimits::default() };
+        let mut s = Blockwise::new(Echo { len: 2000, bodies: Vec::new() }, limits);
+        // a GET with a 1,000-byte Uri-Query: held with 2 · (2 + 2 + 1) + 2 · (2 + 2 + 1000) bytes
+        // of key besides its 2,000-byte body and 192
+        let mut long = Request::get("a");
+        long.options.push((registry::URI_QUERY, vec![b'q'; 1000]));
+        serve(&mut s, Instant::ZERO, &long);
+        assert_eq!(s.bytes_held(), 2000 + 2 * 5 + 2 * 1004 + 192);
+        // "b" at 1 s; "a"'s block 1 asked for at 5 s keeps "a" alive: at 12 s "b" (unused since
+        // 1 s) has expired and "a" (since 5 s) has not; at 16 s both have
+        serve(&mut s, Instant::ZERO + Duration::from_secs(1), &Request::get("b"));
+        let mut next = long.clone();
+        next.options.push((registry::BLOCK2, Block { num: 1, more: false, szx: 6 }.encode()));
+        assert_eq!(serve(&mut s, Instant::ZERO + Duration::from_secs(5), &next).payload.len(), 2000 - 1024);
+        serve(&mut s, Instant::ZERO + Duration::from_secs(12), &post(10));
+        assert_eq!((s.bytes_held(), s.transfers()), (2000 + 2 * 5 + 2 * 1004 + 192, (0, 1)));
+        serve(&mut s, Instant::ZERO + Duration::from_secs(16), &post(10));
+        assert_eq!((s.bytes_held(), s.transfers()), (0, (0, 0)));
+    }
+
+    #[test]
+    fn a_source_may_hold_a_few_uploads_at_once() {
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, BlockLimits::default());
+        let first_block = |path: &str| {
+            let mut r = post(16);
+            r.options = vec![(registry::URI_PATH, path.as_bytes().to_vec())];
+            r.options.push((registry::BLOCK1, Block { num: 0, more: true, szx: 0 }.encode()));
+            r
+        };
+        // four uploads from source 1 are held; the fifth is refused, another source's is not
+        for p in ["a", "b", "c", "d"] {
+            assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &first_block(p)).code, Code::CONTINUE);
+        }
+        assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &first_block("e")).code, Code::SERVICE_UNAVAILABLE);
+        assert_eq!(serve_from(&mut s, 2, Instant::ZERO, &first_block("e")).code, Code::CONTINUE);
+        // a whole body in one block is not held: never refused
+        assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &post(10)).code, Code::CHANGED);
+        // "a" finished: room for another
+        let mut last = post(10);
+        last.options = vec![(registry::URI_PATH, b"a".to_vec())];
+        last.options.push((registry::BLOCK1, Block { num: 1, more: false, szx: 0 }.encode()));
+        assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &last).code, Code::CHANGED);
+        assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &first_block("e")).code, Code::CONTINUE);
+        assert_eq!(s.transfers(), (5, 0));
     }
 
     #[test]
