@@ -109,8 +109,10 @@ impl std::error::Error for RequestError {}
 enum Phase {
     /// A CON awaiting its ACK.
     Waiting { timer: ExchangeTimer, deadline: Instant },
-    /// Empty ACK received; awaiting the separate response.
-    Acked,
+    /// Empty ACK received; awaiting the separate response until `deadline` (EXCHANGE_LIFETIME
+    /// after the first transmission: past it the token may be reused, and a server that never
+    /// sends the response must not hold the exchange for ever).
+    Acked { deadline: Instant },
     /// A NON awaiting its response.
     NonWaiting { deadline: Instant },
 }
@@ -905,7 +907,7 @@ where
                 true
             }
             Phase::NonWaiting { .. } => true,
-            Phase::Acked => false,
+            Phase::Acked { .. } => false,
         };
         self.finish(now, id, Outcome::Failed(FailReason::Reset), Answer::default(), outstanding);
     }
@@ -940,14 +942,14 @@ where
                     ex.responded_at = Some(now);
                     self.finish(now, id, Outcome::Response(msg.code), answer(msg, self.cfg.response_payloads), true);
                 } else {
-                    ex.phase = Phase::Acked;
+                    ex.phase = Phase::Acked { deadline: ex.sent[0] + self.cfg.exchange_lifetime };
                     if let Some(p) = self.peers.get_mut(&from) {
                         p.outstanding = p.outstanding.saturating_sub(1);
                     }
                     self.try_start(now, &from);
                 }
             }
-            Phase::Acked | Phase::NonWaiting { .. } => {}
+            Phase::Acked { .. } | Phase::NonWaiting { .. } => {}
         }
     }
 
@@ -1037,7 +1039,7 @@ where
                 true
             }
             Phase::NonWaiting { .. } => true,
-            Phase::Acked => false,
+            Phase::Acked { .. } => false,
         };
         ex.responded_at = Some(now);
         self.finish(now, id, Outcome::Response(msg.code), answer(msg, self.cfg.response_payloads), outstanding);
@@ -1335,8 +1337,9 @@ where
             .exchanges
             .iter()
             .filter(|(_, e)| match e.phase {
-                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } => deadline <= now,
-                Phase::Acked => false,
+                Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Acked { deadline } => {
+                    deadline <= now
+                }
             })
             .map(|(id, _)| *id)
             .collect();
@@ -1348,7 +1351,11 @@ where
                 Phase::NonWaiting { .. } => {
                     self.finish(now, id, Outcome::Failed(FailReason::Timeout), Answer::default(), true)
                 }
-                _ => {}
+                // no longer outstanding since its ACK
+                Phase::Acked { .. } => {
+                    let reason = FailReason::NoSeparateResponse;
+                    self.finish(now, id, Outcome::Failed(reason), Answer::default(), false)
+                }
             }
         }
         let woken: Vec<A> =
@@ -1448,9 +1455,9 @@ where
         let mut next: Option<Instant> = None;
         let mut consider = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         for e in self.exchanges.values() {
-            if let Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } = e.phase {
-                consider(deadline);
-            }
+            let (Phase::Waiting { deadline, .. } | Phase::NonWaiting { deadline } | Phase::Acked { deadline }) =
+                e.phase;
+            consider(deadline);
         }
         self.peers.values().filter_map(|p| p.wake).for_each(&mut consider);
         if let Some(srv) = self.srv.as_deref() {
@@ -1690,7 +1697,7 @@ mod tests {
             req: PreparedRequest::from(Request::get("a")),
             mid: 0x1234,
             token: Token::new(&[0xAB, 0xCD]),
-            phase: Phase::Acked,
+            phase: Phase::Acked { deadline: Instant::ZERO },
             marking,
             confirmable: true,
             sent: SmallVec::from_slice(&[Instant::ZERO, Instant::from_nanos(1)]),

@@ -24,6 +24,9 @@ pub enum FailReason {
     Timeout,
     /// The peer answered with RST.
     Reset,
+    /// The peer acknowledged the request but sent no separate response within
+    /// EXCHANGE_LIFETIME of the first transmission.
+    NoSeparateResponse,
 }
 
 /// How an exchange ended.

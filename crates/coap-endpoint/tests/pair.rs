@@ -202,6 +202,24 @@ fn empty_ack_then_separate_response() {
     assert!(p.events.iter().any(|e| matches!(e, Event::Response { payload, .. } if payload == b"late")));
 }
 
+/// A server that acknowledges and never responds: the exchange fails EXCHANGE_LIFETIME after
+/// its first transmission (RFC 7252 §4.8.2: 247 s with the defaults), not never, and is no
+/// longer held.
+#[test]
+fn an_acknowledged_request_without_its_response_fails_after_exchange_lifetime() {
+    let mut server = Config::new(CcConfig::parse("default").unwrap());
+    server.separate_ack_delay = coap_cc::Duration::from_millis(200);
+    let mut p = Pair::with(Config::new(CcConfig::parse("default").unwrap()), server, true, 5);
+    let id = p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(246.9);
+    assert!(p.events.iter().all(|e| !matches!(e, Event::Failed { .. })), "still waiting at 246.9 s");
+    p.run_until(250.0);
+    assert!(p.events.contains(&Event::Failed { id, reason: FailReason::NoSeparateResponse }));
+    let r = &p.reports()[0];
+    assert!(close(secs(r.acked_at.unwrap()), 0.4));
+    assert_eq!(r.outcome, Outcome::Failed(FailReason::NoSeparateResponse));
+}
+
 #[test]
 fn token_marking_gives_an_unambiguous_sample() {
     let mut p = Pair::new("fasor_token", 6);

@@ -46,6 +46,22 @@ pub enum RequestFailure {
     /// An ICMP port unreachable came back: nothing listens on the server's port (reported only by
     /// an endpoint whose socket is connected to the server, see [`crate::ClientOptions`]).
     Unreachable,
+    /// The server acknowledged the request (an empty ACK) and never sent the response within
+    /// EXCHANGE_LIFETIME of the first transmission.
+    NoSeparateResponse,
+    /// Notifications came faster than the application took them: the observation was cancelled
+    /// (its receiver would otherwise have lost some silently).
+    Overrun,
+}
+
+impl From<FailReason> for RequestFailure {
+    fn from(r: FailReason) -> Self {
+        match r {
+            FailReason::Timeout => RequestFailure::Timeout,
+            FailReason::Reset => RequestFailure::Reset,
+            FailReason::NoSeparateResponse => RequestFailure::NoSeparateResponse,
+        }
+    }
 }
 
 impl std::fmt::Display for RequestFailure {
@@ -56,6 +72,12 @@ impl std::fmt::Display for RequestFailure {
             RequestFailure::NotSent => "the request could not be sent (larger than a message? try a block size)",
             RequestFailure::Blockwise => "the block-wise transfer failed",
             RequestFailure::Unreachable => "port unreachable (ICMP): nothing listens there",
+            RequestFailure::Overrun => {
+                "notifications came faster than they were read: the observation was cancelled"
+            }
+            RequestFailure::NoSeparateResponse => {
+                "the server acknowledged the request but never sent its response (gave up after EXCHANGE_LIFETIME, 247 s)"
+            }
         })
     }
 }
@@ -398,8 +420,12 @@ async fn run(
                 Event::Notification { id, seq, code, options, payload } => {
                     if let Some(tx) = observing.get(&id) {
                         let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 0 };
-                        // a full or dropped receiver: the application is gone or not keeping up
-                        if tx.try_send(Ok(reply)).is_err() || seq.is_none() {
+                        // the last free slot of the receiver's queue says that it is not keeping up
+                        // (and the observation ends) instead of a notification it would miss
+                        let message = if tx.capacity() <= 1 { Err(RequestFailure::Overrun) } else { Ok(reply) };
+                        let overrun = message.is_err();
+                        // a dropped receiver: the application is gone
+                        if tx.try_send(message).is_err() || overrun || seq.is_none() {
                             observing.remove(&id);
                             ep.cancel_observation(id);
                         }
@@ -415,21 +441,13 @@ async fn run(
                     }
                 }
                 Event::Failed { id, reason } if observing.contains_key(&id) => {
-                    let f = match reason {
-                        FailReason::Timeout => RequestFailure::Timeout,
-                        FailReason::Reset => RequestFailure::Reset,
-                    };
                     if let Some(tx) = observing.remove(&id) {
-                        let _ = tx.try_send(Err(f));
+                        let _ = tx.try_send(Err(reason.into()));
                     }
                 }
                 Event::Failed { id, reason } => {
                     if let Some(w) = waiting.remove(&id) {
-                        let f = match reason {
-                            FailReason::Timeout => RequestFailure::Timeout,
-                            FailReason::Reset => RequestFailure::Reset,
-                        };
-                        let _ = w.reply.send(Err(f));
+                        let _ = w.reply.send(Err(reason.into()));
                     }
                 }
                 Event::Retired(r) => match retired.as_mut() {

@@ -49,6 +49,12 @@ pub struct ClientStats {
     pub retransmissions_hist: Vec<u64>,
     /// Exchanges answered with an Echo challenge (4.01), left out of everything else.
     pub echo_challenges: u64,
+    /// Requests the server refused (4.01 again after the repeat with its Echo): failed
+    /// exchanges, which the tally left out with the challenges.
+    pub refused: u64,
+    /// Block-wise transfers that failed (blocks that did not fit together): each block got its
+    /// answer, so the tally counts them; the transfer, the workload's exchange, failed.
+    pub failed_transfers: u64,
     /// The client ran its whole workload (not interrupted).
     pub complete: bool,
 }
@@ -162,9 +168,22 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                 // is answered by repeating the request with its Echo (the challenged exchange is
                 // left out of the statistics, see below)
                 let r = h.transfer(spec.server, spec.request.clone(), None, MAX_BODY).await;
-                if r.is_err_and(|e| e == crate::RequestFailure::Unreachable) {
-                    refused.notify_one();
-                    return;
+                match r {
+                    Err(crate::RequestFailure::Unreachable) => {
+                        refused.notify_one();
+                        return;
+                    }
+                    Err(crate::RequestFailure::Blockwise) => {
+                        if let Ok(mut s) = stats.lock() {
+                            s.failed_transfers += 1;
+                        }
+                    }
+                    Ok(reply) if reply.code == coap_wire::Code::UNAUTHORIZED => {
+                        if let Ok(mut s) = stats.lock() {
+                            s.refused += 1;
+                        }
+                    }
+                    _ => {}
                 }
                 next = w.ended(&wspec);
             }

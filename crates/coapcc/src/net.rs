@@ -423,8 +423,14 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
     let mut s = Summary {
         clients_without_fct: (r.clients.len() - fcts.len()) as u64,
         fct_s: Distribution::of(fcts),
-        exchanges: r.clients.iter().map(|c| c.tally.exchanges).sum(),
-        failed_exchanges: r.clients.iter().map(|c| c.tally.failed).sum(),
+        // a refused request (4.01 after the Echo repeat) is an exchange that failed; a failed
+        // block-wise transfer, one whose blocks were answered
+        exchanges: r.clients.iter().map(|c| c.tally.exchanges + c.refused).sum(),
+        failed_exchanges: r
+            .clients
+            .iter()
+            .map(|c| (c.tally.failed + c.refused + c.failed_transfers).min(c.tally.exchanges + c.refused))
+            .sum(),
         retransmissions_hist: hist,
         rtt_s,
         // three significant digits (the highest value of a bucket at most 2^-10 wide) of whole
@@ -578,7 +584,13 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
             return Err(Box::new(crate::Incomplete(msg)) as Error);
         }
         if s.exchanges > 0 && s.failed_exchanges == s.exchanges {
-            let msg = format!("every exchange ({}) failed: no answer from {}", s.exchanges, args.server);
+            let refused: u64 = result.clients.iter().map(|c| c.refused).sum();
+            let why = if refused == s.exchanges {
+                format!("{} refused each with 4.01 Unauthorized, also after the repeat with its Echo", args.server)
+            } else {
+                format!("no answer from {}", args.server)
+            };
+            let msg = format!("every exchange ({}) failed: {why}", s.exchanges);
             return Err(Box::new(crate::Incomplete(msg)) as Error);
         }
         Ok(())

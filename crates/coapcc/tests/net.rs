@@ -324,3 +324,55 @@ fn an_observing_client_deregisters_on_exit() {
     assert!(out.status.success() && err.contains("deregistered: 2.05"), "{err}");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
 }
+
+/// A stand-in server on loopback that answers every request with an ACK carrying `code`,
+/// `options` and `payload`, until it has heard nothing for 3 s; its address.
+fn stand_in(code: coap_wire::Code, options: Vec<(u16, Vec<u8>)>, payload: &'static [u8]) -> std::net::SocketAddr {
+    use coap_wire::{CoapOption, Message, MessageType, Options};
+    let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    server.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+    let addr = server.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1500];
+        while let Ok((n, from)) = server.recv_from(&mut buf) {
+            let Ok(req) = Message::decode(&buf[..n]) else { continue };
+            let opts: Vec<CoapOption<'_>> = options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+            let m = Message {
+                ty: MessageType::Ack,
+                code,
+                message_id: req.message_id,
+                token: req.token,
+                options: Options::from_list(&opts),
+                payload,
+            };
+            let mut out = vec![0; m.encoded_len()];
+            m.encode(&mut out).unwrap();
+            let _ = server.send_to(&out, from);
+        }
+    });
+    addr
+}
+
+#[test]
+fn load_against_a_server_that_refuses_everything_says_so() {
+    // 4.01 with an Echo, to the repeat with that Echo too: every exchange refused
+    let addr = stand_in(coap_wire::Code::UNAUTHORIZED, vec![(coap_wire::registry::ECHO, b"abcd".to_vec())], &[]);
+    let out = coapcc(&["load", "--server", &format!("coap://{addr}/test"), "--clients", "2", "--exchanges", "2"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("every exchange (4) failed") && err.contains("refused each with 4.01 Unauthorized"), "{err}");
+}
+
+#[test]
+fn load_counts_a_failed_block_wise_transfer_as_a_failure() {
+    // block 0 of 16 bytes "with more to come", whatever block is asked for: the client's second
+    // request (block 1) gets block 0 again and the transfer fails, its two exchanges answered
+    let block0 = coap_endpoint::Block { num: 0, more: true, szx: 0 }.encode();
+    let addr = stand_in(coap_wire::Code::CONTENT, vec![(coap_wire::registry::BLOCK2, block0)], &[b'x'; 16]);
+    let uri = format!("coap://{addr}/test");
+    let out = coapcc(&["load", "--server", &uri, "--clients", "1", "--exchanges", "2", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 2 transfers × 2 answered exchanges each; both transfers failed
+    assert_eq!((v["exchanges"].as_u64(), v["failed_exchanges"].as_u64()), (Some(4), Some(2)), "{v}");
+}
