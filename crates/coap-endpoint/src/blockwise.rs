@@ -343,6 +343,9 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
             if b.more && req.payload.len() != b.size() {
                 return bad("Block1 (a block that is not the last must be full)");
             }
+            if req.payload.len() > b.size() {
+                return bad("Block1 (a block longer than its size)");
+            }
             let k = key(Direction::Upload);
             if b.num == 0 {
                 self.forget(&k);
@@ -743,8 +746,9 @@ mod tests {
         let r = serve(&mut s, Instant::ZERO, &block(3, true, 256));
         assert_eq!((r.code, opt(&r, registry::SIZE1)), (Code::REQUEST_ENTITY_TOO_LARGE, Some(&[0x03, 0xE8][..])));
         assert_eq!(s.bytes_held(), 0, "the refused upload is forgotten");
-        // a block that is not the last must be full
+        // a block that is not the last must be full, and no block may be longer than its size
         assert_eq!(serve(&mut s, Instant::ZERO, &block(0, true, 100)).code, Code::BAD_REQUEST);
+        assert_eq!(serve(&mut s, Instant::ZERO, &block(0, false, 257)).code, Code::BAD_REQUEST);
         assert!(s.inner.bodies.is_empty());
     }
 

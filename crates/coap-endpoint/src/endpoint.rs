@@ -1136,8 +1136,12 @@ where
         //# Unrecognized options of class "critical" that occur in a
         //# Confirmable request MUST cause the return of a 4.02 (Bad Option)
         //# response.
-        let unknown_critical =
-            msg.options.iter().any(|o| registry::is_critical(o.number) && registry::lookup(o.number).is_none());
+        //= https://www.rfc-editor.org/rfc/rfc7252#section-5.4.3
+        //# An option whose length is outside the defined range MUST be treated like an
+        //# unrecognized option
+        //= https://www.rfc-editor.org/rfc/rfc7252#section-5.4.5
+        //# ... each supernumerary occurrence ... MUST be treated like an unrecognized option.
+        let unknown_critical = bad_critical_option(&msg.options);
         // amplification mitigation (RFC 9175 §2.4) withholds only safe requests' answers (GET,
         // FETCH): the handler runs before the answer's size is known. A valid Echo verifies its
         // source whatever the size of this answer.
@@ -1684,6 +1688,25 @@ fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<
     let written = m.encode(&mut out[start..]).ok();
     out.truncate(start + written.unwrap_or(0));
     written
+}
+
+/// Whether a request carries a critical option that must be treated as unrecognized: one not
+/// registered, one whose length is outside its registered range, or a repetition of one that is
+/// not repeatable (the options come in order, so a repetition follows its first occurrence).
+fn bad_critical_option(options: &coap_wire::Options<'_>) -> bool {
+    let mut previous = None;
+    options.iter().any(|o| {
+        let repeated = previous == Some(o.number);
+        previous = Some(o.number);
+        registry::is_critical(o.number)
+            && match registry::lookup(o.number) {
+                None => true,
+                Some(d) => {
+                    let len = o.value.len();
+                    len < usize::from(d.min_len) || len > usize::from(d.max_len) || (repeated && !d.repeatable)
+                }
+            }
+    })
 }
 
 #[cfg(test)]

@@ -542,3 +542,48 @@ fn a_prepared_request_is_sent_byte_for_byte_as_encoded_in_full() {
         assert_ne!(posts[1][2..4], posts[2][2..4], "{cc}: the next exchange has its own Message ID");
     }
 }
+
+/// RFC 7252 §5.4.3 and §5.4.5: a critical option of a length outside its registered range, or a
+/// second occurrence of one that is not repeatable, is unrecognized: 4.02 Bad Option. Elective
+/// ones are ignored, and repeatable ones may repeat.
+#[test]
+fn critical_options_of_a_bad_length_or_repeated_get_bad_option() {
+    use coap_wire::{CoapOption, Options};
+    let answer = |options: &[(u16, &[u8])]| {
+        let mut server = coap_endpoint::Endpoint::new(
+            Config::new(CcConfig::parse("default").unwrap()),
+            rand_chacha::ChaCha8Rng::seed_from_u64(1),
+        )
+        .unwrap()
+        .with_handler(Box::new(coap_endpoint::NotFound));
+        let list: Vec<CoapOption<'_>> = options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+        let m = Message {
+            ty: MessageType::Con,
+            code: Code::GET,
+            message_id: 7,
+            token: &[1],
+            options: Options::from_list(&list),
+            payload: &[],
+        };
+        let mut buf = vec![0; m.encoded_len()];
+        m.encode(&mut buf).unwrap();
+        server.handle_datagram(t(0.0), 9u8, &buf);
+        let mut out = Vec::new();
+        let tx = server.poll_transmit(&mut out).expect("an answer");
+        Message::decode(&out[..tx.len]).unwrap().code
+    };
+    let path: &[u8] = b"a";
+    // Uri-Path (critical) is 0 to 255 bytes: 256 is unrecognized
+    assert_eq!(answer(&[(registry::URI_PATH, &[b'p'; 255])]), Code::NOT_FOUND);
+    assert_eq!(answer(&[(registry::URI_PATH, &[b'p'; 256])]), Code::BAD_OPTION);
+    // Uri-Path repeats (segments); Block1 (critical) may not
+    assert_eq!(answer(&[(registry::URI_PATH, path), (registry::URI_PATH, path)]), Code::NOT_FOUND);
+    assert_eq!(
+        answer(&[(registry::URI_PATH, path), (registry::BLOCK1, &[0x08]), (registry::BLOCK1, &[0x18])]),
+        Code::BAD_OPTION
+    );
+    // Block1 is 0 to 3 bytes
+    assert_eq!(answer(&[(registry::URI_PATH, path), (registry::BLOCK1, &[0, 0, 0, 0x08])]), Code::BAD_OPTION);
+    // ETag (elective) is 1 to 8 bytes: 9 is ignored
+    assert_eq!(answer(&[(registry::ETAG, &[1; 9]), (registry::URI_PATH, path)]), Code::NOT_FOUND);
+}

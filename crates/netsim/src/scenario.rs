@@ -291,6 +291,13 @@ impl Scenario {
             Transport::Udp(cc) => cc.to_string(),
             Transport::Tcp(p) => p.to_spec(),
         };
+        // the links' own loss models are checked even when an error profile replaces them (a
+        // probability of 2.0 is a mistake whether or not this run uses it)
+        for (name, l) in [("uplink", &self.uplink), ("downlink", &self.downlink)] {
+            if let Err(field) = l.loss.validate() {
+                return bad(&format!("{name}.loss.{field}"), "must be a probability in [0, 1]");
+            }
+        }
         if let Some(model) = self.errors.model() {
             s.uplink.loss = model;
             s.downlink.loss = model;
@@ -368,6 +375,16 @@ mod tests {
         // typos are still refused, naming the table
         let e = Scenario::from_toml("[uplink]\nmtuu = 3\n").unwrap_err().to_string();
         assert!(e.contains("unknown field `mtuu`") && e.contains("uplink"), "{e}");
+    }
+
+    #[test]
+    fn a_links_loss_probability_is_checked_whatever_the_error_profile() {
+        for errors in ["none", "custom", "low"] {
+            let text = format!("errors = \"{errors}\"\n[uplink.loss]\nmodel = \"bernoulli\"\np = 2.0\n");
+            let e = Scenario::from_toml(&text).unwrap().resolve().unwrap_err().to_string();
+            assert!(e.contains("uplink.loss.p must be a probability in [0, 1]"), "{errors}: {e}");
+        }
+        assert!(Scenario::from_toml("[uplink.loss]\nmodel = \"bernoulli\"\np = 1.0\n").unwrap().resolve().is_ok());
     }
 
     #[test]
