@@ -47,7 +47,8 @@ fn sim_stops_on_ctrl_c_and_reports_the_replications_that_finished() {
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("interrupted: finishing the replications running now"), "{err}");
     assert!(err.contains("interrupted: the results are those of the replications that finished"), "{err}");
-    assert!(took < Duration::from_secs(5), "stopped {took:?} after the signal");
+    // it stops within a second, then writes what finished: 10 s bound both on a busy machine
+    assert!(took < Duration::from_secs(10), "stopped {took:?} after the signal");
     // the summary is of the replications that finished: 10 clients each
     assert!(out.join("summary.json").exists());
     let rows = std::fs::read_to_string(out.join("clients.csv")).unwrap().lines().count() - 1;
@@ -67,7 +68,8 @@ fn sweep_stops_on_ctrl_c_and_keeps_the_finished_cells() {
     let args = ["sweep", plan.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "1"];
     let (code, err, took) = interrupt(&args, Duration::from_millis(2000));
     assert_eq!(code, Some(3), "{err}");
-    assert!(took < Duration::from_secs(5), "stopped {took:?} after the signal");
+    // it stops within a second, then writes what finished: 10 s bound both on a busy machine
+    assert!(took < Duration::from_secs(10), "stopped {took:?} after the signal");
     let kept = std::fs::read_dir(out.join("cells"))
         .unwrap()
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".json"))
