@@ -1694,12 +1694,17 @@ fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<
 /// registered, one whose length is outside its registered range, or a repetition of one that is
 /// not repeatable (the options come in order, so a repetition follows its first occurrence).
 fn bad_critical_option(options: &coap_wire::Options<'_>) -> bool {
+    bad_critical_option_of(options, &[])
+}
+
+/// [`bad_critical_option`], where the registered options `unsupported` count as unrecognized too.
+pub(crate) fn bad_critical_option_of(options: &coap_wire::Options<'_>, unsupported: &[u16]) -> bool {
     let mut previous = None;
     options.iter().any(|o| {
         let repeated = previous == Some(o.number);
         previous = Some(o.number);
         registry::is_critical(o.number)
-            && match registry::lookup(o.number) {
+            && match registry::lookup(o.number).filter(|_| !unsupported.contains(&o.number)) {
                 None => true,
                 Some(d) => {
                     let len = o.value.len();

@@ -421,7 +421,12 @@ impl<A: Clone> StreamConnection<A> {
                 self.events.push_back(StreamEvent::Closed(CloseReason::AbortedByPeer(diag)));
             }
             c if c.is_request() => {
+                // block-wise transfers are not served over streams: their (critical) options are
+                // unrecognized here, 4.02, as are unknown ones and ones of a bad length
+                let unrecognized =
+                    crate::endpoint::bad_critical_option_of(&f.options, &[registry::BLOCK1, registry::BLOCK2]);
                 let reply = match self.handler.as_mut() {
+                    _ if unrecognized => Reply::Now(Response::new(Code::BAD_OPTION, Vec::new())),
                     Some(h) => {
                         let m = coap_wire::Message {
                             ty: coap_wire::MessageType::Con,
@@ -437,11 +442,22 @@ impl<A: Clone> StreamConnection<A> {
                     }
                     None => Reply::Now(Response::new(Code::NOT_FOUND, Vec::new())),
                 };
-                let resp =
+                let mut resp =
                     reply.into_response().unwrap_or_else(|| Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()));
+                // no notifications over streams: an answer without Observe tells the client it is
+                // not an observer (RFC 7641 §3.1)
+                resp.options.retain(|o| o.0 != registry::OBSERVE);
                 let options: Vec<CoapOption<'_>> =
                     resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+                let before = self.out.len();
                 write_frame(&mut self.out, resp.code, f.token, &options, &resp.payload);
+                //= https://www.rfc-editor.org/rfc/rfc8323#section-5.3.1
+                //# ... the peer's Max-Message-Size ...
+                if (self.out.len() - before) as u64 > self.peer_max_message_size {
+                    self.out.truncate(before);
+                    let why = format!("the response exceeds your Max-Message-Size ({})", self.peer_max_message_size);
+                    write_frame(&mut self.out, Code::INTERNAL_SERVER_ERROR, f.token, &[], why.as_bytes());
+                }
             }
             c if c.is_response() => {
                 let id = if f.token.is_empty() {
@@ -477,6 +493,63 @@ mod tests {
             let y = b.take_output();
             a.handle_bytes(Instant::ZERO, &y);
         }
+    }
+
+    /// Answers every request with 2.05, Observe 5 and `len` bytes.
+    #[derive(Debug)]
+    struct Big(usize);
+
+    impl Handler<u8> for Big {
+        fn handle(&mut self, _: Instant, _: &u8, _: RequestId, _: &coap_wire::Message<'_>) -> Reply {
+            let mut r = Response::new(Code::CONTENT, vec![b'x'; self.0]);
+            r.options.push((registry::OBSERVE, vec![5]));
+            Reply::Now(r)
+        }
+    }
+
+    /// The code, options and payload length of the answer to `req` from a server answering
+    /// with `Big(len)`, the client's Max-Message-Size being `client_max`.
+    fn answer(client_max: u64, len: usize, req: &Request) -> (Code, Vec<u16>, usize) {
+        let mut c = StreamConnection::new(1u8, client_max, None);
+        let mut s = StreamConnection::new(2u8, 1152, Some(Box::new(Big(len)) as Box<dyn Handler<u8>>));
+        // the client's CSM first (the server must know its Max-Message-Size), then the request
+        s.handle_bytes(Instant::ZERO, &c.take_output());
+        c.handle_bytes(Instant::ZERO, &s.take_output());
+        c.request(Instant::ZERO, req).unwrap();
+        shuttle(&mut c, &mut s);
+        loop {
+            match c.poll_event() {
+                Some(StreamEvent::Response { code, options, payload, .. }) => {
+                    return (code, options.iter().map(|o| o.0).collect(), payload.len())
+                }
+                Some(_) => {}
+                None => panic!("no answer"),
+            }
+        }
+    }
+
+    #[test]
+    fn what_streams_do_not_serve_is_refused_or_said() {
+        // a plain GET: 2.05 with its 100 bytes, without the Observe the handler added (no
+        // notifications over streams: the client learns it is not an observer)
+        assert_eq!(answer(1152, 100, &Request::get("a")), (Code::CONTENT, vec![], 100));
+        // Block2 and Block1 (critical) are not served over streams: 4.02, as is an unknown
+        // critical option (9) and a Uri-Path longer than 255 bytes
+        let with = |n: u16, v: Vec<u8>| {
+            let mut r = Request::get("a");
+            r.options.push((n, v));
+            r
+        };
+        for req in [with(registry::BLOCK2, vec![0x02]), with(registry::BLOCK1, vec![0x08]), with(9, vec![1])] {
+            assert_eq!(answer(1152, 100, &req).0, Code::BAD_OPTION, "{req:?}");
+        }
+        assert_eq!(answer(1152, 100, &Request::get(&"p".repeat(256))).0, Code::BAD_OPTION);
+        // a client that takes at most 200-byte messages: 150 bytes of payload fit, 300 do not
+        // (5.00 with the reason instead of a message it would refuse)
+        assert_eq!(answer(200, 150, &Request::get("a")).0, Code::CONTENT);
+        let (code, _, len) = answer(200, 300, &Request::get("a"));
+        assert_eq!(code, Code::INTERNAL_SERVER_ERROR);
+        assert!(len > 0 && len < 200);
     }
 
     #[test]
