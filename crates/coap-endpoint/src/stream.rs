@@ -273,6 +273,11 @@ impl<A: Clone> StreamConnection<A> {
         self.pending.len() + self.pending_empty.len()
     }
 
+    /// Requests sent (a client) or handed to the handler (a server) so far.
+    pub fn requests(&self) -> u64 {
+        self.next_request
+    }
+
     /// Sends a request at `now` (its `confirmable` flag has no meaning on streams); returns its
     /// id, or `None` when the connection is closed or the request exceeds the peer's
     /// Max-Message-Size.

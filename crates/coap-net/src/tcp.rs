@@ -4,9 +4,13 @@
 //! ([`StreamLimits`]). Congestion control and reliability are the operating system's TCP.
 //!
 //! # Bounds (every peer is untrusted)
-//! * A server keeps at most [`TcpServerConfig::max_connections`] connections, further ones are
-//!   closed at accept; the cap is lowered to what the process's open-file limit leaves
-//!   ([`crate::within_fd_budget`]), so that accepting never fails for want of descriptors.
+//! * A server keeps at most [`TcpServerConfig::max_connections`] connections; the cap is lowered
+//!   to what the process's open-file limit leaves ([`crate::within_fd_budget`]), so that
+//!   accepting never fails for want of descriptors. When it is reached, the connection that has
+//!   carried no request for longest (counting from its accept if it never carried one) is
+//!   closed to make room: connections kept open by keep-alives alone cannot lock out clients
+//!   that send requests. One source address keeps at most
+//!   [`TcpServerConfig::max_per_source`] connections; further ones are closed at accept.
 //! * Each connection ends when its peer makes no progress: no CSM within `csm`, a frame begun and
 //!   not finished within `frame` (slow senders), no traffic within `idle`; a peer that does not
 //!   read what we write is dropped after `frame` as well (a stalled write).
@@ -41,11 +45,54 @@ pub struct TcpServerConfig {
     pub max_connections: usize,
     /// Each connection's deadlines; `response` is unused (a server sends no requests).
     pub limits: StreamLimits,
+    /// Connections one source address keeps at once (further ones are closed at accept).
+    pub max_per_source: usize,
 }
 
 impl Default for TcpServerConfig {
     fn default() -> Self {
-        TcpServerConfig { max_connections: 1024, limits: server_limits(Duration::from_secs(60)) }
+        TcpServerConfig { max_connections: 1024, limits: server_limits(Duration::from_secs(60)), max_per_source: 256 }
+    }
+}
+
+/// The open connections of a server: each one's source, when it last carried a request (or
+/// was accepted), and how to close it.
+#[derive(Debug, Default)]
+struct Open {
+    conns: HashMap<u64, (std::net::IpAddr, tokio::time::Instant, Arc<tokio::sync::Notify>)>,
+    per_source: HashMap<std::net::IpAddr, usize>,
+    next_id: u64,
+}
+
+impl Open {
+    /// Registers a connection from `ip`; its id and its close signal.
+    fn add(&mut self, ip: std::net::IpAddr) -> (u64, Arc<tokio::sync::Notify>) {
+        let (id, close) = (self.next_id, Arc::new(tokio::sync::Notify::new()));
+        self.next_id += 1;
+        self.conns.insert(id, (ip, tokio::time::Instant::now(), close.clone()));
+        *self.per_source.entry(ip).or_default() += 1;
+        (id, close)
+    }
+
+    fn remove(&mut self, id: u64) {
+        if let Some((ip, _, _)) = self.conns.remove(&id) {
+            if let Some(n) = self.per_source.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_source.remove(&ip);
+                }
+            }
+        }
+    }
+
+    /// Closes the connection that has carried no request for longest; whether there was one.
+    fn evict_oldest(&mut self) -> bool {
+        let Some(id) = self.conns.iter().min_by_key(|(id, c)| (c.1, **id)).map(|(id, _)| *id) else { return false };
+        if let Some((_, _, close)) = self.conns.get(&id) {
+            close.notify_one();
+        }
+        self.remove(id);
+        true
     }
 }
 
@@ -75,8 +122,11 @@ pub const CLIENT_LIMITS: StreamLimits = StreamLimits {
 pub struct TcpStats {
     /// Connections accepted and served.
     pub accepted: AtomicU64,
-    /// Connections closed at accept because `max_connections` were open.
+    /// Connections closed at accept because their source had `max_per_source` open.
     pub refused: AtomicU64,
+    /// Connections closed to make room for a new one (`max_connections` were open): the ones
+    /// that had carried no request for longest.
+    pub evicted: AtomicU64,
     /// Accepts that failed (e.g. out of file descriptors), each followed by [`ACCEPT_BACKOFF`].
     pub accept_errors: AtomicU64,
     /// Connections released for idleness.
@@ -125,6 +175,7 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
     let max_connections = crate::within_fd_budget(cfg.max_connections);
     let (stop_tx, mut stop_rx) = oneshot::channel();
     let (st, ts, conns) = (stats.clone(), tcp_stats.clone(), connections.clone());
+    let open = Arc::new(std::sync::Mutex::new(Open::default()));
     tokio::spawn(async move {
         let clock = Clock::new();
         loop {
@@ -139,19 +190,38 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                             continue;
                         }
                     };
-                    if conns.load(Ordering::Relaxed) >= max_connections {
-                        ts.refused.fetch_add(1, Ordering::Relaxed);
-                        drop(stream);
-                        continue;
-                    }
+                    let (id, close) = {
+                        let Ok(mut o) = open.lock() else { break };
+                        if o.per_source.get(&peer.ip()).is_some_and(|&n| n >= cfg.max_per_source) {
+                            ts.refused.fetch_add(1, Ordering::Relaxed);
+                            drop(stream);
+                            continue;
+                        }
+                        // full: the connection idle of requests for longest makes room
+                        if o.conns.len() >= max_connections && o.evict_oldest() {
+                            ts.evicted.fetch_add(1, Ordering::Relaxed);
+                        }
+                        o.add(peer.ip())
+                    };
                     ts.accepted.fetch_add(1, Ordering::Relaxed);
                     conns.fetch_add(1, Ordering::Relaxed);
-                    let (st, ts, conns) = (st.clone(), ts.clone(), conns.clone());
+                    let (st, ts, conns, open) = (st.clone(), ts.clone(), conns.clone(), open.clone());
                     tokio::spawn(async move {
                         let res = Resources::with_stats(st);
                         let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)))
                             .with_limits(clock.now(), cfg.limits);
-                        let end = serve_connection(stream, conn, clock, write_limit(&cfg.limits)).await;
+                        let used = || {
+                            if let Some(c) = open.lock().ok().as_mut().and_then(|o| o.conns.get_mut(&id)) {
+                                c.1 = tokio::time::Instant::now();
+                            }
+                        };
+                        let end = tokio::select! {
+                            end = serve_connection(stream, conn, clock, write_limit(&cfg.limits), used) => end,
+                            _ = close.notified() => Some(CloseReason::Released),
+                        };
+                        if let Ok(mut o) = open.lock() {
+                            o.remove(id);
+                        }
                         match end {
                             Some(CloseReason::Idle) => ts.idle_closed.fetch_add(1, Ordering::Relaxed),
                             Some(CloseReason::Aborted(_) | CloseReason::TimedOut(_)) => {
@@ -206,7 +276,9 @@ async fn serve_connection(
     mut conn: StreamConnection<SocketAddr>,
     clock: Clock,
     write_limit: std::time::Duration,
+    mut on_request: impl FnMut(),
 ) -> Option<CloseReason> {
+    let mut served = 0;
     let _ = stream.set_nodelay(false);
     let mut buf = vec![0u8; 4096];
     let mut reason = None;
@@ -214,6 +286,10 @@ async fn serve_connection(
         loop {
             if !matches!(feed(&mut stream, &mut conn, &mut buf, clock).await, Ok(true)) {
                 break;
+            }
+            if conn.requests() != served {
+                served = conn.requests();
+                on_request();
             }
             if !write_within(&mut stream, &conn.take_output(), write_limit).await {
                 reason = Some(CloseReason::Aborted("write stalled".into()));

@@ -153,10 +153,13 @@ fn bad_input_aborts_the_connection_not_the_server() {
 /// A server whose connections idle out after 300 ms and must send their CSM and finish each
 /// frame within 300 ms, at most `max` of them.
 fn strict_server(max: usize) -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
     let ms = coap_cc::Duration::from_millis(300);
     let limits = coap_endpoint::StreamLimits { csm: Some(ms), frame: Some(ms), idle: Some(ms), response: None };
-    let cfg = coap_net::tcp::TcpServerConfig { max_connections: max, limits };
+    server_with(coap_net::tcp::TcpServerConfig { max_connections: max, limits, max_per_source: 256 })
+}
+
+fn server_with(cfg: coap_net::tcp::TcpServerConfig) -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
     let s = rt.block_on(coap_net::tcp::serve_with("127.0.0.1:0".parse().unwrap(), cfg)).unwrap();
     (rt, s)
 }
@@ -205,18 +208,14 @@ fn silent_slow_and_idle_connections_are_closed_and_the_cap_frees_up() {
     let mut idle = TcpStream::connect(s.local).unwrap();
     idle.write_all(&CSM).unwrap();
     assert!(wait_connections(&s, 3));
-    // a fourth is refused while three are open
-    let mut fourth = TcpStream::connect(s.local).unwrap();
-    assert!(read_frames(&mut fourth).is_empty(), "closed at accept, no CSM");
     let codes = |t: &mut TcpStream| read_frames(t).into_iter().map(|f| f.0).collect::<Vec<_>>();
-    assert_eq!(codes(&mut silent), [Code::CSM, Code::ABORT]);
     assert_eq!(codes(&mut slow), [Code::CSM, Code::ABORT]);
     assert_eq!(codes(&mut idle), [Code::CSM, Code::RELEASE]);
+    assert_eq!(codes(&mut silent), [Code::CSM, Code::ABORT]);
     assert!(wait_connections(&s, 0));
     let st = &s.tcp_stats;
     assert_eq!(st.aborted.load(std::sync::atomic::Ordering::Relaxed), 2);
     assert_eq!(st.idle_closed.load(std::sync::atomic::Ordering::Relaxed), 1);
-    assert!(st.refused.load(std::sync::atomic::Ordering::Relaxed) >= 1);
     // the slots are free again: a legitimate client is served
     let rt = tokio::runtime::Runtime::new().unwrap();
     let r = rt.block_on(async {
@@ -267,4 +266,46 @@ fn a_client_gives_up_on_a_server_that_never_answers() {
     });
     assert_eq!(r.expect("answered within 2 s"), Err(coap_net::RequestFailure::Timeout));
     keep.join().unwrap();
+}
+
+/// Connections kept open by keep-alives alone (2-byte empty frames, no request) do not lock out a
+/// client that sends requests: at the cap, a new connection closes the one that has carried no
+/// request for longest. And one source keeps at most `max_per_source` connections.
+#[test]
+fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
+    let limits = coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60));
+    let (rt, s) = server_with(coap_net::tcp::TcpServerConfig { max_connections: 2, limits, max_per_source: 256 });
+    // two connections that send their CSM and then empty frames (keep-alives) only
+    let mut squatters: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(s.local).unwrap()).collect();
+    for t in &mut squatters {
+        t.write_all(&CSM).unwrap();
+        t.write_all(&[0x00, 0x00]).unwrap();
+    }
+    assert!(wait_connections(&s, 2));
+    // two clients with requests, both connections kept: each makes room by closing a squatter
+    // (the second one's, not the first client's, which carried a request since)
+    let clients = rt.block_on(async {
+        let mut kept = Vec::new();
+        for _ in 0..2 {
+            let c = coap_net::tcp::connect(s.local).await.unwrap();
+            assert_eq!(c.request(Request::get("test")).await.unwrap().code, Code::CONTENT);
+            kept.push(c);
+        }
+        // the first client is still served
+        assert_eq!(kept[0].request(Request::get("test")).await.unwrap().code, Code::CONTENT);
+        kept
+    });
+    assert_eq!(s.tcp_stats.evicted.load(std::sync::atomic::Ordering::Relaxed), 2);
+    // the squatters were closed: their reads end (CSM, then nothing)
+    for t in &mut squatters {
+        assert_eq!(read_frames(t).into_iter().map(|f| f.0).collect::<Vec<_>>(), [Code::CSM]);
+    }
+    drop(clients);
+    // one source: at most 2 connections with max_per_source = 2; the third is closed at accept
+    let (_rt2, s2) = server_with(coap_net::tcp::TcpServerConfig { max_connections: 100, limits, max_per_source: 2 });
+    let _held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(s2.local).unwrap()).collect();
+    assert!(wait_connections(&s2, 2));
+    let mut third = TcpStream::connect(s2.local).unwrap();
+    assert!(read_frames(&mut third).is_empty(), "closed at accept, no CSM");
+    assert_eq!(s2.tcp_stats.refused.load(std::sync::atomic::Ordering::Relaxed), 1);
 }

@@ -41,10 +41,15 @@ pub struct ServerArgs {
     /// its CSM, and finish every frame it begins, within 10 s.)
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     idle_timeout: f64,
-    /// TCP: connections kept at once; further ones are closed at accept. Lowered to what the
-    /// open-file limit (`ulimit -n`) leaves.
+    /// TCP: connections kept at once. When they are all open, the one that has carried no
+    /// request for longest is closed to make room for a new one. Lowered to what the open-file
+    /// limit (`ulimit -n`) leaves.
     #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
     max_connections: u32,
+    /// TCP: connections one source address keeps at once; further ones are closed at accept
+    /// (`load` over TCP from one host with more clients than this needs it raised).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
+    max_per_source: u32,
     /// UDP: memory budget of the deduplication cache, bytes. Replies are kept for duplicates for
     /// EXCHANGE_LIFETIME (247 s) within it; when full, the oldest go early (reported at the end).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1024..))]
@@ -64,6 +69,7 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
             let cfg = coap_net::tcp::TcpServerConfig {
                 max_connections: args.max_connections as usize,
                 limits: coap_net::tcp::server_limits(coap_cc::Duration::from_secs_f64(args.idle_timeout)),
+                max_per_source: args.max_per_source as usize,
             };
             let s = coap_net::tcp::serve_with(args.bind, cfg)
                 .await
@@ -85,8 +91,8 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
             let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
             let (n, t) = (load(&s.stats.requests), &s.tcp_stats);
             eprintln!(
-                "coapcc server: stopped after {n} requests; {} connections ({} refused at the cap, {} closed idle, {} aborted, {} failed accepts)",
-                load(&t.accepted), load(&t.refused), load(&t.idle_closed), load(&t.aborted), load(&t.accept_errors)
+                "coapcc server: stopped after {n} requests; {} connections ({} refused at the per-source cap, {} evicted to make room, {} closed idle, {} aborted, {} failed accepts)",
+                load(&t.accepted), load(&t.refused), load(&t.evicted), load(&t.idle_closed), load(&t.aborted), load(&t.accept_errors)
             );
             s.stop();
             Ok(())
