@@ -263,7 +263,10 @@ fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
 #[test]
 #[allow(clippy::disallowed_methods)] // the wall clock bounds how long "at once" may take
 fn load_against_a_closed_port_says_so_at_once() {
-    let uri = format!("coap://127.0.0.1:{}/test", free_port());
+    // an address no other test binds (they use 127.0.0.1): its port stays closed while the
+    // tests run in parallel
+    let closed = std::net::UdpSocket::bind("127.0.0.3:0").unwrap().local_addr().unwrap();
+    let uri = format!("coap://{closed}/test");
     let start = std::time::Instant::now();
     let out = coapcc(&["load", "--server", &uri, "--clients", "3", "--exchanges", "5"]);
     let err = String::from_utf8_lossy(&out.stderr);
