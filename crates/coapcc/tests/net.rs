@@ -2,6 +2,11 @@
 
 use std::process::{Command, Stdio};
 
+/// A UDP port nothing listens on: an address no test binds (they use 127.0.0.1) and a port below
+/// the ephemeral range. (A port freed by `free_port` may be drawn again as the ephemeral port of
+/// the very client that sends to it: a socket connected to itself gets its own requests.)
+const CLOSED: &str = "127.0.0.3:9";
+
 fn free_port() -> u16 {
     std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
@@ -248,7 +253,7 @@ fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
     let _ = server.kill();
     let _ = server.wait();
     // a closed port: the ICMP port unreachable is reported (not 85 s of retransmissions)
-    let closed = format!("coap://127.0.0.1:{}/test", free_port());
+    let closed = format!("coap://{CLOSED}/test");
     let out = coapcc(&["client", "-B", "30", &closed]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("port unreachable"), "{err}");
@@ -263,14 +268,12 @@ fn client_speaks_libcoaps_options_and_reports_unreachable_ports() {
 #[test]
 #[allow(clippy::disallowed_methods)] // the wall clock bounds how long "at once" may take
 fn load_against_a_closed_port_says_so_at_once() {
-    // an address no other test binds (they use 127.0.0.1): its port stays closed while the
-    // tests run in parallel
-    let closed = std::net::UdpSocket::bind("127.0.0.3:0").unwrap().local_addr().unwrap();
-    let uri = format!("coap://{closed}/test");
+    let uri = format!("coap://{CLOSED}/test");
     let start = std::time::Instant::now();
     let out = coapcc(&["load", "--server", &uri, "--clients", "3", "--exchanges", "5"]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("port unreachable"), "{err}");
+    let said = format!("{:?}: {err} {}", out.status, String::from_utf8_lossy(&out.stdout));
+    assert!(!out.status.success() && err.contains("port unreachable"), "{said}");
     assert!(
         start.elapsed() < std::time::Duration::from_secs(10),
         "not after the retransmissions: {:?}",
