@@ -1141,7 +1141,7 @@ where
         //# unrecognized option
         //= https://www.rfc-editor.org/rfc/rfc7252#section-5.4.5
         //# ... each supernumerary occurrence ... MUST be treated like an unrecognized option.
-        let unknown_critical = bad_critical_option(&msg.options);
+        let unknown_critical = bad_critical_option(&msg.options, &[]);
         // amplification mitigation (RFC 9175 §2.4) withholds only safe requests' answers (GET,
         // FETCH): the handler runs before the answer's size is known. A valid Echo verifies its
         // source whatever the size of this answer.
@@ -1691,14 +1691,10 @@ fn encode_request<A>(ex: &Exchange<A>, out: &mut Vec<u8>, max: usize) -> Option<
 }
 
 /// Whether a request carries a critical option that must be treated as unrecognized: one not
-/// registered, one whose length is outside its registered range, or a repetition of one that is
-/// not repeatable (the options come in order, so a repetition follows its first occurrence).
-fn bad_critical_option(options: &coap_wire::Options<'_>) -> bool {
-    bad_critical_option_of(options, &[])
-}
-
-/// [`bad_critical_option`], where the registered options `unsupported` count as unrecognized too.
-pub(crate) fn bad_critical_option_of(options: &coap_wire::Options<'_>, unsupported: &[u16]) -> bool {
+/// registered or among the registered ones this side does not serve (`unsupported`), one whose
+/// length is outside its registered range, or a repetition of one that is not repeatable (the
+/// options come in order, so a repetition follows its first occurrence).
+pub(crate) fn bad_critical_option(options: &coap_wire::Options<'_>, unsupported: &[u16]) -> bool {
     let mut previous = None;
     options.iter().any(|o| {
         let repeated = previous == Some(o.number);

@@ -429,7 +429,7 @@ impl<A: Clone> StreamConnection<A> {
                 // block-wise transfers are not served over streams: their (critical) options are
                 // unrecognized here, 4.02, as are unknown ones and ones of a bad length
                 let unrecognized =
-                    crate::endpoint::bad_critical_option_of(&f.options, &[registry::BLOCK1, registry::BLOCK2]);
+                    crate::endpoint::bad_critical_option(&f.options, &[registry::BLOCK1, registry::BLOCK2]);
                 let reply = match self.handler.as_mut() {
                     _ if unrecognized => Reply::Now(Response::new(Code::BAD_OPTION, Vec::new())),
                     Some(h) => {

@@ -6,7 +6,7 @@ mod harness;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{Change, Config, Duration, Endpoint, Event, Handler, Instant, Reply, Request, RequestId, Response};
-use coap_wire::{registry, Code, Message, MessageType, Options};
+use coap_wire::{registry, Code, Message, MessageType};
 use harness::{t, Pair, C, S};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -136,24 +136,10 @@ fn a_failing_notification_ends_the_observation() {
 }
 
 fn get(token: &[u8], mid: u16, observe: Option<u8>) -> Vec<u8> {
-    let mut options = vec![(registry::URI_PATH, b"t".to_vec())];
-    if let Some(v) = observe {
-        options.push((registry::OBSERVE, if v == 0 { vec![] } else { vec![v] }));
-    }
-    options.sort_by_key(|o| o.0);
-    let list: Vec<coap_wire::CoapOption<'_>> =
-        options.iter().map(|(n, v)| coap_wire::CoapOption { number: *n, value: v }).collect();
-    let m = Message {
-        ty: MessageType::Con,
-        code: Code::GET,
-        message_id: mid,
-        token,
-        options: Options::from_list(&list),
-        payload: &[],
-    };
-    let mut buf = vec![0; m.encoded_len()];
-    m.encode(&mut buf).unwrap();
-    buf
+    let value = observe.map(|v| if v == 0 { vec![] } else { vec![v] });
+    let mut options: Vec<(u16, &[u8])> = vec![(registry::URI_PATH, b"t")];
+    options.extend(value.as_deref().map(|v| (registry::OBSERVE, v)));
+    harness::get_datagram(token, mid, &options)
 }
 
 /// RFC 7641 §3.6: a GET with the observation's token and Observe 1 deregisters; the observer

@@ -548,7 +548,6 @@ fn a_prepared_request_is_sent_byte_for_byte_as_encoded_in_full() {
 /// ones are ignored, and repeatable ones may repeat.
 #[test]
 fn critical_options_of_a_bad_length_or_repeated_get_bad_option() {
-    use coap_wire::{CoapOption, Options};
     let answer = |options: &[(u16, &[u8])]| {
         let mut server = coap_endpoint::Endpoint::new(
             Config::new(CcConfig::parse("default").unwrap()),
@@ -556,18 +555,7 @@ fn critical_options_of_a_bad_length_or_repeated_get_bad_option() {
         )
         .unwrap()
         .with_handler(Box::new(coap_endpoint::NotFound));
-        let list: Vec<CoapOption<'_>> = options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
-        let m = Message {
-            ty: MessageType::Con,
-            code: Code::GET,
-            message_id: 7,
-            token: &[1],
-            options: Options::from_list(&list),
-            payload: &[],
-        };
-        let mut buf = vec![0; m.encoded_len()];
-        m.encode(&mut buf).unwrap();
-        server.handle_datagram(t(0.0), 9u8, &buf);
+        server.handle_datagram(t(0.0), 9u8, &get_datagram(&[1], 7, options));
         let mut out = Vec::new();
         let tx = server.poll_transmit(&mut out).expect("an answer");
         Message::decode(&out[..tx.len]).unwrap().code

@@ -82,7 +82,7 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
     paths.sort();
     let mut cells = Vec::new();
     for p in paths {
-        let Some(stem) = p.file_stem().and_then(|s| s.to_str()).filter(|s| !s.starts_with('.')) else { continue };
+        let Some(stem) = p.file_stem().and_then(|s| s.to_str()) else { continue };
         crate::sweep::check_cell(dir, stem)
             .map_err(|why| format!("broken results: {why}; run the sweep again to run the cell again"))?;
         let v: serde_json::Value =

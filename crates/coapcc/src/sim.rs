@@ -1,5 +1,6 @@
 //! `coapcc sim`: the reference testbed in virtual time.
 
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
 
 use netsim::loss::ErrorProfile;
@@ -343,7 +344,8 @@ fn run_reps<S>(
 /// Runs the replications of every one of `items` (its scenario and replication count from
 /// `scenario`, a replication from `rep`) on `workers`, telling `progress`, if any, and finishing
 /// its display at the end. Once `stop` is set no replication starts: the runs hold those that
-/// finished, and a run none of whose replications started is left out.
+/// finished, a run none of whose replications started is left out, and none at all is an
+/// [`crate::Incomplete`] error.
 pub(crate) fn run_all<T: Sync, S>(
     workers: &Workers,
     progress: Option<Progress>,
@@ -351,7 +353,7 @@ pub(crate) fn run_all<T: Sync, S>(
     items: &[T],
     scenario: impl Fn(&T) -> (S, u32),
     rep: impl Fn(&T, u32, Option<&dyn netsim::Progress>) -> RepResult + Sync,
-) -> Vec<Run<S>> {
+) -> Result<Vec<Run<S>>, Error> {
     let told = progress.as_ref().map(|p| p as &dyn netsim::Progress);
     let runs = items
         .iter()
@@ -360,11 +362,14 @@ pub(crate) fn run_all<T: Sync, S>(
             run_reps(workers, s, reps, stop, |r| rep(item, r, told))
         })
         .filter(|r| !r.reps.is_empty())
-        .collect();
+        .collect::<Vec<_>>();
     if let Some(progress) = progress {
         progress.finish();
     }
-    runs
+    if runs.is_empty() {
+        return Err(Box::new(crate::Incomplete("interrupted before a replication finished: nothing to report".into())));
+    }
+    Ok(runs)
 }
 
 /// One run's object, or `{"runs": [...]}` for several.
@@ -425,10 +430,7 @@ fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
         &items,
         |(s, _)| ((*s).clone(), s.reps),
         |(s, transport), r, told| run_rep_with(s, transport, r, told, detail),
-    );
-    if runs.is_empty() {
-        return Err(Box::new(crate::Incomplete("interrupted before a replication finished: nothing to report".into())));
-    }
+    )?;
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
@@ -583,10 +585,14 @@ fn truncations(runs: &[Run<Scenario>]) -> Vec<String> {
 
 /// What a run's truncated replications mean, in one sentence.
 fn truncation(r: &Run<Scenario>) -> String {
-    format!(
-        "{}: {} of {} replication(s) cut at max_time_s = {} s before every client finished; their unfinished clients have no FCT",
-        r.scenario.cc, r.summary.truncated_reps, r.scenario.reps, r.scenario.max_time_s
-    )
+    let (s, cut) = (&r.scenario, r.summary.truncated_reps);
+    cut_short(&s.cc, cut, s.reps, "max_time_s", s.max_time_s) + "; their unfinished clients have no FCT"
+}
+
+/// `who`'s `cut` of `reps` replications cut at `key` = `limit` s, in one sentence (a run of either
+/// kind, or a sweep's cell).
+pub(crate) fn cut_short(who: &str, cut: u64, reps: impl Display, key: &str, limit: impl Display) -> String {
+    format!("{who}: {cut} of {reps} replication(s) cut at {key} = {limit} s before every client finished")
 }
 
 /// An [`crate::Incomplete`] error if a replication of `runs` was truncated.

@@ -61,10 +61,7 @@ pub fn run(args: &Args, text: &str, origin: &str, stop: &crate::stop::Stop) -> R
         &scenarios,
         |(s, _)| (s.clone(), s.reps),
         |(s, res), r, told| lln::run_rep(s, res, r, told),
-    );
-    if runs.is_empty() {
-        return Err(Box::new(crate::Incomplete("interrupted before a replication finished: nothing to report".into())));
-    }
+    )?;
     if let Some(dir) = &args.out {
         write_out(dir, &runs)?;
     }
@@ -91,14 +88,9 @@ pub fn run(args: &Args, text: &str, origin: &str, stop: &crate::stop::Stop) -> R
 fn truncations(runs: &[Run]) -> Vec<String> {
     (runs.iter().filter(|r| r.summary.truncated_reps > 0))
         .map(|r| {
-            format!(
-                "{}: {} of {} replication(s) cut at duration_s = {} s before every client finished; their unfinished \
-                 clients have no FCT",
-                algorithm(r),
-                r.summary.truncated_reps,
-                r.scenario.reps,
-                r.scenario.duration_s
-            )
+            let (s, cut) = (&r.scenario, r.summary.truncated_reps);
+            crate::sim::cut_short(algorithm(r), cut, s.reps, "duration_s", s.duration_s)
+                + "; their unfinished clients have no FCT"
         })
         .collect()
 }

@@ -329,27 +329,23 @@ fn client_columns() -> impl Iterator<Item = &'static str> {
 
 /// Runs one cell's replications; `None` if `stop` left some of them out.
 fn run_reps(s: &CellScenario, stop: &Stop) -> Result<Option<Vec<RepResult>>, Error> {
-    let reps: Vec<RepResult> = match s {
+    Ok(match s {
         CellScenario::Bottleneck(s) => {
             let transport = s.transport()?;
-            (0..s.reps)
-                .into_par_iter()
-                .filter_map(|r| (!stop.is_set()).then(|| run_rep(s, &transport, r, None)))
-                .collect()
+            all_reps(s.reps, stop, |r| run_rep(s, &transport, r, None))
         }
         CellScenario::Mesh(s) => {
             let res = s.resolve()?;
-            (0..s.reps)
-                .into_par_iter()
-                .filter_map(|r| (!stop.is_set()).then(|| lln::run_rep(s, &res, r, None)))
-                .collect()
+            all_reps(s.reps, stop, |r| lln::run_rep(s, &res, r, None))
         }
-    };
-    let all = match s {
-        CellScenario::Bottleneck(s) => s.reps,
-        CellScenario::Mesh(s) => s.reps,
-    };
-    Ok((reps.len() == all as usize).then_some(reps))
+    })
+}
+
+/// Replications `0..reps` of `rep` on the current rayon pool, none started once `stop` is set;
+/// `None` unless all of them ran.
+fn all_reps(reps: u32, stop: &Stop, rep: impl Fn(u32) -> RepResult + Sync + Send) -> Option<Vec<RepResult>> {
+    let done: Vec<RepResult> = (0..reps).into_par_iter().filter_map(|r| (!stop.is_set()).then(|| rep(r))).collect();
+    (done.len() == reps as usize).then_some(done)
 }
 
 /// A finished cell's files: `cells/ID.json` and `cells/ID.clients.csv`.
@@ -579,10 +575,7 @@ impl Notes {
                 Some(t) => ("max_time_s", t),
                 None => ("duration_s", &s["duration_s"]),
             };
-            self.truncated.push(format!(
-                "{label}: {cut} of {} replication(s) cut at {key} = {limit} s before every client finished",
-                s["reps"]
-            ));
+            self.truncated.push(crate::sim::cut_short(&label, cut, &s["reps"], key, limit));
         }
         for w in v["warnings"].as_array().into_iter().flatten().filter_map(|w| w.as_str()) {
             self.warnings.push(format!("{label}: {w}"));
@@ -716,15 +709,21 @@ pub fn machine() -> String {
 
 /// The ids of the cells whose files in `dir` are whole ([`check_cell`]), sorted.
 fn whole_cells(dir: &Path) -> Result<Vec<String>, Error> {
+    let mut ids = cell_ids(dir)?;
+    ids.retain(|id| finished(dir, id));
+    Ok(ids)
+}
+
+/// The ids of the cells whose JSON `dir/cells` holds, sorted (whole or not; an unfinished
+/// write ends in `.tmp`, not `.json`).
+fn cell_ids(dir: &Path) -> Result<Vec<String>, Error> {
     let cells = dir.join("cells");
     let mut ids: Vec<String> = std::fs::read_dir(&cells)
         .map_err(|e| format!("{}: {e}", cells.display()))?
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string))
-        .filter(|id| !id.starts_with('.'))
         .collect();
     ids.sort();
-    ids.retain(|id| finished(dir, id));
     Ok(ids)
 }
 
@@ -814,15 +813,7 @@ pub fn merge(out: &Path, shards: &[PathBuf], force: bool) -> Result<MergeOutcome
     // every shard's cells, checked before anything is written
     let mut copies: Vec<(PathBuf, String)> = Vec::new();
     for dir in shards {
-        let cells = dir.join("cells");
-        let entries = std::fs::read_dir(&cells).map_err(|e| format!("{}: {e}", cells.display()))?;
-        let mut ids: Vec<String> = entries
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".json")).map(str::to_string))
-            .filter(|id| !id.starts_with('.')) // an unfinished write
-            .collect();
-        ids.sort();
-        for id in ids {
+        for id in cell_ids(dir)? {
             check_cell(dir, &id).map_err(|why| format!("broken results, nothing merged: {why}"))?;
             if let Some((_, p)) = plan.as_ref().filter(|(_, p)| !p.cells.contains(&id)) {
                 if !force {

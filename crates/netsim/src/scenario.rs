@@ -244,9 +244,9 @@ impl Scenario {
 
     /// The header sizes against the MTU and each other: every IP packet (each fragment too)
     /// carries `ip_header_bytes` and at least 8 bytes of data (RFC 791's fragment unit); a
-    /// TCP segment, 20 header bytes and at least 8 of data; and no IP datagram exceeds 65,535
+    /// TCP segment (`tcp`), 20 header bytes and at least 8 of data; and no IP datagram exceeds 65,535
     /// bytes (IPv4's total length) with the largest CoAP message, 1,152 bytes (RFC 7252 §4.6).
-    fn check_header_sizes(&self) -> Result<(), ScenarioError> {
+    fn check_header_sizes(&self, tcp: bool) -> Result<(), ScenarioError> {
         let bad = |key: &str, why: String| Err(ScenarioError(format!("scenario: {key} {why}")));
         let (ip, udp) = (u64::from(self.ip_header_bytes), u64::from(self.udp_header_bytes));
         let (mtu_key, mtu) = if self.uplink.mtu <= self.downlink.mtu {
@@ -270,7 +270,7 @@ impl Scenario {
                 ),
             );
         }
-        if coap_cc::split_spec(&self.cc).is_ok_and(|(name, _)| name == "tcp") && ip + 20 + 8 > mtu {
+        if tcp && ip + 20 + 8 > mtu {
             return bad(
                 "ip_header_bytes",
                 format!(
@@ -287,21 +287,14 @@ impl Scenario {
     pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
         let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
         let mut s = self.clone();
-        s.cc = match self.transport()? {
+        let transport = self.transport()?;
+        let tcp = matches!(transport, Transport::Tcp(_));
+        s.cc = match transport {
             Transport::Udp(cc) => cc.to_string(),
             Transport::Tcp(p) => p.to_spec(),
         };
-        // the links' own loss models are checked even when an error profile replaces them (a
-        // probability of 2.0 is a mistake whether or not this run uses it)
-        for (name, l) in [("uplink", &self.uplink), ("downlink", &self.downlink)] {
-            if let Err(field) = l.loss.validate() {
-                return bad(&format!("{name}.loss.{field}"), "must be a probability in [0, 1]");
-            }
-        }
-        if let Some(model) = self.errors.model() {
-            s.uplink.loss = model;
-            s.downlink.loss = model;
-        }
+        // the links as written, their loss models too (checked even when an error profile
+        // replaces them below: a probability of 2.0 is a mistake whether or not this run uses it)
         for (name, l) in [("uplink", &s.uplink), ("downlink", &s.downlink)] {
             if l.rate_bps == 0 {
                 return bad(&format!("{name}.rate_bps"), "must be > 0");
@@ -321,6 +314,10 @@ impl Scenario {
             if let Err(field) = l.loss.validate() {
                 return bad(&format!("{name}.loss.{field}"), "must be a probability in [0, 1]");
             }
+        }
+        if let Some(model) = self.errors.model() {
+            s.uplink.loss = model;
+            s.downlink.loss = model;
         }
         let h = &s.server_hop;
         if !(h.delay_min_ms >= 0.0 && h.delay_min_ms <= h.delay_max_ms && h.delay_max_ms.is_finite()) {
@@ -350,7 +347,7 @@ impl Scenario {
         if s.payload_bytes > 1024 {
             return bad("payload_bytes", "must be at most 1024 (RFC 7252's 1152-byte messages)");
         }
-        s.check_header_sizes()?;
+        s.check_header_sizes(tcp)?;
         Ok(s)
     }
 }

@@ -251,7 +251,7 @@ impl Summary {
         } else {
             NetworkSummary::Real
         };
-        Summary {
+        let mut s = Summary {
             clients_without_fct: n_clients - fcts.len() as u64,
             fct_s: Distribution::of(fcts),
             exchanges: reps.iter().map(|r| r.stats.exchanges()).sum(),
@@ -266,13 +266,9 @@ impl Summary {
             events: reps.iter().map(|r| r.events).sum(),
             truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,
             warnings: Vec::new(),
-        }
-        .with_warnings(n_clients)
-    }
-
-    fn with_warnings(mut self, clients: u64) -> Self {
-        self.warnings = self.warnings_of(clients);
-        self
+        };
+        s.warnings = s.warnings_of(n_clients);
+        s
     }
 
     /// What makes this summary's figures misleading, each naming its figure: fewer than

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{Config, Endpoint, Event, ExchangeReport, Handler, Instant, Reply, RequestId, Response};
-use coap_wire::{Code, Message};
+use coap_wire::{CoapOption, Code, Message, MessageType, Options};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -172,4 +172,22 @@ impl Pair {
     pub fn sent_by(&self, from: u8) -> Vec<(f64, Vec<u8>)> {
         self.log.iter().filter(|w| w.from == from).map(|w| (secs(w.at), w.bytes.clone())).collect()
     }
+}
+
+/// A Confirmable GET with `token`, Message ID `mid` and `options` (put in order), encoded: the
+/// datagram a peer would send.
+pub fn get_datagram(token: &[u8], mid: u16, options: &[(u16, &[u8])]) -> Vec<u8> {
+    let mut list: Vec<CoapOption<'_>> = options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
+    list.sort_by_key(|o| o.number);
+    let m = Message {
+        ty: MessageType::Con,
+        code: Code::GET,
+        message_id: mid,
+        token,
+        options: Options::from_list(&list),
+        payload: &[],
+    };
+    let mut buf = vec![0; m.encoded_len()];
+    m.encode(&mut buf).expect("a well-formed request");
+    buf
 }
