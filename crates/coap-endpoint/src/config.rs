@@ -33,15 +33,25 @@ pub struct Config {
     pub transmission_events: bool,
     /// When a CON request that gets no answer fails.
     pub give_up: GiveUp,
-    /// Amplification mitigation (RFC 9175 §2.4): a safe request (GET, FETCH) from a source not
-    /// verified yet whose response would exceed this many times the request's size gets 4.01
-    /// Unauthorized with an Echo option instead; a repeat carrying the Echo verifies the source.
-    /// `None` (the default here; on with 3 in `coap-net`'s servers): off.
+    /// The amplification limit (RFC 9175 §2.4, applied as RFC 9000 §8.1 bounds an unvalidated
+    /// address; see [`crate::amplification`]): what the server role sends to a source not
+    /// verified yet counts against this many times the bytes received from it plus
+    /// `amplification_allowance`; past it a request gets 4.01 Unauthorized with an Echo option,
+    /// and notifications and retransmissions stop. A repeat carrying the Echo, or an ACK or RST
+    /// of a CON sent to the source, verifies it. `None` (the default here; on with 3 in
+    /// `coap-net`'s servers): off.
     pub amplification_factor: Option<u32>,
-    /// How long a verified source stays verified, and how long an Echo value is accepted.
+    /// Bytes an unverified source may be sent beyond the factor in each `echo_lifetime`
+    /// (1,152: one datagram of RFC 7252 §4.6).
+    pub amplification_allowance: usize,
+    /// How long a verified source stays verified, how long an Echo value is accepted, and how
+    /// long an unverified source's account lasts before it starts afresh.
     pub echo_lifetime: Duration,
     /// Verified sources remembered at once (the oldest are forgotten first).
     pub max_verified: usize,
+    /// Unverified sources with an account at once; while all are in their window, a new
+    /// source's answers are held to the factor × the request each answers.
+    pub max_accounts: usize,
     /// Finished exchanges kept at once to count late duplicate responses (each for
     /// `exchange_lifetime`); beyond, the oldest retire early and are counted
     /// ([`crate::Endpoint::early_retirements`]): a duplicate of one of them arrives uncounted.
@@ -117,8 +127,10 @@ impl Config {
             transmission_events: false,
             give_up: GiveUp::AfterLastTimer,
             amplification_factor: None,
+            amplification_allowance: 1152,
             echo_lifetime: Duration::from_secs(60),
             max_verified: 16384,
+            max_accounts: 16384,
             max_finished: usize::MAX,
             report_at_finish: false,
             response_payloads: true,

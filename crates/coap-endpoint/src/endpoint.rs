@@ -9,6 +9,7 @@ use litemap::LiteMap;
 use rand_core::RngCore;
 use smallvec::SmallVec;
 
+use crate::amplification::{self, Guard};
 use crate::config::{Config, ConfigError, GiveUp};
 use crate::finished::{Tombstone, Tombstones};
 use crate::keys::{Keyed, Keys};
@@ -253,18 +254,6 @@ struct ReplyWire {
     tail: Vec<u8>,
 }
 
-/// Amplification mitigation's state (RFC 9175 §2.4), made at the first challenge (when its key
-/// is drawn, so that an endpoint that never challenges draws nothing from its RNG and holds 8
-/// bytes for it): the key of its Echo values, the verified sources and the challenges sent.
-#[derive(Debug)]
-struct EchoState<A> {
-    key: u64,
-    verified: BTreeMap<A, Instant>,
-    /// (when, source) in verification order: expiry and the size bound follow it.
-    order: VecDeque<(Instant, A)>,
-    challenges: u64,
-}
-
 /// Observe's state, made when first used (most endpoints never observe).
 #[derive(Debug)]
 struct ObserveState<A> {
@@ -322,9 +311,9 @@ struct RareParts<A> {
     kept: VecDeque<Box<ExchangeReport<A>>>,
     /// Finished exchanges retired before their lifetime to stay within `Config::max_finished`.
     early_retirements: u64,
-    /// Amplification mitigation: the Echo key (drawn at the first challenge, so that an endpoint
-    /// that never challenges draws nothing from its RNG) and the verified sources.
-    echo: Option<Box<EchoState<A>>>,
+    /// The amplification limit's accounts, verified sources and Echo key (made at the first
+    /// datagram of an endpoint that limits, or when given a source key).
+    guard: Option<Box<Guard<A>>>,
     /// RFC 7641 Observe, both sides (None until used).
     obs: Option<Box<ObserveState<A>>>,
     /// The last shared reply's encoding (None until one is sent).
@@ -336,7 +325,7 @@ impl<A> Rare<A> {
     fn parts(&mut self) -> &mut RareParts<A> {
         self.0.get_or_insert_with(|| {
             let kept = VecDeque::new();
-            Box::new(RareParts { kept, early_retirements: 0, echo: None, obs: None, reply_wire: None })
+            Box::new(RareParts { kept, early_retirements: 0, guard: None, obs: None, reply_wire: None })
         })
     }
     fn get(&self) -> Option<&RareParts<A>> {
@@ -358,11 +347,11 @@ impl<A> Rare<A> {
     fn obs_mut(&mut self) -> Option<&mut ObserveState<A>> {
         self.get_mut()?.obs.as_deref_mut()
     }
-    fn echo(&self) -> Option<&EchoState<A>> {
-        self.get()?.echo.as_deref()
+    fn guard(&self) -> Option<&Guard<A>> {
+        self.get()?.guard.as_deref()
     }
-    fn echo_mut(&mut self) -> Option<&mut EchoState<A>> {
-        self.get_mut()?.echo.as_deref_mut()
+    fn guard_mut(&mut self) -> Option<&mut Guard<A>> {
+        self.get_mut()?.guard.as_deref_mut()
     }
     fn reply_wire(&self) -> Option<&ReplyWire> {
         self.get()?.reply_wire.as_deref()
@@ -468,6 +457,78 @@ where
         self
     }
 
+    /// Keys the amplification limit's accounts and verified sources by `key(address)` instead
+    /// of the address (see [`crate::amplification`]): the real-network drivers pass the IP
+    /// address, so that a source's ports share one account.
+    pub fn with_source_key(mut self, key: fn(&A) -> A) -> Self {
+        self.guard().set_source_key(key);
+        self
+    }
+
+    /// The amplification limit's state, made if it was not yet.
+    #[cold]
+    #[inline(never)]
+    fn guard(&mut self) -> &mut Guard<A> {
+        self.rare.parts().guard.get_or_insert_with(|| Box::new(Guard::new(amplification::same::<A>)))
+    }
+
+    /// Queues an empty ACK or RST; under the amplification limit it is counted (it answers a
+    /// datagram at least as long, so it always goes).
+    fn queue_empty(&mut self, now: Instant, dest: A, ty: MessageType, mid: u16) {
+        if self.cfg.amplification_factor.is_some() {
+            let cfg = self.cfg.clone();
+            self.guard().charge(now, &cfg, &dest, 4);
+        }
+        self.pending.push_back(Pending::Empty { dest, ty, mid });
+    }
+
+    /// `len` bytes received from `from`, for the amplification limit.
+    #[cold]
+    #[inline(never)]
+    fn amplification_received(&mut self, now: Instant, from: &A, len: usize) {
+        let cfg = self.cfg.clone();
+        self.guard().received(now, &cfg, from, len);
+    }
+
+    /// Whether the datagram just queued (the last of `pending`, encoded in `out`) may go to
+    /// `peer` under the amplification limit: charged if so, else taken back and counted as
+    /// withheld. `request_len`: the request it answers (0 if none).
+    fn admit_last(&mut self, now: Instant, peer: &A, request_len: usize) -> bool {
+        if self.cfg.amplification_factor.is_none() {
+            return true;
+        }
+        let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() else { return true };
+        let cfg = self.cfg.clone();
+        if self.guard().admit(now, &cfg, peer, len, request_len) {
+            return true;
+        }
+        self.pending.pop_back();
+        self.out.truncate(start);
+        false
+    }
+
+    /// Queues 4.01 Unauthorized with a fresh Echo value (RFC 9175 §2.4) in place of a response
+    /// that does not fit the amplification limit, if the challenge itself fits: it, or None.
+    #[cold]
+    #[inline(never)]
+    fn queue_challenge(
+        &mut self,
+        now: Instant,
+        dest: &A,
+        (ty, mid): (MessageType, u16),
+        token: &[u8],
+        (request_len, echo_from): (usize, Option<&Message<'_>>),
+    ) -> Option<Arc<Response>> {
+        let echo = self.echo_value(dest, echo_second(now)).to_vec();
+        let resp = Response { code: Code::UNAUTHORIZED, options: vec![(registry::ECHO, echo)], payload: Vec::new() };
+        self.queue_response(dest, ty, mid, token, &resp, echo_from);
+        if !self.admit_last(now, dest, request_len) {
+            return None;
+        }
+        self.guard().challenges += 1;
+        Some(Arc::new(resp))
+    }
+
     /// The server side, made (serving [`NotFound`]) if it was not yet.
     fn server_side(&mut self) -> &mut ServerSide<A> {
         let cfg = &self.cfg;
@@ -551,6 +612,7 @@ where
             targets.push((ob.peer.clone(), ob.token, ob.seq, con));
         }
         let n = targets.len();
+        let mut stopped = Vec::new();
         for (peer, token, seq, con) in targets {
             let mut r = Response {
                 code: resp.code,
@@ -563,6 +625,11 @@ where
             let mid = self.alloc_mid();
             let ty = if con { MessageType::Con } else { MessageType::Non };
             self.queue_response(&peer, ty, mid, token.as_slice(), &r, None);
+            if !self.admit_last(now, &peer, 0) {
+                // an unverified observer past the amplification limit: its observation ends
+                stopped.push((peer, Ok(token)));
+                continue;
+            }
             if con {
                 self.track_con(now, &peer, mid);
             }
@@ -576,6 +643,9 @@ where
             if let Some(o) = self.rare.obs_mut() {
                 o.observers.retain(|ob| ob.path != path);
             }
+        }
+        if !stopped.is_empty() {
+            self.drop_observers(&stopped);
         }
         n
     }
@@ -868,11 +938,14 @@ where
     /// rejected with RST, anything else is silently dropped (RFC 7252 §4.2, §4.3).
     pub fn handle_datagram(&mut self, now: Instant, from: A, bytes: &[u8]) {
         self.housekeeping(now);
+        if self.cfg.amplification_factor.is_some() {
+            self.amplification_received(now, &from, bytes.len());
+        }
         let msg = match Message::decode(bytes).and_then(|m| m.check_semantics().map(|()| m)) {
             Ok(m) => m,
             Err(_) => {
                 if let Some((MessageType::Con, mid)) = Message::peek_header(bytes) {
-                    self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid });
+                    self.queue_empty(now, from, MessageType::Rst, mid);
                 }
                 return;
             }
@@ -882,7 +955,7 @@ where
             MessageType::Ack => self.on_ack(now, from, &msg),
             MessageType::Con if msg.code.is_empty() => {
                 // a "CoAP ping" (RFC 7252 §4.3): answered with RST
-                self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Rst, mid: msg.message_id });
+                self.queue_empty(now, from, MessageType::Rst, msg.message_id);
             }
             _ if msg.code.is_request() => self.on_request(now, from, &msg, bytes.len()),
             _ => self.on_separate_response(now, from, &msg),
@@ -893,6 +966,11 @@ where
     #[inline(never)]
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
         let con = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), mid)));
+        if con.is_some() && self.cfg.amplification_factor.is_some() {
+            // a RST of our CON proves its source receives what we send it
+            let cfg = self.cfg.clone();
+            self.guard().verify(now, &cfg, &from);
+        }
         if self.rare.obs().is_some() {
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
             self.drop_observers(&[(from.clone(), which)]);
@@ -920,9 +998,12 @@ where
                 }
                 return;
             }
-            // the ACK of one of our separate responses
-            if let Some(s) = self.srv.as_deref_mut() {
-                s.separate.remove(&(from, msg.message_id));
+            // the ACK of one of our separate responses (or CON notifications): the source
+            // receives what we send it
+            let ours = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), msg.message_id)));
+            if ours.is_some() && self.cfg.amplification_factor.is_some() {
+                let cfg = self.cfg.clone();
+                self.guard().verify(now, &cfg, &from);
             }
             return;
         };
@@ -1052,12 +1133,11 @@ where
     #[inline(never)]
     fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
         use core::hash::{Hash, Hasher};
-        let key = match self.rare.echo() {
-            Some(e) => e.key,
+        let key = match self.rare.guard().and_then(|g| g.echo_key) {
+            Some(key) => key,
             None => {
                 let key = self.rng.next_u64();
-                let (verified, order) = (BTreeMap::new(), VecDeque::new());
-                self.rare.parts().echo = Some(Box::new(EchoState { key, verified, order, challenges: 0 }));
+                self.guard().echo_key = Some(key);
                 key
             }
         };
@@ -1074,58 +1154,55 @@ where
     #[cold]
     #[inline(never)]
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
-        let life = self.cfg.echo_lifetime;
-        // no key yet: no source verified, no Echo valid
-        let Some(e) = self.rare.echo() else { return false };
-        if e.verified.get(peer).is_some_and(|&t| now < t + life) {
+        let cfg = self.cfg.clone();
+        // no key yet: no Echo valid
+        let Some(g) = self.rare.guard() else { return false };
+        if g.is_verified(now, &cfg, peer) {
             return true;
+        }
+        if g.echo_key.is_none() {
+            return false;
         }
         let Some(echo) = msg.options.get(registry::ECHO).filter(|e| e.len() == 12) else { return false };
         let secs = u32::from_be_bytes([echo[0], echo[1], echo[2], echo[3]]);
         let now_secs = echo_second(now);
-        if now_secs.saturating_sub(secs) as f64 > life.as_secs_f64() || secs > now_secs {
+        if now_secs.saturating_sub(secs) as f64 > cfg.echo_lifetime.as_secs_f64() || secs > now_secs {
             return false;
         }
         if self.echo_value(peer, secs)[..] != *echo {
             return false;
         }
-        // forget the expired, and the oldest while full; queue slots of a source verified again
-        // since are stale and go with them (so the queue cannot outgrow the map for long)
-        let max = self.cfg.max_verified;
-        let Some(e) = self.rare.echo_mut() else { return false };
-        while let Some(&(t, _)) = e.order.front() {
-            if now < t + life && e.verified.len() < max {
-                break;
-            }
-            let Some((t, p)) = e.order.pop_front() else { break };
-            if e.verified.get(&p) == Some(&t) {
-                e.verified.remove(&p);
-            }
-        }
-        e.verified.insert(peer.clone(), now);
-        e.order.push_back((now, peer.clone()));
+        self.guard().verify(now, &cfg, peer);
         true
     }
 
-    /// Echo challenges sent (4.01 with Echo instead of a response larger than the amplification
-    /// factor allows to an unverified source).
+    /// Echo challenges sent (4.01 with Echo instead of a response that did not fit the
+    /// amplification limit).
     pub fn echo_challenges(&self) -> u64 {
-        self.rare.echo().map_or(0, |e| e.challenges)
+        self.rare.guard().map_or(0, |g| g.challenges)
+    }
+
+    /// Datagrams the amplification limit kept from unverified sources (responses, challenges,
+    /// notifications, retransmissions).
+    pub fn amplification_withheld(&self) -> u64 {
+        self.rare.guard().map_or(0, |g| g.withheld)
     }
 
     fn on_request(&mut self, now: Instant, from: A, msg: &Message<'_>, request_len: usize) {
         let con = msg.ty == MessageType::Con;
         match self.server_side().dedup.get(&from, msg.message_id) {
             Some(Cached::Reply(resp)) => {
-                // a duplicate: the same response again, echoing this transmission's token and number
+                // a duplicate: the same response again, echoing this transmission's token and
+                // number (if it fits the amplification limit: else nothing)
                 let ty = if con { MessageType::Ack } else { MessageType::Non };
                 let mid = if con { msg.message_id } else { self.alloc_mid() };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
+                self.admit_last(now, &from, request_len);
                 return;
             }
             Some(Cached::Deferred { ack_sent }) => {
                 if con && ack_sent {
-                    self.pending.push_back(Pending::Empty { dest: from, ty: MessageType::Ack, mid: msg.message_id });
+                    self.queue_empty(now, from, MessageType::Ack, msg.message_id);
                 }
                 return;
             }
@@ -1142,13 +1219,10 @@ where
         //= https://www.rfc-editor.org/rfc/rfc7252#section-5.4.5
         //# ... each supernumerary occurrence ... MUST be treated like an unrecognized option.
         let unknown_critical = bad_critical_option(&msg.options, &[]);
-        // amplification mitigation (RFC 9175 §2.4) withholds only safe requests' answers (GET,
-        // FETCH): the handler runs before the answer's size is known. A valid Echo verifies its
-        // source whatever the size of this answer.
-        let challenge_factor = self
-            .cfg
-            .amplification_factor
-            .filter(|_| (msg.code == Code::GET || msg.code == Code::FETCH) && !self.source_verified(now, &from, msg));
+        // a valid Echo verifies its source (RFC 9175 §2.4)
+        if self.cfg.amplification_factor.is_some() {
+            self.source_verified(now, &from, msg);
+        }
         //= https://www.rfc-editor.org/rfc/rfc7641#section-3.6
         //# a client MAY explicitly deregister by issuing a GET request that has the Token
         //# field set to the token of the observation to be cancelled and includes an
@@ -1177,64 +1251,37 @@ where
             Reply::Later if deferred_full => Some(Arc::new(Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()))),
             Reply::Later => None,
         };
-        let reply = match reply {
-            //= https://www.rfc-editor.org/rfc/rfc9175#section-2.4
-            //# ... a server ... SHOULD use the Echo option to verify the request source's address
-            //# ... if the response would be more than three times the size of the request
-            Some(resp)
-                if challenge_factor.is_some_and(|f| response_len(msg.token, &resp) > f as usize * request_len) =>
-            {
-                let echo = self.echo_value(&from, echo_second(now)).to_vec();
-                if let Some(e) = self.rare.echo_mut() {
-                    e.challenges += 1;
-                }
-                Some(Arc::new(Response {
-                    code: Code::UNAUTHORIZED,
-                    options: vec![(registry::ECHO, echo)],
-                    payload: Vec::new(),
-                }))
-            }
-            r => r,
-        };
-        let reply = match reply {
-            // an observable resource's answer to Observe 0: add the requester
-            Some(resp)
-                if observe_req == Some(0)
-                    && resp.code.class() == 2
-                    && resp.options.iter().any(|o| o.0 == registry::OBSERVE) =>
-            {
-                let max = self.cfg.max_observers;
-                let o = self.rare.observe();
-                if o.observers.len() < max {
-                    let seq = resp.options.iter().find(|x| x.0 == registry::OBSERVE).and_then(|x| observe::value(&x.1));
-                    let path: Vec<&str> = msg
-                        .options
-                        .get_all(registry::URI_PATH)
-                        .map(|s| core::str::from_utf8(s).unwrap_or(""))
-                        .collect();
-                    o.observers.push(Observer {
-                        peer: from.clone(),
-                        token: Token::new(msg.token),
-                        path: path.join("/"),
-                        seq: seq.unwrap_or(0),
-                        last_mid: None,
-                        non_in_a_row: 0,
-                    });
-                    Some(resp)
-                } else {
-                    // full: the answer without Observe tells the client it was not added
-                    let options = resp.options.iter().filter(|x| x.0 != registry::OBSERVE).cloned().collect();
-                    Some(Arc::new(Response { code: resp.code, options, payload: resp.payload.clone() }))
-                }
-            }
-            r => r,
-        };
         match reply {
             Some(resp) => {
+                // an observable resource's answer to Observe 0 adds the requester, room allowing:
+                // when full, the answer without Observe tells the client it was not added
+                let registering =
+                    observe_req == Some(0) && resp.code.class() == 2 && resp.options.iter().any(|o| o.0 == registry::OBSERVE);
+                let room = registering && self.rare.obs().is_none_or(|o| o.observers.len() < self.cfg.max_observers);
+                let resp = if registering && !room {
+                    let options = resp.options.iter().filter(|x| x.0 != registry::OBSERVE).cloned().collect();
+                    Arc::new(Response { code: resp.code, options, payload: resp.payload.clone() })
+                } else {
+                    resp
+                };
                 let (ty, mid) =
                     if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
-                self.server_side().dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(resp));
+                //= https://www.rfc-editor.org/rfc/rfc9175#section-2.4
+                //# ... a server ... SHOULD use the Echo option to verify the request source's address
+                //# ... if the response would be more than three times the size of the request
+                // (here: if it does not fit what the source's account allows; a duplicate gets
+                // the challenge again, or the response if nothing could be sent)
+                let cached = if self.admit_last(now, &from, request_len) {
+                    if room {
+                        self.add_observer(&from, msg, &resp);
+                    }
+                    resp
+                } else {
+                    let echo_from = con.then_some(msg);
+                    self.queue_challenge(now, &from, (ty, mid), msg.token, (request_len, echo_from)).unwrap_or(resp)
+                };
+                self.server_side().dedup.insert(now, from, msg.message_id, now + lifetime, Cached::Reply(cached));
             }
             None => {
                 let ack_deadline = con.then(|| now + self.cfg.separate_ack_delay);
@@ -1257,6 +1304,23 @@ where
                 );
             }
         }
+    }
+
+    /// Adds the sender of `msg` (a GET with Observe 0 answered by `resp`) as an observer.
+    #[cold]
+    #[inline(never)]
+    fn add_observer(&mut self, from: &A, msg: &Message<'_>, resp: &Response) {
+        let seq = resp.options.iter().find(|x| x.0 == registry::OBSERVE).and_then(|x| observe::value(&x.1));
+        let path: Vec<&str> =
+            msg.options.get_all(registry::URI_PATH).map(|s| core::str::from_utf8(s).unwrap_or("")).collect();
+        self.rare.observe().observers.push(Observer {
+            peer: from.clone(),
+            token: Token::new(msg.token),
+            path: path.join("/"),
+            seq: seq.unwrap_or(0),
+            last_mid: None,
+            non_in_a_row: 0,
+        });
     }
 
     /// Queues a response (see [`encode_response`]).
@@ -1319,17 +1383,24 @@ where
         let Some(d) = self.srv.as_deref_mut().and_then(|s| s.deferred.remove(&id)) else { return };
         let ack_sent =
             matches!(self.server_side().dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
-        if d.con && !ack_sent {
-            self.queue_response(&d.peer, MessageType::Ack, d.mid, d.token.as_slice(), &resp, None);
-            self.server_side().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
-        } else if d.con {
-            let mid = self.alloc_mid();
-            self.queue_response(&d.peer, MessageType::Con, mid, d.token.as_slice(), &resp, None);
-            self.track_con(now, &d.peer, mid);
+        let (ty, mid) = match (d.con, ack_sent) {
+            (true, false) => (MessageType::Ack, d.mid),
+            (true, true) => (MessageType::Con, self.alloc_mid()),
+            (false, _) => (MessageType::Non, self.alloc_mid()),
+        };
+        self.queue_response(&d.peer, ty, mid, d.token.as_slice(), &resp, None);
+        let resp = Arc::new(resp);
+        // under the amplification limit: the response, a challenge in its place, or nothing
+        let sent = match self.admit_last(now, &d.peer, 0) {
+            true => Some(resp.clone()),
+            false => self.queue_challenge(now, &d.peer, (ty, mid), d.token.as_slice(), (0, None)),
+        };
+        if ty == MessageType::Con {
+            if sent.is_some() {
+                self.track_con(now, &d.peer, mid);
+            }
         } else {
-            let mid = self.alloc_mid();
-            self.queue_response(&d.peer, MessageType::Non, mid, d.token.as_slice(), &resp, None);
-            self.server_side().dedup.replace(now, &d.peer, d.mid, Cached::Reply(Arc::new(resp)));
+            self.server_side().dedup.replace(now, &d.peer, d.mid, Cached::Reply(sent.unwrap_or(resp)));
         }
     }
 
@@ -1394,15 +1465,23 @@ where
             d.ack_deadline = None;
             self.pending.push_back(Pending::Empty { dest: d.peer.clone(), ty: MessageType::Ack, mid: d.mid });
             srv.dedup.mark_ack_sent(&d.peer, d.mid);
+            if self.cfg.amplification_factor.is_some() {
+                if let Some(g) = self.rare.guard_mut() {
+                    g.charge(now, &self.cfg, &d.peer, 4);
+                }
+            }
         }
         let mut resend = Vec::new();
         let mut gone = Vec::new();
         let arena = &mut self.out;
+        // under the amplification limit, a retransmission that does not fit ends its response
+        let (cfg, mut guard) = (&*self.cfg, self.rare.guard_mut().filter(|_| self.cfg.amplification_factor.is_some()));
         srv.separate.retain(|(dest, _), out| {
             if out.deadline > now {
                 return true;
             }
-            if out.retransmissions >= SEPARATE_MAX_RETRANSMIT {
+            let refused = |g: &mut Guard<A>| !g.admit(now, cfg, dest, out.bytes.len(), 0);
+            if out.retransmissions >= SEPARATE_MAX_RETRANSMIT || guard.as_deref_mut().is_some_and(refused) {
                 gone.push((dest.clone(), Ok(token_of(&out.bytes))));
                 return false;
             }
@@ -1540,20 +1619,6 @@ fn sorted_options(resp: &Response) -> SmallVec<[CoapOption<'_>; 8]> {
         resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
     options.sort_by_key(|o| o.number);
     options
-}
-
-/// Bytes a piggybacked response takes (without transmission-number echoes).
-fn response_len(token: &[u8], resp: &Response) -> usize {
-    let options = sorted_options(resp);
-    let m = Message {
-        ty: MessageType::Ack,
-        code: resp.code,
-        message_id: 0,
-        token,
-        options: Options::from_list(&options),
-        payload: &resp.payload,
-    };
-    m.encoded_len()
 }
 
 /// A response's options and payload, owned.

@@ -25,6 +25,7 @@
 //! ([`observe`]): [`Endpoint::observe`] and [`Event::Notification`]; observers and
 //! [`Endpoint::notify`] (or a handler's [`Handler::changes`]).
 
+pub mod amplification;
 pub mod blockwise;
 mod config;
 mod deque;

@@ -159,6 +159,10 @@ pub struct StateSize {
     pub exchanges: usize,
     /// Finished exchanges retired early to stay within `Config::max_finished`.
     pub early_retirements: u64,
+    /// Echo challenges sent (4.01 + Echo in place of a response past the amplification limit).
+    pub echo_challenges: u64,
+    /// Datagrams the amplification limit kept from unverified sources.
+    pub amplification_withheld: u64,
 }
 
 /// The application's handle on an endpoint task.
@@ -379,6 +383,8 @@ async fn run(
                         dedup_early_evictions: ep.dedup_early_evictions(),
                         exchanges: ep.exchange_count(),
                         early_retirements: ep.early_retirements(),
+                        echo_challenges: ep.echo_challenges(),
+                        amplification_withheld: ep.amplification_withheld(),
                     });
                 }
                 Some(Command::Finish { reply }) => {

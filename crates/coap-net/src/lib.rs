@@ -55,14 +55,21 @@ pub fn os_seed() -> u64 {
 pub const MAX_FINISHED: usize = 1024;
 
 /// The endpoint configuration the real-network drivers use: transmission events on, for logs
-/// and RTTs; amplification mitigation on (RFC 9175 §2.4: responses to unverified sources at most
-/// 3× their request, else an Echo challenge); at most [`MAX_FINISHED`] finished exchanges kept.
+/// and RTTs; the amplification limit on (RFC 9175 §2.4, see [`coap_endpoint::amplification`]:
+/// what goes to a source not verified yet is at most 3× what came from it plus 1,152 bytes,
+/// past which requests get an Echo challenge); at most [`MAX_FINISHED`] finished exchanges kept.
 pub fn config(cc: CcConfig) -> Config {
     let mut c = Config::new(cc);
     c.transmission_events = true;
     c.amplification_factor = Some(3);
     c.max_finished = MAX_FINISHED;
     c
+}
+
+/// The source an address belongs to for the amplification limit: its IP address (the port
+/// zeroed), so that a spoofer cannot multiply the allowance over a victim's ports.
+pub fn source_key(a: &SocketAddr) -> SocketAddr {
+    SocketAddr::new(a.ip(), 0)
 }
 
 /// A client endpoint on `bind` (port 0: any).
@@ -93,8 +100,9 @@ pub async fn client_with(
     if let Some(server) = opts.connect {
         socket.connect(server).await?;
     }
-    let ep =
-        Endpoint::new(config(cc), ChaCha8Rng::seed_from_u64(seed)).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let ep = Endpoint::new(config(cc), ChaCha8Rng::seed_from_u64(seed))
+        .map_err(|e| std::io::Error::other(e.to_string()))?
+        .with_source_key(source_key);
     Ok(driver::spawn(socket, ep, Clock::new(), opts.logs, false))
 }
 
@@ -112,6 +120,7 @@ pub async fn server(
     let res = coap_endpoint::Blockwise::new(res, coap_endpoint::BlockLimits::default());
     let ep = Endpoint::new(cfg, ChaCha8Rng::seed_from_u64(seed))
         .map_err(|e| std::io::Error::other(e.to_string()))?
-        .with_handler(Box::new(res));
+        .with_handler(Box::new(res))
+        .with_source_key(source_key);
     Ok((driver::spawn(socket, ep, Clock::new(), Logs::default(), true), stats))
 }

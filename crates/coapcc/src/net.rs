@@ -54,11 +54,22 @@ pub struct ServerArgs {
     /// EXCHANGE_LIFETIME (247 s) within it; when full, the oldest go early (reported at the end).
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20, value_parser = clap::value_parser!(u64).range(1024..))]
     dedup_bytes: u64,
-    /// UDP: no amplification mitigation. By default a GET or FETCH from a source not verified in
-    /// the last 60 s whose response would be more than 3× its request gets 4.01 with an Echo
-    /// option (RFC 9175 §2.4); the client repeats it with the Echo and is verified.
+    /// UDP: no amplification limit. By default what the server sends to a source (an IP
+    /// address) that has not shown it receives is at most 3× what it sent plus
+    /// --amplification-allowance bytes in each 60 s; past it a request gets 4.01 with an Echo
+    /// option (RFC 9175 §2.4), and notifications and retransmissions stop. A client that repeats
+    /// the request with the Echo, or acknowledges a CON, is verified for 60 s.
     #[arg(long)]
     no_echo: bool,
+    /// UDP: bytes a source not verified yet may be sent beyond 3× what it sent, in each 60 s
+    /// (one datagram by default: the small answers of clients that never answer Echo, such as
+    /// aiocoap's and Californium's, go unchallenged).
+    #[arg(long, value_name = "BYTES", default_value_t = 1152)]
+    amplification_allowance: u32,
+    /// UDP: sources not yet verified that the amplification limit keeps an account for at once
+    /// (about 100 bytes each); when all are in use, a new source is held to 3× each request.
+    #[arg(long, value_name = "N", default_value_t = 16384, value_parser = clap::value_parser!(u32).range(1..))]
+    max_accounts: u32,
 }
 
 /// Runs `coapcc server`.
@@ -104,6 +115,8 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
         if args.no_echo {
             cfg.amplification_factor = None;
         }
+        cfg.amplification_allowance = args.amplification_allowance as usize;
+        cfg.max_accounts = args.max_accounts as usize;
         let (h, stats) = coap_net::server(args.bind, cfg, coap_net::os_seed())
             .await
             .map_err(|e| format!("cannot serve on {}: {e}", args.bind))?;
@@ -114,8 +127,9 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
         }
         let state = h.state().await;
         let _ = h.finish().await;
+        let (challenges, withheld) = state.as_ref().map_or((0, 0), |s| (s.echo_challenges, s.amplification_withheld));
         eprintln!(
-            "coapcc server: stopped after {} requests",
+            "coapcc server: stopped after {} requests; amplification limit: {challenges} Echo challenges, {withheld} datagrams withheld",
             stats.requests.load(std::sync::atomic::Ordering::Relaxed)
         );
         if let Some(st) = state.filter(|s| s.dedup_early_evictions > 0) {
