@@ -1255,8 +1255,9 @@ where
             Some(resp) => {
                 // an observable resource's answer to Observe 0 adds the requester, room allowing:
                 // when full, the answer without Observe tells the client it was not added
-                let registering =
-                    observe_req == Some(0) && resp.code.class() == 2 && resp.options.iter().any(|o| o.0 == registry::OBSERVE);
+                let registering = observe_req == Some(0)
+                    && resp.code.class() == 2
+                    && resp.options.iter().any(|o| o.0 == registry::OBSERVE);
                 let room = registering && self.rare.obs().is_none_or(|o| o.observers.len() < self.cfg.max_observers);
                 let resp = if registering && !room {
                     let options = resp.options.iter().filter(|x| x.0 != registry::OBSERVE).cloned().collect();

@@ -36,15 +36,9 @@ impl OurServer {
         let (handle, stats) = rt.block_on(coap_net::server("127.0.0.1:0".parse().unwrap(), cfg, 1)).unwrap();
         OurServer { rt, handle, stats }
     }
-    /// Without amplification mitigation: tests of other things see plain exchanges (and
-    /// aiocoap's client, which does not answer Echo challenges, is served).
+    /// As `coapcc server` runs by default: the amplification limit on (the ecosystem's clients
+    /// must pass it: aiocoap's and Californium's never answer an Echo challenge).
     fn default() -> OurServer {
-        let mut cfg = coap_net::config(CcConfig::parse("default").unwrap());
-        cfg.amplification_factor = None;
-        OurServer::start(cfg)
-    }
-    /// As `coapcc server` runs by default: Echo challenges on.
-    fn with_echo() -> OurServer {
         OurServer::start(coap_net::config(CcConfig::parse("default").unwrap()))
     }
     fn uri(&self, path: &str) -> String {
@@ -287,8 +281,7 @@ fn libcoap_client_against_our_server() {
     if !have("coap-client-notls") {
         return;
     }
-    // with the server's default amplification mitigation: libcoap answers the Echo challenge
-    let s = OurServer::with_echo();
+    let s = OurServer::default();
     let (ok, out) = run(Command::new("coap-client-notls").args(["-m", "get", &s.uri("test")]));
     assert!(ok);
     assert_eq!(out.trim_end().as_bytes(), &coap_net::resources::TEST_PAYLOAD[..]);
@@ -402,8 +395,8 @@ fn duplicate_con_gets_the_same_response() {
 }
 
 #[test]
-fn amplification_is_mitigated_with_an_echo_challenge() {
-    let s = OurServer::with_echo();
+fn amplification_is_limited_with_an_echo_challenge() {
+    let s = OurServer::default();
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
     let opts = [coap_wire::CoapOption { number: registry::URI_PATH, value: b"test" }];
@@ -422,22 +415,37 @@ fn amplification_is_mitigated_with_an_echo_challenge() {
         let n = sock.recv(&mut b).unwrap();
         b[..n].to_vec()
     };
-    // a 9-byte GET /test would get 65 bytes (7.2×): an unverified source gets a 4.01 with Echo,
-    // at most 3× the request; a duplicate gets the same small answer
-    let req = get(1, None);
-    assert_eq!(req.len(), 9);
-    let challenge = ask(&req);
-    assert!(challenge.len() <= 3 * req.len(), "{} bytes", challenge.len());
-    assert_eq!(ask(&req), challenge);
+    // a 9-byte GET /test gets 65 bytes: 38 more than 3× the request, taken from the 1,152-byte
+    // allowance; the k-th is answered while 65 k ≤ 3 × 9 k + 1,152, that is for k ≤ 30
+    let req = |mid| get(mid, None);
+    assert_eq!(req(0).len(), 9);
+    let mut answered = 0;
+    let mut challenge = Vec::new();
+    for mid in 1..=40 {
+        let r = ask(&req(mid));
+        if Message::decode(&r).unwrap().code != Code::CONTENT {
+            challenge = r;
+            break;
+        }
+        assert_eq!(r.len(), 65);
+        answered += 1;
+    }
+    assert_eq!(answered, 30);
+    // the 31st gets an 18-byte 4.01 with Echo (1,968 bytes sent of 1,989)
     let m = Message::decode(&challenge).unwrap();
     assert_eq!(m.code, Code::UNAUTHORIZED);
+    assert_eq!(challenge.len(), 18);
     let echo = m.options.get(registry::ECHO).expect("an Echo option").to_vec();
-    // a wrong Echo is challenged again; the right one is answered, and the source is verified
-    // (a 1-byte Echo keeps the request small enough to be challenged: 12 bytes, 3 × 12 < 65)
-    assert_eq!(Message::decode(&ask(&get(2, Some(&[0u8])))).unwrap().code, Code::UNAUTHORIZED);
-    let r = ask(&get(3, Some(&echo)));
+    // a wrong Echo (12 bytes: 1,968 + 65 > 2,025) is challenged again; a duplicate of the 31st
+    // gets the same answer as before
+    assert_eq!(Message::decode(&ask(&get(32, Some(&[0u8])))).unwrap().code, Code::UNAUTHORIZED);
+    assert_eq!(ask(&req(31)), challenge);
+    // the right Echo is answered, and the source is verified
+    let r = ask(&get(33, Some(&echo)));
     assert_eq!(Message::decode(&r).unwrap().code, Code::CONTENT);
-    assert_eq!(Message::decode(&ask(&get(4, None))).unwrap().code, Code::CONTENT, "verified for a while");
+    for mid in 34..64 {
+        assert_eq!(Message::decode(&ask(&req(mid))).unwrap().code, Code::CONTENT, "verified for a while");
+    }
 }
 
 #[test]
@@ -572,7 +580,8 @@ fn large_bodies_block_wise_with_aiocoap_both_ways() {
 #[test]
 fn californium_client_against_our_server() {
     let Some(jar) = californium() else { return };
-    // Californium's client does not answer Echo challenges: served without them, as aiocoap's
+    // Californium's client does not answer Echo challenges: its small answers fit the
+    // amplification limit's allowance, its large body came with enough bytes of its own
     let s = OurServer::default();
     let (ok, out, err) = californium_client(&jar, &["GET", &s.uri("test")]);
     assert!(ok, "{err}");
