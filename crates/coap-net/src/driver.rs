@@ -111,8 +111,9 @@ pub enum Direction {
 /// Receives every datagram sent and received, with its peer (`coapcc client -v 2`).
 pub type DatagramLogFn = Box<dyn FnMut(Direction, SocketAddr, &[u8]) + Send>;
 
-/// Receives the report of every exchange as it retires, instead of the driver keeping them for
-/// [`EndpointHandle::finish`] (so a long run's memory does not grow with its exchanges).
+/// Receives the report of every exchange as it retires (without one, the driver drops them: a
+/// long run's memory does not grow with its exchanges, nor a block-wise transfer's with its
+/// blocks).
 pub type RetiredFn = Box<dyn FnMut(ExchangeReport<SocketAddr>) + Send>;
 
 /// What a driver reports as it goes.
@@ -122,7 +123,7 @@ pub struct Logs {
     pub transmissions: Option<LogFn>,
     /// Each datagram, both ways.
     pub datagrams: Option<DatagramLogFn>,
-    /// Each retired exchange's report (then `finish` returns none).
+    /// Each retired exchange's report (else none is kept).
     pub retired: Option<RetiredFn>,
 }
 
@@ -143,7 +144,7 @@ enum Command {
     ResetCc { dest: SocketAddr },
     InFlight { reply: oneshot::Sender<usize> },
     State { reply: oneshot::Sender<StateSize> },
-    Finish { reply: oneshot::Sender<Vec<ExchangeReport<SocketAddr>>> },
+    Finish { reply: oneshot::Sender<()> },
 }
 
 /// How much state an endpoint holds (bounded for servers under floods).
@@ -262,13 +263,14 @@ impl EndpointHandle {
         rx.await.ok()
     }
 
-    /// Stops the task and returns the reports of every exchange it ran.
-    pub async fn finish(self) -> Vec<ExchangeReport<SocketAddr>> {
+    /// Stops the task, once every exchange left has retired (its report to
+    /// [`Logs::retired`]).
+    pub async fn finish(self) {
         let (tx, rx) = oneshot::channel();
         if self.cmds.send(Command::Finish { reply: tx }).await.is_err() {
-            return Vec::new();
+            return;
         }
-        rx.await.unwrap_or_default()
+        let _ = rx.await;
     }
 }
 
@@ -308,8 +310,7 @@ async fn run(
     let mut observing: HashMap<ExchangeId, mpsc::Sender<Result<Reply, RequestFailure>>> = HashMap::new();
     // each observation's destination and registration request (for its deregistration)
     let mut registered: HashMap<ExchangeId, (SocketAddr, Request)> = HashMap::new();
-    let mut finish: Option<oneshot::Sender<Vec<ExchangeReport<SocketAddr>>>> = None;
-    let mut reports = Vec::new();
+    let mut finish: Option<oneshot::Sender<()>> = None;
     let mut commands_open = true;
     loop {
         let deadline = ep.poll_timeout().map(|t| clock.tokio(t));
@@ -456,14 +457,15 @@ async fn run(
                         let _ = w.reply.send(Err(reason.into()));
                     }
                 }
-                Event::Retired(r) => match retired.as_mut() {
-                    Some(f) => f(*r),
-                    None => reports.push(*r),
-                },
+                Event::Retired(r) => {
+                    if let Some(f) = retired.as_mut() {
+                        f(*r);
+                    }
+                }
             }
         }
         if let Some(reply) = finish.take() {
-            let _ = reply.send(std::mem::take(&mut reports));
+            let _ = reply.send(());
             return;
         }
         // a receiver dropped since: cancel its observation
