@@ -1,0 +1,91 @@
+//! A relay's memory per live client mapping: each mapping's reader held a 64-KiB receive buffer
+//! while it waited (about 100 KB per mapping with its task); now it reads each datagram into a
+//! buffer of the datagram's size. Live heap bytes are counted by a counting allocator
+//! (stats_alloc); this file holds one test so that nothing else allocates meanwhile.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use coap_net::relay::{RelayConfig, SERVER};
+use netmodel::loss::LossModel;
+use netmodel::{Bottleneck, BottleneckSpec, HopSpec, LinkSpec};
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+
+/// Heap bytes in use.
+fn live() -> isize {
+    let s = GLOBAL.stats();
+    s.bytes_allocated as isize - s.bytes_deallocated as isize + s.bytes_reallocated
+}
+
+fn fast_link() -> LinkSpec {
+    LinkSpec { rate_bps: 100_000_000, delay_ms: 0.5, buffer_bytes: 1 << 20, mtu: 9000, loss: LossModel::None }
+}
+
+fn socket() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    s
+}
+
+fn round_trip(client: &UdpSocket, relay: SocketAddr, msg: &[u8]) -> Option<Vec<u8>> {
+    client.send_to(msg, relay).unwrap();
+    let mut b = vec![0u8; 8192];
+    client.recv(&mut b).ok().map(|n| b[..n].to_vec())
+}
+
+#[test]
+fn a_live_mapping_holds_no_receive_buffer() {
+    // an echo server
+    let server = socket();
+    let server_addr = server.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut b = vec![0u8; 8192];
+        for _ in 0..1000 {
+            let Ok((n, from)) = server.recv_from(&mut b) else { return };
+            let _ = server.send_to(&b[..n], from);
+        }
+    });
+    let relay_addr = socket().local_addr().unwrap();
+    let cfg = RelayConfig { max_clients: 1000, mapping_timeout: Duration::from_secs(60), log: None };
+    let spec = BottleneckSpec {
+        uplink: fast_link(),
+        downlink: fast_link(),
+        server_hop: HopSpec { delay_min_ms: 0.0, delay_max_ms: 0.0 },
+        ip_header_bytes: 20,
+    };
+    let medium = Bottleneck::new(&spec, SERVER, 1, 0);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let stop = async {
+        let _ = stop_rx.await;
+    };
+    let relay = rt.spawn(coap_net::relay::run(relay_addr, server_addr, medium, 28, cfg, stop));
+    std::thread::sleep(Duration::from_millis(100));
+    // a datagram larger than any buffer a mapping keeps comes back whole
+    let first = socket();
+    let big: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+    assert_eq!(round_trip(&first, relay_addr, &big), Some(big));
+    let mut clients = vec![first];
+    for _ in 0..20 {
+        let c = socket();
+        assert_eq!(round_trip(&c, relay_addr, b"warm").as_deref(), Some(&b"warm"[..]));
+        clients.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let before = live();
+    for _ in 0..200 {
+        let c = socket();
+        assert_eq!(round_trip(&c, relay_addr, b"hello").as_deref(), Some(&b"hello"[..]));
+        clients.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    let per_mapping = (live() - before) / 200;
+    // the reader's 64-KiB buffer alone made 65,536 bytes each
+    assert!(per_mapping < 8 << 10, "{per_mapping} bytes per live mapping");
+    let _ = stop_tx.send(());
+    let st = rt.block_on(relay).unwrap().unwrap();
+    assert_eq!(st.clients, 221);
+}
