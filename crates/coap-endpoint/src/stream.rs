@@ -12,6 +12,9 @@
 //!   which is exact when one request is outstanding at a time and a peer answering in order
 //!   otherwise. A server side hands requests to a [`Handler`] and writes its reply
 //!   (a handler answering later gets 5.03: deferred replies are not supported over streams).
+//!   Block-wise transfers (RFC 8323 §6) are served when the handler is a [`crate::Blockwise`]
+//!   ([`StreamConnection::with_blockwise`]; BERT is not offered), else refused with 4.02; Observe
+//!   is not served (an answer goes without Observe: the client learns it is not an observer).
 //! * The application writes everything [`StreamConnection::take_output`] returns, in order.
 //! * Untrusted peers: a frame is buffered only up to our Max-Message-Size (the header announces
 //!   its length); a complete frame that does not decode aborts. [`StreamLimits`] (none unless
@@ -134,6 +137,8 @@ pub struct StreamConnection<A> {
     active_at: Instant,
     /// When the first bytes of the frame now partly buffered arrived.
     partial_since: Option<Instant>,
+    /// The handler serves Block1 and Block2 (a [`crate::Blockwise`]): else they are refused.
+    blockwise: bool,
 }
 
 impl<A: core::fmt::Debug> core::fmt::Debug for StreamConnection<A> {
@@ -177,6 +182,7 @@ impl<A: Clone> StreamConnection<A> {
             started: Instant::ZERO,
             active_at: Instant::ZERO,
             partial_since: None,
+            blockwise: false,
         };
         let mut b = [0u8; 4];
         let mms = encode_uint(max_message_size.min(u32::MAX as u64) as u32, &mut b);
@@ -193,6 +199,14 @@ impl<A: Clone> StreamConnection<A> {
     /// Tokens of `len` bytes (at most 8; 0: no token, responses matched in request order).
     pub fn with_token_len(mut self, len: usize) -> Self {
         self.token_len = len.min(coap_wire::MAX_TOKEN_LEN);
+        self
+    }
+
+    /// Serves Block1 and Block2 (RFC 8323 §6: block-wise transfers as over UDP, without BERT,
+    /// which our CSM does not offer): the handler must be a [`crate::Blockwise`]. Without this,
+    /// requests carrying them are refused with 4.02 Bad Option.
+    pub fn with_blockwise(mut self) -> Self {
+        self.blockwise = true;
         self
     }
 
@@ -426,10 +440,10 @@ impl<A: Clone> StreamConnection<A> {
                 self.events.push_back(StreamEvent::Closed(CloseReason::AbortedByPeer(diag)));
             }
             c if c.is_request() => {
-                // block-wise transfers are not served over streams: their (critical) options are
-                // unrecognized here, 4.02, as are unknown ones and ones of a bad length
-                let unrecognized =
-                    crate::endpoint::bad_critical_option(&f.options, &[registry::BLOCK1, registry::BLOCK2]);
+                // block-wise options are unrecognized unless the handler serves them: 4.02, as are
+                // unknown critical options and ones of a bad length
+                let unserved: &[u16] = if self.blockwise { &[] } else { &[registry::BLOCK1, registry::BLOCK2] };
+                let unrecognized = crate::endpoint::bad_critical_option(&f.options, unserved);
                 let reply = match self.handler.as_mut() {
                     _ if unrecognized => Reply::Now(Response::new(Code::BAD_OPTION, Vec::new())),
                     Some(h) => {
@@ -555,6 +569,49 @@ mod tests {
         let (code, _, len) = answer(200, 300, &Request::get("a"));
         assert_eq!(code, Code::INTERNAL_SERVER_ERROR);
         assert!(len > 0 && len < 200);
+    }
+
+    /// Answers with the request's body (POST), or with `len` bytes.
+    struct EchoOr(usize);
+
+    impl Handler<u8> for EchoOr {
+        fn handle(&mut self, _: Instant, _: &u8, _: RequestId, req: &coap_wire::Message<'_>) -> Reply {
+            let body = if req.code == Code::POST { req.payload.to_vec() } else { vec![b'y'; self.0] };
+            Reply::Now(Response::new(Code::CONTENT, body))
+        }
+    }
+
+    #[test]
+    fn block_wise_transfers_both_ways_with_a_blockwise_handler() {
+        let inner = crate::Blockwise::new(EchoOr(2500), crate::BlockLimits::default());
+        let mut s = StreamConnection::new(2u8, 1152, Some(Box::new(inner) as Box<dyn Handler<u8>>)).with_blockwise();
+        let mut c = StreamConnection::new(1u8, 1152, None);
+        let mut run = |req: Request, block: Option<usize>| {
+            let mut t = crate::Transfer::new(req, block, 1 << 20).unwrap();
+            let mut next = t.first();
+            for _ in 0..100 {
+                c.request(Instant::ZERO, &next).unwrap();
+                shuttle(&mut c, &mut s);
+                let Some(StreamEvent::Response { code, options, payload, .. }) =
+                    core::iter::from_fn(|| c.poll_event()).find(|e| matches!(e, StreamEvent::Response { .. }))
+                else {
+                    panic!("no answer")
+                };
+                match t.on_response(Response { code, options, payload }) {
+                    crate::Step::Send(r) => next = r,
+                    crate::Step::Done(r) => return r,
+                    crate::Step::Failed(why) => panic!("{why}"),
+                }
+            }
+            panic!("no end")
+        };
+        // 3,000 bytes up in 512-byte Block1 blocks, reassembled and echoed back in Block2 blocks
+        let body: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+        let up = run(Request { code: Code::POST, payload: body.clone(), ..Request::get("e") }, Some(512));
+        assert_eq!((up.code, up.payload), (Code::CONTENT, body));
+        // a 2,500-byte answer to a plain GET comes in the server's 1,024-byte blocks
+        let down = run(Request::get("d"), None);
+        assert_eq!(down.payload, vec![b'y'; 2500]);
     }
 
     #[test]

@@ -16,6 +16,9 @@
 //!   read what we write is dropped after `frame` as well (a stalled write).
 //! * A failed accept (say EMFILE) waits [`ACCEPT_BACKOFF`] before the next one instead of spinning.
 //! * A client waits at most `csm` for the server's CSM and `response` for each response.
+//! * Block-wise transfers (RFC 8323 §6, as over UDP, without BERT): one [`Blockwise`] serves
+//!   every connection of a server, so the transfers in progress share one budget (16 MiB,
+//!   bodies up to 1 MiB; [`BlockLimits::default`]) however many connections there are.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -23,7 +26,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use coap_cc::Duration;
-use coap_endpoint::{CloseReason, Deadline, Request, StreamConnection, StreamEvent, StreamLimits};
+use coap_endpoint::{
+    BlockLimits, Blockwise, CloseReason, Deadline, Handler, Reply as HandlerReply, Request, RequestId, Response, Step,
+    StreamConnection, StreamEvent, StreamLimits, Transfer,
+};
+use coap_wire::{Code, Message};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, oneshot};
@@ -174,8 +181,10 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
     let connections = Arc::new(AtomicUsize::new(0));
     let max_connections = crate::within_fd_budget(cfg.max_connections);
     let (stop_tx, mut stop_rx) = oneshot::channel();
-    let (st, ts, conns) = (stats.clone(), tcp_stats.clone(), connections.clone());
+    let (ts, conns) = (tcp_stats.clone(), connections.clone());
     let open = Arc::new(std::sync::Mutex::new(Open::default()));
+    let resources =
+        Arc::new(std::sync::Mutex::new(Blockwise::new(Resources::with_stats(stats.clone()), BlockLimits::default())));
     tokio::spawn(async move {
         let clock = Clock::new();
         loop {
@@ -205,10 +214,11 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                     };
                     ts.accepted.fetch_add(1, Ordering::Relaxed);
                     conns.fetch_add(1, Ordering::Relaxed);
-                    let (st, ts, conns, open) = (st.clone(), ts.clone(), conns.clone(), open.clone());
+                    let (ts, conns, open) = (ts.clone(), conns.clone(), open.clone());
+                    let res = Shared(resources.clone());
                     tokio::spawn(async move {
-                        let res = Resources::with_stats(st);
                         let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)))
+                            .with_blockwise()
                             .with_limits(clock.now(), cfg.limits);
                         let used = || {
                             if let Some(c) = open.lock().ok().as_mut().and_then(|o| o.conns.get_mut(&id)) {
@@ -236,6 +246,19 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
         }
     });
     Ok(TcpServer { local, stats, tcp_stats, connections, max_connections, stop: Some(stop_tx) })
+}
+
+/// One handler serving every connection of a server, behind a mutex.
+struct Shared<H>(Arc<std::sync::Mutex<H>>);
+
+impl<H: Handler<SocketAddr>> Handler<SocketAddr> for Shared<H> {
+    fn handle(&mut self, now: coap_cc::Instant, from: &SocketAddr, id: RequestId, req: &Message<'_>) -> HandlerReply {
+        match self.0.lock() {
+            Ok(mut h) => h.handle(now, from, id, req),
+            // a handler that panicked: no more answers from it
+            Err(_) => HandlerReply::Now(Response::new(Code::INTERNAL_SERVER_ERROR, Vec::new())),
+        }
+    }
 }
 
 /// How long one write may stall: the frame limit (a peer that reads nothing is as stuck as one
@@ -439,6 +462,33 @@ impl TcpClient {
         let (tx, rx) = oneshot::channel();
         self.cmds.send(Cmd::Request(req, tx)).await.map_err(|_| RequestFailure::NotSent)?;
         rx.await.unwrap_or(Err(RequestFailure::NotSent))
+    }
+    /// Sends `req` block-wise if it must (RFC 8323 §6, RFC 7959: with `block_size`, a larger body
+    /// goes in Block1 blocks of that size and responses are asked for in that size; a response
+    /// sent in Block2 blocks is fetched whole in any case) and returns the whole response.
+    /// Responses beyond `max_body` fail. The RTT is the sum over the exchanges.
+    pub async fn transfer(
+        &self,
+        req: Request,
+        block_size: Option<usize>,
+        max_body: usize,
+    ) -> Result<Reply, RequestFailure> {
+        let mut t = Transfer::new(req, block_size, max_body).map_err(|_| RequestFailure::NotSent)?;
+        let (mut rtt, mut exchanges) = (Duration::ZERO, 0);
+        let mut next = t.first();
+        loop {
+            let r = self.request(next).await?;
+            rtt = rtt + r.rtt;
+            exchanges += 1;
+            match t.on_response(Response { code: r.code, options: r.options, payload: r.payload }) {
+                Step::Send(req) => next = req,
+                Step::Done(resp) => {
+                    let (code, options, payload) = (resp.code, resp.options, resp.payload);
+                    return Ok(Reply { code, options, payload, rtt, transmissions: exchanges });
+                }
+                Step::Failed(_) => return Err(RequestFailure::Blockwise),
+            }
+        }
     }
     /// Sends a Ping and waits for the Pong.
     pub async fn ping(&self) -> bool {

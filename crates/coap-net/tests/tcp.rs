@@ -85,6 +85,61 @@ fn our_tcp_client_against_libcoap_server() {
     assert!(pong, "libcoap answers Ping with Pong");
 }
 
+/// A 2,000-byte printable body (larger than one message: it needs block-wise transfer).
+fn large_body() -> Vec<u8> {
+    (0..2000u32).map(|i| b'a' + (i % 26) as u8).collect()
+}
+
+#[test]
+fn large_bodies_block_wise_over_tcp_with_libcoap_both_ways() {
+    if !have("coap-client-notls") || !have("coap-server-notls") {
+        return;
+    }
+    let body = large_body();
+    let file = std::env::temp_dir().join(format!("coapcc-tcp-large-{}.txt", std::process::id()));
+    std::fs::write(&file, &body).unwrap();
+    // libcoap's client POSTs 2,000 bytes in Block1 blocks of 512 to our /echo over TCP (RFC 8323
+    // §6) and fetches the 2,000-byte answer in Block2 blocks: one whole request reached our handler
+    let (_rt, s) = our_server();
+    let uri = format!("coap+tcp://{}/echo", s.local);
+    let out = Command::new("coap-client-notls")
+        .args(["-m", "post", "-b", "512", "-f", file.to_str().unwrap(), &uri])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end().as_bytes(), &body[..]);
+    assert_eq!(s.stats.requests.load(std::sync::atomic::Ordering::Relaxed), 1);
+    // our client PUTs 2,000 bytes to libcoap's /example_data over TCP in blocks of 256 and GETs
+    // them back in blocks of 256
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new("coap-server-notls")
+        .args(["-A", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (put, get) = rt.block_on(async {
+        let c = coap_net::tcp::connect(addr).await.unwrap();
+        let put = Request { code: Code::PUT, payload: body.clone(), ..Request::get("example_data") };
+        let put = c.transfer(put, Some(256), 1 << 20).await;
+        let get = c.transfer(Request::get("example_data"), Some(256), 1 << 20).await;
+        c.release().await;
+        (put, get)
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let (put, get) = (put.expect("a PUT response"), get.expect("a GET response"));
+    assert!(put.code == Code::CHANGED || put.code == Code::CREATED, "{}", put.code);
+    assert!(put.transmissions >= 8, "2,000 bytes in 256-byte blocks: 8 exchanges ({})", put.transmissions);
+    assert_eq!((get.code, get.payload.len()), (Code::CONTENT, 2000));
+    assert_eq!(get.payload, body);
+    assert!(get.transmissions >= 8, "{}", get.transmissions);
+}
+
 #[test]
 fn many_requests_ping_and_release_with_our_server() {
     let (rt, s) = our_server();

@@ -164,8 +164,9 @@ pub struct ClientArgs {
     /// Request payload: the bytes of this file.
     #[arg(short = 'f', long, value_name = "FILE")]
     payload_file: Option<PathBuf>,
-    /// Block-wise transfer (RFC 7959) with blocks of SIZE bytes (16, 32, …, 1024): a larger payload
-    /// goes in Block1 blocks, and responses are asked for in blocks of SIZE (as libcoap's -b).
+    /// Block-wise transfer (RFC 7959; over TCP RFC 8323 §6) with blocks of SIZE bytes (16, 32, …,
+    /// 1024): a larger payload goes in Block1 blocks, and responses are asked for in blocks of
+    /// SIZE (as libcoap's -b).
     /// Without it a payload must fit one message; large responses still arrive whole.
     #[arg(short = 'b', long = "block-size", value_name = "SIZE", value_parser = block_size)]
     block_size: Option<usize>,
@@ -310,13 +311,6 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
             return observe(&h, uri.addr, req, secs, args).await;
         }
         let reply = if uri.tcp {
-            if let Some(b) = args.block_size {
-                return Err(format!(
-                    "{}: -b {b}: block-wise transfer is supported over UDP (coap://) only, not yet over TCP",
-                    args.uri
-                )
-                .into());
-            }
             let connect = coap_net::tcp::connect(uri.addr);
             tokio::pin!(wait);
             let conn = tokio::select! {
@@ -325,7 +319,7 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
                 _ = ctrl_c() => return Err(interrupted(&args.uri)),
             };
             let r = tokio::select! {
-                r = conn.request(req) => r.map_err(|e| format!("{}: {e}", args.uri))?,
+                r = conn.transfer(req, args.block_size, CLIENT_MAX_BODY) => r.map_err(|e| format!("{}: {e}", args.uri))?,
                 _ = &mut wait => return Err(gave_up().into()),
                 _ = ctrl_c() => return Err(interrupted(&args.uri)),
             };

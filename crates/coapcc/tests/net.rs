@@ -179,10 +179,11 @@ fn the_uri_scheme_chooses_the_transport() {
     );
     let out = coapcc(&["client", &tcp]);
     assert!(out.status.success() && out.stdout.len() == 60, "{}", String::from_utf8_lossy(&out.stderr));
-    // block-wise over TCP is not there yet: said so, not "try a block size"
-    let out = coapcc(&["client", "-b", "64", &tcp]);
+    // block-wise over TCP (RFC 8323 §6): /test's 60 bytes in 16-byte Block2 blocks, whole
+    let out = coapcc(&["client", "-b", "16", "-v", "1", &tcp]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("-b 64: block-wise transfer is supported over UDP"), "{err}");
+    assert!(out.status.success() && out.stdout.len() == 60, "{err}");
+    assert!(err.contains("4 transmission(s)"), "four exchanges of 16 bytes: {err}");
     let _ = server.kill();
     let _ = server.wait();
     // a --cc that contradicts the scheme is an error, before anything is sent
