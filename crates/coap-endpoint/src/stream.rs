@@ -13,8 +13,13 @@
 //!   otherwise. A server side hands requests to a [`Handler`] and writes its reply
 //!   (a handler answering later gets 5.03: deferred replies are not supported over streams).
 //!   Block-wise transfers (RFC 8323 §6) are served when the handler is a [`crate::Blockwise`]
-//!   ([`StreamConnection::with_blockwise`]; BERT is not offered), else refused with 4.02; Observe
-//!   is not served (an answer goes without Observe: the client learns it is not an observer).
+//!   ([`StreamConnection::with_blockwise`]; BERT is not offered), else refused with 4.02.
+//! * Observe (RFC 8323 §7, RFC 7641): a server adds the sender of a GET with Observe 0 that its
+//!   handler answers with Observe (at most [`MAX_STREAM_OBSERVERS`] per connection; beyond, the
+//!   answer goes without Observe) and notifies it through [`StreamConnection::notify`], numbering
+//!   the registration's answer and the notifications per connection; no CON, no ACK: the stream is
+//!   reliable and ordered. A client's [`StreamConnection::observe`] gets the later responses as
+//!   [`StreamEvent::Notification`]. Closing the connection ends its observations.
 //! * The application writes everything [`StreamConnection::take_output`] returns, in order.
 //! * Untrusted peers: a frame is buffered only up to our Max-Message-Size (the header announces
 //!   its length); a complete frame that does not decode aborts. [`StreamLimits`] (none unless
@@ -106,6 +111,19 @@ pub enum StreamEvent {
         /// Its payload.
         payload: Vec<u8>,
     },
+    /// A notification of observation `id` (RFC 7641 over a stream, RFC 8323 §7): the response
+    /// to its registration came as [`StreamEvent::Response`]. One without Observe, or not a
+    /// success, is the last.
+    Notification {
+        /// The registration's request.
+        id: u64,
+        /// Its code.
+        code: Code,
+        /// Its options in order.
+        options: Vec<(u16, Vec<u8>)>,
+        /// Its payload.
+        payload: Vec<u8>,
+    },
     /// A Pong to our Ping.
     Pong,
     /// The connection is over; close the socket after writing the pending output.
@@ -139,7 +157,27 @@ pub struct StreamConnection<A> {
     partial_since: Option<Instant>,
     /// The handler serves Block1 and Block2 (a [`crate::Blockwise`]): else they are refused.
     blockwise: bool,
+    /// A server's observers on this connection: (token, Uri-Path joined by '/').
+    observers: Vec<(TokenKey, String)>,
+    /// The Observe value of the last notification sent.
+    observe_seq: u32,
+    /// A client's observations: token → the registration's id.
+    observations: BTreeMap<TokenKey, u64>,
 }
+
+/// A token as a map key: its bytes, padded, and its length.
+type TokenKey = ([u8; 8], usize);
+
+fn token_key(token: &[u8]) -> TokenKey {
+    let mut key = [0u8; 8];
+    let len = token.len().min(8);
+    key[..len].copy_from_slice(&token[..len]);
+    (key, len)
+}
+
+/// Observers one connection keeps (a server), and observations (a client); beyond, a
+/// registration is answered without Observe (not added), or refused before it is sent.
+pub const MAX_STREAM_OBSERVERS: usize = 16;
 
 impl<A: core::fmt::Debug> core::fmt::Debug for StreamConnection<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -183,6 +221,9 @@ impl<A: Clone> StreamConnection<A> {
             active_at: Instant::ZERO,
             partial_since: None,
             blockwise: false,
+            observers: Vec::new(),
+            observe_seq: 0,
+            observations: BTreeMap::new(),
         };
         let mut b = [0u8; 4];
         let mms = encode_uint(max_message_size.min(u32::MAX as u64) as u32, &mut b);
@@ -296,6 +337,40 @@ impl<A: Clone> StreamConnection<A> {
     /// id, or `None` when the connection is closed or the request exceeds the peer's
     /// Max-Message-Size.
     pub fn request(&mut self, now: Instant, req: &Request) -> Option<u64> {
+        self.send(now, req).map(|(id, _)| id)
+    }
+
+    /// Observes a resource (RFC 7641 over a stream, RFC 8323 §7): `req` (a GET) goes with
+    /// Observe 0; its response comes as [`StreamEvent::Response`] and, if the server added us
+    /// (its response carries Observe), the later ones as [`StreamEvent::Notification`] with the
+    /// same id, in order (the stream keeps it: no reordering to detect) until one without
+    /// Observe. `None` as [`StreamConnection::request`], or with empty tokens, or when
+    /// [`MAX_STREAM_OBSERVERS`] observations run. Closing the connection ends them all (§7.4).
+    pub fn observe(&mut self, now: Instant, req: &Request) -> Option<u64> {
+        if self.token_len == 0 || self.observations.len() >= MAX_STREAM_OBSERVERS {
+            return None;
+        }
+        let mut req = req.clone();
+        req.options.retain(|o| o.0 != registry::OBSERVE);
+        req.options.push((registry::OBSERVE, Vec::new()));
+        let (id, key) = self.send(now, &req)?;
+        self.observations.insert(key, id);
+        Some(id)
+    }
+
+    /// Forgets observation `id`: its later notifications are ignored (the server learns it when
+    /// the connection closes, or from a GET with Observe 1).
+    pub fn forget_observation(&mut self, id: u64) {
+        self.observations.retain(|_, v| *v != id);
+    }
+
+    /// Observations running (a client) or observers (a server) on this connection.
+    pub fn observation_count(&self) -> usize {
+        self.observations.len() + self.observers.len()
+    }
+
+    /// Sends `req`: its id and token.
+    fn send(&mut self, now: Instant, req: &Request) -> Option<(u64, TokenKey)> {
         if self.closed {
             return None;
         }
@@ -319,7 +394,52 @@ impl<A: Clone> StreamConnection<A> {
             self.pending.insert((key, len), (id, now));
         }
         self.active_at = now;
-        Some(id)
+        Some((id, (key, len)))
+    }
+
+    /// Notifies this connection's observers of `path` (Uri-Path segments joined by '/') of
+    /// `resp`, each with the next Observe value; a response that is not a success goes without
+    /// Observe and ends their observations (RFC 7641 §4.2), as does one larger than the peer's
+    /// Max-Message-Size (5.00 with the reason goes instead). Notifications keep the connection
+    /// from counting as idle. Returns how many were sent.
+    pub fn notify(&mut self, now: Instant, path: &str, resp: &Response) -> usize {
+        if self.closed || !self.observers.iter().any(|o| o.1 == path) {
+            return 0;
+        }
+        let last = resp.code.class() != 2;
+        let mut ended = Vec::new();
+        let mut n = 0;
+        for (token, p) in &self.observers {
+            if p != path {
+                continue;
+            }
+            self.observe_seq = (self.observe_seq + 1) % crate::observe::SEQ_MODULUS;
+            let seq = crate::observe::encode(self.observe_seq);
+            let mut options: Vec<CoapOption<'_>> = resp
+                .options
+                .iter()
+                .filter(|o| o.0 != registry::OBSERVE)
+                .map(|(n, v)| CoapOption { number: *n, value: v })
+                .collect();
+            if !last {
+                options.push(CoapOption { number: registry::OBSERVE, value: &seq });
+            }
+            let t = &token.0[..token.1];
+            let before = self.out.len();
+            write_frame(&mut self.out, resp.code, t, &options, &resp.payload);
+            if (self.out.len() - before) as u64 > self.peer_max_message_size {
+                self.out.truncate(before);
+                let why = format!("the notification exceeds your Max-Message-Size ({})", self.peer_max_message_size);
+                write_frame(&mut self.out, Code::INTERNAL_SERVER_ERROR, t, &[], why.as_bytes());
+                ended.push(*token);
+            } else if last {
+                ended.push(*token);
+            }
+            n += 1;
+        }
+        self.observers.retain(|o| !ended.contains(&o.0));
+        self.active_at = now;
+        n
     }
 
     /// Sends a Ping.
@@ -463,9 +583,33 @@ impl<A: Clone> StreamConnection<A> {
                 };
                 let mut resp =
                     reply.into_response().unwrap_or_else(|| Response::new(Code::SERVICE_UNAVAILABLE, Vec::new()));
-                // no notifications over streams: an answer without Observe tells the client it is
-                // not an observer (RFC 7641 §3.1)
-                resp.options.retain(|o| o.0 != registry::OBSERVE);
+                //= https://www.rfc-editor.org/rfc/rfc7641#section-3.6
+                //# a client MAY explicitly deregister by issuing a GET request that has the Token
+                //# field set to the token of the observation to be cancelled and includes an
+                //# Observe Option with the value set to 1 (deregister).
+                // (any GET with the token replaces the entry; Observe 0 adds it again)
+                let key = token_key(f.token);
+                let registering =
+                    f.code == Code::GET && f.options.get(registry::OBSERVE).and_then(crate::observe::value) == Some(0);
+                if f.code == Code::GET {
+                    self.observers.retain(|o| o.0 != key);
+                }
+                let observable = resp.code.class() == 2 && resp.options.iter().any(|o| o.0 == registry::OBSERVE);
+                if registering && observable && !unrecognized && self.observers.len() < MAX_STREAM_OBSERVERS {
+                    let path: Vec<&str> =
+                        f.options.get_all(registry::URI_PATH).map(|s| core::str::from_utf8(s).unwrap_or("")).collect();
+                    self.observers.push((key, path.join("/")));
+                    // the connection numbers what it sends its observers: the registration's
+                    // answer first, so that the notifications after it count up from it
+                    self.observe_seq = (self.observe_seq + 1) % crate::observe::SEQ_MODULUS;
+                    for o in resp.options.iter_mut().filter(|o| o.0 == registry::OBSERVE) {
+                        o.1 = crate::observe::encode(self.observe_seq);
+                    }
+                } else {
+                    // an answer without Observe tells the client it is not an observer (RFC 7641
+                    // §3.1): not asked, not observable, or full
+                    resp.options.retain(|o| o.0 != registry::OBSERVE);
+                }
                 let options: Vec<CoapOption<'_>> =
                     resp.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
                 let before = self.out.len();
@@ -479,16 +623,28 @@ impl<A: Clone> StreamConnection<A> {
                 }
             }
             c if c.is_response() => {
+                let key = token_key(f.token);
                 let id = if f.token.is_empty() {
                     self.pending_empty.pop_front().map(|(id, _)| id)
                 } else {
-                    let mut key = [0u8; 8];
-                    key[..f.token.len()].copy_from_slice(f.token);
-                    self.pending.remove(&(key, f.token.len())).map(|(id, _)| id)
+                    self.pending.remove(&key).map(|(id, _)| id)
                 };
+                let observed = if f.token.is_empty() { None } else { self.observations.get(&key).copied() };
+                // the last of an observation: not a success, or without Observe
+                if observed.is_some() && (c.class() != 2 || f.options.get(registry::OBSERVE).is_none()) {
+                    self.observations.remove(&key);
+                }
+                let options = || f.options.iter().map(|o| (o.number, o.value.to_vec())).collect();
                 if let Some(id) = id {
-                    let options = f.options.iter().map(|o| (o.number, o.value.to_vec())).collect();
-                    self.events.push_back(StreamEvent::Response { id, code: c, options, payload: f.payload.to_vec() });
+                    self.events.push_back(StreamEvent::Response {
+                        id,
+                        code: c,
+                        options: options(),
+                        payload: f.payload.to_vec(),
+                    });
+                } else if let Some(id) = observed {
+                    let payload = f.payload.to_vec();
+                    self.events.push_back(StreamEvent::Notification { id, code: c, options: options(), payload });
                 }
             }
             _ => {} // an empty frame (keep-alive) or an unknown signaling code: ignored
@@ -549,8 +705,8 @@ mod tests {
 
     #[test]
     fn what_streams_do_not_serve_is_refused_or_said() {
-        // a plain GET: 2.05 with its 100 bytes, without the Observe the handler added (no
-        // notifications over streams: the client learns it is not an observer)
+        // a plain GET: 2.05 with its 100 bytes, without the Observe the handler added (not a
+        // registration: the client learns it is not an observer)
         assert_eq!(answer(1152, 100, &Request::get("a")), (Code::CONTENT, vec![], 100));
         // Block2 and Block1 (critical) are not served over streams: 4.02, as is an unknown
         // critical option (9) and a Uri-Path longer than 255 bytes
@@ -612,6 +768,88 @@ mod tests {
         // a 2,500-byte answer to a plain GET comes in the server's 1,024-byte blocks
         let down = run(Request::get("d"), None);
         assert_eq!(down.payload, vec![b'y'; 2500]);
+    }
+
+    /// Answers GET with 2.05 "v", and with Observe 9 when asked to register.
+    struct Observable;
+
+    impl Handler<u8> for Observable {
+        fn handle(&mut self, _: Instant, _: &u8, _: RequestId, req: &coap_wire::Message<'_>) -> Reply {
+            let mut r = Response::new(Code::CONTENT, b"v".to_vec());
+            if req.options.get(registry::OBSERVE).is_some() {
+                r.options.push((registry::OBSERVE, vec![9]));
+            }
+            Reply::Now(r)
+        }
+    }
+
+    fn observe_of(options: &[(u16, Vec<u8>)]) -> Option<u32> {
+        options.iter().find(|o| o.0 == registry::OBSERVE).and_then(|o| crate::observe::value(&o.1))
+    }
+
+    #[test]
+    fn observe_over_a_stream_registers_notifies_in_order_and_ends() {
+        let mut s = StreamConnection::new(2u8, 1152, Some(Box::new(Observable) as Box<dyn Handler<u8>>));
+        let mut c = StreamConnection::new(1u8, 1152, None);
+        let events = |c: &mut StreamConnection<u8>| core::iter::from_fn(|| c.poll_event()).collect::<Vec<_>>();
+        let id = c.observe(Instant::ZERO, &Request::get("a/b")).unwrap();
+        shuttle(&mut c, &mut s);
+        // the registration's answer carries the connection's first Observe number
+        let first = events(&mut c);
+        let Some(StreamEvent::Response { id: rid, options, .. }) =
+            first.iter().find(|e| matches!(e, StreamEvent::Response { .. }))
+        else {
+            panic!("{first:?}")
+        };
+        assert_eq!((*rid, observe_of(options)), (id, Some(1)));
+        assert_eq!(s.observation_count(), 1);
+        // three changes of a/b (and one of another path) arrive in order, as notifications of `id`
+        for _ in 0..3 {
+            assert_eq!(s.notify(Instant::ZERO, "a/b", &Response::new(Code::CONTENT, b"w".to_vec())), 1);
+        }
+        assert_eq!(s.notify(Instant::ZERO, "other", &Response::new(Code::CONTENT, Vec::new())), 0);
+        shuttle(&mut c, &mut s);
+        let seqs: Vec<Option<u32>> = events(&mut c)
+            .iter()
+            .map(|e| match e {
+                StreamEvent::Notification { id: n, options, .. } if *n == id => observe_of(options),
+                e => panic!("{e:?}"),
+            })
+            .collect();
+        assert_eq!(seqs, vec![Some(2), Some(3), Some(4)]);
+        // a 4.04 is the last: without Observe, and both sides forget the observation
+        s.notify(Instant::ZERO, "a/b", &Response::new(Code::NOT_FOUND, Vec::new()));
+        shuttle(&mut c, &mut s);
+        let last = events(&mut c);
+        assert!(
+            matches!(&last[..], [StreamEvent::Notification { code: Code::NOT_FOUND, options, .. }] if options.is_empty())
+        );
+        assert_eq!((s.observation_count(), c.observation_count()), (0, 0));
+        // a GET with Observe 1 and the token deregisters
+        c.observe(Instant::ZERO, &Request::get("a/b")).unwrap();
+        shuttle(&mut c, &mut s);
+        assert_eq!(s.observation_count(), 1);
+        events(&mut c);
+        let mut key = [0u8; 8];
+        key[..4].copy_from_slice(&(c.next_token as u32).to_be_bytes());
+        let bye = [
+            CoapOption { number: registry::OBSERVE, value: &[1] },
+            CoapOption { number: registry::URI_PATH, value: b"a" },
+        ];
+        write_frame(&mut c.out, Code::GET, &key[..4], &bye, &[]);
+        shuttle(&mut c, &mut s);
+        assert_eq!(s.observation_count(), 0);
+        // at most MAX_STREAM_OBSERVERS per connection: the next registration is answered
+        // without Observe
+        for _ in 0..MAX_STREAM_OBSERVERS + 1 {
+            c.request(Instant::ZERO, &Request { options: vec![(registry::OBSERVE, vec![])], ..Request::get("x") });
+        }
+        shuttle(&mut c, &mut s);
+        let answers = events(&mut c);
+        let observed = answers
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::Response { options, .. } if observe_of(options).is_some()));
+        assert_eq!((observed.count(), s.observation_count()), (MAX_STREAM_OBSERVERS, MAX_STREAM_OBSERVERS));
     }
 
     #[test]

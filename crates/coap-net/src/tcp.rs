@@ -19,6 +19,13 @@
 //! * Block-wise transfers (RFC 8323 §6, as over UDP, without BERT): one [`Blockwise`] serves
 //!   every connection of a server, so the transfers in progress share one budget (16 MiB,
 //!   bodies up to 1 MiB; [`BlockLimits::default`]) however many connections there are.
+//! * Observe (RFC 8323 §7): the accept task wakes at the resources' next change and hands each
+//!   change to every connection (a broadcast channel of [`CHANGES_QUEUE`]; a connection that
+//!   falls behind skips to the latest, as RFC 7641's eventual consistency allows), which
+//!   notifies its own observers (at most
+//!   [`coap_endpoint::stream::MAX_STREAM_OBSERVERS`] per connection). Closing a
+//!   connection ends its observations. A client's observation delivers its notifications in a
+//!   queue of 64; one not read in time ends it with [`RequestFailure::Overrun`].
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -27,13 +34,13 @@ use std::sync::Arc;
 
 use coap_cc::Duration;
 use coap_endpoint::{
-    BlockLimits, Blockwise, CloseReason, Deadline, Handler, Reply as HandlerReply, Request, RequestId, Response, Step,
-    StreamConnection, StreamEvent, StreamLimits, Transfer,
+    BlockLimits, Blockwise, Change, CloseReason, Deadline, Handler, Reply as HandlerReply, Request, RequestId,
+    Response, Step, StreamConnection, StreamEvent, StreamLimits, Transfer,
 };
 use coap_wire::{Code, Message};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot, Notify};
 
 use crate::clock::Clock;
 use crate::driver::{Reply, RequestFailure};
@@ -41,6 +48,9 @@ use crate::resources::{Resources, ServerStats};
 
 /// The largest message this side accepts (advertised in its CSM).
 pub const MAX_MESSAGE_SIZE: u64 = 1152;
+/// Changes of observable resources waiting for a connection to take them; one that falls
+/// further behind skips to the latest.
+pub const CHANGES_QUEUE: usize = 16;
 /// How long a server waits after a failed accept (e.g. out of file descriptors) before the next.
 pub const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
@@ -185,11 +195,23 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
     let open = Arc::new(std::sync::Mutex::new(Open::default()));
     let resources =
         Arc::new(std::sync::Mutex::new(Blockwise::new(Resources::with_stats(stats.clone()), BlockLimits::default())));
+    let rescheduled = Arc::new(Notify::new());
+    let (changes_tx, _) = broadcast::channel::<Arc<Change>>(CHANGES_QUEUE);
     tokio::spawn(async move {
         let clock = Clock::new();
         loop {
+            let next_change = resources.lock().ok().and_then(|r| r.next_change()).map(|t| clock.tokio(t));
             tokio::select! {
                 _ = &mut stop_rx => break,
+                // the resources changed: every connection hears of it and notifies its observers
+                _ = tokio::time::sleep_until(next_change.unwrap_or_else(tokio::time::Instant::now)), if next_change.is_some() => {
+                    let changes = resources.lock().map(|mut r| r.changes(clock.now())).unwrap_or_default();
+                    for c in changes {
+                        let _ = changes_tx.send(Arc::new(c));
+                    }
+                }
+                // a request may have scheduled a change (a first registration)
+                _ = rescheduled.notified() => {}
                 r = listener.accept() => {
                     let (stream, peer) = match r {
                         Ok(x) => x,
@@ -215,7 +237,8 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                     ts.accepted.fetch_add(1, Ordering::Relaxed);
                     conns.fetch_add(1, Ordering::Relaxed);
                     let (ts, conns, open) = (ts.clone(), conns.clone(), open.clone());
-                    let res = Shared(resources.clone());
+                    let res = Shared(resources.clone(), rescheduled.clone());
+                    let changes = changes_tx.subscribe();
                     tokio::spawn(async move {
                         let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)))
                             .with_blockwise()
@@ -226,7 +249,7 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                             }
                         };
                         let end = tokio::select! {
-                            end = serve_connection(stream, conn, clock, write_limit(&cfg.limits), used) => end,
+                            end = serve_connection(stream, conn, clock, write_limit(&cfg.limits), used, changes) => end,
                             _ = close.notified() => Some(CloseReason::Released),
                         };
                         if let Ok(mut o) = open.lock() {
@@ -248,16 +271,22 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
     Ok(TcpServer { local, stats, tcp_stats, connections, max_connections, stop: Some(stop_tx) })
 }
 
-/// One handler serving every connection of a server, behind a mutex.
-struct Shared<H>(Arc<std::sync::Mutex<H>>);
+/// One handler serving every connection of a server, behind a mutex; the accept task is told
+/// when a request moved the handler's next change.
+struct Shared<H>(Arc<std::sync::Mutex<H>>, Arc<Notify>);
 
 impl<H: Handler<SocketAddr>> Handler<SocketAddr> for Shared<H> {
     fn handle(&mut self, now: coap_cc::Instant, from: &SocketAddr, id: RequestId, req: &Message<'_>) -> HandlerReply {
-        match self.0.lock() {
-            Ok(mut h) => h.handle(now, from, id, req),
+        let Ok(mut h) = self.0.lock() else {
             // a handler that panicked: no more answers from it
-            Err(_) => HandlerReply::Now(Response::new(Code::INTERNAL_SERVER_ERROR, Vec::new())),
+            return HandlerReply::Now(Response::new(Code::INTERNAL_SERVER_ERROR, Vec::new()));
+        };
+        let before = h.next_change();
+        let reply = h.handle(now, from, id, req);
+        if h.next_change() != before {
+            self.1.notify_one();
         }
+        reply
     }
 }
 
@@ -300,15 +329,27 @@ async fn serve_connection(
     clock: Clock,
     write_limit: std::time::Duration,
     mut on_request: impl FnMut(),
+    mut changes: broadcast::Receiver<Arc<Change>>,
 ) -> Option<CloseReason> {
     let mut served = 0;
     let _ = stream.set_nodelay(false);
     let mut buf = vec![0u8; 4096];
     let mut reason = None;
+    let mut changes_open = true;
     if write_within(&mut stream, &conn.take_output(), write_limit).await {
         loop {
-            if !matches!(feed(&mut stream, &mut conn, &mut buf, clock).await, Ok(true)) {
-                break;
+            tokio::select! {
+                open = feed(&mut stream, &mut conn, &mut buf, clock) => if !matches!(open, Ok(true)) {
+                    break;
+                },
+                c = changes.recv(), if changes_open => match c {
+                    Ok(c) => {
+                        conn.notify(clock.now(), &c.path, &c.response);
+                    }
+                    // fallen behind: the next change is the latest
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => changes_open = false,
+                },
             }
             if conn.requests() != served {
                 served = conn.requests();
@@ -334,6 +375,7 @@ async fn serve_connection(
 
 enum Cmd {
     Request(Request, oneshot::Sender<Result<Reply, RequestFailure>>),
+    Observe(Request, mpsc::Sender<Result<Reply, RequestFailure>>),
     Ping(oneshot::Sender<bool>),
     Release(oneshot::Sender<()>),
 }
@@ -396,6 +438,7 @@ async fn run_client(
 ) {
     let mut waiting: HashMap<u64, (oneshot::Sender<Result<Reply, RequestFailure>>, coap_cc::Instant)> = HashMap::new();
     let mut pings: Vec<oneshot::Sender<bool>> = Vec::new();
+    let mut observing: HashMap<u64, mpsc::Sender<Result<Reply, RequestFailure>>> = HashMap::new();
     let mut failure = RequestFailure::Reset;
     loop {
         tokio::select! {
@@ -406,6 +449,14 @@ async fn run_client(
                     }
                     None => {
                         let _ = reply.send(Err(RequestFailure::NotSent));
+                    }
+                },
+                Some(Cmd::Observe(req, replies)) => match conn.observe(clock.now(), &req) {
+                    Some(id) => {
+                        observing.insert(id, replies);
+                    }
+                    None => {
+                        let _ = replies.try_send(Err(RequestFailure::NotSent));
                     }
                 },
                 Some(Cmd::Ping(reply)) => {
@@ -430,6 +481,28 @@ async fn run_client(
         }
         while let Some(ev) = conn.poll_event() {
             match ev {
+                StreamEvent::Response { id, code, options, payload } if observing.contains_key(&id) => {
+                    let registered = options.iter().any(|o| o.0 == coap_wire::registry::OBSERVE);
+                    let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 1 };
+                    if observing[&id].try_send(Ok(reply)).is_err() || !registered {
+                        observing.remove(&id);
+                        conn.forget_observation(id);
+                    }
+                }
+                StreamEvent::Notification { id, code, options, payload } => {
+                    let last = code.class() != 2 || !options.iter().any(|o| o.0 == coap_wire::registry::OBSERVE);
+                    let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 0 };
+                    if let Some(tx) = observing.get(&id) {
+                        // the last free slot of the receiver's queue says that it is not keeping
+                        // up (and the observation ends) instead of a notification it would miss
+                        let message = if tx.capacity() <= 1 { Err(RequestFailure::Overrun) } else { Ok(reply) };
+                        let overrun = message.is_err();
+                        if tx.try_send(message).is_err() || overrun || last {
+                            observing.remove(&id);
+                            conn.forget_observation(id);
+                        }
+                    }
+                }
                 StreamEvent::Response { id, code, options, payload } => {
                     if let Some((reply, start)) = waiting.remove(&id) {
                         let rtt: Duration = clock.now() - start;
@@ -489,6 +562,14 @@ impl TcpClient {
                 Step::Failed(_) => return Err(RequestFailure::Blockwise),
             }
         }
+    }
+    /// Observes a resource (RFC 8323 §7): the receiver gets the response to the registration,
+    /// then each notification, until the server's last, the connection's end (which also ends
+    /// the observation at the server), or [`RequestFailure::Overrun`] when it is not read in time.
+    pub async fn observe(&self, req: Request) -> Result<mpsc::Receiver<Result<Reply, RequestFailure>>, RequestFailure> {
+        let (tx, rx) = mpsc::channel(64);
+        self.cmds.send(Cmd::Observe(req, tx)).await.map_err(|_| RequestFailure::NotSent)?;
+        Ok(rx)
     }
     /// Sends a Ping and waits for the Pong.
     pub async fn ping(&self) -> bool {

@@ -140,6 +140,81 @@ fn large_bodies_block_wise_over_tcp_with_libcoap_both_ways() {
     assert!(get.transmissions >= 8, "{}", get.transmissions);
 }
 
+/// libcoap's TCP client observes our `/time` for 3 s (RFC 8323 §7): the response and the
+/// notifications, ten digits each, in order.
+#[test]
+fn libcoap_tcp_client_observes_our_server() {
+    if !have("coap-client-notls") {
+        return;
+    }
+    let (_rt, s) = our_server();
+    let uri = format!("coap+tcp://{}/time", s.local);
+    let out = Command::new("coap-client-notls").args(["-s", "3", "-m", "get", &uri]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = String::from_utf8_lossy(&out.stdout);
+    let out = out.trim();
+    assert!(out.len() >= 30 && out.len() % 10 == 0 && out.bytes().all(|b| b.is_ascii_digit()), "{out}");
+    let secs: Vec<u64> = (0..out.len() / 10).map(|i| out[10 * i..10 * i + 10].parse().unwrap()).collect();
+    assert!(secs.windows(2).all(|w| w[1] >= w[0]), "{secs:?}");
+}
+
+/// Our TCP client observes `/time` of libcoap's server and of ours for 3.5 s each: the
+/// registration's answer carries Observe, then notifications with growing numbers; releasing the
+/// connection ends the observation at our server.
+#[test]
+fn our_tcp_client_observes_libcoap_and_our_server() {
+    let observe = |addr: SocketAddr| {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let c = coap_net::tcp::connect(addr).await.unwrap();
+            let mut rx = c.observe(Request::get("time")).await.unwrap();
+            let mut got = Vec::new();
+            let until = tokio::time::sleep(Duration::from_millis(3500));
+            tokio::pin!(until);
+            loop {
+                tokio::select! {
+                    r = rx.recv() => match r {
+                        Some(r) => got.push(r.expect("a notification")),
+                        None => break,
+                    },
+                    _ = &mut until => break,
+                }
+            }
+            c.release().await;
+            got
+        })
+    };
+    let check = |got: &[coap_net::Reply]| {
+        assert!(got.len() >= 3, "{}", got.len());
+        let seqs: Vec<u32> = got
+            .iter()
+            .map(|r| {
+                let o = r.options.iter().find(|o| o.0 == registry::OBSERVE).expect("Observe");
+                coap_endpoint::observe::value(&o.1).unwrap()
+            })
+            .collect();
+        assert!(seqs.windows(2).all(|w| w[1] > w[0]), "{seqs:?}");
+        assert!(got.iter().all(|r| r.code == Code::CONTENT && !r.payload.is_empty()));
+    };
+    let (rt, s) = our_server();
+    check(&observe(s.local));
+    drop(rt);
+    if have("coap-server-notls") {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let mut child = Command::new("coap-server-notls")
+            .args(["-A", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let got = observe(format!("127.0.0.1:{port}").parse().unwrap());
+        let _ = child.kill();
+        let _ = child.wait();
+        check(&got);
+    }
+}
+
 #[test]
 fn many_requests_ping_and_release_with_our_server() {
     let (rt, s) = our_server();

@@ -172,7 +172,7 @@ pub struct ClientArgs {
     block_size: Option<usize>,
     /// Observe the resource (RFC 7641, as libcoap's -s) for SECONDS: print the response and
     /// then every notification, one per line, until then, the server's last notification, or
-    /// Ctrl-C (which ends it normally). Over UDP only.
+    /// Ctrl-C (which ends it normally). Over UDP and TCP (coap+tcp://, RFC 8323 §7).
     #[arg(short = 's', long = "observe", value_name = "SECONDS", value_parser = crate::args::positive_secs)]
     observe: Option<f64>,
     /// Send a Confirmable request (the default).
@@ -305,10 +305,13 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
         };
         let gave_up = || format!("{}: no response within {} s (-B)", args.uri, args.wait.unwrap_or_default());
         if let Some(secs) = args.observe {
-            if uri.tcp {
-                return Err(format!("{}: --observe works over UDP only (coap://)", args.uri).into());
-            }
-            return observe(&h, uri.addr, req, secs, args).await;
+            let at = if uri.tcp {
+                let conn = coap_net::tcp::connect(uri.addr).await.map_err(|e| format!("{}: {e}", args.uri))?;
+                Observed::Tcp(conn)
+            } else {
+                Observed::Udp(&h, uri.addr)
+            };
+            return observe(at, req, secs, args).await;
         }
         let reply = if uri.tcp {
             let connect = coap_net::tcp::connect(uri.addr);
@@ -350,16 +353,51 @@ pub fn client(args: &ClientArgs) -> Result<(), Error> {
     })
 }
 
+/// Where `client --observe` observes: over UDP, a server through our endpoint; over TCP, a
+/// connection.
+enum Observed<'a> {
+    Udp(&'a coap_net::EndpointHandle, SocketAddr),
+    Tcp(coap_net::tcp::TcpClient),
+}
+
+type Notifications = tokio::sync::mpsc::Receiver<Result<coap_net::Reply, coap_net::RequestFailure>>;
+
+impl Observed<'_> {
+    async fn register(&self, req: Request) -> Result<Notifications, coap_net::RequestFailure> {
+        match self {
+            Observed::Udp(h, server) => h.observe(*server, req).await,
+            Observed::Tcp(conn) => conn.observe(req).await,
+        }
+    }
+
+    /// Tells the server the observation is over: over UDP the request again with Observe 1
+    /// (RFC 7641 §3.6), at most 5 s for its answer, as libcoap does; over TCP by releasing the
+    /// connection, which ends its observations (RFC 8323 §7.4).
+    async fn end(self, req: Request, verbose: u8) {
+        match self {
+            Observed::Udp(h, server) => {
+                let bye = tokio::time::timeout(std::time::Duration::from_secs(5), h.deregister(server, req));
+                match bye.await {
+                    Ok(Ok(reply)) if verbose >= 1 => eprintln!("coapcc: deregistered: {}", reply.code),
+                    Ok(Err(e)) if verbose >= 1 => eprintln!("coapcc: deregistration: {e}"),
+                    Err(_) if verbose >= 1 => eprintln!("coapcc: deregistration: no answer within 5 s"),
+                    _ => {}
+                }
+            }
+            Observed::Tcp(conn) => {
+                conn.release().await;
+                if verbose >= 1 {
+                    eprintln!("coapcc: released the connection (its observations end)");
+                }
+            }
+        }
+    }
+}
+
 /// `client --observe`: the response and every notification, a line each, for `secs` seconds.
-async fn observe(
-    h: &coap_net::EndpointHandle,
-    server: SocketAddr,
-    mut req: Request,
-    secs: f64,
-    args: &ClientArgs,
-) -> Result<(), Error> {
+async fn observe(at: Observed<'_>, mut req: Request, secs: f64, args: &ClientArgs) -> Result<(), Error> {
     let (uri, verbose) = (args.uri.as_str(), args.verbose);
-    let mut rx = h.observe(server, req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
+    let mut rx = at.register(req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
     let until = tokio::time::sleep(std::time::Duration::from_secs_f64(secs));
     tokio::pin!(until);
     let mut first = true;
@@ -371,7 +409,7 @@ async fn observe(
                     if let (true, Code::UNAUTHORIZED, Some(echo)) = (first, reply.code, echo) {
                         // the server's amplification mitigation (RFC 9175): ask again with its Echo
                         req.options.push(echo.clone());
-                        rx = h.observe(server, req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
+                        rx = at.register(req.clone()).await.map_err(|e| format!("{uri}: {e}"))?;
                         continue;
                     }
                     let seq = reply.options.iter().find(|o| o.0 == coap_wire::registry::OBSERVE);
@@ -401,14 +439,8 @@ async fn observe(
             _ = ctrl_c() => break,
         }
     }
-    // time is up: tell the server (RFC 7641 §3.6), within a few seconds, as libcoap does
-    let bye = tokio::time::timeout(std::time::Duration::from_secs(5), h.deregister(server, req));
-    match bye.await {
-        Ok(Ok(reply)) if verbose >= 1 => eprintln!("coapcc: deregistered: {}", reply.code),
-        Ok(Err(e)) if verbose >= 1 => eprintln!("coapcc: deregistration: {e}"),
-        Err(_) if verbose >= 1 => eprintln!("coapcc: deregistration: no answer within 5 s"),
-        _ => {}
-    }
+    // time is up: tell the server
+    at.end(req, verbose).await;
     Ok(())
 }
 

@@ -184,6 +184,14 @@ fn the_uri_scheme_chooses_the_transport() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && out.stdout.len() == 60, "{err}");
     assert!(err.contains("4 transmission(s)"), "four exchanges of 16 bytes: {err}");
+    // Observe over TCP (RFC 8323 §7): the response and a notification a second, a line each
+    let time = format!("coap+tcp://127.0.0.1:{port}/time");
+    let out = coapcc(&["client", "-s", "2.5", "-v", "1", &time]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    assert!(out.status.success() && lines.len() >= 2, "{lines:?} {err}");
+    assert!(lines.iter().all(|l| l.len() == 10 && l.bytes().all(|b| b.is_ascii_digit())), "{lines:?}");
+    assert!(err.contains("notification 2.05") && err.contains("released the connection"), "{err}");
     let _ = server.kill();
     let _ = server.wait();
     // a --cc that contradicts the scheme is an error, before anything is sent

@@ -257,7 +257,7 @@ impl TcpStack {
                     match ev {
                         StreamEvent::Ready { .. } => conn.csm_received = true,
                         StreamEvent::Response { .. } => responses += 1,
-                        StreamEvent::Pong | StreamEvent::Closed(_) => {}
+                        StreamEvent::Notification { .. } | StreamEvent::Pong | StreamEvent::Closed(_) => {}
                     }
                 }
             }
