@@ -474,12 +474,20 @@ where
 
     /// Queues an empty ACK or RST; under the amplification limit it is counted (it answers a
     /// datagram at least as long, so it always goes).
+    #[inline]
     fn queue_empty(&mut self, now: Instant, dest: A, ty: MessageType, mid: u16) {
         if self.cfg.amplification_factor.is_some() {
-            let cfg = self.cfg.clone();
-            self.guard().charge(now, &cfg, &dest, 4);
+            self.amplification_sent(now, &dest, 4);
         }
         self.pending.push_back(Pending::Empty { dest, ty, mid });
+    }
+
+    /// `len` bytes sent to `dest` that always go, for the amplification limit.
+    #[cold]
+    #[inline(never)]
+    fn amplification_sent(&mut self, now: Instant, dest: &A, len: usize) {
+        let cfg = self.cfg.clone();
+        self.guard().charge(now, &cfg, dest, len);
     }
 
     /// `len` bytes received from `from`, for the amplification limit.
@@ -493,10 +501,14 @@ where
     /// Whether the datagram just queued (the last of `pending`, encoded in `out`) may go to
     /// `peer` under the amplification limit: charged if so, else taken back and counted as
     /// withheld. `request_len`: the request it answers (0 if none).
+    #[inline]
     fn admit_last(&mut self, now: Instant, peer: &A, request_len: usize) -> bool {
-        if self.cfg.amplification_factor.is_none() {
-            return true;
-        }
+        self.cfg.amplification_factor.is_none() || self.admit_last_limited(now, peer, request_len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn admit_last_limited(&mut self, now: Instant, peer: &A, request_len: usize) -> bool {
         let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() else { return true };
         let cfg = self.cfg.clone();
         if self.guard().admit(now, &cfg, peer, len, request_len) {
