@@ -31,6 +31,30 @@ pub struct Reply {
     pub transmissions: u32,
 }
 
+/// Runs block-wise transfer `t`, each of its requests through `send`: the whole response, its
+/// RTT and transmissions summed over the exchanges.
+pub(crate) async fn run_transfer<F, Fut>(mut t: Transfer, mut send: F) -> Result<Reply, RequestFailure>
+where
+    F: FnMut(Request) -> Fut,
+    Fut: std::future::Future<Output = Result<Reply, RequestFailure>>,
+{
+    let (mut rtt, mut transmissions) = (Duration::ZERO, 0);
+    let mut next = t.first();
+    loop {
+        let r = send(next).await?;
+        rtt = rtt + r.rtt;
+        transmissions += r.transmissions;
+        match t.on_response(Response { code: r.code, options: r.options, payload: r.payload }) {
+            Step::Send(req) => next = req,
+            Step::Done(resp) => {
+                let (code, options, payload) = (resp.code, resp.options, resp.payload);
+                return Ok(Reply { code, options, payload, rtt, transmissions });
+            }
+            Step::Failed(_) => return Err(RequestFailure::Blockwise),
+        }
+    }
+}
+
 /// Why a request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestFailure {
@@ -219,27 +243,8 @@ impl EndpointHandle {
         block_size: Option<usize>,
         max_body: usize,
     ) -> Result<Reply, RequestFailure> {
-        let mut t = Transfer::new(req, block_size, max_body).map_err(|_| RequestFailure::NotSent)?;
-        let (mut rtt, mut transmissions) = (Duration::ZERO, 0);
-        let mut next = t.first();
-        loop {
-            let r = self.request(dest, next).await?;
-            rtt = rtt + r.rtt;
-            transmissions += r.transmissions;
-            match t.on_response(Response { code: r.code, options: r.options, payload: r.payload }) {
-                Step::Send(req) => next = req,
-                Step::Done(resp) => {
-                    return Ok(Reply {
-                        code: resp.code,
-                        options: resp.options,
-                        payload: resp.payload,
-                        rtt,
-                        transmissions,
-                    })
-                }
-                Step::Failed(_) => return Err(RequestFailure::Blockwise),
-            }
-        }
+        let t = Transfer::new(req, block_size, max_body).map_err(|_| RequestFailure::NotSent)?;
+        run_transfer(t, |next| self.request(dest, next)).await
     }
 
     /// Forgets the congestion-control state of `dest` (a new device).

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use coap_cc::Duration;
 use coap_endpoint::{
     BlockLimits, Blockwise, Change, CloseReason, Deadline, Handler, Reply as HandlerReply, Request, RequestId,
-    Response, Step, StreamConnection, StreamEvent, StreamLimits, Transfer,
+    Response, StreamConnection, StreamEvent, StreamLimits, Transfer,
 };
 use coap_wire::{Code, Message};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -546,22 +546,8 @@ impl TcpClient {
         block_size: Option<usize>,
         max_body: usize,
     ) -> Result<Reply, RequestFailure> {
-        let mut t = Transfer::new(req, block_size, max_body).map_err(|_| RequestFailure::NotSent)?;
-        let (mut rtt, mut exchanges) = (Duration::ZERO, 0);
-        let mut next = t.first();
-        loop {
-            let r = self.request(next).await?;
-            rtt = rtt + r.rtt;
-            exchanges += 1;
-            match t.on_response(Response { code: r.code, options: r.options, payload: r.payload }) {
-                Step::Send(req) => next = req,
-                Step::Done(resp) => {
-                    let (code, options, payload) = (resp.code, resp.options, resp.payload);
-                    return Ok(Reply { code, options, payload, rtt, transmissions: exchanges });
-                }
-                Step::Failed(_) => return Err(RequestFailure::Blockwise),
-            }
-        }
+        let t = Transfer::new(req, block_size, max_body).map_err(|_| RequestFailure::NotSent)?;
+        crate::driver::run_transfer(t, |next| self.request(next)).await
     }
     /// Observes a resource (RFC 8323 §7): the receiver gets the response to the registration,
     /// then each notification, until the server's last, the connection's end (which also ends

@@ -213,12 +213,7 @@ fn libcoap_observe_client_against_our_server() {
         return;
     }
     let s = OurServer::default();
-    let (ok, out) = run(Command::new("coap-client-notls").args(["-s", "3", "-m", "get", &s.uri("time")]));
-    assert!(ok);
-    let out = out.trim();
-    assert!(out.len() >= 30 && out.len() % 10 == 0 && out.bytes().all(|b| b.is_ascii_digit()), "{out}");
-    let secs: Vec<u64> = (0..out.len() / 10).map(|i| out[10 * i..10 * i + 10].parse().unwrap()).collect();
-    assert!(secs.windows(2).all(|w| w[1] >= w[0]), "{secs:?}");
+    common::libcoap_observes(&s.uri("time"));
 }
 
 /// Our client observes libcoap's `/time` for 3.5 s: the registration's answer carries Observe,

@@ -1,43 +1,19 @@
 //! The relay under many sources: mappings expire when idle and their slots serve new clients;
 //! drops of new sources while the table is full are counted and told.
 
-use std::net::{SocketAddr, UdpSocket};
+mod common;
+
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use coap_net::relay::{RelayConfig, SERVER};
-use netmodel::loss::LossModel;
-use netmodel::{Bottleneck, BottleneckSpec, HopSpec, LinkSpec};
-
-fn fast_link() -> LinkSpec {
-    LinkSpec { rate_bps: 100_000_000, delay_ms: 1.0, buffer_bytes: 1 << 20, mtu: 1500, loss: LossModel::None }
-}
-
-fn socket() -> UdpSocket {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    s
-}
-
-/// Sends `msg` from `client` through the relay and returns what the echo server sent back.
-fn round_trip(client: &UdpSocket, relay: SocketAddr, msg: &[u8]) -> Option<Vec<u8>> {
-    client.send_to(msg, relay).unwrap();
-    let mut b = [0u8; 64];
-    client.recv(&mut b).ok().map(|n| b[..n].to_vec())
-}
+use coap_net::relay::RelayConfig;
+use common::relay::{echo_server, fast_medium, round_trip, socket};
 
 #[test]
 fn idle_mappings_expire_and_their_slots_serve_new_clients() {
     // an echo server: it answers every datagram with its bytes, to the source it came from
-    let server = socket();
-    let server_addr = server.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let mut b = [0u8; 64];
-        for _ in 0..100 {
-            let Ok((n, from)) = server.recv_from(&mut b) else { return };
-            let _ = server.send_to(&b[..n], from);
-        }
-    });
+    let server_addr = echo_server(100);
     let relay_addr: SocketAddr = {
         let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         s.local_addr().unwrap()
@@ -49,13 +25,7 @@ fn idle_mappings_expire_and_their_slots_serve_new_clients() {
         mapping_timeout: Duration::from_millis(300),
         log: Some(Box::new(move |l: &str| log.lock().unwrap().push(l.to_string()))),
     };
-    let spec = BottleneckSpec {
-        uplink: fast_link(),
-        downlink: fast_link(),
-        server_hop: HopSpec { delay_min_ms: 0.0, delay_max_ms: 0.0 },
-        ip_header_bytes: 20,
-    };
-    let medium = Bottleneck::new(&spec, SERVER, 1, 0);
+    let medium = fast_medium(1500);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let stop = async { tokio::time::sleep(Duration::from_secs(3)).await };
     let relay = rt.spawn(coap_net::relay::run(relay_addr, server_addr, medium, 28, cfg, stop));

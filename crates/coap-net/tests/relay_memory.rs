@@ -3,12 +3,12 @@
 //! buffer of the datagram's size. Live heap bytes are counted by a counting allocator
 //! (stats_alloc); this file holds one test so that nothing else allocates meanwhile.
 
-use std::net::{SocketAddr, UdpSocket};
+mod common;
+
 use std::time::Duration;
 
-use coap_net::relay::{RelayConfig, SERVER};
-use netmodel::loss::LossModel;
-use netmodel::{Bottleneck, BottleneckSpec, HopSpec, LinkSpec};
+use coap_net::relay::RelayConfig;
+use common::relay::{echo_server, fast_medium, round_trip, socket};
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
@@ -20,43 +20,12 @@ fn live() -> isize {
     s.bytes_allocated as isize - s.bytes_deallocated as isize + s.bytes_reallocated
 }
 
-fn fast_link() -> LinkSpec {
-    LinkSpec { rate_bps: 100_000_000, delay_ms: 0.5, buffer_bytes: 1 << 20, mtu: 9000, loss: LossModel::None }
-}
-
-fn socket() -> UdpSocket {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    s
-}
-
-fn round_trip(client: &UdpSocket, relay: SocketAddr, msg: &[u8]) -> Option<Vec<u8>> {
-    client.send_to(msg, relay).unwrap();
-    let mut b = vec![0u8; 8192];
-    client.recv(&mut b).ok().map(|n| b[..n].to_vec())
-}
-
 #[test]
 fn a_live_mapping_holds_no_receive_buffer() {
-    // an echo server
-    let server = socket();
-    let server_addr = server.local_addr().unwrap();
-    std::thread::spawn(move || {
-        let mut b = vec![0u8; 8192];
-        for _ in 0..1000 {
-            let Ok((n, from)) = server.recv_from(&mut b) else { return };
-            let _ = server.send_to(&b[..n], from);
-        }
-    });
+    let server_addr = echo_server(1000);
     let relay_addr = socket().local_addr().unwrap();
     let cfg = RelayConfig { max_clients: 1000, mapping_timeout: Duration::from_secs(60), log: None };
-    let spec = BottleneckSpec {
-        uplink: fast_link(),
-        downlink: fast_link(),
-        server_hop: HopSpec { delay_min_ms: 0.0, delay_max_ms: 0.0 },
-        ip_header_bytes: 20,
-    };
-    let medium = Bottleneck::new(&spec, SERVER, 1, 0);
+    let medium = fast_medium(9000);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let stop = async {

@@ -18,6 +18,19 @@ fn our_server() -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
     (rt, s)
 }
 
+/// libcoap's example server on a free port (it serves TCP as well as UDP), once it is up.
+fn libcoap_server() -> (std::process::Child, SocketAddr) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new("coap-server-notls")
+        .args(["-A", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    (child, format!("127.0.0.1:{port}").parse().unwrap())
+}
+
 /// Reads frames until the peer closes (or 2 s pass); returns them.
 fn read_frames(s: &mut TcpStream) -> Vec<(Code, Vec<u8>)> {
     s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
@@ -59,15 +72,7 @@ fn our_tcp_client_against_libcoap_server() {
     if !have("coap-server-notls") {
         return;
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new("coap-server-notls")
-        .args(["-A", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let (mut child, addr) = libcoap_server();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (r1, r2, pong) = rt.block_on(async {
         let c = coap_net::tcp::connect(addr).await.unwrap();
@@ -112,15 +117,7 @@ fn large_bodies_block_wise_over_tcp_with_libcoap_both_ways() {
     assert_eq!(s.stats.requests.load(std::sync::atomic::Ordering::Relaxed), 1);
     // our client PUTs 2,000 bytes to libcoap's /example_data over TCP in blocks of 256 and GETs
     // them back in blocks of 256
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut child = Command::new("coap-server-notls")
-        .args(["-A", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let (mut child, addr) = libcoap_server();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (put, get) = rt.block_on(async {
         let c = coap_net::tcp::connect(addr).await.unwrap();
@@ -148,14 +145,7 @@ fn libcoap_tcp_client_observes_our_server() {
         return;
     }
     let (_rt, s) = our_server();
-    let uri = format!("coap+tcp://{}/time", s.local);
-    let out = Command::new("coap-client-notls").args(["-s", "3", "-m", "get", &uri]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = String::from_utf8_lossy(&out.stdout);
-    let out = out.trim();
-    assert!(out.len() >= 30 && out.len() % 10 == 0 && out.bytes().all(|b| b.is_ascii_digit()), "{out}");
-    let secs: Vec<u64> = (0..out.len() / 10).map(|i| out[10 * i..10 * i + 10].parse().unwrap()).collect();
-    assert!(secs.windows(2).all(|w| w[1] >= w[0]), "{secs:?}");
+    common::libcoap_observes(&format!("coap+tcp://{}/time", s.local));
 }
 
 /// Our TCP client observes `/time` of libcoap's server and of ours for 3.5 s each: the
@@ -200,15 +190,8 @@ fn our_tcp_client_observes_libcoap_and_our_server() {
     check(&observe(s.local));
     drop(rt);
     if have("coap-server-notls") {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child = Command::new("coap-server-notls")
-            .args(["-A", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        let got = observe(format!("127.0.0.1:{port}").parse().unwrap());
+        let (mut child, addr) = libcoap_server();
+        let got = observe(addr);
         let _ = child.kill();
         let _ = child.wait();
         check(&got);
