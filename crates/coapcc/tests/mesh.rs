@@ -98,8 +98,27 @@ fn out_writes_the_rto_series_and_per_exchange_rows() {
     let rto = std::fs::read_to_string(dir.join("rto.csv")).unwrap();
     assert!(rto.starts_with("cc,cc_params,rep,client,exchange,armed_s,rto_s,expired\n"), "{rto}");
     assert!(rto.lines().count() > 10);
-    assert!(std::fs::read_to_string(dir.join("exchanges.csv")).unwrap().lines().count() > 10);
+    let exchanges = std::fs::read_to_string(dir.join("exchanges.csv")).unwrap();
+    assert!(exchanges.lines().count() > 10);
     assert_eq!(std::fs::read_to_string(dir.join("nodes.csv")).unwrap().lines().count(), 1 + 9);
+    // the three rates, from the exchange rows by their definitions: exchanges with an RTT
+    // completed, every row began, and each row is 1 + its retransmissions transmissions
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let (mut completed, mut began, mut sent) = (0.0, 0.0, 0.0);
+    for row in exchanges.lines().skip(1) {
+        // the quoted cc_params holds commas: count fields from the end
+        let f: Vec<&str> = row.rsplitn(6, ',').collect(); // expired, duplicates, retransmissions, rtt, start, …
+        began += 1.0;
+        completed += if f[3].is_empty() { 0.0 } else { 1.0 };
+        sent += 1.0 + f[2].parse::<f64>().unwrap();
+    }
+    let rate = |k: &str| summary[k].as_f64().unwrap_or_else(|| panic!("{k}: {summary}"));
+    for (k, v) in [("transactions_per_s", completed), ("initiated_per_s", began), ("client_transmissions_per_s", sent)]
+    {
+        assert!((rate(k) - v / 10.0).abs() < 1e-9, "{k}: {} against {}", rate(k), v / 10.0);
+    }
+    assert!(rate("client_transmissions_per_s") > rate("initiated_per_s"));
     // one row per client (the 3×3 grid's 7), named by node id as in exchanges.csv
     let clients = std::fs::read_to_string(dir.join("clients.csv")).unwrap();
     assert!(clients.starts_with("cc,cc_params,rep,client,fct_s,"), "{clients}");

@@ -3,6 +3,11 @@
 //!
 //! * `transactions_per_s` (NITK) = `throughput_req_s` (CLOUD): completed exchanges per second of
 //!   the run, summed over clients, averaged over replications;
+//! * `initiated_per_s`: exchanges the clients began per second (completed, failed or still open
+//!   at the end), and `client_transmissions_per_s`: the clients' CoAP transmissions per second,
+//!   their retransmissions included, both averaged over replications. NITK's "average
+//!   transactions per second" could be any of the three; its firmware logs an RTO at each first
+//!   send and each retransmission, hence `initial_rto_s` beside `rto_s`;
 //! * `goodput_bps`: CoAP bits of the requests of completed exchanges per second;
 //! * `jain_fairness`: Jain's index (Σx)²/(n·Σx²) of the clients' completed exchanges, averaged
 //!   over replications;
@@ -84,6 +89,8 @@ pub struct MeanMax {
 pub struct LlnMetrics {
     pub duration_s: f64,
     pub transactions_per_s: f64,
+    pub initiated_per_s: f64,
+    pub client_transmissions_per_s: f64,
     pub throughput_req_s: f64,
     pub goodput_bps: f64,
     pub jain_fairness: f64,
@@ -294,6 +301,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
     }
     let k = runs.len() as f64;
     let mut tps = 0.0;
+    let (mut initiated, mut transmissions) = (0.0, 0.0);
     let mut goodput = 0.0;
     let mut jain = 0.0;
     let (mut delivered, mut sent) = (0u64, 0u64);
@@ -356,6 +364,8 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         }
         max_sum += run_max;
         retx += run_retx;
+        initiated += r.exchanges.len() as f64 / secs;
+        transmissions += (r.exchanges.len() as u64 + run_retx) as f64 / secs;
         let run_fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
         per_rep.push(RepMetrics {
             rep: r.rep,
@@ -376,6 +386,8 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
     Some(LlnMetrics {
         duration_s,
         transactions_per_s: tps / k,
+        initiated_per_s: initiated / k,
+        client_transmissions_per_s: transmissions / k,
         throughput_req_s: tps / k,
         goodput_bps: goodput / k,
         jain_fairness: jain / k,
