@@ -6,6 +6,10 @@
 //!
 //! * `grid3x3` (NITK ch. 3, 5): the author's Cooja file, translated so the border router is at
 //!   the origin; lattice neighbours 9.7–10.0 m apart. `grid3x3_ideal` the exact 10 m lattice.
+//! * `grid3x3_v2` (NITK; the author's second Cooja file, `Cooja_fullbackoff_CC_Variant2_Grid.csc`,
+//!   whose server is the mote the published client binary addresses): its positions, links
+//!   8.73–9.97 m. Its Cooja ids 1, 2, 3, 11 (the server), 12, 13, 14, 15, 16 become 1–9 in that
+//!   order, the server id 4 (ids here run 1..=n).
 //! * `grid6x6` (NITK ch. 6; choice): 10 m lattice, id = 6·j + i + 1, border router id 15 at
 //!   (20, 20), servers ids 6 (50, 0) and 31 (0, 50); 33 clients, each to its nearer server.
 //! * `chain20` (choice): x = 10·k, border router k = 9, server k = 19, 18 clients.
@@ -55,6 +59,7 @@ pub struct NodeSpec {
 pub const LAYOUTS: &[(&str, &str)] = &[
     ("grid3x3", "NITK ch. 3/5 Cooja file: 9 motes, border router at the centre, server at a corner"),
     ("grid3x3_ideal", "the exact 10 m lattice of grid3x3"),
+    ("grid3x3_v2", "NITK's second 3×3 Cooja file (the published client's server, Cooja id 11, is id 4)"),
     ("grid6x6", "NITK ch. 6: 36 motes 10 m apart, 2 servers at corners, 33 clients"),
     ("chain20", "NITK ch. 6: 20 motes in a line, border router at k = 9, server at the end"),
     ("flower36", "NITK ch. 6: 5 petals of 7 motes around a central server"),
@@ -99,6 +104,21 @@ pub fn layout(name: &str) -> Option<Vec<NodeSpec>> {
                 (10.0, -10.0),
             ];
             grid3x3_roles(&p)
+        }
+        "grid3x3_v2" => {
+            // (Cooja id, role, x, y) in Cooja id order
+            let p = [
+                (1, BorderRouter, 0.0, 0.0),
+                (2, Client, -9.204, 9.718),
+                (3, Client, 0.187, 9.203),
+                (11, Server, 8.851, -9.815),
+                (12, Client, 9.975, 9.839),
+                (13, Client, 9.617, 0.125),
+                (14, Client, -9.151, 0.375),
+                (15, Client, -8.881, -8.877),
+                (16, Client, 0.120, -9.809),
+            ];
+            p.iter().enumerate().map(|(k, &(_, role, x, y))| n(k as u32 + 1, role, x, y)).collect()
         }
         "grid6x6" => (0..36u32)
             .map(|k| {
@@ -269,6 +289,7 @@ mod tests {
         for (name, (n, servers, clients)) in [
             ("grid3x3", (9, 1, 7)),
             ("grid3x3_ideal", (9, 1, 7)),
+            ("grid3x3_v2", (9, 1, 7)),
             ("grid6x6", (36, 2, 33)),
             ("chain20", (20, 1, 18)),
             ("flower36", (36, 1, 34)),
@@ -284,7 +305,21 @@ mod tests {
             validate(&l).unwrap();
         }
         assert!(layout("nope").is_none());
-        assert_eq!(LAYOUTS.len(), 11);
+        assert_eq!(LAYOUTS.len(), 12);
+    }
+
+    #[test]
+    fn grid3x3_v2_has_the_second_files_links() {
+        // E5: links of 8.73–9.97 m; the pairs within carrier-sense distance include the border
+        // router with Cooja's 3 and 14 (ids 3 and 7 here) and the server with Cooja's 16 (id 9)
+        let l = layout("grid3x3_v2").unwrap();
+        assert_eq!((l[3].id, l[3].role), (4, Role::Server));
+        let d = |a: usize, b: usize| distance(&l[a - 1], &l[b - 1]);
+        for (a, b) in [(1, 3), (1, 7), (2, 3), (2, 7), (4, 9), (7, 8), (8, 9)] {
+            assert!((8.7..10.0).contains(&d(a, b)), "{a}–{b}: {}", d(a, b));
+        }
+        // a diagonal is beyond range (Cooja 1–16 is 9.81 m, but 1–15, the corner, is 12.5 m)
+        assert!(d(1, 8) > 12.0);
     }
 
     #[test]
