@@ -461,15 +461,16 @@ where
     /// of the address (see [`crate::amplification`]): the real-network drivers pass the IP
     /// address, so that a source's ports share one account.
     pub fn with_source_key(mut self, key: fn(&A) -> A) -> Self {
-        self.guard().set_source_key(key);
+        self.guard().0.set_source_key(key);
         self
     }
 
-    /// The amplification limit's state, made if it was not yet.
+    /// The amplification limit's state, made if it was not yet, and the configuration it reads.
     #[cold]
     #[inline(never)]
-    fn guard(&mut self) -> &mut Guard<A> {
-        self.rare.parts().guard.get_or_insert_with(|| Box::new(Guard::new(amplification::same::<A>)))
+    fn guard(&mut self) -> (&mut Guard<A>, &Config) {
+        let g = self.rare.parts().guard.get_or_insert_with(|| Box::new(Guard::new(amplification::same::<A>)));
+        (g, &self.cfg)
     }
 
     /// Queues an empty ACK or RST; under the amplification limit it is counted (it answers a
@@ -486,16 +487,25 @@ where
     #[cold]
     #[inline(never)]
     fn amplification_sent(&mut self, now: Instant, dest: &A, len: usize) {
-        let cfg = self.cfg.clone();
-        self.guard().charge(now, &cfg, dest, len);
+        let (g, cfg) = self.guard();
+        g.charge(now, cfg, dest, len);
     }
 
     /// `len` bytes received from `from`, for the amplification limit.
     #[cold]
     #[inline(never)]
     fn amplification_received(&mut self, now: Instant, from: &A, len: usize) {
-        let cfg = self.cfg.clone();
-        self.guard().received(now, &cfg, from, len);
+        let (g, cfg) = self.guard();
+        g.received(now, cfg, from, len);
+    }
+
+    /// `from` acknowledged (ACK or RST) a CON we sent it: it receives what we send it, which
+    /// verifies it for the amplification limit as an Echo would.
+    fn acknowledged_by(&mut self, now: Instant, from: &A) {
+        if self.cfg.amplification_factor.is_some() {
+            let (g, cfg) = self.guard();
+            g.verify(now, cfg, from);
+        }
     }
 
     /// Whether the datagram just queued (the last of `pending`, encoded in `out`) may go to
@@ -510,8 +520,8 @@ where
     #[inline(never)]
     fn admit_last_limited(&mut self, now: Instant, peer: &A, request_len: usize) -> bool {
         let Some(&Pending::Bytes { start, len, .. }) = self.pending.back() else { return true };
-        let cfg = self.cfg.clone();
-        if self.guard().admit(now, &cfg, peer, len, request_len) {
+        let (g, cfg) = self.guard();
+        if g.admit(now, cfg, peer, len, request_len) {
             return true;
         }
         self.pending.pop_back();
@@ -537,7 +547,7 @@ where
         if !self.admit_last(now, dest, request_len) {
             return None;
         }
-        self.guard().challenges += 1;
+        self.guard().0.challenges += 1;
         Some(Arc::new(resp))
     }
 
@@ -978,10 +988,8 @@ where
     #[inline(never)]
     fn on_reset(&mut self, now: Instant, from: A, mid: u16) {
         let con = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), mid)));
-        if con.is_some() && self.cfg.amplification_factor.is_some() {
-            // a RST of our CON proves its source receives what we send it
-            let cfg = self.cfg.clone();
-            self.guard().verify(now, &cfg, &from);
+        if con.is_some() {
+            self.acknowledged_by(now, &from);
         }
         if self.rare.obs().is_some() {
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
@@ -1013,9 +1021,8 @@ where
             // the ACK of one of our separate responses (or CON notifications): the source
             // receives what we send it
             let ours = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), msg.message_id)));
-            if ours.is_some() && self.cfg.amplification_factor.is_some() {
-                let cfg = self.cfg.clone();
-                self.guard().verify(now, &cfg, &from);
+            if ours.is_some() {
+                self.acknowledged_by(now, &from);
             }
             return;
         };
@@ -1149,7 +1156,7 @@ where
             Some(key) => key,
             None => {
                 let key = self.rng.next_u64();
-                self.guard().echo_key = Some(key);
+                self.guard().0.echo_key = Some(key);
                 key
             }
         };
@@ -1166,10 +1173,9 @@ where
     #[cold]
     #[inline(never)]
     fn source_verified(&mut self, now: Instant, peer: &A, msg: &Message<'_>) -> bool {
-        let cfg = self.cfg.clone();
         // no key yet: no Echo valid
         let Some(g) = self.rare.guard() else { return false };
-        if g.is_verified(now, &cfg, peer) {
+        if g.is_verified(now, &self.cfg, peer) {
             return true;
         }
         if g.echo_key.is_none() {
@@ -1178,13 +1184,14 @@ where
         let Some(echo) = msg.options.get(registry::ECHO).filter(|e| e.len() == 12) else { return false };
         let secs = u32::from_be_bytes([echo[0], echo[1], echo[2], echo[3]]);
         let now_secs = echo_second(now);
-        if now_secs.saturating_sub(secs) as f64 > cfg.echo_lifetime.as_secs_f64() || secs > now_secs {
+        if now_secs.saturating_sub(secs) as f64 > self.cfg.echo_lifetime.as_secs_f64() || secs > now_secs {
             return false;
         }
         if self.echo_value(peer, secs)[..] != *echo {
             return false;
         }
-        self.guard().verify(now, &cfg, peer);
+        let (g, cfg) = self.guard();
+        g.verify(now, cfg, peer);
         true
     }
 
@@ -1471,19 +1478,16 @@ where
     #[inline(never)]
     fn reply_timeouts(&mut self, now: Instant) {
         let Some(srv) = self.srv.as_deref_mut() else { return };
-        let acks: Vec<RequestId> =
-            srv.deferred.iter().filter(|(_, d)| d.ack_deadline.is_some_and(|t| t <= now)).map(|(id, _)| *id).collect();
-        for id in acks {
-            let Some(d) = srv.deferred.get_mut(&id) else { continue };
+        let mut acks = Vec::new();
+        for d in srv.deferred.values_mut().filter(|d| d.ack_deadline.is_some_and(|t| t <= now)) {
             d.ack_deadline = None;
-            self.pending.push_back(Pending::Empty { dest: d.peer.clone(), ty: MessageType::Ack, mid: d.mid });
             srv.dedup.mark_ack_sent(&d.peer, d.mid);
-            if self.cfg.amplification_factor.is_some() {
-                if let Some(g) = self.rare.guard_mut() {
-                    g.charge(now, &self.cfg, &d.peer, 4);
-                }
-            }
+            acks.push((d.peer.clone(), d.mid));
         }
+        for (peer, mid) in acks {
+            self.queue_empty(now, peer, MessageType::Ack, mid);
+        }
+        let Some(srv) = self.srv.as_deref_mut() else { return };
         let mut resend = Vec::new();
         let mut gone = Vec::new();
         let arena = &mut self.out;

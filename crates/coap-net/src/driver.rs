@@ -55,6 +55,16 @@ where
     }
 }
 
+/// Hands a notification to its observation's receiver; whether the observation goes on. The
+/// last free slot of the receiver's queue says that it is not keeping up (and the observation
+/// ends) instead of a notification it would miss; a dropped receiver ends it too, and so does
+/// the server's `last` notification.
+pub(crate) fn deliver_notification(tx: &mpsc::Sender<Result<Reply, RequestFailure>>, reply: Reply, last: bool) -> bool {
+    let message = if tx.capacity() <= 1 { Err(RequestFailure::Overrun) } else { Ok(reply) };
+    let overrun = message.is_err();
+    tx.try_send(message).is_ok() && !overrun && !last
+}
+
 /// Why a request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestFailure {
@@ -432,12 +442,7 @@ async fn run(
                 Event::Notification { id, seq, code, options, payload } => {
                     if let Some(tx) = observing.get(&id) {
                         let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 0 };
-                        // the last free slot of the receiver's queue says that it is not keeping up
-                        // (and the observation ends) instead of a notification it would miss
-                        let message = if tx.capacity() <= 1 { Err(RequestFailure::Overrun) } else { Ok(reply) };
-                        let overrun = message.is_err();
-                        // a dropped receiver: the application is gone
-                        if tx.try_send(message).is_err() || overrun || seq.is_none() {
+                        if !deliver_notification(tx, reply, seq.is_none()) {
                             observing.remove(&id);
                             ep.cancel_observation(id);
                         }

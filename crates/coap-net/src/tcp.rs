@@ -493,11 +493,7 @@ async fn run_client(
                     let last = code.class() != 2 || !options.iter().any(|o| o.0 == coap_wire::registry::OBSERVE);
                     let reply = Reply { code, options, payload, rtt: Duration::ZERO, transmissions: 0 };
                     if let Some(tx) = observing.get(&id) {
-                        // the last free slot of the receiver's queue says that it is not keeping
-                        // up (and the observation ends) instead of a notification it would miss
-                        let message = if tx.capacity() <= 1 { Err(RequestFailure::Overrun) } else { Ok(reply) };
-                        let overrun = message.is_err();
-                        if tx.try_send(message).is_err() || overrun || last {
+                        if !crate::driver::deliver_notification(tx, reply, last) {
                             observing.remove(&id);
                             conn.forget_observation(id);
                         }

@@ -3,19 +3,10 @@
 //! exchange's report (216 bytes) for a `finish` nobody read. Live heap bytes are counted by a
 //! counting allocator (stats_alloc); this file holds one test so that nothing else allocates meanwhile.
 
+mod heap;
+
 use coap_cc::CcConfig;
 use coap_endpoint::Request;
-use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
-
-#[global_allocator]
-static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
-
-/// Heap bytes in use.
-fn live() -> isize {
-    let s = GLOBAL.stats();
-    s.bytes_allocated as isize - s.bytes_deallocated as isize + s.bytes_reallocated
-}
-
 #[test]
 fn a_client_running_many_exchanges_keeps_no_state_per_exchange() {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -37,7 +28,7 @@ fn a_client_running_many_exchanges_keeps_no_state_per_exchange() {
                 assert_eq!(r.code, coap_wire::Code::CONTENT);
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            sizes.push(live());
+            sizes.push(heap::live());
         }
         // 8,000 more exchanges: the old driver kept a report of each (its vector grew from
         // 1,024 to 16,384 slots: about 6 MB)

@@ -496,11 +496,6 @@ fn server_state_stays_bounded_under_a_flood() {
     assert_eq!(s.rt.block_on(s.handle.state()).unwrap().dedup, 0);
 }
 
-/// A 2,000-byte printable body (larger than one message: it needs block-wise transfer).
-fn large_body() -> Vec<u8> {
-    (0..2000u32).map(|i| b'a' + (i % 26) as u8).collect()
-}
-
 /// Our client's block-wise transfer of `req` to `dest` in blocks of `block` bytes.
 fn transfer(dest: SocketAddr, req: Request, block: usize) -> coap_net::Reply {
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -524,7 +519,7 @@ fn large_bodies_block_wise_with_libcoap_both_ways() {
     if !have("coap-client-notls") || !have("coap-server-notls") {
         return;
     }
-    let body = large_body();
+    let body = common::large_body();
     let file = std::env::temp_dir().join(format!("coapcc-large-{}.txt", std::process::id()));
     std::fs::write(&file, &body).unwrap();
     // libcoap's client POSTs 2,000 bytes in Block1 blocks of 512 to our /echo, and fetches the
@@ -553,7 +548,7 @@ fn large_bodies_block_wise_with_aiocoap_both_ways() {
     if !have("aiocoap-client") {
         return;
     }
-    let body = large_body();
+    let body = common::large_body();
     let s = OurServer::default();
     let (ok, out) = run(Command::new("aiocoap-client").args([
         "-m",
@@ -583,7 +578,7 @@ fn californium_client_against_our_server() {
     assert_eq!(out, coap_net::resources::TEST_PAYLOAD);
     // a 2,000-byte POST goes in Block1 blocks (Californium's default: above 1,024-byte messages,
     // 512-byte blocks); our handler sees the whole body once, and the answer comes back in Block2
-    let body = large_body();
+    let body = common::large_body();
     let file = std::env::temp_dir().join(format!("coapcc-cf-large-{}.txt", std::process::id()));
     std::fs::write(&file, &body).unwrap();
     let (ok, out, err) = californium_client(&jar, &["POST", &s.uri("echo"), file.to_str().unwrap()]);
@@ -606,7 +601,7 @@ fn our_client_against_californium_server() {
     assert_eq!(c.exchange(addr, "test").map(|r| r.0), Some(Code::BAD_OPTION));
     // block-wise both ways: 2,000 bytes POSTed in blocks of 512 and echoed; a 2,000-byte GET
     // that Californium splits into Block2 blocks
-    let body = large_body();
+    let body = common::large_body();
     let r = transfer(addr, with_body(Code::POST, "echo", body.clone()), 512);
     assert_eq!(r.code, Code::CHANGED);
     assert_eq!(r.payload, body);

@@ -4,22 +4,12 @@
 //! (stats_alloc); this file holds one test so that nothing else allocates meanwhile.
 
 mod common;
+mod heap;
 
 use std::time::Duration;
 
 use coap_net::relay::RelayConfig;
 use common::relay::{echo_server, fast_medium, round_trip, socket};
-use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
-
-#[global_allocator]
-static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
-
-/// Heap bytes in use.
-fn live() -> isize {
-    let s = GLOBAL.stats();
-    s.bytes_allocated as isize - s.bytes_deallocated as isize + s.bytes_reallocated
-}
-
 #[test]
 fn a_live_mapping_holds_no_receive_buffer() {
     let server_addr = echo_server(1000);
@@ -44,14 +34,14 @@ fn a_live_mapping_holds_no_receive_buffer() {
         clients.push(c);
     }
     std::thread::sleep(Duration::from_millis(50));
-    let before = live();
+    let before = heap::live();
     for _ in 0..200 {
         let c = socket();
         assert_eq!(round_trip(&c, relay_addr, b"hello").as_deref(), Some(&b"hello"[..]));
         clients.push(c);
     }
     std::thread::sleep(Duration::from_millis(50));
-    let per_mapping = (live() - before) / 200;
+    let per_mapping = (heap::live() - before) / 200;
     // the reader's 64-KiB buffer alone made 65,536 bytes each
     assert!(per_mapping < 8 << 10, "{per_mapping} bytes per live mapping");
     let _ = stop_tx.send(());

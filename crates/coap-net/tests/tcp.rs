@@ -90,17 +90,12 @@ fn our_tcp_client_against_libcoap_server() {
     assert!(pong, "libcoap answers Ping with Pong");
 }
 
-/// A 2,000-byte printable body (larger than one message: it needs block-wise transfer).
-fn large_body() -> Vec<u8> {
-    (0..2000u32).map(|i| b'a' + (i % 26) as u8).collect()
-}
-
 #[test]
 fn large_bodies_block_wise_over_tcp_with_libcoap_both_ways() {
     if !have("coap-client-notls") || !have("coap-server-notls") {
         return;
     }
-    let body = large_body();
+    let body = common::large_body();
     let file = std::env::temp_dir().join(format!("coapcc-tcp-large-{}.txt", std::process::id()));
     std::fs::write(&file, &body).unwrap();
     // libcoap's client POSTs 2,000 bytes in Block1 blocks of 512 to our /echo over TCP (RFC 8323

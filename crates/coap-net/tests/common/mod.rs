@@ -36,3 +36,9 @@ pub fn libcoap_observes(uri: &str) {
     let secs: Vec<u64> = (0..out.len() / 10).map(|i| out[10 * i..10 * i + 10].parse().unwrap()).collect();
     assert!(secs.windows(2).all(|w| w[1] >= w[0]), "{secs:?}");
 }
+
+/// A 2,000-byte printable body (larger than one message: it needs block-wise transfer).
+#[allow(dead_code)] // the relay's tests do not use it
+pub fn large_body() -> Vec<u8> {
+    (0..2000u32).map(|i| b'a' + (i % 26) as u8).collect()
+}
