@@ -1,5 +1,6 @@
-//! Recorded results: `coapcc sim --json` (less its wall-clock figures) for six scenarios that
-//! cover both transports, both workloads, link errors and 50 and 400 clients. A refactor must
+//! Recorded results: `coapcc sim --json` (less its wall-clock figures) for six scenarios of the
+//! wired bottleneck that cover both transports, both workloads, link errors and 50 and 400
+//! clients, and for two mesh presets (the NITK 3×3 grid and CLOUD's ContikiMAC motes behind a border router, shortened). A refactor must
 //! leave every one byte-identical; a deliberate change of results updates them in a commit of its
 //! own that says why (`cargo insta review`, or `INSTA_UPDATE=always cargo test -p coapcc --test
 //! snapshots`).
@@ -40,4 +41,6 @@ snapshots! {
     tcp_random_50_clients_high_errors:
         ["--clients", "50", "--cc", "tcp", "--workload", "random", "--errors", "high", "--reps", "2"];
     tcp_random_400_clients: ["--clients", "400", "--cc", "tcp", "--workload", "random"];
+    mesh_nitk_gst_cooja_120s: ["--preset", "nitk-gst-cooja", "--cc", "default", "--duration", "120", "--reps", "2"];
+    mesh_cloud_m2m_contikimac_120s: ["--preset", "cloud-m2m-contikimac", "--cc", "cocoa", "--duration", "120", "--reps", "1"];
 }
