@@ -30,6 +30,9 @@
 //!   `rx_process_us` (+ `app_us` when a server's CoAP layer handles it) after a frame is taken
 //!   from the RX FIFO, which holds `rx_fifo_frames` frames; a transmission occupies the CPU from
 //!   its strobe to its last symbol. Forwarded packets queue a tx_prepare job behind the others.
+//!   A client may add its CoAP processing to the requests it originates and print on its console
+//!   (blocking UART output: a job of so many bytes) after a request and on a response; see
+//!   [`CpuSpec`].
 //!
 //! Every packet handed to [`Mesh::send`] is, once the run has drained, either delivered or
 //! dropped for exactly one counted cause; every frame sent either arrived or was lost for one
@@ -104,6 +107,39 @@ pub struct CpuSpec {
     pub app_us: u32,
     /// Received frames the radio holds while the CPU is busy.
     pub rx_fifo_frames: u32,
+    /// A client's CoAP processing of a request it originates (Erbium builds the message and its
+    /// transaction), µs, on top of `tx_prepare_us` (0: none).
+    pub client_app_us: u32,
+    /// The firmware's console: one byte of `printf` output, ns. Contiki's Z1 and Sky builds
+    /// write to the UART without interrupts, so a mote's CPU waits for every byte (0: output
+    /// costs nothing).
+    pub uart_byte_ns: u32,
+    /// Bytes a client prints after it sends a request (Erbium's `Initial interval N (MID)`).
+    pub client_log_request_bytes: u32,
+    /// Bytes a client prints when a response arrives, before it can send again (`Received ACK
+    /// (MID)`, `counter (0) rto N`).
+    pub client_log_response_bytes: u32,
+}
+
+impl CpuSpec {
+    /// The CPU delays without a client's CoAP processing and without console output.
+    pub const fn new(rx_process_us: u32, tx_prepare_us: u32, app_us: u32, rx_fifo_frames: u32) -> Self {
+        CpuSpec {
+            rx_process_us,
+            tx_prepare_us,
+            app_us,
+            rx_fifo_frames,
+            client_app_us: 0,
+            uart_byte_ns: 0,
+            client_log_request_bytes: 0,
+            client_log_response_bytes: 0,
+        }
+    }
+
+    /// The CPU time of printing `bytes`, ns.
+    fn print_ns(&self, bytes: u32) -> u64 {
+        bytes as u64 * self.uart_byte_ns as u64
+    }
 }
 
 /// A mote's MAC layer (the RDC is nullrdc).
@@ -454,6 +490,8 @@ enum Job {
     Prepare(Packet),
     /// Transmit to the next hop (on a CSMA mote: the head of that neighbour's queue).
     Send(Packet, u16),
+    /// The firmware prints this many bytes on its console, waiting for the UART.
+    Print(u32),
 }
 
 #[derive(Debug, Default)]
@@ -853,9 +891,16 @@ impl Mesh {
                     sched.wake(Instant::from_nanos(now + us as u64 * 1000), MeshEvent::CpuDone(n as u16));
                     return;
                 }
-                Job::Prepare(_) => {
-                    let at = now + cpu.tx_prepare_us as u64 * 1000;
-                    sched.wake(Instant::from_nanos(at), MeshEvent::CpuDone(n as u16));
+                Job::Prepare(p) => {
+                    let mut us = cpu.tx_prepare_us;
+                    if p.from.index() == n && self.spec.nodes[n].role == Role::Client {
+                        us += cpu.client_app_us;
+                    }
+                    sched.wake(Instant::from_nanos(now + us as u64 * 1000), MeshEvent::CpuDone(n as u16));
+                    return;
+                }
+                Job::Print(bytes) => {
+                    sched.wake(Instant::from_nanos(now + cpu.print_ns(bytes)), MeshEvent::CpuDone(n as u16));
                     return;
                 }
                 Job::Send(p, nh) => {
@@ -874,17 +919,34 @@ impl Mesh {
     }
 
     fn cpu_done<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let logs = self.spec.cpu.uart_byte_ns > 0 && self.spec.nodes[n].role == Role::Client;
         match self.nodes[n].current {
             Job::Rx(p) if p.to.index() == n => {
                 self.nodes[n].stats.delivered += 1;
                 sched.deliver(Instant::from_nanos(now), 0, p);
+                // a client logs the response before its next request can go (that one, sent by
+                // the stack at this instant, queues behind)
+                let bytes = self.spec.cpu.client_log_response_bytes;
+                if logs && bytes > 0 {
+                    self.nodes[n].jobs.push_front(Job::Print(bytes));
+                }
             }
             Job::Rx(p) => {
                 self.nodes[n].stats.forwarded += 1;
                 self.nodes[n].jobs.push_back(Job::Prepare(p));
             }
-            Job::Prepare(p) => self.route(now, n, p, sched),
-            Job::Send(..) | Job::Idle => {}
+            Job::Prepare(p) => {
+                self.route(now, n, p, sched);
+                // a client logs its request as the send returns: after the transmission on a
+                // nullmac mote (the send goes first), at once where the MAC queued it or dropped it
+                let bytes = self.spec.cpu.client_log_request_bytes;
+                if logs && bytes > 0 && p.from.index() == n {
+                    let jobs = &mut self.nodes[n].jobs;
+                    let after_send = matches!(jobs.front(), Some(Job::Send(q, _)) if q.id == p.id);
+                    jobs.insert(usize::from(after_send), Job::Print(bytes));
+                }
+            }
+            Job::Send(..) | Job::Print(_) | Job::Idle => {}
         }
         self.run_next(now, n, sched);
     }

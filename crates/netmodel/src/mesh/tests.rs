@@ -84,7 +84,7 @@ fn radio(p_tx: f64, p_rx: f64) -> RadioSpec {
     }
 }
 
-const CPU: CpuSpec = CpuSpec { rx_process_us: 2000, tx_prepare_us: 1000, app_us: 1000, rx_fifo_frames: 1 };
+const CPU: CpuSpec = CpuSpec::new(2000, 1000, 1000, 1);
 
 /// Motes at the given positions, the first the border router, all with `mac`.
 fn mesh(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec, seed: u64) -> Mesh {
@@ -121,6 +121,45 @@ fn one_hop_delivery_time_is_prepare_turnaround_airtime_and_rx() {
     // 1000 µs prepare + 224 µs turnaround + 3040 µs airtime (89-byte MPDU) + 2000 µs rx
     assert_eq!(h.delivered.len(), 1);
     assert_eq!(h.delivered[0].0, 1_000_000 + 224_000 + 3_040_000 + 2_000_000);
+}
+
+/// A client's CoAP processing and console output (uart 0.1 ms a byte, to keep the sums round).
+fn logging_client(mesh: &mut MeshSpec) {
+    mesh.cpu.client_app_us = 500;
+    mesh.cpu.uart_byte_ns = 100_000;
+    mesh.cpu.client_log_request_bytes = 10;
+    mesh.cpu.client_log_response_bytes = 20;
+}
+
+#[test]
+fn a_client_prints_its_request_after_the_frame_and_its_next_waits() {
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    logging_client(&mut s);
+    let mut m = Mesh::new(s, 1, 0);
+    // the client's second request is handed down at 1 ms, while the first is being prepared
+    let h = run(&mut m, &[(0, 1, 0, 15), (MS, 1, 0, 15)]);
+    // first: 1000 µs prepare + 500 µs CoAP, 224 µs turnaround → on the air at 1.724 ms until
+    // 1.724 + 3.04 = 4.764 ms; then 10 bytes printed (1 ms) before the second's 1.5 ms of
+    // preparation: its frame starts at 4.764 + 1 + 1.5 + 0.224 = 7.488 ms
+    assert_eq!(h.starts, vec![(1_724_000, 1), (7_488_000, 1)]);
+    assert_eq!(h.delivered.len(), 2);
+}
+
+#[test]
+fn a_client_prints_a_response_before_its_next_request() {
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    logging_client(&mut s);
+    let mut m = Mesh::new(s.clone(), 1, 0);
+    // the border router (no client: no CoAP time, no output) answers at 0: on the air from
+    // 1.224 to 4.264 ms, taken by the client's CPU until 6.264 ms; its next request, handed down
+    // at that instant, waits for 20 printed bytes (2 ms) and its own 1.5 ms of preparation
+    let h = run(&mut m, &[(0, 0, 1, 15), (6_264_000, 1, 0, 15)]);
+    assert_eq!(h.delivered[0], (6_264_000, h.delivered[0].1));
+    assert_eq!(h.starts, vec![(1_224_000, 0), (6_264_000 + 2_000_000 + 1_500_000 + 224_000, 1)]);
+    // without console output the request goes after its preparation alone
+    s.cpu.uart_byte_ns = 0;
+    let h = run(&mut Mesh::new(s, 1, 0), &[(0, 0, 1, 15), (6_264_000, 1, 0, 15)]);
+    assert_eq!(h.starts[1], (6_264_000 + 1_500_000 + 224_000, 1));
 }
 
 #[test]

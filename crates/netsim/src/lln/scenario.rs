@@ -103,6 +103,20 @@ pub struct Stack {
     pub app_us: u32,
     /// Frames the radio holds while the CPU is busy.
     pub rx_fifo_frames: u32,
+    /// CPU: a client's CoAP processing of a request it originates, µs (0: none).
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    pub client_app_us: u32,
+    /// The firmware's console: one byte of blocking `printf` output, ns (0: output costs
+    /// nothing). MSPSim's UART shifts a byte out in 8·UBR + 1 cycles: 69,125 ns on a Z1 or Sky at
+    /// 8 MHz and 115,200 baud (real hardware, with start and stop bits: 86,806 ns).
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    pub uart_byte_ns: u32,
+    /// Bytes a client prints after it sends a request.
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    pub client_log_request_bytes: u32,
+    /// Bytes a client prints when a response arrives, before its next request.
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    pub client_log_response_bytes: u32,
     /// The border router's overrides.
     pub br: BrStack,
 }
@@ -123,6 +137,10 @@ impl Default for Stack {
             tx_prepare_us: 1000,
             app_us: 1000,
             rx_fifo_frames: 1,
+            client_app_us: 0,
+            uart_byte_ns: 0,
+            client_log_request_bytes: 0,
+            client_log_response_bytes: 0,
             br: BrStack { mac: Some("csma".into()), queuebuf_num: Some(4) },
         }
     }
@@ -791,6 +809,10 @@ impl LlnScenario {
             tx_prepare_us: s.tx_prepare_us,
             app_us: s.app_us,
             rx_fifo_frames: s.rx_fifo_frames,
+            client_app_us: s.client_app_us,
+            uart_byte_ns: s.uart_byte_ns,
+            client_log_request_bytes: s.client_log_request_bytes,
+            client_log_response_bytes: s.client_log_response_bytes,
         };
         let mobility = self.mobility(&nodes)?;
         let (cloud, clients) = match &self.cloud {
