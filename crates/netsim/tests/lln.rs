@@ -29,22 +29,53 @@ fn one_hop() -> LlnScenario {
 
 #[test]
 fn one_hop_exchange_time_is_the_sum_of_the_models_delays() {
-    let s = one_hop();
+    // the NITK firmware (the defaults): client: tx_prepare 1000 µs + its CoAP 1000, turnaround
+    // 224, request airtime (6 + 58)·32 = 2048 (IPHC against context 0); server: rx 2000 + app
+    // 1000, tx_prepare 1000, turnaround 224, response (6 + 63)·32 = 2208; client: rx 2000 →
+    // 12 704 µs. The client's console output (after its request's frame, during the server's
+    // work, and after the response) falls outside the exchange.
+    let with = 1_000 + 1_000 + 224 + 2_048 + 2_000 + 1_000 + 1_000 + 224 + 2_208 + 2_000;
+    // without the context, the client's CoAP time and the console: 89- and 94-byte frames
+    // (3040 and 3200 µs) → 13 688 µs
+    let without = 1_000 + 224 + 3_040 + 2_000 + 1_000 + 1_000 + 224 + 3_200 + 2_000;
+    let mut bare = one_hop();
+    bare.stack.context_matches_lln_prefix = false;
+    bare.stack.client_app_us = 0;
+    bare.stack.uart_byte_ns = 0;
+    for (s, expected) in [(one_hop(), with), (bare, without)] {
+        let res = s.resolve().unwrap();
+        let r = lln::run_rep(&s, &res, 0, None);
+        assert_eq!(r.exchanges.len(), 20, "requests at 0, 0.1, …, 1.9 s");
+        for e in &r.exchanges {
+            assert_eq!(e.rtt_ns, Some(expected * 1_000), "exchange {}", e.index);
+            assert_eq!(e.retransmissions, 0);
+        }
+        let NetworkReport::Mesh(m) = &r.network else { panic!("a mesh run") };
+        assert_eq!(m.routes[0].hops, Some(1));
+        // periodic: consecutive requests 100 ms apart
+        assert_eq!(r.exchanges[1].start_ns - r.exchanges[0].start_ns, 100_000_000);
+    }
+}
+
+/// Back to back (the firmware's 0-tick timer): the stack hands the next request down as the
+/// response arrives, and it waits there for the client's console, 39 printed bytes
+/// (39 · 69 125 ns = 2 695 875 ns): every exchange after the first takes 12 704 µs (above) + that.
+#[test]
+fn a_back_to_back_client_waits_for_its_console_between_exchanges() {
+    let mut s = one_hop();
+    s.workload.kind = "continuous".into();
     let res = s.resolve().unwrap();
     let r = lln::run_rep(&s, &res, 0, None);
-    // client: tx_prepare 1000 µs, turnaround 224, request airtime (6 + 89)·32 = 3040;
-    // server: rx 2000 + app 1000, tx_prepare 1000, turnaround 224, response (6 + 94)·32 = 3200;
-    // client: rx 2000 → 13 688 µs
-    let expected = 1_000 + 224 + 3_040 + 2_000 + 1_000 + 1_000 + 224 + 3_200 + 2_000;
-    assert_eq!(r.exchanges.len(), 20, "requests at 0, 0.1, …, 1.9 s");
-    for e in &r.exchanges {
-        assert_eq!(e.rtt_ns, Some(expected * 1_000), "exchange {}", e.index);
-        assert_eq!(e.retransmissions, 0);
+    let (first, next) = (12_704_000, 12_704_000 + 39 * 69_125);
+    assert_eq!(r.exchanges[0].rtt_ns, Some(first));
+    for w in r.exchanges.windows(2) {
+        assert_eq!(w[1].start_ns - w[0].start_ns, w[0].rtt_ns.unwrap(), "back to back");
+        if w[1].rtt_ns.is_some() {
+            assert_eq!(w[1].rtt_ns, Some(next), "exchange {}", w[1].index);
+        }
     }
-    let NetworkReport::Mesh(m) = &r.network else { panic!("a mesh run") };
-    assert_eq!(m.routes[0].hops, Some(1));
-    // periodic: consecutive requests 100 ms apart
-    assert_eq!(r.exchanges[1].start_ns - r.exchanges[0].start_ns, 100_000_000);
+    // 2 s hold the first and ⌊(2 s − first) / next⌋ more (the one open at the end is not reported)
+    assert_eq!(r.exchanges.len() as u64, 1 + (2_000_000_000 - first) / next);
 }
 
 #[test]

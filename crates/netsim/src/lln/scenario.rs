@@ -131,16 +131,16 @@ impl Default for Stack {
             queuebuf_num: 8,
             csma_max_neighbor_queues: 2,
             csma_max_transmissions: 4,
-            context_matches_lln_prefix: false,
+            context_matches_lln_prefix: true,
             rpl_hbh_option: true,
             rx_process_us: 2000,
             tx_prepare_us: 1000,
             app_us: 1000,
             rx_fifo_frames: 1,
-            client_app_us: 0,
-            uart_byte_ns: 0,
-            client_log_request_bytes: 0,
-            client_log_response_bytes: 0,
+            client_app_us: 1000,
+            uart_byte_ns: 69_125,
+            client_log_request_bytes: 28,
+            client_log_response_bytes: 39,
             br: BrStack { mac: Some("csma".into()), queuebuf_num: Some(4) },
         }
     }
@@ -922,12 +922,20 @@ mod tests {
 
     #[test]
     fn offered_load_sets_the_interval_from_the_first_hop_mpdu() {
-        // NITK request: 89-byte MPDU; 0.5 kbit/s → 8·89/500 = 1.424 s, 2.5 kbit/s → 0.2848 s
+        // NITK request without the address context: 89-byte MPDU on every first hop;
+        // 0.5 kbit/s → 8·89/500 = 1.424 s, 2.5 kbit/s → 0.2848 s
         let mut s = LlnScenario::default();
+        s.stack.context_matches_lln_prefix = false;
         s.workload.offered_load_kbps = 0.5;
         assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 1_424_000_000));
         s.workload.offered_load_kbps = 2.5;
         assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 284_800_000));
+        // with it: 58 bytes to a neighbouring server (8·58/500 = 0.928 s), 66 to a relay (1.056 s)
+        s.stack.context_matches_lln_prefix = true;
+        s.workload.offered_load_kbps = 0.5;
+        let i = s.resolve().unwrap().intervals_ns;
+        assert!(i.iter().all(|&i| i == 928_000_000 || i == 1_056_000_000), "{i:?}");
+        assert!(i.contains(&928_000_000) && i.contains(&1_056_000_000), "{i:?}");
     }
 
     #[test]
