@@ -178,6 +178,8 @@ pub struct MeshSpec {
     pub cloud: Option<CloudSpec>,
     /// Every mote's radio duty cycling: ContikiMAC, or None for nullrdc (radio always on).
     pub contikimac: Option<ContikimacSpec>,
+    /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
+    pub pinned_parents: Vec<(usize, usize)>,
 }
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
@@ -224,7 +226,7 @@ impl MeshSpec {
         let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
         let dist = |a: usize, b: usize| d[a * n + b];
         let root = self.root();
-        Routes::min_hop(n, root, |a, b| a != b && dist(a, b) <= reach, dist)
+        Routes::min_hop_pinned(n, root, |a, b| a != b && dist(a, b) <= reach, dist, &self.pinned_parents)
     }
 }
 

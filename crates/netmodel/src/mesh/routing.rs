@@ -5,7 +5,9 @@
 //! is not simulated; choice): rank(root) = 0, rank(n) = 1 + the lowest rank among its
 //! neighbours (breadth-first over the links, d ≤ R); the preferred parent is the neighbour of
 //! rank(n) − 1 at the smallest distance, ties to the lower node id (choice: Contiki keeps the
-//! first parent it hears, which needs the control traffic to reproduce).
+//! first parent it hears, which needs the control traffic to reproduce). A scenario may pin a
+//! node's parent among those candidates (the parent a run of Contiki's RPL chose): a pin that is
+//! not one of them (under mobility, once links change) is ignored.
 //!
 //! Forwarding, as storing mode does it: a packet climbs towards the root until it reaches an
 //! ancestor of its destination, then descends the tree. Next hops are precomputed for every
@@ -37,6 +39,18 @@ impl Routes {
         linked: impl Fn(usize, usize) -> bool,
         dist: impl Fn(usize, usize) -> f64,
     ) -> Self {
+        Self::min_hop_pinned(n, root, linked, dist, &[])
+    }
+
+    /// [`Routes::min_hop`] with some nodes' preferred parents pinned: `pins` holds (node,
+    /// parent) index pairs; a pin whose parent is not a neighbour one rank closer is ignored.
+    pub fn min_hop_pinned(
+        n: usize,
+        root: usize,
+        linked: impl Fn(usize, usize) -> bool,
+        dist: impl Fn(usize, usize) -> f64,
+        pins: &[(usize, usize)],
+    ) -> Self {
         let mut rank = vec![u32::MAX; n];
         rank[root] = 0;
         let mut frontier = vec![root];
@@ -59,9 +73,11 @@ impl Routes {
             if b == root || rank[b] == u32::MAX {
                 continue;
             }
-            let best = (0..n)
-                .filter(|&a| rank[a] != u32::MAX && rank[a] + 1 == rank[b] && linked(a, b))
-                .min_by(|&a, &c| dist(a, b).total_cmp(&dist(c, b)).then(a.cmp(&c)));
+            let candidate = |a: usize| rank[a] != u32::MAX && rank[a] + 1 == rank[b] && linked(a, b);
+            let pinned = pins.iter().find(|p| p.0 == b).map(|p| p.1).filter(|&a| a < n && candidate(a));
+            let best = pinned.or_else(|| {
+                (0..n).filter(|&a| candidate(a)).min_by(|&a, &c| dist(a, b).total_cmp(&dist(c, b)).then(a.cmp(&c)))
+            });
             parent[b] = best.map_or(NONE, |a| a as u16);
         }
         let mut routes = Routes { n, parent, rank, next: vec![NONE; n * n] };
@@ -162,6 +178,25 @@ mod tests {
         // client 4 shares parent 6 with the server: 4 → 6 → 9
         assert_eq!(r.hops(3, 8), Some(2));
         assert_eq!(r.hops(8, 3), Some(2));
+    }
+
+    #[test]
+    fn a_pinned_parent_among_the_candidates_reroutes_and_others_are_ignored() {
+        let nodes = layout("grid3x3").unwrap();
+        let root = 0;
+        let linked = |a: usize, b: usize| a != b && distance(&nodes[a], &nodes[b]) <= 10.0 + 1e-6;
+        let dist = |a: usize, b: usize| distance(&nodes[a], &nodes[b]);
+        // the server (9) under 8, as Cooja's RPL chose: 8 is 9.969 m away and rank 1 like 6
+        let r = Routes::min_hop_pinned(9, root, linked, dist, &[(8, 7)]);
+        assert_eq!(parent_id(&r, 9), 8);
+        // client 6 now reaches the server through the BR and 8: 6 → 1 → 8 → 9
+        assert_eq!(r.hops(5, 8), Some(3));
+        assert_eq!(r.hops(7, 8), Some(1));
+        // client 4 (under 6) likewise: 4 → 6 → 1 → 8 → 9
+        assert_eq!(r.hops(3, 8), Some(4));
+        // pins that are no candidates: 9 under the BR (not a neighbour), 6 under 8 (same rank)
+        let r = Routes::min_hop_pinned(9, root, linked, dist, &[(8, 0), (5, 7)]);
+        assert_eq!([parent_id(&r, 9), parent_id(&r, 6)], [6, 1]);
     }
 
     #[test]

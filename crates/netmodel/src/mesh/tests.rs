@@ -104,7 +104,17 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         })
         .collect();
     let macs = vec![mac; nodes.len()];
-    MeshSpec { nodes, macs, radio, cpu: CPU, compression: NITK, mobility: None, cloud: None, contikimac: None }
+    MeshSpec {
+        nodes,
+        macs,
+        radio,
+        cpu: CPU,
+        compression: NITK,
+        mobility: None,
+        cloud: None,
+        contikimac: None,
+        pinned_parents: Vec::new(),
+    }
 }
 
 fn stats(m: &Mesh) -> Vec<NodeStats> {

@@ -163,6 +163,11 @@ pub struct Topology {
     /// replayed; a path relative to the working directory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub positions: Option<String>,
+    /// Preferred parents pinned among RPL's candidates (a neighbour one hop closer to the border
+    /// router), `{ mote id = parent id }`: the parents a run of Contiki's RPL chose, where the
+    /// converged tree's nearest-candidate rule would pick another.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub parents: std::collections::BTreeMap<String, u32>,
 }
 
 impl Default for Topology {
@@ -173,6 +178,7 @@ impl Default for Topology {
             routing: "rpl_storing_minhop".into(),
             mobility: None,
             positions: None,
+            parents: Default::default(),
         }
     }
 }
@@ -187,6 +193,8 @@ struct TopologyFile {
     routing: Option<String>,
     mobility: Option<MobilityConfig>,
     positions: Option<String>,
+    #[serde(default)]
+    parents: std::collections::BTreeMap<String, u32>,
 }
 
 impl From<TopologyFile> for Topology {
@@ -198,6 +206,7 @@ impl From<TopologyFile> for Topology {
             routing: t.routing.unwrap_or(d.routing),
             mobility: t.mobility,
             positions: t.positions,
+            parents: t.parents,
         }
     }
 }
@@ -570,6 +579,20 @@ impl LlnScenario {
     }
 
     /// The motes.
+    fn pinned_parents(&self, nodes: &[NodeSpec]) -> Result<Vec<(usize, usize)>, ScenarioError> {
+        let index = |id: u32| nodes.iter().position(|n| n.id == id);
+        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
+        let mut pins = Vec::new();
+        for (mote, &parent) in &self.topology.parents {
+            let key = format!("topology.parents.{mote}");
+            let b = mote.parse::<u32>().ok().and_then(index);
+            let Some(b) = b else { return bad(&key, "names no mote (a mote id)") };
+            let Some(a) = index(parent) else { return bad(&key, &format!("parent {parent} is no mote")) };
+            pins.push((b, a));
+        }
+        Ok(pins)
+    }
+
     pub fn nodes(&self) -> Result<Vec<NodeSpec>, ScenarioError> {
         let t = &self.topology;
         let nodes = match (&t.layout, &t.nodes) {
@@ -851,7 +874,26 @@ impl LlnScenario {
                 (Some(spec), c)
             }
         };
-        let mesh = MeshSpec { nodes: nodes.clone(), macs, radio, cpu, compression, mobility, cloud, contikimac };
+        let pinned_parents = self.pinned_parents(&nodes)?;
+        let mesh = MeshSpec {
+            nodes: nodes.clone(),
+            macs,
+            radio,
+            cpu,
+            compression,
+            mobility,
+            cloud,
+            contikimac,
+            pinned_parents,
+        };
+        for &(b, a) in &mesh.pinned_parents {
+            if mesh.mobility.is_none() && mesh.routes().parent[b] as usize != a {
+                return bad(
+                    &format!("topology.parents.{}", b + 1),
+                    &format!("mote {} is not a neighbour of it one hop closer to the border router", a + 1),
+                );
+            }
+        }
         if clients.is_empty() {
             return bad("topology", "has no client with a server");
         }
@@ -936,6 +978,20 @@ mod tests {
         let i = s.resolve().unwrap().intervals_ns;
         assert!(i.iter().all(|&i| i == 928_000_000 || i == 1_056_000_000), "{i:?}");
         assert!(i.contains(&928_000_000) && i.contains(&1_056_000_000), "{i:?}");
+    }
+
+    #[test]
+    fn pinned_parents_reroute_and_bad_pins_are_named() {
+        let text =
+            |pins: &str| format!("env = \"lln\"\nname = \"p\"\n[topology]\nlayout = \"grid3x3\"\nparents = {pins}\n");
+        // grid3x3: the server (9) hangs from 6 by default, from 8 when pinned (Cooja's RPL)
+        let r = LlnScenario::from_toml(&text("{ 9 = 8 }")).unwrap().resolve().unwrap();
+        assert_eq!(r.mesh.routes().parent[8], 7);
+        let e = |pins: &str| LlnScenario::from_toml(&text(pins)).unwrap().resolve().unwrap_err().to_string();
+        assert!(e("{ 9 = 1 }").contains("topology.parents.9"), "{}", e("{ 9 = 1 }"));
+        assert!(e("{ 6 = 8 }").contains("not a neighbour"));
+        assert!(e("{ 12 = 1 }").contains("names no mote"));
+        assert!(e("{ 9 = 42 }").contains("parent 42 is no mote"));
     }
 
     #[test]
