@@ -157,10 +157,18 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             d.no_route
         );
         if let Some(dc) = &mesh.duty_cycle {
-            let st = mesh.nodes.iter().fold(netmodel::mesh::NodeStats::default(), |mut a, n| {
-                a.merge(&n.stats);
-                a
-            });
+            let sum = |cm_only: bool| {
+                mesh.nodes.iter().filter(|n| n.contikimac || !cm_only).fold(
+                    netmodel::mesh::NodeStats::default(),
+                    |mut a, n| {
+                        a.merge(&n.stats);
+                        a
+                    },
+                )
+            };
+            // the copies of the ContikiMAC senders (beside nullrdc motes, a kept-on border
+            // router's); duplicates are counted where they arrive
+            let (st, duplicates) = (sum(true), sum(false).duplicates);
             let c = &st.copy_drops;
             let _ = writeln!(
                 out,
@@ -176,7 +184,7 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
                 st.frames_sent as f64 / st.handed_over.max(1) as f64,
                 st.frames_sent,
                 st.handed_over,
-                st.duplicates,
+                duplicates,
                 c.asleep,
                 c.collision,
                 c.rx_fail,

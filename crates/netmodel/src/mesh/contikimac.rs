@@ -193,6 +193,8 @@ pub(super) enum TxResult {
 pub(super) enum Radio {
     #[default]
     Off,
+    /// Always on: a nullrdc mote, or a ContikiMAC one with its radio kept on, when idle.
+    On,
     /// On after a wake-up sensed energy.
     Listen,
     /// Sending its automatic ACK, then off.
@@ -235,11 +237,27 @@ pub(super) struct Duty {
     phases: Vec<PhaseEntry>,
     /// Radio-on time beyond the wake-ups' CCAs, ns.
     pub(super) extra_on_ns: u64,
+    /// The radio never sleeps (nullrdc, or kept on): it returns to `On`, not `Off`.
+    pub(super) always_on: bool,
 }
 
 impl Duty {
     pub(super) fn new(rng: &mut impl RngCore, cycle: u64) -> Self {
         Duty { phase: rng.next_u64() % cycle, wake_at: u64::MAX, ..Default::default() }
+    }
+
+    /// A radio that never sleeps, beside ContikiMAC motes: it has no wake-ups.
+    pub(super) fn always_on() -> Self {
+        Duty { radio: Radio::On, wake_at: u64::MAX, always_on: true, ..Default::default() }
+    }
+
+    /// Where the radio goes when it is done: off, or on if it never sleeps.
+    fn idle(&self) -> Radio {
+        if self.always_on {
+            Radio::On
+        } else {
+            Radio::Off
+        }
     }
 
     pub(super) fn known_phase(&self, nbr: u16) -> Option<u64> {
@@ -281,12 +299,16 @@ impl Duty {
                     st.t0 = end;
                 }
             }
-            Radio::Off => {}
+            Radio::Off | Radio::On => {}
         }
     }
 
-    /// Radio-on time until `end` ns: every wake-up's two CCAs and the rest.
+    /// Radio-on time until `end` ns: every wake-up's two CCAs and the rest (all of it for a
+    /// radio that never sleeps).
     pub(super) fn radio_on_ns(&self, t: &Timing, end: u64) -> u64 {
+        if self.always_on {
+            return end;
+        }
         let wakeups = if end >= self.phase { (end - self.phase) / t.cycle + 1 } else { 0 };
         wakeups * 2 * t.cca_check + self.extra_on_ns
     }
@@ -304,6 +326,9 @@ impl Mesh {
         for i in 0..self.frames[s].sensed.len() {
             let r = self.frames[s].sensed[i] as usize;
             let d = &mut self.nodes[r].duty;
+            if d.always_on {
+                continue;
+            }
             if let Some(at) = first_check_in(d.phase, t.cycle, t.cca_spacing, start, end) {
                 if at != d.wake_at {
                     d.wake_at = at;
@@ -335,7 +360,7 @@ impl Mesh {
         if matches!(d.radio, Radio::Listen | Radio::Ack) {
             d.extra_on_ns += now - d.on_since;
         }
-        d.radio = Radio::Off;
+        d.radio = d.idle();
         d.listen_gen = d.listen_gen.wrapping_add(1);
     }
 
@@ -352,6 +377,25 @@ impl Mesh {
         let d = &self.nodes[r].duty;
         if d.radio == Radio::Listen && now >= d.listen_until && self.nodes[r].rx_from == NONE {
             self.radio_off(now, r);
+        }
+    }
+
+    /// A nullrdc frame (no ACK requested) arrived intact at `r` beside ContikiMAC motes: lost
+    /// when `r` is strobing (in its gap it reads only ACKs); a listening mote takes it and its
+    /// radio goes off, as `input_packet` does.
+    pub(super) fn cm_nullrdc_frame_lost(&mut self, now: u64, r: usize) -> bool {
+        match self.nodes[r].duty.radio {
+            Radio::Send => {
+                if let Some(st) = self.nodes[r].duty.strobe.as_mut() {
+                    st.heard = true;
+                }
+                true
+            }
+            Radio::Listen => {
+                self.radio_off(now, r);
+                false
+            }
+            _ => false,
         }
     }
 
@@ -561,7 +605,7 @@ impl Mesh {
             if st.t0 > 0 {
                 node.duty.extra_on_ns += now - st.t0;
             }
-            node.duty.radio = Radio::Off;
+            node.duty.radio = node.duty.idle();
         }
         if result != TxResult::Collision {
             node.duty.phase_update(st.nbr, st.txtime, result, now);

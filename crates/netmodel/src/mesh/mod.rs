@@ -70,6 +70,10 @@ use topology::{NodeSpec, Role};
 pub const RANGE_EPSILON_M: f64 = 1e-6;
 /// One Contiki clock tick (CLOCK_SECOND = 128), ns.
 pub const TICK_NS: u64 = 7_812_500;
+/// The binary exponential CSMA's macMaxBE (CSMA_MAX_BE).
+pub const CSMA_MAX_BE: u32 = 4;
+/// Its macMaxCSMABackoffs (CSMA_MAX_BACKOFF): collisions beyond this count a transmission.
+pub const CSMA_MAX_BACKOFF: u32 = 5;
 
 /// The radio medium (Cooja UDGM).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -148,7 +152,7 @@ impl CpuSpec {
 pub enum MacSpec {
     /// No queue, no retry: a busy channel drops the packet.
     Nullmac,
-    /// Contiki 3.0's CSMA.
+    /// Contiki's CSMA.
     Csma {
         /// Packet buffers shared by all neighbour queues (QUEUEBUF_CONF_NUM).
         queuebuf_num: u32,
@@ -156,7 +160,47 @@ pub enum MacSpec {
         max_neighbor_queues: u32,
         /// Transmissions before a packet is dropped (SICSLOWPAN_MAX_MAC_TRANSMISSIONS).
         max_transmissions: u32,
+        /// Its retry and pacing rules.
+        #[serde(default, skip_serializing_if = "CsmaBackoff::is_timebase")]
+        backoff: CsmaBackoff,
     },
+}
+
+/// The two CSMAs Contiki shipped (`core/net/mac/csma.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CsmaBackoff {
+    /// Contiki 3.0: a COLLISION or NOACK retries after T + U{0 … 2^min(transmissions, 3)·T − 1}
+    /// ticks; after a packet is freed the next one of its queue waits T (T: the RDC's channel
+    /// check interval, 125 ms at 8 Hz).
+    #[default]
+    Timebase,
+    /// Contiki's master from 2016 on (the NITK GST/GSRTC firmware's "Contiki 3.1"), IEEE
+    /// 802.15.4's: with BE = min(collisions, 4), a send waits U{0 … (2^BE − 1)·T − 1} ticks
+    /// (T: the RDC's channel check interval, or 1 tick without one); a COLLISION adds one to
+    /// `collisions` (past 5 it starts over and counts a transmission); a NOACK counts a
+    /// transmission and starts `collisions` over, so it retries at once; after a packet is
+    /// freed the next one goes at once.
+    BinaryExponential,
+}
+
+impl CsmaBackoff {
+    fn is_timebase(&self) -> bool {
+        *self == CsmaBackoff::Timebase
+    }
+}
+
+/// A mote's radio duty cycling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rdc {
+    /// nullrdc: the radio always on; its frames request no ACK.
+    Nullrdc,
+    /// ContikiMAC, duty cycled ([`contikimac`]).
+    Contikimac,
+    /// ContikiMAC with the radio kept on (Contiki's `NETSTACK_MAC.off(1)`, which the
+    /// rpl-border-router calls once it is DODAG root): it listens all the time, and its
+    /// unicasts still go ContikiMAC's way (ACK requested, the CCAs, copies until the ACK).
+    ContikimacKeptOn,
 }
 
 /// Everything the mesh model needs.
@@ -176,8 +220,11 @@ pub struct MeshSpec {
     pub mobility: Option<MobilitySpec>,
     /// Hosts outside the mesh, behind the border router (None: the motes are all there is).
     pub cloud: Option<CloudSpec>,
-    /// Every mote's radio duty cycling: ContikiMAC, or None for nullrdc (radio always on).
+    /// ContikiMAC's parameters; without `rdcs`, every mote runs it (None: nullrdc everywhere).
     pub contikimac: Option<ContikimacSpec>,
+    /// Each mote's radio duty cycling, indexed like `nodes` (empty: as `contikimac` says for all).
+    /// A ContikiMAC mote takes `contikimac`'s parameters, Contiki's defaults without them.
+    pub rdcs: Vec<Rdc>,
     /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
     pub pinned_parents: Vec<(usize, usize)>,
 }
@@ -199,6 +246,15 @@ pub struct CloudSpec {
 }
 
 impl MeshSpec {
+    /// Mote `i`'s radio duty cycling.
+    pub fn rdc(&self, i: usize) -> Rdc {
+        match (self.rdcs.get(i), self.contikimac) {
+            (Some(&r), _) => r,
+            (None, Some(_)) => Rdc::Contikimac,
+            (None, None) => Rdc::Nullrdc,
+        }
+    }
+
     /// The border router (the RPL root; the first mote if none is named).
     pub fn root(&self) -> usize {
         self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0)
@@ -427,6 +483,9 @@ pub struct NodeReport {
     pub parent: Option<u32>,
     /// Hops to the border router (None: unreachable).
     pub rank: Option<u32>,
+    /// It sends the ContikiMAC way (its `frames_sent` are strobe copies); not written out.
+    #[serde(skip)]
+    pub contikimac: bool,
     /// A moving mote's positions every `trail_every_s` (empty for a mote that stays).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub trail: Vec<[f64; 2]>,
@@ -502,6 +561,8 @@ struct NbrQueue {
     nbr: u16,
     packets: VecDeque<Packet>,
     transmissions: u32,
+    /// The binary exponential backoff's collision count (its BE before the cap).
+    collisions: u32,
     gen: u32,
     /// ContikiMAC: the next hop took the head packet already (its ACK was lost).
     head_passed: bool,
@@ -527,6 +588,8 @@ struct Node {
     rng: ChaCha8Rng,
     tx_rng: ChaCha8Rng,
     stats: NodeStats,
+    /// It sends the ContikiMAC way.
+    cm: bool,
     duty: Duty,
 }
 
@@ -700,7 +763,8 @@ impl Mesh {
         let d = distances(&pos);
         let (links, interferes, senses) = geometry(&spec.radio, n, &d);
         let routes = spec.routes_by(&d);
-        let cm_timing = spec.contikimac.map(|c| c.timing());
+        let any_cm = (0..n).any(|i| spec.rdc(i) != Rdc::Nullrdc);
+        let cm_timing = spec.contikimac.or_else(|| any_cm.then(ContikimacSpec::default)).map(|c| c.timing());
         let csma_base_ticks = spec.contikimac.map_or(16, |c| 128 / c.channel_check_rate.max(1) as u64);
         let root = spec.root();
         let nodes = (0..n)
@@ -731,9 +795,12 @@ impl Mesh {
                     rng: Stream::Mac(i as u32).rng(seed, rep),
                     tx_rng: Stream::Radio(i as u32).rng(seed, rep),
                     stats: NodeStats::default(),
-                    duty: cm_timing.map_or_else(Duty::default, |t| {
-                        Duty::new(&mut Stream::Phase(i as u32).rng(seed, rep), t.cycle)
-                    }),
+                    cm: spec.rdc(i) != Rdc::Nullrdc,
+                    duty: match (cm_timing, spec.rdc(i)) {
+                        (Some(t), Rdc::Contikimac) => Duty::new(&mut Stream::Phase(i as u32).rng(seed, rep), t.cycle),
+                        (Some(_), _) => Duty::always_on(),
+                        (None, _) => Duty::default(),
+                    },
                 }
             })
             .collect();
@@ -906,7 +973,7 @@ impl Mesh {
                     return;
                 }
                 Job::Send(p, nh) => {
-                    let going = if self.cm_timing.is_some() {
+                    let going = if self.nodes[n].cm {
                         self.cm_send(now, n, p, nh, sched)
                     } else {
                         self.strobe(now, n, p, nh, sched)
@@ -1007,7 +1074,8 @@ impl Mesh {
 
     /// nullrdc's send: CCA, then the transmission. False when it returned at once (busy channel).
     fn strobe<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) -> bool {
-        if self.nodes[n].cca_busy > 0 {
+        // busy: a frame on the air, or the radio sending its automatic ACK (beside ContikiMAC)
+        if self.nodes[n].cca_busy > 0 || self.nodes[n].transmitting {
             if self.is_csma(n) {
                 self.csma_after_failure(now, n, nh, true, sched);
             } else {
@@ -1157,15 +1225,20 @@ impl Mesh {
                     self.cm_heard_other(now, r);
                 }
             }
-            self.frames[s].receivers.clear();
             if ack {
+                self.frames[s].receivers.clear();
                 return self.cm_ack_end(now, s, dest as usize, arrived);
             }
-            return self.cm_copy_end(now, s, dest as usize, missed, sched);
+            if self.nodes[s].cm {
+                self.frames[s].receivers.clear();
+                return self.cm_copy_end(now, s, dest as usize, missed, sched);
+            }
         }
         self.frames[s].receivers.clear();
         let mut lost = missed;
-        if arrived {
+        if arrived && self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, dest as usize) {
+            lost = Some(Cause::Collision);
+        } else if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
             let d = &mut self.nodes[dest as usize];
             if d.rx_pending >= fifo {
@@ -1202,10 +1275,16 @@ impl Mesh {
         let q = &mut node.queues[qi];
         q.packets.pop_front();
         q.transmissions = 0;
+        q.collisions = 0;
         q.head_passed = false;
         node.buffers -= 1;
         if q.packets.is_empty() {
             q.active = false;
+        } else if let MacSpec::Csma { backoff: CsmaBackoff::BinaryExponential, .. } = node.mac {
+            // BE 0: the next packet goes at once (a 0-tick timer: behind the CPU's jobs)
+            q.gen = q.gen.wrapping_add(1);
+            let job = Job::Send(q.packets[0], q.nbr);
+            node.jobs.push_back(job);
         } else {
             q.gen = q.gen.wrapping_add(1);
             let at = Instant::from_nanos(now + self.csma_base_ticks * TICK_NS);
@@ -1224,21 +1303,50 @@ impl Mesh {
         sched: &mut S,
     ) {
         let qi = self.queue_of(n, nbr);
-        let MacSpec::Csma { max_transmissions, .. } = self.nodes[n].mac else { return };
+        let MacSpec::Csma { max_transmissions, backoff, .. } = self.nodes[n].mac else { return };
         let node = &mut self.nodes[n];
         if collision {
             node.stats.csma_busy_retries += 1;
         }
         let q = &mut node.queues[qi];
+        if backoff == CsmaBackoff::BinaryExponential {
+            if collision {
+                q.collisions += 1;
+                if q.collisions > CSMA_MAX_BACKOFF {
+                    q.collisions = 0;
+                    q.transmissions += 1;
+                }
+            } else {
+                q.collisions = 0;
+            }
+        }
         if q.transmissions >= max_transmissions {
             let (p, passed) = (q.packets[0], q.head_passed);
             self.lose(n, Cause::CsmaRetryLimit, p, passed, sched);
             return self.csma_free_head(now, n, nbr, sched);
         }
-        let base = self.csma_base_ticks;
-        let window = (1u64 << q.transmissions.min(3)) * base;
-        let ticks = base + node.rng.next_u64() % window;
         q.gen = q.gen.wrapping_add(1);
+        let ticks = match backoff {
+            CsmaBackoff::Timebase => {
+                let base = self.csma_base_ticks;
+                let window = (1u64 << q.transmissions.min(3)) * base;
+                base + node.rng.next_u64() % window
+            }
+            CsmaBackoff::BinaryExponential => {
+                // the backoff period: the RDC's channel check interval, 1 tick without one
+                let period = if node.cm { self.csma_base_ticks } else { 1 };
+                let window = ((1u64 << q.collisions.min(CSMA_MAX_BE)) - 1) * period;
+                if window == 0 {
+                    0
+                } else {
+                    node.rng.next_u64() % window
+                }
+            }
+        };
+        if ticks == 0 {
+            let job = Job::Send(q.packets[0], q.nbr);
+            return self.push_job(now, n, job, sched);
+        }
         sched.wake(Instant::from_nanos(now + ticks * TICK_NS), MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
     }
 
@@ -1362,6 +1470,7 @@ impl Medium for Mesh {
                 y: spec.y,
                 parent: (self.routes.parent[i] != NONE).then(|| self.routes.parent[i] as u32 + 1),
                 rank: (self.routes.rank[i] != u32::MAX).then_some(self.routes.rank[i]),
+                contikimac: node.cm,
                 trail: self.mobility.as_ref().map_or_else(Vec::new, |m| m.trails[i].clone()),
                 stats: NodeStats {
                     radio_on_ns: self.cm_timing.map_or(0, |t| node.duty.radio_on_ns(&t, self.clock)),

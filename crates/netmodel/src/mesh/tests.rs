@@ -113,6 +113,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         mobility: None,
         cloud: None,
         contikimac: None,
+        rdcs: Vec::new(),
         pinned_parents: Vec::new(),
     }
 }
@@ -122,7 +123,8 @@ fn stats(m: &Mesh) -> Vec<NodeStats> {
 }
 
 const MS: u64 = 1_000_000;
-const CSMA: MacSpec = MacSpec::Csma { queuebuf_num: 4, max_neighbor_queues: 2, max_transmissions: 4 };
+const CSMA: MacSpec =
+    MacSpec::Csma { queuebuf_num: 4, max_neighbor_queues: 2, max_transmissions: 4, backoff: CsmaBackoff::Timebase };
 
 #[test]
 fn one_hop_delivery_time_is_prepare_turnaround_airtime_and_rx() {
@@ -283,7 +285,8 @@ fn csma_waits_one_time_base_between_packets_to_the_same_neighbour() {
 #[test]
 fn csma_queue_and_neighbour_queue_limits() {
     // 2 buffers: of 4 packets prepared back to back, the 3rd and 4th find no buffer
-    let small = MacSpec::Csma { queuebuf_num: 2, max_neighbor_queues: 2, max_transmissions: 4 };
+    let small =
+        MacSpec::Csma { queuebuf_num: 2, max_neighbor_queues: 2, max_transmissions: 4, backoff: CsmaBackoff::Timebase };
     let mut m = mesh(&[(0.0, 0.0), (9.0, 0.0)], small, radio(1.0, 1.0), 1);
     let h = run(&mut m, &[(0, 1, 0, 15), (0, 1, 0, 15), (0, 1, 0, 15), (0, 1, 0, 15)]);
     assert_eq!((h.delivered.len(), stats(&m)[1].drops.queue_full), (2, 2));
@@ -302,7 +305,8 @@ fn the_rx_fifo_holds_one_frame_while_the_cpu_is_busy() {
     // D sends at 3.1 ms: strobe 4.1 ms, its frame ends at 7.364 ms: the FIFO is full.
     let mut sends = vec![(0, 1, 0, 15), (3_100_000, 2, 0, 15)];
     sends.extend((0..8).map(|_| (0, 0, 1, 15)));
-    let csma8 = MacSpec::Csma { queuebuf_num: 8, max_neighbor_queues: 2, max_transmissions: 4 };
+    let csma8 =
+        MacSpec::Csma { queuebuf_num: 8, max_neighbor_queues: 2, max_transmissions: 4, backoff: CsmaBackoff::Timebase };
     let mut m8 = mesh(&[(0.0, 0.0), (-9.0, 0.0), (9.0, 0.0)], csma8, radio(1.0, 1.0), 1);
     let h = run(&mut m8, &sends);
     let s = stats(&m8);
@@ -433,4 +437,40 @@ fn contikimac_strobes_to_the_strobe_time_and_reports_noack() {
     let strobe = 35 * 3_660_728;
     let b_wakeups = (1 + 6 * 610_351 + strobe - m.nodes[1].duty.phase) / 125_000_000 + 1;
     assert_eq!(s[1].radio_on_ns, b_wakeups * 244_140 + 6 * 122_070 + strobe);
+}
+
+/// The NITK border router: CSMA over ContikiMAC with its radio kept on and phase optimisation
+/// off (Contiki 3.1's default), beside nullrdc motes that acknowledge in hardware.
+fn kept_on_border_router(pos: &[(f64, f64)]) -> MeshSpec {
+    let mut s = spec(pos, MacSpec::Nullmac, radio(1.0, 1.0));
+    s.macs[0] = CSMA;
+    s.contikimac = Some(ContikimacSpec { channel_check_rate: 8, phase_optimization: false });
+    s.rdcs = (0..pos.len()).map(|i| if i == 0 { Rdc::ContikimacKeptOn } else { Rdc::Nullrdc }).collect();
+    s
+}
+
+#[test]
+fn a_kept_on_border_router_makes_its_ccas_and_a_nullrdc_mote_acks_in_hardware() {
+    let t = ContikimacSpec::default().timing();
+    let mut m = Mesh::new(kept_on_border_router(&[(0.0, 0.0), (9.0, 0.0)]), 1, 0);
+    let h = run(&mut m, &[(0, 0, 1, 15), (20 * MS, 0, 1, 15)]);
+    // 1 ms preparation, 6 CCAs 610 351 ns apart, 224 µs turnaround: the copy starts at
+    // 4 886 106 ns and ends 3.04 ms later (89 bytes); the mote's radio ACKs 192 µs after that
+    // (5 bytes, 352 µs) and its CPU hands the packet up 2 ms after the copy's end
+    let start = MS + 6 * t.cca_spacing + 224_000;
+    assert_eq!(start, 4_886_106);
+    let end = start + 3_040_000;
+    assert_eq!(h.starts[..2], [(start, 0), (end + 192_000, 1)]);
+    assert_eq!(h.delivered[0].0, end + 2_000_000);
+    // no phase learnt: the second packet, 20 ms on, goes the same way
+    assert_eq!(h.starts[2], (20 * MS + start, 0));
+    assert_eq!(h.delivered.len(), 2);
+    let s = stats(&m);
+    assert_eq!((s[0].frames_sent, s[1].acks_sent, s[0].drops.total()), (2, 2, 0));
+    // the mote's own frames to the border router request no ACK: it takes them as they end
+    let mut m = Mesh::new(kept_on_border_router(&[(0.0, 0.0), (9.0, 0.0)]), 1, 0);
+    let h = run(&mut m, &[(0, 1, 0, 15)]);
+    assert_eq!(h.starts, vec![(1_224_000, 1)]);
+    assert_eq!(h.delivered[0].0, 1_224_000 + 3_040_000 + 2_000_000);
+    assert_eq!(stats(&m)[0].acks_sent, 0);
 }

@@ -12,6 +12,7 @@ use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CloudSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
+use netmodel::mesh::{CsmaBackoff, Rdc};
 use netmodel::RateSteps;
 use serde::{Deserialize, Serialize};
 
@@ -69,6 +70,13 @@ pub struct BrStack {
     pub mac: Option<String>,
     /// Its packet buffers (else the motes').
     pub queuebuf_num: Option<u32>,
+    /// Its radio duty cycling, `nullrdc` or `contikimac` (else the motes').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdc: Option<String>,
+    /// Under ContikiMAC, its radio kept on (the rpl-border-router's `NETSTACK_MAC.off(1)`):
+    /// always listening, its unicasts still sent the ContikiMAC way.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub keep_radio_on: bool,
 }
 
 /// The motes' network stack.
@@ -91,6 +99,10 @@ pub struct Stack {
     pub csma_max_neighbor_queues: u32,
     /// CSMA transmissions per packet.
     pub csma_max_transmissions: u32,
+    /// CSMA's retry and pacing rules: `timebase` (Contiki 3.0) or `binary_exponential`
+    /// (Contiki's master from 2016 on, IEEE 802.15.4's; the NITK GST/GSRTC firmware's).
+    #[serde(skip_serializing_if = "is_timebase")]
+    pub csma_backoff: String,
     /// The mesh prefix is Contiki's address context 0.
     pub context_matches_lln_prefix: bool,
     /// RPL's Hop-by-Hop option in every packet.
@@ -131,6 +143,7 @@ impl Default for Stack {
             queuebuf_num: 8,
             csma_max_neighbor_queues: 2,
             csma_max_transmissions: 4,
+            csma_backoff: "timebase".into(),
             context_matches_lln_prefix: true,
             rpl_hbh_option: true,
             rx_process_us: 2000,
@@ -141,7 +154,7 @@ impl Default for Stack {
             uart_byte_ns: 69_125,
             client_log_request_bytes: 28,
             client_log_response_bytes: 39,
-            br: BrStack { mac: Some("csma".into()), queuebuf_num: Some(4) },
+            br: BrStack { mac: Some("csma".into()), queuebuf_num: Some(4), rdc: None, keep_radio_on: false },
         }
     }
 }
@@ -238,6 +251,10 @@ fn interval_ns(bits: f64, kbps: f64) -> u64 {
 
 fn is_default_rate(r: &u32) -> bool {
     *r == 8
+}
+
+fn is_timebase(s: &str) -> bool {
+    s == "timebase"
 }
 
 fn is_true(b: &bool) -> bool {
@@ -614,6 +631,15 @@ impl LlnScenario {
                 queuebuf_num,
                 max_neighbor_queues: self.stack.csma_max_neighbor_queues,
                 max_transmissions: self.stack.csma_max_transmissions,
+                backoff: match self.stack.csma_backoff.as_str() {
+                    "timebase" => CsmaBackoff::Timebase,
+                    "binary_exponential" => CsmaBackoff::BinaryExponential,
+                    other => {
+                        return Err(ScenarioError(format!(
+                            "scenario: stack.csma_backoff '{other}' must be \"timebase\" or \"binary_exponential\""
+                        )))
+                    }
+                },
             }),
             other => Err(ScenarioError(format!("stack.mac: '{other}' is not nullmac or csma"))),
         }
@@ -701,16 +727,27 @@ impl LlnScenario {
             _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
         };
         let s = &self.stack;
-        let contikimac = match s.rdc.as_str() {
-            "nullrdc" => None,
-            "contikimac" => {
-                let r = s.channel_check_rate;
-                if !(1..=128).contains(&r) || !r.is_power_of_two() {
-                    return bad("stack.channel_check_rate", "must be a power of two from 1 to 128");
-                }
-                Some(ContikimacSpec { channel_check_rate: r, phase_optimization: s.phase_optimization })
+        let rdc_of = |key: &str, name: &str| match name {
+            "nullrdc" => Ok(false),
+            "contikimac" => Ok(true),
+            _ => Err(ScenarioError(format!("scenario: {key} must be \"nullrdc\" or \"contikimac\""))),
+        };
+        let motes_cm = rdc_of("stack.rdc", &s.rdc)?;
+        let br_cm = match &s.br.rdc {
+            Some(r) => rdc_of("stack.br.rdc", r)?,
+            None => motes_cm,
+        };
+        if s.br.keep_radio_on && !br_cm {
+            return bad("stack.br.keep_radio_on", "needs the border router's rdc to be \"contikimac\"");
+        }
+        let contikimac = if motes_cm || br_cm {
+            let r = s.channel_check_rate;
+            if !(1..=128).contains(&r) || !r.is_power_of_two() {
+                return bad("stack.channel_check_rate", "must be a power of two from 1 to 128");
             }
-            _ => return bad("stack.rdc", "must be \"nullrdc\" or \"contikimac\""),
+            Some(ContikimacSpec { channel_check_rate: r, phase_optimization: s.phase_optimization })
+        } else {
+            None
         };
         if s.queuebuf_num == 0 || s.csma_max_neighbor_queues == 0 || s.csma_max_transmissions == 0 {
             return bad("stack.queuebuf_num", "and the CSMA limits must be at least 1");
@@ -726,6 +763,19 @@ impl LlnScenario {
         let mote_mac = self.mac(&s.mac, s.queuebuf_num)?;
         let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
+        // per mote only where the border router differs (else every mote as `contikimac` says)
+        let rdcs = if br_cm == motes_cm && !s.br.keep_radio_on {
+            Vec::new()
+        } else {
+            let rdc = |cm: bool, kept: bool| match (cm, kept) {
+                (false, _) => Rdc::Nullrdc,
+                (true, false) => Rdc::Contikimac,
+                (true, true) => Rdc::ContikimacKeptOn,
+            };
+            (0..nodes.len())
+                .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
+                .collect()
+        };
         let w = &self.workload;
         if !["periodic_blocking", "continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
             return bad(
@@ -884,6 +934,7 @@ impl LlnScenario {
             mobility,
             cloud,
             contikimac,
+            rdcs,
             pinned_parents,
         };
         for &(b, a) in &mesh.pinned_parents {
@@ -1015,6 +1066,16 @@ mod tests {
         assert!(e(s).contains("workload.response_etag_bytes"));
         let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
         assert!(e(s).contains("UDP"));
+        let mut s = LlnScenario::default();
+        s.stack.br.rdc = Some("nullrdc".into());
+        s.stack.br.keep_radio_on = true;
+        assert!(e(s).contains("stack.br.keep_radio_on"));
+        let mut s = LlnScenario::default();
+        s.stack.br.rdc = Some("lpp".into());
+        assert!(e(s).contains("stack.br.rdc"));
+        let mut s = LlnScenario::default();
+        s.stack.csma_backoff = "aloha".into();
+        assert!(e(s).contains("stack.csma_backoff"));
         assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
     }
 
