@@ -139,11 +139,11 @@ impl Default for Stack {
             mac: "nullmac".into(),
             rdc: "nullrdc".into(),
             channel_check_rate: 8,
-            phase_optimization: true,
+            phase_optimization: false,
             queuebuf_num: 8,
             csma_max_neighbor_queues: 2,
             csma_max_transmissions: 4,
-            csma_backoff: "timebase".into(),
+            csma_backoff: "binary_exponential".into(),
             context_matches_lln_prefix: true,
             rpl_hbh_option: true,
             rx_process_us: 2000,
@@ -154,7 +154,12 @@ impl Default for Stack {
             uart_byte_ns: 69_125,
             client_log_request_bytes: 28,
             client_log_response_bytes: 39,
-            br: BrStack { mac: Some("csma".into()), queuebuf_num: Some(4), rdc: None, keep_radio_on: false },
+            br: BrStack {
+                mac: Some("csma".into()),
+                queuebuf_num: Some(4),
+                rdc: Some("contikimac".into()),
+                keep_radio_on: true,
+            },
         }
     }
 }
