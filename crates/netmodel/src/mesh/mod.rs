@@ -950,28 +950,18 @@ impl Mesh {
             node.busy = true;
             node.current = job;
             let cpu = &self.spec.cpu;
-            match job {
+            // the CPU's time on the job (a send holds it as its MAC says)
+            let busy_ns = match job {
                 Job::Rx(p) => {
                     node.rx_pending -= 1;
-                    let mut us = cpu.rx_process_us;
-                    if p.to.index() == n && self.spec.nodes[n].role == Role::Server {
-                        us += cpu.app_us;
-                    }
-                    sched.wake(Instant::from_nanos(now + us as u64 * 1000), MeshEvent::CpuDone(n as u16));
-                    return;
+                    let app = p.to.index() == n && self.spec.nodes[n].role == Role::Server;
+                    (cpu.rx_process_us + if app { cpu.app_us } else { 0 }) as u64 * 1000
                 }
                 Job::Prepare(p) => {
-                    let mut us = cpu.tx_prepare_us;
-                    if p.from.index() == n && self.spec.nodes[n].role == Role::Client {
-                        us += cpu.client_app_us;
-                    }
-                    sched.wake(Instant::from_nanos(now + us as u64 * 1000), MeshEvent::CpuDone(n as u16));
-                    return;
+                    let own = p.from.index() == n && self.spec.nodes[n].role == Role::Client;
+                    (cpu.tx_prepare_us + if own { cpu.client_app_us } else { 0 }) as u64 * 1000
                 }
-                Job::Print(bytes) => {
-                    sched.wake(Instant::from_nanos(now + cpu.print_ns(bytes)), MeshEvent::CpuDone(n as u16));
-                    return;
-                }
+                Job::Print(bytes) => cpu.print_ns(bytes),
                 Job::Send(p, nh) => {
                     let going = if self.nodes[n].cm {
                         self.cm_send(now, n, p, nh, sched)
@@ -981,9 +971,12 @@ impl Mesh {
                     if going {
                         return;
                     }
+                    continue;
                 }
-                Job::Idle => {}
-            }
+                Job::Idle => continue,
+            };
+            sched.wake(Instant::from_nanos(now + busy_ns), MeshEvent::CpuDone(n as u16));
+            return;
         }
     }
 
