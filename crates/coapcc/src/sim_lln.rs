@@ -157,18 +157,14 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             d.no_route
         );
         if let Some(dc) = &mesh.duty_cycle {
-            let sum = |cm_only: bool| {
-                mesh.nodes.iter().filter(|n| n.contikimac || !cm_only).fold(
-                    netmodel::mesh::NodeStats::default(),
-                    |mut a, n| {
-                        a.merge(&n.stats);
-                        a
-                    },
-                )
-            };
             // the copies of the ContikiMAC senders (beside nullrdc motes, a kept-on border
             // router's); duplicates are counted where they arrive
-            let (st, duplicates) = (sum(true), sum(false).duplicates);
+            let st =
+                mesh.nodes.iter().filter(|n| n.contikimac).fold(netmodel::mesh::NodeStats::default(), |mut a, n| {
+                    a.merge(&n.stats);
+                    a
+                });
+            let duplicates: u64 = mesh.nodes.iter().map(|n| n.stats.duplicates).sum();
             let c = &st.copy_drops;
             let _ = writeln!(
                 out,

@@ -175,8 +175,7 @@ fn accounting_holds(
         let st = &n.stats;
         // nullrdc: a packet is one frame; ContikiMAC (every mote, or the default scenario's
         // border router, whose radio is kept on): one strobe or more, until the next hop took it
-        let cm = contikimac || n.role == Role::BorderRouter;
-        let out = if cm { st.handed_over } else { st.frames_sent };
+        let out = if n.contikimac { st.handed_over } else { st.frames_sent };
         prop_assert_eq!(st.originated + st.forwarded, out + st.drops.packet_drops(), "mote {}", n.id);
     }
     prop_assert_eq!(

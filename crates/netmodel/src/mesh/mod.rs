@@ -568,6 +568,13 @@ struct NbrQueue {
     head_passed: bool,
 }
 
+impl NbrQueue {
+    /// The CPU job that sends the head packet.
+    fn send_head(&self) -> Job {
+        Job::Send(self.packets[0], self.nbr)
+    }
+}
+
 #[derive(Debug)]
 struct Node {
     // radio
@@ -764,8 +771,9 @@ impl Mesh {
         let (links, interferes, senses) = geometry(&spec.radio, n, &d);
         let routes = spec.routes_by(&d);
         let any_cm = (0..n).any(|i| spec.rdc(i) != Rdc::Nullrdc);
-        let cm_timing = spec.contikimac.or_else(|| any_cm.then(ContikimacSpec::default)).map(|c| c.timing());
-        let csma_base_ticks = spec.contikimac.map_or(16, |c| 128 / c.channel_check_rate.max(1) as u64);
+        let cm_spec = spec.contikimac.or_else(|| any_cm.then(ContikimacSpec::default));
+        let cm_timing = cm_spec.map(|c| c.timing());
+        let csma_base_ticks = cm_spec.map_or(16, |c| 128 / c.channel_check_rate.max(1) as u64);
         let root = spec.root();
         let nodes = (0..n)
             .map(|i| {
@@ -1061,7 +1069,7 @@ impl Mesh {
         node.buffers += 1;
         if q.packets.len() == 1 {
             // the head of an empty queue goes out at once (a 0-tick timer: behind the CPU's jobs)
-            node.jobs.push_back(Job::Send(p, nh));
+            node.jobs.push_back(q.send_head());
         }
     }
 
@@ -1273,13 +1281,13 @@ impl Mesh {
         node.buffers -= 1;
         if q.packets.is_empty() {
             q.active = false;
-        } else if let MacSpec::Csma { backoff: CsmaBackoff::BinaryExponential, .. } = node.mac {
+            return;
+        }
+        q.gen = q.gen.wrapping_add(1);
+        if let MacSpec::Csma { backoff: CsmaBackoff::BinaryExponential, .. } = node.mac {
             // BE 0: the next packet goes at once (a 0-tick timer: behind the CPU's jobs)
-            q.gen = q.gen.wrapping_add(1);
-            let job = Job::Send(q.packets[0], q.nbr);
-            node.jobs.push_back(job);
+            node.jobs.push_back(q.send_head());
         } else {
-            q.gen = q.gen.wrapping_add(1);
             let at = Instant::from_nanos(now + self.csma_base_ticks * TICK_NS);
             sched.wake(at, MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
         }
@@ -1337,7 +1345,7 @@ impl Mesh {
             }
         };
         if ticks == 0 {
-            let job = Job::Send(q.packets[0], q.nbr);
+            let job = q.send_head();
             return self.push_job(now, n, job, sched);
         }
         sched.wake(Instant::from_nanos(now + ticks * TICK_NS), MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
@@ -1348,7 +1356,7 @@ impl Mesh {
         if !q.active || q.gen != gen {
             return;
         }
-        let job = Job::Send(q.packets[0], q.nbr);
+        let job = q.send_head();
         self.push_job(now, n, job, sched);
     }
 }

@@ -600,7 +600,7 @@ impl LlnScenario {
         crate::scenario::cc_with_defaults(&self.cc, &self.cc_defaults, not_tcp)
     }
 
-    /// The motes.
+    /// `topology.parents` as (mote, parent) indices into `nodes`.
     fn pinned_parents(&self, nodes: &[NodeSpec]) -> Result<Vec<(usize, usize)>, ScenarioError> {
         let index = |id: u32| nodes.iter().position(|n| n.id == id);
         let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
@@ -615,6 +615,7 @@ impl LlnScenario {
         Ok(pins)
     }
 
+    /// The motes.
     pub fn nodes(&self) -> Result<Vec<NodeSpec>, ScenarioError> {
         let t = &self.topology;
         let nodes = match (&t.layout, &t.nodes) {
@@ -768,19 +769,14 @@ impl LlnScenario {
         let mote_mac = self.mac(&s.mac, s.queuebuf_num)?;
         let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
-        // per mote only where the border router differs (else every mote as `contikimac` says)
-        let rdcs = if br_cm == motes_cm && !s.br.keep_radio_on {
-            Vec::new()
-        } else {
-            let rdc = |cm: bool, kept: bool| match (cm, kept) {
-                (false, _) => Rdc::Nullrdc,
-                (true, false) => Rdc::Contikimac,
-                (true, true) => Rdc::ContikimacKeptOn,
-            };
-            (0..nodes.len())
-                .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
-                .collect()
+        let rdc = |cm: bool, kept: bool| match (cm, kept) {
+            (false, _) => Rdc::Nullrdc,
+            (true, false) => Rdc::Contikimac,
+            (true, true) => Rdc::ContikimacKeptOn,
         };
+        let rdcs = (0..nodes.len())
+            .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
+            .collect();
         let w = &self.workload;
         if !["periodic_blocking", "continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
             return bad(
@@ -942,11 +938,13 @@ impl LlnScenario {
             rdcs,
             pinned_parents,
         };
-        for &(b, a) in &mesh.pinned_parents {
-            if mesh.mobility.is_none() && mesh.routes().parent[b] as usize != a {
+        // a pin the routes ignored is no candidate (under mobility, candidates change as it runs)
+        if mesh.mobility.is_none() && !mesh.pinned_parents.is_empty() {
+            let routes = mesh.routes();
+            if let Some(&(b, a)) = mesh.pinned_parents.iter().find(|&&(b, a)| routes.parent[b] as usize != a) {
                 return bad(
-                    &format!("topology.parents.{}", b + 1),
-                    &format!("mote {} is not a neighbour of it one hop closer to the border router", a + 1),
+                    &format!("topology.parents.{}", nodes[b].id),
+                    &format!("mote {} is not a neighbour of it one hop closer to the border router", nodes[a].id),
                 );
             }
         }
