@@ -33,6 +33,8 @@ pub enum Stream {
     Phase(u32),
     /// Host `i`'s background traffic (its phase).
     Background(u32),
+    /// Node `i`'s RPL timers (trickle, DAO delays, probing): Contiki's `random_rand()`.
+    Rpl(u32),
     /// The mesh's pursue target.
     PursueTarget,
     /// Which clients of a CLOUD burst run are the continuous group.
@@ -60,6 +62,7 @@ impl Stream {
             Stream::Mobility(i) => 0x4000_0000 | (i & 0x0FFF_FFFF),
             Stream::Phase(i) => 0x5000_0000 | (i & 0x0FFF_FFFF),
             Stream::Background(i) => 0x6000_0000 | (i & 0x0FFF_FFFF),
+            Stream::Rpl(i) => 0x7000_0000 | (i & 0x0FFF_FFFF),
             Stream::Server => 0xFFFF_0001,
             Stream::UplinkLoss => 0xFFFF_0002,
             Stream::DownlinkLoss => 0xFFFF_0003,
@@ -132,6 +135,10 @@ mod tests {
             Stream::Radio(999_999),
             Stream::Mobility(0),
             Stream::Mobility(999_999),
+            Stream::Phase(0),
+            Stream::Background(0),
+            Stream::Rpl(0),
+            Stream::Rpl(999_999),
             Stream::PursueTarget,
             Stream::BurstGroups,
             Stream::Server,

@@ -4,17 +4,23 @@
 //! the NITK author's binaries (the reference dataset docs/validation.md describes, runs
 //! `A-ladder-h1-s1` … `h4-s1`, steady window): the median on-air exchange (request's first symbol
 //! to response's last, exchanges without a retransmission) and the client's median gap from a
-//! response's last symbol to its next request's first. The goals are the issue's: exchange time
-//! within 10 %, completed exchanges per second within 15 % (met at 1 and 2 hops; at 3 and 4 Cooja
-//! loses 0.2 % of its exchanges to RPL's control frames, each stalling the client for its
-//! 3–4.5 s timer, which the model's silent converged routes do not send: docs/validation.md).
+//! response's last symbol to its next request's first, and the completed exchanges per second of
+//! the exchanges started in Cooja's steady window (from 60, 29, 29, 60 s to the end). The goals
+//! are the issue's: exchange time within 10 %, completed exchanges per second within 15 %. The
+//! completed rate depends on the rare losses that stall the client for its 3–4.5 s timer, which
+//! on the ladder come from RPL's control frames (the model sends them: `topology.rpl_control`).
 
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netsim::lln::{self, LlnScenario};
 
-/// Cooja, per hop count: (on-air exchange, client's gap to its next request, completed/s).
-const COOJA: [(f64, f64, f64); 4] =
-    [(8.037, 7.148, 62.2401), (20.151, 7.175, 32.1695), (32.001, 7.101, 21.6071), (44.085, 7.099, 16.8909)];
+/// Cooja, per hop count: (on-air exchange, client's gap to its next request, completed/s, the
+/// steady window's start in s).
+const COOJA: [(f64, f64, f64, f64); 4] = [
+    (8.037, 7.148, 62.2401, 60.0),
+    (20.151, 7.175, 32.1695, 29.0),
+    (32.001, 7.101, 21.6071, 29.0),
+    (44.085, 7.099, 16.8909, 60.0),
+];
 
 /// The ladder of `hops`: border router at 0, server at 9.5 m, the relays, the client last.
 fn ladder(hops: usize) -> LlnScenario {
@@ -29,6 +35,7 @@ fn ladder(hops: usize) -> LlnScenario {
     nodes.push(NodeSpec { id: 2 + hops as u32, role: Role::Client, x: 9.5 * (hops + 1) as f64, y: 0.0 });
     s.topology.layout = None;
     s.topology.nodes = Some(nodes);
+    s.topology.rpl_control = true;
     s.cc = "default".into();
     s.workload.kind = "continuous".into();
     s.duration_s = 300.0;
@@ -43,7 +50,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[test]
 fn the_ladder_keeps_within_the_goals_of_cooja() {
-    for (h, &(air, gap, completed)) in COOJA.iter().enumerate().map(|(i, c)| (i + 1, c)) {
+    for (h, &(air, gap, completed, from_s)) in COOJA.iter().enumerate().map(|(i, c)| (i + 1, c)) {
         let s = ladder(h);
         let st = &s.stack;
         // the client's own time around its exchange's frames, from the scenario's delays: its
@@ -62,12 +69,12 @@ fn the_ladder_keeps_within_the_goals_of_cooja() {
         let cycle = median(
             e.windows(2).filter(|w| clean(&w[0])).map(|w| (w[1].start_ns - w[0].start_ns) as f64 / 1e6).collect(),
         );
-        let rate = e.iter().filter(|x| x.rtt_ns.is_some()).count() as f64 / s.duration_s;
+        let from_ns = (from_s * 1e9) as u64;
+        let steady = e.iter().filter(|x| x.start_ns >= from_ns && x.rtt_ns.is_some()).count();
+        let rate = steady as f64 / (s.duration_s - from_s);
         let off = |m: f64, c: f64| (m / c - 1.0).abs();
         assert!(off(on_air, air) <= 0.10, "{h} hops: on air {on_air:.3} ms, Cooja {air}");
         assert!(off(cycle, air + gap) <= 0.10, "{h} hops: loss-free cycle {cycle:.3} ms, Cooja {}", air + gap);
-        if h <= 2 {
-            assert!(off(rate, completed) <= 0.15, "{h} hops: {rate:.2} completed/s, Cooja {completed}");
-        }
+        assert!(off(rate, completed) <= 0.15, "{h} hops: {rate:.2} completed/s, Cooja {completed}");
     }
 }

@@ -41,12 +41,15 @@
 //!   whole strobe (its radio stays on for the ACKs) + the ACKs a mote sends. A wake-up the mote
 //!   skips because it is sending is counted all the same (at most 244 µs per strobe). Counted to
 //!   the end of the run (a radio on then counts until the end).
-//! * Broadcast (RPL control only) is not used: routes are converged (see `routing`).
+//! * Broadcast (RPL's DIOs, [`super::rpl`]): the 6 CCAs, then copies each followed by the gap,
+//!   nothing read in the gaps, until the strobe time is over; then OK. A listening receiver
+//!   takes a copy and its radio goes off; a ContikiMAC receiver drops copies it took already.
 
 use coap_cc::Instant;
 use rand_core::RngCore;
 
 use super::frame::airtime_ns;
+use super::rpl::BROADCAST;
 use super::{Cause, Job, MacSpec, Mesh, MeshEvent, Packet, NONE};
 use crate::medium::Schedule;
 
@@ -413,7 +416,11 @@ impl Mesh {
             let p = self.frames[s].packet;
             let rn = &mut self.nodes[r];
             rn.rx_pending += 1;
-            rn.stats.frames_received += 1;
+            if super::rpl::is_control(&p) {
+                rn.stats.rpl_frames_received += 1;
+            } else {
+                rn.stats.frames_received += 1;
+            }
             self.nodes[s].stats.handed_over += 1;
             if let Some(st) = self.nodes[s].duty.strobe.as_mut() {
                 st.passed = true;
@@ -576,13 +583,16 @@ impl Mesh {
         let t = self.timing();
         let node = &self.nodes[n];
         let st = node.duty.strobe.expect("a send in progress");
-        if st.heard || node.rx_from != NONE || node.cca_busy > 0 {
+        // a broadcast's copies go on for the whole strobe time, nothing read in the gaps
+        let broadcast = st.nbr == BROADCAST;
+        if !broadcast && (st.heard || node.rx_from != NONE || node.cca_busy > 0) {
             sched.wake(Instant::from_nanos(now + t.after_ack), MeshEvent::AckRead(n as u16));
             return;
         }
         let over = now >= st.t0 + t.strobe || (st.known && now >= st.t0 + t.max_phase_strobe);
         if over {
-            self.cm_outcome(now, n, TxResult::NoAck, sched);
+            let result = if broadcast { TxResult::Ok } else { TxResult::NoAck };
+            self.cm_outcome(now, n, result, sched);
             self.run_next(now, n, sched);
         } else {
             self.cm_copy(now, n, sched);
@@ -607,10 +617,15 @@ impl Mesh {
             }
             node.duty.radio = node.duty.idle();
         }
-        if result != TxResult::Collision {
+        let sent = result != TxResult::Collision && st.nbr != BROADCAST;
+        if sent {
             node.duty.phase_update(st.nbr, st.txtime, result, now);
         }
-        match (node.mac, result) {
+        let mac = node.mac;
+        if sent && !self.rpl.is_empty() {
+            self.rpl_link_sent(now, n, st.nbr);
+        }
+        match (mac, result) {
             (MacSpec::Nullmac, TxResult::Ok) => {}
             (MacSpec::Nullmac, r) => {
                 let cause = if r == TxResult::NoAck { Cause::NoAck } else { Cause::CcaBusy };

@@ -29,6 +29,9 @@ pub const PHY_OVERHEAD: u32 = 6;
 pub const MAX_MPDU: u32 = 127;
 /// MAC header of a unicast data frame with 8-byte addresses and PAN-ID compression.
 pub const MAC_HEADER: u32 = 21;
+/// MAC header of a broadcast data frame: frame control (2), sequence number (1), destination
+/// PAN (2), the short broadcast address 0xffff (2), the 8-byte source.
+pub const MAC_HEADER_BROADCAST: u32 = 15;
 /// Frame check sequence.
 pub const FCS: u32 = 2;
 /// The most 6LoWPAN bytes one unicast frame carries.
@@ -51,6 +54,15 @@ pub const IPV6_UDP_HEADERS: u32 = 48;
 /// escaped as two bytes each, END (RFC 1055; tunslip6 and Contiki's slip.c).
 pub fn slip_len(packet: &[u8]) -> u32 {
     2 + packet.iter().map(|&b| if b == SLIP_END || b == SLIP_ESC { 2 } else { 1 }).sum::<u32>()
+}
+
+/// The MPDU of an RPL control message of `icmp_bytes` (ICMPv6 header and body) between
+/// link-local addresses, both derived from the MAC addresses and elided: IPHC dispatch and base
+/// (2), the next header inline (ICMPv6, 1), the hop limit (64) elided; a broadcast's destination
+/// ff02::1a in one byte.
+pub fn control_mpdu(broadcast: bool, icmp_bytes: u32) -> u32 {
+    let (mac, iphc) = if broadcast { (MAC_HEADER_BROADCAST, 4) } else { (MAC_HEADER, 3) };
+    mac + FCS + iphc + icmp_bytes
 }
 
 /// Time to send `bytes` over a UART at `baud` with 10 bits per byte (8N1), ns.
@@ -199,6 +211,17 @@ mod tests {
     const ORIGIN: HopPlace = HopPlace::local(true, false);
     const MIDDLE: HopPlace = HopPlace::local(false, false);
     const LAST: HopPlace = HopPlace::local(false, true);
+
+    #[test]
+    fn rpl_control_frames_have_the_sizes_cooja_shows() {
+        // DIO: ICMPv6 header 4 + base 24 (instance, version, rank 2, flags, DTSN, flags,
+        // reserved, DODAGID 16) + DODAG configuration 16 + prefix information 32 = 76 bytes;
+        // DAO: 4 + base 4 + target option 20 (type, length, flags, prefix length, 16 bytes) +
+        // transit information 6 = 34. Cooja: DIO 97 broadcast, 102 unicast; DAO 60.
+        assert_eq!(control_mpdu(true, 4 + 24 + 16 + 32), 97);
+        assert_eq!(control_mpdu(false, 4 + 24 + 16 + 32), 102);
+        assert_eq!(control_mpdu(false, 4 + 4 + 20 + 6), 60);
+    }
 
     #[test]
     fn airtime_is_32_us_per_byte_with_the_6_byte_phy_header() {

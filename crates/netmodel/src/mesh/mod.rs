@@ -11,7 +11,8 @@
 //! ```
 //!
 //! * [`frame`]: PHY timing and per-hop frame sizes; [`topology`]: the literature's layouts;
-//!   [`routing`]: the converged min-hop tree and its next-hop table.
+//!   [`routing`]: the converged min-hop tree and its next-hop table; [`rpl`]: RPL's control
+//!   traffic (DIO trickle, DAO refreshes, probing) on the air over that tree, when asked for.
 //! * Medium (Cooja UDGM, "distance loss"): a frame reaches the radios within the transmission
 //!   range R, interferes those within the interference range I; a per-frame TX draw (p_tx, the
 //!   sender's [`Stream::Radio`]) and per-receiver RX draw (p_rx(d) = 1 − d²/R²·(1 − p_rx), the
@@ -48,6 +49,7 @@ pub mod contikimac;
 pub mod frame;
 pub mod mobility;
 pub mod routing;
+pub mod rpl;
 pub mod topology;
 
 use std::collections::VecDeque;
@@ -63,6 +65,7 @@ use contikimac::{ContikimacSpec, Duty, Timing};
 use frame::{airtime_ns, serial_ns, Compression, External, HopPlace, IPV6_UDP_HEADERS};
 use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
 use routing::{Routes, NONE};
+use rpl::{is_control, RplNode, RplSpec, RplTimer, BROADCAST};
 use topology::{NodeSpec, Role};
 
 /// Positions within this much of a range boundary count as inside (layouts drawn on an exact
@@ -227,6 +230,8 @@ pub struct MeshSpec {
     pub rdcs: Vec<Rdc>,
     /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
     pub pinned_parents: Vec<(usize, usize)>,
+    /// RPL's control traffic on the air over the converged routes ([`rpl`]; None: silent routes).
+    pub rpl: Option<RplSpec>,
 }
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
@@ -446,6 +451,17 @@ pub struct NodeStats {
     /// ContikiMAC: time its radio was on, ns (nullrdc: 0, the radio is always on).
     #[serde(skip_serializing_if = "is_zero")]
     pub radio_on_ns: u64,
+    /// RPL control frames it put on the air (each copy of a ContikiMAC train); not in
+    /// `frames_sent`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_frames_sent: u64,
+    /// RPL control frames it took into its RX FIFO (broadcasts too); not in `frames_received`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_frames_received: u64,
+    /// RPL control packets it sent that were lost (busy channel, full queue, a unicast frame lost
+    /// on the air); not in `drops`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_dropped: u64,
 }
 
 impl NodeStats {
@@ -465,6 +481,9 @@ impl NodeStats {
         self.given_up_after_handover += o.given_up_after_handover;
         self.copy_drops.merge(&o.copy_drops);
         self.radio_on_ns += o.radio_on_ns;
+        self.rpl_frames_sent += o.rpl_frames_sent;
+        self.rpl_frames_received += o.rpl_frames_received;
+        self.rpl_dropped += o.rpl_dropped;
     }
 }
 
@@ -542,6 +561,8 @@ pub enum MeshEvent {
     AckRead(u16),
     /// ContikiMAC: a send deferred until near the receiver's wake-up (mote, next hop, packet).
     Deferred(u16, u16, Packet),
+    /// One of a mote's RPL timers.
+    Rpl(u16, RplTimer),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -676,6 +697,10 @@ pub struct Mesh {
     csma_base_ticks: u64,
     /// The border router.
     root: usize,
+    /// Each mote's RPL state (empty: no control traffic).
+    rpl: Vec<RplNode>,
+    /// Scratch: the motes that received a broadcast frame intact.
+    heard: Vec<u16>,
 }
 
 /// What moves the motes: a model, or a trace's moves; and the trails kept for the report.
@@ -830,6 +855,17 @@ impl Mesh {
                 sensed: Vec::with_capacity(senses.of(i).len()),
             })
             .collect();
+        let rpl = match spec.rpl {
+            None => Vec::new(),
+            Some(_) => (0..n)
+                .map(|i| {
+                    let joined = i == root || routes.parent[i] != NONE;
+                    let nbrs = links.of(i).iter().filter(|l| l.1 > 0.0).map(|l| l.0);
+                    RplNode::new(joined, nbrs, Stream::Rpl(i as u32).rng(seed, rep))
+                })
+                .collect(),
+        };
+        let heard = Vec::with_capacity(if rpl.is_empty() { 0 } else { n });
         Mesh {
             spec,
             routes,
@@ -846,6 +882,8 @@ impl Mesh {
             clock: 0,
             csma_base_ticks,
             root,
+            rpl,
+            heard,
         }
     }
 
@@ -935,6 +973,10 @@ impl Mesh {
     }
 
     fn drop_packet<S: Schedule<MeshEvent>>(&mut self, at: usize, cause: Cause, p: Packet, sched: &mut S) {
+        if is_control(&p) {
+            self.nodes[at].stats.rpl_dropped += 1;
+            return;
+        }
         self.nodes[at].stats.drops.add(cause);
         sched.discard(p);
     }
@@ -962,11 +1004,11 @@ impl Mesh {
             let busy_ns = match job {
                 Job::Rx(p) => {
                     node.rx_pending -= 1;
-                    let app = p.to.index() == n && self.spec.nodes[n].role == Role::Server;
+                    let app = p.to.index() == n && self.spec.nodes[n].role == Role::Server && !is_control(&p);
                     (cpu.rx_process_us + if app { cpu.app_us } else { 0 }) as u64 * 1000
                 }
                 Job::Prepare(p) => {
-                    let own = p.from.index() == n && self.spec.nodes[n].role == Role::Client;
+                    let own = p.from.index() == n && self.spec.nodes[n].role == Role::Client && !is_control(&p);
                     (cpu.tx_prepare_us + if own { cpu.client_app_us } else { 0 }) as u64 * 1000
                 }
                 Job::Print(bytes) => cpu.print_ns(bytes),
@@ -991,6 +1033,8 @@ impl Mesh {
     fn cpu_done<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let logs = self.spec.cpu.uart_byte_ns > 0 && self.spec.nodes[n].role == Role::Client;
         match self.nodes[n].current {
+            Job::Rx(p) if is_control(&p) => self.rpl_input(now, n, p, sched),
+            Job::Prepare(p) if is_control(&p) => self.rpl_to_mac(n, p, sched),
             Job::Rx(p) if p.to.index() == n => {
                 self.nodes[n].stats.delivered += 1;
                 sched.deliver(Instant::from_nanos(now), 0, p);
@@ -1103,10 +1147,19 @@ impl Mesh {
         } else {
             External::None
         };
-        let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize, external };
-        let mpdu = self.spec.compression.frames(hop, p.size).mpdu(0);
+        let control = is_control(&p);
+        let mpdu = if control {
+            p.size
+        } else {
+            let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize, external };
+            self.spec.compression.frames(hop, p.size).mpdu(0)
+        };
         let airtime = airtime_ns(mpdu);
-        node.stats.frames_sent += 1;
+        if control {
+            node.stats.rpl_frames_sent += 1;
+        } else {
+            node.stats.frames_sent += 1;
+        }
         node.stats.tx_busy_ns += airtime;
         let f = &mut self.frames[n];
         f.packet = p;
@@ -1207,6 +1260,8 @@ impl Mesh {
                     } else {
                         fate = Fate::Lost(Cause::Collision);
                     }
+                } else if dest == BROADCAST && rn.rx_ok {
+                    self.heard.push(r);
                 }
                 // frames for other motes are discarded by the radio's address filter
             }
@@ -1230,10 +1285,23 @@ impl Mesh {
                 self.frames[s].receivers.clear();
                 return self.cm_ack_end(now, s, dest as usize, arrived);
             }
+        }
+        if dest == BROADCAST {
+            self.frames[s].receivers.clear();
+            self.broadcast_end(now, s, p, sched);
+            self.nodes[s].transmitting = false;
             if self.nodes[s].cm {
-                self.frames[s].receivers.clear();
-                return self.cm_copy_end(now, s, dest as usize, missed, sched);
+                let gap = self.cm_timing.map_or(0, |t| t.inter_packet);
+                return sched.wake(Instant::from_nanos(now + gap), MeshEvent::Gap(s as u16));
             }
+            if self.is_csma(s) {
+                self.csma_free_head(now, s, dest, sched);
+            }
+            return self.run_next(now, s, sched);
+        }
+        if self.cm_timing.is_some() && self.nodes[s].cm {
+            self.frames[s].receivers.clear();
+            return self.cm_copy_end(now, s, dest as usize, missed, sched);
         }
         self.frames[s].receivers.clear();
         let mut lost = missed;
@@ -1246,12 +1314,19 @@ impl Mesh {
                 lost = Some(Cause::RxOverflow);
             } else {
                 d.rx_pending += 1;
-                d.stats.frames_received += 1;
+                if is_control(&p) {
+                    d.stats.rpl_frames_received += 1;
+                } else {
+                    d.stats.frames_received += 1;
+                }
                 self.push_job(now, dest as usize, Job::Rx(p), sched);
             }
         }
         if let Some(cause) = lost {
             self.drop_packet(s, cause, p, sched);
+        }
+        if !self.rpl.is_empty() {
+            self.rpl_link_sent(now, s, dest);
         }
         self.nodes[s].transmitting = false;
         if self.is_csma(s) {
@@ -1259,6 +1334,25 @@ impl Mesh {
             self.csma_free_head(now, s, dest, sched);
         }
         self.run_next(now, s, sched);
+    }
+
+    /// A broadcast frame of `s` ended: every mote that received it intact takes it, if its
+    /// radio and RX FIFO can.
+    fn broadcast_end<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, p: Packet, sched: &mut S) {
+        let fifo = self.spec.cpu.rx_fifo_frames;
+        for i in 0..self.heard.len() {
+            let r = self.heard[i] as usize;
+            // beside ContikiMAC: a strobing radio loses it, a listening one takes it and sleeps
+            let lost = self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, r);
+            if lost || !self.rpl_fresh_broadcast(s, r, &p) || self.nodes[r].rx_pending >= fifo {
+                continue;
+            }
+            let rn = &mut self.nodes[r];
+            rn.rx_pending += 1;
+            rn.stats.rpl_frames_received += 1;
+            self.push_job(now, r, Job::Rx(p), sched);
+        }
+        self.heard.clear();
     }
 
     fn is_csma(&self, n: usize) -> bool {
@@ -1381,7 +1475,8 @@ impl Medium for Mesh {
             | MeshEvent::TxCca(n)
             | MeshEvent::Gap(n)
             | MeshEvent::AckRead(n)
-            | MeshEvent::Deferred(n, ..) => crate::HostId(n as u32),
+            | MeshEvent::Deferred(n, ..)
+            | MeshEvent::Rpl(n, _) => crate::HostId(n as u32),
             // the motes move before anything else of the same instant (host order: the first)
             MeshEvent::Move => crate::HostId(0),
             MeshEvent::SerialIn(p) => p.from,
@@ -1393,6 +1488,9 @@ impl Medium for Mesh {
             if m.next_ns != u64::MAX {
                 sched.wake(Instant::from_nanos(m.next_ns), MeshEvent::Move);
             }
+        }
+        if !self.rpl.is_empty() {
+            self.rpl_start(sched);
         }
     }
 
@@ -1451,6 +1549,7 @@ impl Medium for Mesh {
             MeshEvent::Gap(n) => self.cm_gap(now, n as usize, sched),
             MeshEvent::AckRead(n) => self.cm_ack_read(now, n as usize, sched),
             MeshEvent::Deferred(n, nh, p) => self.push_job(now, n as usize, Job::Send(p, nh), sched),
+            MeshEvent::Rpl(n, t) => self.rpl_timer(now, n as usize, t, sched),
         }
     }
 

@@ -115,6 +115,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         contikimac: None,
         rdcs: Vec::new(),
         pinned_parents: Vec::new(),
+        rpl: None,
     }
 }
 
@@ -473,4 +474,47 @@ fn a_kept_on_border_router_makes_its_ccas_and_a_nullrdc_mote_acks_in_hardware() 
     assert_eq!(h.starts, vec![(1_224_000, 1)]);
     assert_eq!(h.delivered[0].0, 1_224_000 + 3_040_000 + 2_000_000);
     assert_eq!(stats(&m)[0].acks_sent, 0);
+}
+
+#[test]
+fn a_kept_on_border_router_sends_six_dio_trains_of_33_copies_in_300_s() {
+    // Trickle from Imin = 2^12 ms in whole ticks of 1/128 s (524 ticks), doubling (1048, 2097,
+    // 4194, 8388, 16777, 33554 ticks): the intervals end at 4.09, 12.28, 28.66, 61.43, 126.96,
+    // 258.03 s, each with its DIO in its second half; the seventh's DIO falls after 389 s. Each DIO is a ContikiMAC
+    // broadcast: a copy of 97 bytes (103 on the air: 3296 µs) after the 224 µs turnaround, then
+    // the 13-tick gap (396.7 µs), until the 4176-tick strobe time (127.44 ms) is over:
+    // ceil(127 441 / 3916.7) = 33 copies.
+    let t = ContikimacSpec::default().timing();
+    let period = airtime_ns(97) + 224_000 + t.inter_packet;
+    assert_eq!(t.strobe.div_ceil(period), 33);
+    let mut s = kept_on_border_router(&[(0.0, 0.0), (9.0, 0.0)]);
+    s.rpl = Some(RplSpec::default());
+    let mut m = Mesh::new(s, 1, 0);
+    let h = run_until(&mut m, &[], 300 * 1_000_000_000);
+    let st = stats(&m);
+    assert_eq!(st[0].rpl_frames_sent, 6 * 33);
+    // the nullrdc mote takes every copy (no duplicate detection without AUTOACK); its own
+    // control frames are not data frames
+    assert_eq!(st[1].rpl_frames_received, 6 * 33);
+    assert_eq!((st[0].frames_sent, st[1].frames_sent, h.delivered.len()), (0, 0, 0));
+    // the border router takes every frame the mote sends: its DIOs, its probes and a DAO after
+    // each DIO whose DTSN the root had incremented (the second to the sixth)
+    assert_eq!(st[0].rpl_frames_received, st[1].rpl_frames_sent);
+    assert!(st[1].rpl_frames_sent >= 5, "{}", st[1].rpl_frames_sent);
+}
+
+#[test]
+fn rpl_control_frames_stay_out_of_the_data_accounting() {
+    // a nullrdc chain with data and control traffic: every data packet is delivered or dropped
+    // for one counted cause, and none of the driver's packets is a control packet
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0), (18.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rpl = Some(RplSpec::default());
+    let mut m = Mesh::new(s, 3, 0);
+    let sends: Vec<_> = (0..200).map(|k| (k * 100 * MS, 2, 0, 15)).collect();
+    let h = run_until(&mut m, &sends, 30 * 1_000_000_000);
+    assert!(h.delivered.iter().map(|d| &d.1).chain(&h.discarded).all(|p| !rpl::is_control(p)));
+    let st = stats(&m);
+    let drops: u64 = st.iter().map(|x| x.drops.total()).sum();
+    assert_eq!(h.delivered.len() as u64 + drops, 200);
+    assert!(st.iter().map(|x| x.rpl_frames_sent).sum::<u64>() > 0);
 }

@@ -10,6 +10,7 @@ use coap_wire::{registry, CoapOption, Code, Message, MessageType, Options};
 use netmodel::mesh::contikimac::ContikimacSpec;
 use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
+use netmodel::mesh::rpl::RplSpec;
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CloudSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
 use netmodel::mesh::{CsmaBackoff, Rdc};
@@ -174,6 +175,11 @@ pub struct Topology {
     pub nodes: Option<Vec<NodeSpec>>,
     /// `rpl_storing_minhop`.
     pub routing: String,
+    /// RPL's control traffic on the air over those routes: DIO trickle, DAO refreshes and
+    /// probing as Contiki's master RPL (2016, the NITK GST firmware's) sends them (false: silent
+    /// converged routes).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rpl_control: bool,
     /// The clients move under a model (NITK ch. 6: the border router and servers stay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mobility: Option<MobilityConfig>,
@@ -194,6 +200,7 @@ impl Default for Topology {
             layout: Some("grid3x3".into()),
             nodes: None,
             routing: "rpl_storing_minhop".into(),
+            rpl_control: false,
             mobility: None,
             positions: None,
             parents: Default::default(),
@@ -209,6 +216,7 @@ struct TopologyFile {
     layout: Option<String>,
     nodes: Option<Vec<NodeSpec>>,
     routing: Option<String>,
+    rpl_control: Option<bool>,
     mobility: Option<MobilityConfig>,
     positions: Option<String>,
     #[serde(default)]
@@ -222,6 +230,7 @@ impl From<TopologyFile> for Topology {
             layout: if t.nodes.is_some() { t.layout } else { t.layout.or(d.layout) },
             nodes: t.nodes,
             routing: t.routing.unwrap_or(d.routing),
+            rpl_control: t.rpl_control.unwrap_or(d.rpl_control),
             mobility: t.mobility,
             positions: t.positions,
             parents: t.parents,
@@ -937,6 +946,7 @@ impl LlnScenario {
             contikimac,
             rdcs,
             pinned_parents,
+            rpl: self.topology.rpl_control.then(RplSpec::default),
         };
         // a pin the routes ignored is no candidate (under mobility, candidates change as it runs)
         if mesh.mobility.is_none() && !mesh.pinned_parents.is_empty() {

@@ -1,0 +1,509 @@
+//! RPL's control traffic on the air over the converged DODAG, as the RPL of Contiki's master
+//! from 2016 (the NITK GST/GSRTC firmware's "Contiki 3.1": `core/net/rpl/rpl-timers.c`,
+//! `rpl-dag.c`, `rpl-icmp6.c`, `core/net/link-stats.c`) sends it, in storing mode with MRHOF.
+//!
+//! The routes stay the converged tree of [`super::routing`] (every mote joined at t = 0, its
+//! preferred parent the tree's; **choice**: parents never change, so nothing here resets a
+//! trickle timer or sends a No-Path DAO). What this module adds is the frames RPL keeps sending
+//! once the DODAG has formed, which take the air and the motes' CPUs from CoAP:
+//!
+//! * **DIO trickle** (`new_dio_interval`, `handle_dio_timer`): I = 2^k ms in clock ticks
+//!   (CLOCK_SECOND = 128), k from Imin = 12 (4.096 s) up 8 doublings (1048.576 s); the DIO goes at
+//!   I/2 + (I/2)·r/65535 (r = `random_rand()`, 16 bits) unless 10 consistent DIOs were heard in
+//!   the interval (RPL_DIO_REDUNDANCY); the interval then ends and doubles. A multicast DIO is a
+//!   link-layer broadcast: one frame from a nullrdc mote, a ContikiMAC train of copies for a
+//!   whole strobe time from a ContikiMAC sender. Every mote starts at Imin at t = 0 (**choice**:
+//!   the converged tree as if every mote joined at boot).
+//! * **Counting DIOs**: the root counts every DIO it takes; another mote every DIO from a known
+//!   neighbour of unchanged rank (all of them, converged). A nullrdc mote takes every copy of a
+//!   ContikiMAC train (Contiki's nullrdc detects duplicates only with AUTOACK, which the Z1
+//!   build leaves off), each a DIO; a ContikiMAC receiver drops copies it already took.
+//! * **DAO refresh** (`RPL_DIO_REFRESH_DAO_ROUTES`): the root increments its DTSN after each
+//!   multicast DIO; a mote whose preferred parent's DIO carries a greater DTSN increments its
+//!   own and schedules a DAO after RPL_DAO_DELAY/2 + r mod RPL_DAO_DELAY (4 s); a DAO already
+//!   scheduled stays. Scheduling a DAO also sets the lifetime timer: a DAO again after half the
+//!   route lifetime (30 × 60 s) plus up to a quarter of it (`set_dao_lifetime_timer`); that
+//!   DAO cancels a scheduled one. A mote that takes a DAO (storing mode) forwards it to its
+//!   preferred parent; the root keeps it.
+//! * **Probing** (RPL_WITH_PROBING): every RPL_PROBING_INTERVAL/2 + r mod RPL_PROBING_INTERVAL
+//!   (60–180 s) a mote sends a unicast DIO to its probing target: the urgent one if any, else its
+//!   preferred parent if that link is not fresh, else (r even) the best non-fresh candidate,
+//!   else the candidate least recently sent to. A link is fresh when something was sent on it
+//!   in the last 10 minutes and its freshness (+1 per transmission, at most 16, halved every 20
+//!   minutes from boot) is at least 4. Processing any DIO selects the parent again: when the
+//!   preferred parent (the best, **choice**: MRHOF's ranking is the converged tree's) is not
+//!   fresh it becomes the urgent target and probing is rescheduled within r mod 10 s. The root
+//!   does not probe. Candidates are the mote's neighbours within range, in node order
+//!   (**choice**: the order of Contiki's neighbour table is the order DIOs were first heard).
+//! * Every control message costs its sender `tx_prepare_us` and its receiver `rx_process_us` of
+//!   CPU (**choice**: as a data packet), and goes through the sender's MAC like data: nullmac
+//!   sends at once (a busy channel drops it), CSMA queues it (a broadcast has its own neighbour
+//!   queue, as in Contiki).
+//! * Frame sizes ([`super::frame::control_mpdu`]): a DIO is 76 bytes of ICMPv6 (header 4, base 24,
+//!   DODAG configuration option 16, prefix information option 32), a DAO 34 (header 4, base 4 with
+//!   no DODAGID, target option 20, transit information option 6): 97-byte broadcast and 102-byte
+//!   unicast DIO frames and 60-byte DAO frames, as Cooja shows for the firmware.
+//!
+//! Control packets never reach the simulation driver: they are marked with [`CONTROL_ID`], and
+//! their losses are counted apart from the data packets' (`rpl_dropped`).
+
+use rand_chacha::ChaCha8Rng;
+use rand_core::RngCore;
+
+use super::frame::control_mpdu;
+use super::routing::NONE;
+use super::{Job, MacSpec, Mesh, MeshEvent, TICK_NS};
+use crate::medium::{Packet, Schedule};
+use crate::{HostId, PacketId};
+use coap_cc::Instant;
+
+/// A frame's destination when it is a link-layer broadcast.
+pub const BROADCAST: u16 = u16::MAX - 1;
+/// The driver handle of a control packet (the mesh's own; never handed to the driver).
+pub const CONTROL_ID: PacketId = PacketId(u32::MAX);
+/// ICMPv6 bytes of a DIO.
+pub const DIO_ICMP_BYTES: u32 = 76;
+/// ICMPv6 bytes of a DAO.
+pub const DAO_ICMP_BYTES: u32 = 34;
+/// `random_rand()`'s range: 16 bits.
+const RANDOM_RAND_MAX: u64 = 65_535;
+/// Ticks per second (CLOCK_SECOND).
+const CLOCK_SECOND: u64 = 128;
+/// link-stats.c: freshness target, cap, expiry and half-life.
+const FRESHNESS_TARGET: u32 = 4;
+const FRESHNESS_MAX: u32 = 16;
+const FRESHNESS_EXPIRATION_NS: u64 = 10 * 60 * 1_000_000_000;
+const FRESHNESS_HALF_LIFE_NS: u64 = 20 * 60 * 1_000_000_000;
+/// The urgent probing delay's range, ticks (`random_rand() % (CLOCK_SECOND * 10)`).
+const URGENT_PROBING_TICKS: u64 = 10 * CLOCK_SECOND;
+
+/// Whether `p` is one of the mesh's own control packets.
+pub fn is_control(p: &Packet) -> bool {
+    p.id == CONTROL_ID
+}
+
+/// RPL's parameters (Contiki's defaults in [`RplSpec::default`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RplSpec {
+    /// Trickle's Imin, as log2 of milliseconds (RPL_DIO_INTERVAL_MIN).
+    pub dio_interval_min: u32,
+    /// Trickle's doublings (RPL_DIO_INTERVAL_DOUBLINGS).
+    pub dio_interval_doublings: u32,
+    /// DIOs heard in an interval that suppress the mote's own (RPL_DIO_REDUNDANCY; 0: never).
+    pub dio_redundancy: u32,
+    /// RPL_DAO_DELAY, clock ticks.
+    pub dao_delay_ticks: u64,
+    /// The routes' lifetime (default lifetime × lifetime unit), s.
+    pub dao_lifetime_s: u64,
+    /// RPL_PROBING_INTERVAL, clock ticks (0: no probing).
+    pub probing_interval_ticks: u64,
+    /// RPL_DIO_REFRESH_DAO_ROUTES: the root's multicast DIOs ask for fresh DAOs.
+    pub refresh_dao_routes: bool,
+}
+
+impl Default for RplSpec {
+    fn default() -> Self {
+        RplSpec {
+            dio_interval_min: 12,
+            dio_interval_doublings: 8,
+            dio_redundancy: 10,
+            dao_delay_ticks: 4 * CLOCK_SECOND,
+            dao_lifetime_s: 30 * 60,
+            probing_interval_ticks: 120 * CLOCK_SECOND,
+            refresh_dao_routes: true,
+        }
+    }
+}
+
+/// An RPL timer of one mote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RplTimer {
+    /// The trickle timer.
+    Dio,
+    /// The DAO delay (generation).
+    Dao(u32),
+    /// The DAO lifetime timer (generation).
+    Lifetime(u32),
+    /// The probing timer (generation).
+    Probe(u32),
+}
+
+/// What a control packet carries (in its `note`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Msg {
+    Dio,
+    Dao,
+}
+
+/// One link's statistics (link-stats.c) as far as probing reads them.
+#[derive(Debug, Clone, Copy)]
+struct LinkStat {
+    nbr: u16,
+    /// The last transmission on it, ns (0: never).
+    last_tx: u64,
+    freshness: u32,
+    /// Half-lives applied to `freshness` (20-minute periods since boot).
+    halvings: u64,
+}
+
+impl LinkStat {
+    /// Its freshness at `now`, the halvings since its last update applied.
+    fn freshness_at(&self, now: u64) -> u32 {
+        let h = now / FRESHNESS_HALF_LIFE_NS - self.halvings;
+        if h >= 32 {
+            0
+        } else {
+            self.freshness >> h
+        }
+    }
+
+    fn is_fresh(&self, now: u64) -> bool {
+        self.last_tx > 0 && now - self.last_tx < FRESHNESS_EXPIRATION_NS && self.freshness_at(now) >= FRESHNESS_TARGET
+    }
+}
+
+/// One mote's RPL state.
+#[derive(Debug)]
+pub(super) struct RplNode {
+    joined: bool,
+    /// Trickle: the interval's exponent, DIOs heard in it, whether its DIO is still due, and the
+    /// ticks from the DIO to the interval's end.
+    intcurrent: u32,
+    counter: u32,
+    dio_due: bool,
+    next_delay: u64,
+    dtsn_out: u32,
+    /// The DTSN its preferred parent sent last.
+    parent_dtsn: u32,
+    dao_pending: bool,
+    dao_gen: u32,
+    lifetime_gen: u32,
+    probe_gen: u32,
+    urgent: Option<u16>,
+    /// Its broadcasts so far (their link-layer sequence), and the last broadcast it took as
+    /// (sender, sequence), for a ContikiMAC receiver's duplicate detection.
+    seq: u32,
+    last_taken: (u16, u32),
+    links: Vec<LinkStat>,
+    rng: ChaCha8Rng,
+}
+
+impl RplNode {
+    pub(super) fn new(joined: bool, neighbours: impl Iterator<Item = u16>, rng: ChaCha8Rng) -> Self {
+        RplNode {
+            joined,
+            intcurrent: 0,
+            counter: 0,
+            dio_due: false,
+            next_delay: 0,
+            dtsn_out: 0,
+            parent_dtsn: 0,
+            dao_pending: false,
+            dao_gen: 0,
+            lifetime_gen: 0,
+            probe_gen: 0,
+            urgent: None,
+            seq: 0,
+            last_taken: (NONE, 0),
+            links: neighbours.map(|nbr| LinkStat { nbr, last_tx: 0, freshness: 0, halvings: 0 }).collect(),
+            rng,
+        }
+    }
+
+    fn rand(&mut self) -> u64 {
+        (self.rng.next_u32() & 0xFFFF) as u64
+    }
+
+    fn link(&self, nbr: u16) -> Option<&LinkStat> {
+        self.links.iter().find(|l| l.nbr == nbr)
+    }
+}
+
+fn encode(msg: Msg, dtsn: u32, seq: u32) -> u64 {
+    let kind = match msg {
+        Msg::Dio => 1,
+        Msg::Dao => 2,
+    };
+    kind | (dtsn as u64) << 8 | (seq as u64) << 40
+}
+
+fn decode(note: u64) -> (Msg, u32, u32) {
+    let msg = if note & 0xFF == 2 { Msg::Dao } else { Msg::Dio };
+    (msg, (note >> 8) as u32, (note >> 40) as u32)
+}
+
+fn at(now: u64, ticks: u64) -> Instant {
+    Instant::from_nanos(now + ticks * TICK_NS)
+}
+
+impl Mesh {
+    fn rpl_spec(&self) -> super::rpl::RplSpec {
+        self.spec.rpl.expect("RPL control traffic is on")
+    }
+
+    /// Every joined mote starts trickle at Imin; the others their DAO lifetime and probing.
+    pub(super) fn rpl_start<S: Schedule<MeshEvent>>(&mut self, sched: &mut S) {
+        let spec = self.rpl_spec();
+        for n in 0..self.rpl.len() {
+            if !self.rpl[n].joined {
+                continue;
+            }
+            self.rpl[n].intcurrent = spec.dio_interval_min;
+            self.new_dio_interval(0, n, sched);
+            if n != self.root {
+                self.set_dao_lifetime_timer(0, n, sched);
+                if spec.probing_interval_ticks > 0 {
+                    self.schedule_probing(0, n, sched);
+                }
+            }
+        }
+    }
+
+    pub(super) fn rpl_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, t: RplTimer, sched: &mut S) {
+        let r = &self.rpl[n];
+        match t {
+            RplTimer::Dio => self.dio_timer(now, n, sched),
+            RplTimer::Dao(gen) if r.dao_pending && gen == r.dao_gen => {
+                self.rpl[n].dao_pending = false;
+                self.send_dao(now, n, sched);
+            }
+            RplTimer::Lifetime(gen) if gen == r.lifetime_gen => {
+                // handle_dao_timer from the lifetime timer: a scheduled DAO is cancelled, this one
+                // goes, and the lifetime timer (expired) is set again
+                self.rpl[n].dao_pending = false;
+                self.send_dao(now, n, sched);
+                self.set_dao_lifetime_timer(now, n, sched);
+            }
+            RplTimer::Probe(gen) if gen == r.probe_gen => {
+                if let Some(target) = self.probing_target(now, n) {
+                    let dtsn = self.rpl[n].dtsn_out;
+                    self.rpl_send(now, n, Msg::Dio, dtsn, target, sched);
+                }
+                self.rpl[n].urgent = None;
+                self.schedule_probing(now, n, sched);
+            }
+            _ => {}
+        }
+    }
+
+    fn new_dio_interval<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let r = &mut self.rpl[n];
+        let interval = ((1u64 << r.intcurrent) * CLOCK_SECOND) / 1000;
+        let half = interval / 2;
+        let ticks = half + (half * r.rand()) / RANDOM_RAND_MAX;
+        r.next_delay = interval - ticks;
+        r.dio_due = true;
+        r.counter = 0;
+        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Dio));
+    }
+
+    fn dio_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let spec = self.rpl_spec();
+        let r = &mut self.rpl[n];
+        if r.dio_due {
+            r.dio_due = false;
+            let delay = r.next_delay;
+            if spec.dio_redundancy == 0 || r.counter < spec.dio_redundancy {
+                let dtsn = r.dtsn_out;
+                if n == self.root && spec.refresh_dao_routes {
+                    r.dtsn_out += 1;
+                }
+                self.rpl_send(now, n, Msg::Dio, dtsn, BROADCAST, sched);
+            }
+            sched.wake(at(now, delay), MeshEvent::Rpl(n as u16, RplTimer::Dio));
+        } else {
+            if r.intcurrent < spec.dio_interval_min + spec.dio_interval_doublings {
+                r.intcurrent += 1;
+            }
+            self.new_dio_interval(now, n, sched);
+        }
+    }
+
+    fn send_dao<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let parent = self.routes.parent[n];
+        if parent != NONE {
+            self.rpl_send(now, n, Msg::Dao, 0, parent, sched);
+        }
+    }
+
+    fn schedule_dao<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let delay = self.rpl_spec().dao_delay_ticks;
+        let r = &mut self.rpl[n];
+        if r.dao_pending {
+            return;
+        }
+        let ticks = if delay == 0 { 0 } else { delay / 2 + r.rand() % delay };
+        r.dao_pending = true;
+        r.dao_gen = r.dao_gen.wrapping_add(1);
+        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Dao(r.dao_gen)));
+        self.set_dao_lifetime_timer(now, n, sched);
+    }
+
+    fn set_dao_lifetime_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let half = self.rpl_spec().dao_lifetime_s * CLOCK_SECOND / 2;
+        let r = &mut self.rpl[n];
+        let ticks = half + r.rand() % (half / 2).max(1);
+        r.lifetime_gen = r.lifetime_gen.wrapping_add(1);
+        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Lifetime(r.lifetime_gen)));
+    }
+
+    fn schedule_probing<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let interval = self.rpl_spec().probing_interval_ticks;
+        let r = &mut self.rpl[n];
+        let ticks =
+            if r.urgent.is_some() { r.rand() % URGENT_PROBING_TICKS } else { interval / 2 + r.rand() % interval };
+        r.probe_gen = r.probe_gen.wrapping_add(1);
+        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Probe(r.probe_gen)));
+    }
+
+    /// `get_probing_target`.
+    fn probing_target(&mut self, now: u64, n: usize) -> Option<u16> {
+        let r = &self.rpl[n];
+        if let Some(u) = r.urgent {
+            return Some(u);
+        }
+        let parent = self.routes.parent[n];
+        if parent != NONE && !r.link(parent).is_some_and(|l| l.is_fresh(now)) {
+            return Some(parent);
+        }
+        let rank = &self.routes.rank;
+        if self.rpl[n].rand() % 2 == 0 {
+            // the best non-fresh candidate: the lowest rank, the first in table order
+            let best = self.rpl[n]
+                .links
+                .iter()
+                .filter(|l| !l.is_fresh(now))
+                .min_by_key(|l| rank[l.nbr as usize])
+                .map(|l| l.nbr);
+            if best.is_some() {
+                return best;
+            }
+        }
+        // the least recently sent to, the first in table order
+        let mut target: Option<(u16, u64)> = None;
+        for l in &self.rpl[n].links {
+            let age = now - l.last_tx;
+            if target.is_none_or(|(_, a)| age > a) {
+                target = Some((l.nbr, age));
+            }
+        }
+        target.map(|t| t.0)
+    }
+
+    /// A control message from `n` to `to` (a neighbour or [`BROADCAST`]) is prepared for its MAC.
+    fn rpl_send<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, msg: Msg, dtsn: u32, to: u16, sched: &mut S) {
+        let broadcast = to == BROADCAST;
+        let r = &mut self.rpl[n];
+        if broadcast {
+            r.seq += 1;
+        }
+        let icmp = if msg == Msg::Dao { DAO_ICMP_BYTES } else { DIO_ICMP_BYTES };
+        let p = Packet {
+            id: CONTROL_ID,
+            from: HostId(n as u32),
+            to: HostId(to as u32),
+            size: control_mpdu(broadcast, icmp),
+            note: encode(msg, dtsn, r.seq),
+        };
+        self.push_job(now, n, Job::Prepare(p), sched);
+    }
+
+    /// A prepared control packet goes to the MAC.
+    pub(super) fn rpl_to_mac<S: Schedule<MeshEvent>>(&mut self, n: usize, p: Packet, sched: &mut S) {
+        let nh = p.to.0 as u16;
+        match self.nodes[n].mac {
+            MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh)),
+            MacSpec::Csma { .. } => self.csma_enqueue(n, p, nh, sched),
+        }
+    }
+
+    /// A broadcast copy from `s` arrived intact at `r`: whether `r` takes it (a ContikiMAC
+    /// receiver drops a copy it took already).
+    pub(super) fn rpl_fresh_broadcast(&mut self, s: usize, r: usize, p: &Packet) -> bool {
+        if !self.nodes[r].cm {
+            return true;
+        }
+        let key = (s as u16, decode(p.note).2);
+        let rn = &mut self.rpl[r];
+        if rn.last_taken == key {
+            return false;
+        }
+        rn.last_taken = key;
+        true
+    }
+
+    /// `n` processed a control packet.
+    pub(super) fn rpl_input<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
+        if self.rpl.is_empty() || !self.rpl[n].joined {
+            return;
+        }
+        let from = p.from.0 as u16;
+        let (msg, dtsn, _) = decode(p.note);
+        match msg {
+            Msg::Dao => {
+                // storing mode: the route is refreshed, the DAO goes on up
+                if n != self.root {
+                    self.send_dao(now, n, sched);
+                }
+            }
+            Msg::Dio => {
+                self.rpl[n].counter += 1;
+                if n == self.root {
+                    return;
+                }
+                let parent = self.routes.parent[n];
+                if from == parent {
+                    let r = &mut self.rpl[n];
+                    if dtsn > r.parent_dtsn {
+                        r.dtsn_out += 1;
+                        self.schedule_dao(now, n, sched);
+                    }
+                    self.rpl[n].parent_dtsn = dtsn;
+                }
+                // the parent selected again: a best parent that is not fresh is probed soon
+                let probing = self.rpl_spec().probing_interval_ticks > 0;
+                if probing && parent != NONE && !self.rpl[n].link(parent).is_some_and(|l| l.is_fresh(now)) {
+                    self.rpl[n].urgent = Some(parent);
+                    self.schedule_probing(now, n, sched);
+                }
+            }
+        }
+    }
+
+    /// `n` transmitted a unicast frame to `nbr` (link-stats: one transmission).
+    pub(super) fn rpl_link_sent(&mut self, now: u64, n: usize, nbr: u16) {
+        let Some(r) = self.rpl.get_mut(n) else { return };
+        if let Some(l) = r.links.iter_mut().find(|l| l.nbr == nbr) {
+            l.freshness = (l.freshness_at(now) + 1).min(FRESHNESS_MAX);
+            l.halvings = now / FRESHNESS_HALF_LIFE_NS;
+            l.last_tx = now.max(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_is_fresh_after_four_transmissions_within_ten_minutes() {
+        let mut l = LinkStat { nbr: 1, last_tx: 0, freshness: 0, halvings: 0 };
+        assert!(!l.is_fresh(1));
+        l.freshness = 4;
+        l.last_tx = 5;
+        assert!(l.is_fresh(5 + FRESHNESS_EXPIRATION_NS - 1));
+        assert!(!l.is_fresh(5 + FRESHNESS_EXPIRATION_NS));
+        l.freshness = 8;
+        l.last_tx = FRESHNESS_HALF_LIFE_NS - 10;
+        // 8 halved at 20 minutes is 4: still fresh; at 40 minutes 2, and stale anyway
+        assert_eq!(l.freshness_at(FRESHNESS_HALF_LIFE_NS), 4);
+        assert!(l.is_fresh(FRESHNESS_HALF_LIFE_NS));
+        assert_eq!(l.freshness_at(2 * FRESHNESS_HALF_LIFE_NS), 2);
+    }
+
+    #[test]
+    fn notes_carry_kind_dtsn_and_sequence() {
+        assert_eq!(decode(encode(Msg::Dao, 7, 3)), (Msg::Dao, 7, 3));
+        assert_eq!(decode(encode(Msg::Dio, 250, 1 << 20)), (Msg::Dio, 250, 1 << 20));
+    }
+}
