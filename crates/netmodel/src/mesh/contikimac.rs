@@ -406,8 +406,12 @@ impl Mesh {
     /// then ACK. False when the RX FIFO is full (no ACK; the copy is lost).
     pub(super) fn cm_take<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, r: usize, sched: &mut S) -> bool {
         let passed = self.nodes[s].duty.strobe.is_some_and(|st| st.passed);
+        let control = super::rpl::is_control(&self.frames[s].packet);
         if passed {
-            self.nodes[r].stats.duplicates += 1;
+            // (a control packet's duplicate is not a data frame's)
+            if !control {
+                self.nodes[r].stats.duplicates += 1;
+            }
         } else {
             let fifo = self.spec.cpu.rx_fifo_frames;
             if self.nodes[r].rx_pending >= fifo {
@@ -416,12 +420,12 @@ impl Mesh {
             let p = self.frames[s].packet;
             let rn = &mut self.nodes[r];
             rn.rx_pending += 1;
-            if super::rpl::is_control(&p) {
+            if control {
                 rn.stats.rpl_frames_received += 1;
             } else {
                 rn.stats.frames_received += 1;
+                self.nodes[s].stats.handed_over += 1;
             }
-            self.nodes[s].stats.handed_over += 1;
             if let Some(st) = self.nodes[s].duty.strobe.as_mut() {
                 st.passed = true;
             }
@@ -486,7 +490,9 @@ impl Mesh {
             None => None,
         };
         if let Some(cause) = lost {
-            self.nodes[s].stats.copy_drops.add(cause);
+            if !super::rpl::is_control(&self.frames[s].packet) {
+                self.nodes[s].stats.copy_drops.add(cause);
+            }
             self.cm_heard_other(now, dest);
         }
         self.nodes[s].transmitting = false;
@@ -662,7 +668,9 @@ impl Mesh {
         sched: &mut S,
     ) {
         if passed {
-            self.nodes[n].stats.given_up_after_handover += 1;
+            if !super::rpl::is_control(&p) {
+                self.nodes[n].stats.given_up_after_handover += 1;
+            }
         } else {
             self.drop_packet(n, cause, p, sched);
         }
