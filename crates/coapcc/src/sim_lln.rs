@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use netmodel::mesh::topology::Role;
 use netsim::lln::{self, LlnScenario};
 use netsim::summary::NetworkSummary;
 use netsim::NetworkReport;
@@ -156,6 +157,20 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             d.rx_fail,
             d.no_route
         );
+        let rpl_sent: u64 = mesh.nodes.iter().map(|n| n.stats.rpl_frames_sent).sum();
+        if rpl_sent > 0 {
+            let by_br: u64 =
+                mesh.nodes.iter().filter(|n| n.role == Role::BorderRouter).map(|n| n.stats.rpl_frames_sent).sum();
+            let lost: u64 = mesh.nodes.iter().map(|n| n.stats.rpl_dropped).sum();
+            let _ = writeln!(
+                out,
+                "RPL control ({}; all reps): {} frames on the air ({} by the border router), {} control packets lost",
+                algorithm(&runs[0]),
+                rpl_sent,
+                by_br,
+                lost
+            );
+        }
         if let Some(dc) = &mesh.duty_cycle {
             // the copies of the ContikiMAC senders (beside nullrdc motes, a kept-on border
             // router's); duplicates are counted where they arrive
@@ -234,6 +249,9 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
         "frames_received",
         "drops",
         "radio_on_ns",
+        "rpl_frames_sent",
+        "rpl_frames_received",
+        "rpl_dropped",
     ])?;
     for r in runs {
         let cc = crate::sim::cc_columns(&r.scenario.cc);
@@ -265,6 +283,9 @@ fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
                         st.drops.total().to_string(),
                         // nullrdc: the radio is always on
                         if st.radio_on_ns > 0 { st.radio_on_ns } else { m.duration_ns }.to_string(),
+                        st.rpl_frames_sent.to_string(),
+                        st.rpl_frames_received.to_string(),
+                        st.rpl_dropped.to_string(),
                     ]))?;
                 }
             }

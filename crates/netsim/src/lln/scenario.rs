@@ -200,7 +200,7 @@ impl Default for Topology {
             layout: Some("grid3x3".into()),
             nodes: None,
             routing: "rpl_storing_minhop".into(),
-            rpl_control: false,
+            rpl_control: true,
             mobility: None,
             positions: None,
             parents: Default::default(),
