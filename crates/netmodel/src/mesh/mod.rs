@@ -857,11 +857,18 @@ impl Mesh {
             .collect();
         let rpl = match spec.rpl {
             None => Vec::new(),
-            Some(_) => (0..n)
+            Some(r) => (0..n)
                 .map(|i| {
-                    let joined = i == root || routes.parent[i] != NONE;
                     let nbrs = links.of(i).iter().filter(|l| l.1 > 0.0).map(|l| l.0);
-                    RplNode::new(joined, nbrs, Stream::Rpl(i as u32).rng(seed, rep))
+                    let rng = Stream::Rpl(i as u32).rng(seed, rep);
+                    if r.startup {
+                        // only the root is in the DODAG at first
+                        let (rank, joined) = if i == root { (0, true) } else { (u32::MAX, false) };
+                        RplNode::new(joined, NONE, rank, nbrs, rng)
+                    } else {
+                        let joined = i == root || routes.parent[i] != NONE;
+                        RplNode::new(joined, routes.parent[i], routes.rank[i], nbrs, rng)
+                    }
                 })
                 .collect(),
         };
@@ -1079,7 +1086,11 @@ impl Mesh {
             return;
         }
         // a packet for the cloud goes up the tree towards the border router
-        let nh = if cloud { self.routes.parent[n] } else { self.routes.next_hop(n, p.to.index()) };
+        let nh = match (cloud, self.rpl_dynamic()) {
+            (true, _) => self.rpl_parent(n),
+            (false, true) => self.rpl_next_hop(n, p.to.index()),
+            (false, false) => self.routes.next_hop(n, p.to.index()),
+        };
         if nh == NONE {
             return self.drop_packet(n, Cause::NoRoute, p, sched);
         }
@@ -1558,6 +1569,10 @@ impl Medium for Mesh {
         self.clock = end;
         for n in &mut self.nodes {
             n.duty.close(end);
+        }
+        if self.rpl_dynamic() {
+            // the report gives the tree RPL formed
+            self.routes = self.rpl_routes();
         }
     }
 

@@ -85,6 +85,28 @@ impl Routes {
         routes
     }
 
+    /// The routes of a tree given by its parents (RPL as it ran: [`super::rpl`]): a node whose
+    /// chain of parents does not reach `root` has no route.
+    pub fn from_parents(root: usize, parent: Vec<u16>) -> Self {
+        let n = parent.len();
+        let mut rank = vec![u32::MAX; n];
+        rank[root] = 0;
+        for b in 0..n {
+            let (mut at, mut hops) = (b, 0u32);
+            while at != root && parent[at] != NONE && hops <= n as u32 {
+                at = parent[at] as usize;
+                hops += 1;
+            }
+            if at == root && hops <= n as u32 {
+                rank[b] = hops;
+            }
+        }
+        let parent = (0..n).map(|b| if rank[b] == u32::MAX || b == root { NONE } else { parent[b] }).collect();
+        let mut routes = Routes { n, parent, rank, next: vec![NONE; n * n] };
+        routes.fill_next();
+        routes
+    }
+
     fn ancestors(&self, mut a: usize) -> Vec<usize> {
         let mut v = vec![a];
         while self.parent[a] != NONE {

@@ -1,11 +1,29 @@
-//! RPL's control traffic on the air over the converged DODAG, as the RPL of Contiki's master
-//! from 2016 (the NITK GST/GSRTC firmware's "Contiki 3.1": `core/net/rpl/rpl-timers.c`,
-//! `rpl-dag.c`, `rpl-icmp6.c`, `core/net/link-stats.c`) sends it, in storing mode with MRHOF.
+//! RPL as Contiki runs it, on the air: its control traffic, over the converged DODAG or as the
+//! DODAG forms; as the RPL of Contiki's master from 2016 (the NITK GST/GSRTC firmware's "Contiki 3.1":
+//! `core/net/rpl/rpl-timers.c`, `rpl-dag.c`, `rpl-icmp6.c`, `core/net/link-stats.c`), storing mode, MRHOF.
 //!
-//! The routes stay the converged tree of [`super::routing`] (every mote joined at t = 0, its
-//! preferred parent the tree's; **choice**: parents never change, so nothing here resets a
-//! trickle timer or sends a No-Path DAO). What this module adds is the frames RPL keeps sending
-//! once the DODAG has formed, which take the air and the motes' CPUs from CoAP:
+//! Two modes ([`RplSpec::startup`]):
+//!
+//! * **Converged**: the routes stay the converged tree of [`super::routing`] (every mote joined
+//!   at t = 0, its preferred parent the tree's; parents never change, so nothing resets a
+//!   trickle timer or sends a No-Path DAO), and this module adds the frames RPL keeps sending
+//!   once the DODAG has formed, which take the air and the motes' CPUs from CoAP.
+//! * **Start-up**: only the root has joined at t = 0 (**choice**: the root has its prefix and
+//!   every mote has booted at 0). A mote joins through the first DIO it takes from a mote of
+//!   finite rank (`rpl_join_instance`: that mote is its parent, its rank one hop more; trickle
+//!   from Imin, a DAO, probing). A joined mote takes a neighbour a hop closer to the root as its
+//!   new parent (**choice**: MRHOF over nullrdc links whose ETX is 1, its hysteresis keeping
+//!   equal-rank neighbours out: the first parent heard among equals stays): its DTSN goes up, a
+//!   DAO is scheduled, trickle restarts at Imin, and a No-Path DAO goes to the old parent. Its
+//!   rank follows its parent's DIOs. Routes are what DAOs left (storing mode: each mote a table
+//!   of (target, next hop) for its sub-DODAG, unbounded, **choice**); a packet for a target
+//!   without a route goes up to the parent; the root without one, or a mote that has not
+//!   joined, drops it (`no_route`). An unjoined mote multicasts a DIS (64 bytes, as Cooja shows)
+//!   when its `next_dis` counter, started at 25 + U(60) and counting seconds, reaches 60 (at the
+//!   earliest after 1 s), then every 60 s until it joins; a joined mote that takes a DIS restarts
+//!   trickle at Imin.
+//!
+//! In both modes the motes send RPL's periodic frames, as follows:
 //!
 //! * **DIO trickle** (`new_dio_interval`, `handle_dio_timer`): I = 2^k ms in clock ticks
 //!   (CLOCK_SECOND = 128), k from Imin = 12 (4.096 s) up 8 doublings (1048.576 s); the DIO goes at
@@ -65,6 +83,12 @@ pub const CONTROL_ID: PacketId = PacketId(u32::MAX);
 pub const DIO_ICMP_BYTES: u32 = 76;
 /// ICMPv6 bytes of a DAO.
 pub const DAO_ICMP_BYTES: u32 = 34;
+/// ICMPv6 bytes of a DIS: what makes Cooja's 64-byte DIS frame (a measurement; the firmware's
+/// DIS carries more than the 2-byte base of RFC 6550).
+pub const DIS_ICMP_BYTES: u32 = 43;
+/// RPL_DIS_INTERVAL and RPL_DIS_START_DELAY, s.
+const DIS_INTERVAL_S: u64 = 60;
+const DIS_START_DELAY_S: u64 = 5;
 /// `random_rand()`'s range: 16 bits.
 const RANDOM_RAND_MAX: u64 = 65_535;
 /// Ticks per second (CLOCK_SECOND).
@@ -99,6 +123,9 @@ pub struct RplSpec {
     pub probing_interval_ticks: u64,
     /// RPL_DIO_REFRESH_DAO_ROUTES: the root's multicast DIOs ask for fresh DAOs.
     pub refresh_dao_routes: bool,
+    /// The DODAG forms as the run goes (only the root has joined at t = 0; see the module doc);
+    /// false: the converged tree from the start.
+    pub startup: bool,
 }
 
 impl Default for RplSpec {
@@ -111,6 +138,7 @@ impl Default for RplSpec {
             dao_lifetime_s: 30 * 60,
             probing_interval_ticks: 120 * CLOCK_SECOND,
             refresh_dao_routes: true,
+            startup: false,
         }
     }
 }
@@ -118,14 +146,16 @@ impl Default for RplSpec {
 /// An RPL timer of one mote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RplTimer {
-    /// The trickle timer.
-    Dio,
+    /// The trickle timer (generation: a reset replaces it).
+    Dio(u32),
     /// The DAO delay (generation).
     Dao(u32),
     /// The DAO lifetime timer (generation).
     Lifetime(u32),
     /// The probing timer (generation).
     Probe(u32),
+    /// An unjoined mote's DIS.
+    Dis,
 }
 
 /// What a control packet carries (in its `note`).
@@ -133,6 +163,7 @@ pub enum RplTimer {
 enum Msg {
     Dio,
     Dao,
+    Dis,
 }
 
 /// One link's statistics (link-stats.c) as far as probing reads them.
@@ -166,12 +197,18 @@ impl LinkStat {
 #[derive(Debug)]
 pub(super) struct RplNode {
     joined: bool,
+    /// Its preferred parent and rank in hops (start-up mode; NONE and u32::MAX before it joins).
+    parent: u16,
+    rank: u32,
+    /// Start-up mode: its downward routes learnt from DAOs, (target, next hop).
+    table: Vec<(u16, u16)>,
     /// Trickle: the interval's exponent, DIOs heard in it, whether its DIO is still due, and the
     /// ticks from the DIO to the interval's end.
     intcurrent: u32,
     counter: u32,
     dio_due: bool,
     next_delay: u64,
+    dio_gen: u32,
     dtsn_out: u32,
     /// The DTSN its preferred parent sent last.
     parent_dtsn: u32,
@@ -189,13 +226,23 @@ pub(super) struct RplNode {
 }
 
 impl RplNode {
-    pub(super) fn new(joined: bool, neighbours: impl Iterator<Item = u16>, rng: ChaCha8Rng) -> Self {
+    pub(super) fn new(
+        joined: bool,
+        parent: u16,
+        rank: u32,
+        neighbours: impl Iterator<Item = u16>,
+        rng: ChaCha8Rng,
+    ) -> Self {
         RplNode {
             joined,
+            parent,
+            rank,
+            table: Vec::new(),
             intcurrent: 0,
             counter: 0,
             dio_due: false,
             next_delay: 0,
+            dio_gen: 0,
             dtsn_out: 0,
             parent_dtsn: 0,
             dao_pending: false,
@@ -219,17 +266,29 @@ impl RplNode {
     }
 }
 
-fn encode(msg: Msg, dtsn: u32, seq: u32) -> u64 {
+/// A control packet's `note`: its kind, two 16-bit fields (a DIO: DTSN and rank; a DAO: its
+/// target and whether it is a No-Path DAO) and the sender's broadcast sequence.
+fn encode(msg: Msg, a: u32, b: u32, seq: u32) -> u64 {
     let kind = match msg {
         Msg::Dio => 1,
         Msg::Dao => 2,
+        Msg::Dis => 3,
     };
-    kind | (dtsn as u64) << 8 | (seq as u64) << 40
+    kind | ((a & 0xFFFF) as u64) << 8 | ((b & 0xFFFF) as u64) << 24 | ((seq & 0xFF_FFFF) as u64) << 40
 }
 
-fn decode(note: u64) -> (Msg, u32, u32) {
-    let msg = if note & 0xFF == 2 { Msg::Dao } else { Msg::Dio };
-    (msg, (note >> 8) as u32, (note >> 40) as u32)
+fn decode(note: u64) -> (Msg, u32, u32, u32) {
+    let msg = match note & 0xFF {
+        2 => Msg::Dao,
+        3 => Msg::Dis,
+        _ => Msg::Dio,
+    };
+    (msg, (note >> 8) as u32 & 0xFFFF, (note >> 24) as u32 & 0xFFFF, (note >> 40) as u32)
+}
+
+/// A rank as a DIO carries it (16 bits; unjoined: all ones).
+fn rank_field(rank: u32) -> u32 {
+    rank.min(0xFFFF)
 }
 
 fn at(now: u64, ticks: u64) -> Instant {
@@ -237,15 +296,62 @@ fn at(now: u64, ticks: u64) -> Instant {
 }
 
 impl Mesh {
-    fn rpl_spec(&self) -> super::rpl::RplSpec {
+    fn rpl_spec(&self) -> RplSpec {
         self.spec.rpl.expect("RPL control traffic is on")
     }
 
-    /// Every joined mote starts trickle at Imin; the others their DAO lifetime and probing.
+    /// Whether the DODAG forms as the run goes (else the converged routes hold throughout).
+    pub(super) fn rpl_dynamic(&self) -> bool {
+        self.spec.rpl.is_some_and(|r| r.startup)
+    }
+
+    /// `n`'s preferred parent now (NONE: none).
+    pub(super) fn rpl_parent(&self, n: usize) -> u16 {
+        if self.rpl_dynamic() {
+            self.rpl[n].parent
+        } else {
+            self.routes.parent[n]
+        }
+    }
+
+    fn rpl_rank(&self, n: usize) -> u32 {
+        if self.rpl_dynamic() {
+            self.rpl[n].rank
+        } else {
+            self.routes.rank[n]
+        }
+    }
+
+    /// Start-up mode: `n`'s next hop towards mote `dest`: the route a DAO left, else up to its
+    /// parent; the root without a route, or a mote that has not joined, has none (NONE).
+    pub(super) fn rpl_next_hop(&self, n: usize, dest: usize) -> u16 {
+        let r = &self.rpl[n];
+        match r.table.iter().find(|e| e.0 as usize == dest) {
+            Some(e) => e.1,
+            None if n == self.root => NONE,
+            None => r.parent,
+        }
+    }
+
+    /// Start-up mode: the tree as it stands, for the report.
+    pub(super) fn rpl_routes(&self) -> super::routing::Routes {
+        super::routing::Routes::from_parents(self.root, self.rpl.iter().map(|r| r.parent).collect())
+    }
+
+    /// The root starts trickle; in the converged mode every joined mote does and sets its DAO
+    /// lifetime and probing timers; in start-up mode the others wait for a DIO, soliciting one.
     pub(super) fn rpl_start<S: Schedule<MeshEvent>>(&mut self, sched: &mut S) {
         let spec = self.rpl_spec();
         for n in 0..self.rpl.len() {
             if !self.rpl[n].joined {
+                if spec.startup {
+                    // rpl_reset_periodic_timer: next_dis starts at 30 + U(60) − 5 and counts
+                    // seconds; the DIS goes when it reaches 60, at the earliest after 1 s
+                    let r = &mut self.rpl[n];
+                    let start = DIS_INTERVAL_S / 2 + (DIS_INTERVAL_S * r.rand()) / RANDOM_RAND_MAX - DIS_START_DELAY_S;
+                    let first = DIS_INTERVAL_S.saturating_sub(start).max(1);
+                    sched.wake(at(0, first * CLOCK_SECOND), MeshEvent::Rpl(n as u16, RplTimer::Dis));
+                }
                 continue;
             }
             self.rpl[n].intcurrent = spec.dio_interval_min;
@@ -262,7 +368,7 @@ impl Mesh {
     pub(super) fn rpl_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, t: RplTimer, sched: &mut S) {
         let r = &self.rpl[n];
         match t {
-            RplTimer::Dio => self.dio_timer(now, n, sched),
+            RplTimer::Dio(gen) if gen == r.dio_gen => self.dio_timer(now, n, sched),
             RplTimer::Dao(gen) if r.dao_pending && gen == r.dao_gen => {
                 self.rpl[n].dao_pending = false;
                 self.send_dao(now, n, sched);
@@ -276,11 +382,15 @@ impl Mesh {
             }
             RplTimer::Probe(gen) if gen == r.probe_gen => {
                 if let Some(target) = self.probing_target(now, n) {
-                    let dtsn = self.rpl[n].dtsn_out;
-                    self.rpl_send(now, n, Msg::Dio, dtsn, target, sched);
+                    let (dtsn, rank) = (self.rpl[n].dtsn_out, rank_field(self.rpl_rank(n)));
+                    self.rpl_send(now, n, Msg::Dio, dtsn, rank, target, sched);
                 }
                 self.rpl[n].urgent = None;
                 self.schedule_probing(now, n, sched);
+            }
+            RplTimer::Dis if !r.joined => {
+                self.rpl_send(now, n, Msg::Dis, 0, 0, BROADCAST, sched);
+                sched.wake(at(now, DIS_INTERVAL_S * CLOCK_SECOND), MeshEvent::Rpl(n as u16, RplTimer::Dis));
             }
             _ => {}
         }
@@ -294,11 +404,22 @@ impl Mesh {
         r.next_delay = interval - ticks;
         r.dio_due = true;
         r.counter = 0;
-        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Dio));
+        r.dio_gen = r.dio_gen.wrapping_add(1);
+        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Dio(r.dio_gen)));
+    }
+
+    /// `rpl_reset_dio_timer`: back to Imin, unless there already.
+    fn reset_dio_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let min = self.rpl_spec().dio_interval_min;
+        if self.rpl[n].intcurrent > min {
+            self.rpl[n].intcurrent = min;
+            self.new_dio_interval(now, n, sched);
+        }
     }
 
     fn dio_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let spec = self.rpl_spec();
+        let rank = rank_field(self.rpl_rank(n));
         let r = &mut self.rpl[n];
         if r.dio_due {
             r.dio_due = false;
@@ -308,9 +429,10 @@ impl Mesh {
                 if n == self.root && spec.refresh_dao_routes {
                     r.dtsn_out += 1;
                 }
-                self.rpl_send(now, n, Msg::Dio, dtsn, BROADCAST, sched);
+                self.rpl_send(now, n, Msg::Dio, dtsn, rank, BROADCAST, sched);
             }
-            sched.wake(at(now, delay), MeshEvent::Rpl(n as u16, RplTimer::Dio));
+            let gen = self.rpl[n].dio_gen;
+            sched.wake(at(now, delay), MeshEvent::Rpl(n as u16, RplTimer::Dio(gen)));
         } else {
             if r.intcurrent < spec.dio_interval_min + spec.dio_interval_doublings {
                 r.intcurrent += 1;
@@ -320,9 +442,9 @@ impl Mesh {
     }
 
     fn send_dao<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
-        let parent = self.routes.parent[n];
+        let parent = self.rpl_parent(n);
         if parent != NONE {
-            self.rpl_send(now, n, Msg::Dao, 0, parent, sched);
+            self.rpl_send(now, n, Msg::Dao, n as u32, 0, parent, sched);
         }
     }
 
@@ -358,22 +480,17 @@ impl Mesh {
 
     /// `get_probing_target`.
     fn probing_target(&mut self, now: u64, n: usize) -> Option<u16> {
-        let r = &self.rpl[n];
-        if let Some(u) = r.urgent {
+        if let Some(u) = self.rpl[n].urgent {
             return Some(u);
         }
-        let parent = self.routes.parent[n];
-        if parent != NONE && !r.link(parent).is_some_and(|l| l.is_fresh(now)) {
+        let parent = self.rpl_parent(n);
+        if parent != NONE && !self.rpl[n].link(parent).is_some_and(|l| l.is_fresh(now)) {
             return Some(parent);
         }
-        let rank = &self.routes.rank;
         if self.rpl[n].rand() % 2 == 0 {
             // the best non-fresh candidate: the lowest rank, the first in table order
-            let best = self.rpl[n]
-                .links
-                .iter()
-                .filter(|l| !l.is_fresh(now))
-                .min_by_key(|l| rank[l.nbr as usize])
+            let best = (self.rpl[n].links.iter().filter(|l| !l.is_fresh(now)))
+                .min_by_key(|l| self.rpl_rank(l.nbr as usize))
                 .map(|l| l.nbr);
             if best.is_some() {
                 return best;
@@ -391,19 +508,33 @@ impl Mesh {
     }
 
     /// A control message from `n` to `to` (a neighbour or [`BROADCAST`]) is prepared for its MAC.
-    fn rpl_send<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, msg: Msg, dtsn: u32, to: u16, sched: &mut S) {
+    #[allow(clippy::too_many_arguments)]
+    fn rpl_send<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        msg: Msg,
+        a: u32,
+        b: u32,
+        to: u16,
+        sched: &mut S,
+    ) {
         let broadcast = to == BROADCAST;
         let r = &mut self.rpl[n];
         if broadcast {
             r.seq += 1;
         }
-        let icmp = if msg == Msg::Dao { DAO_ICMP_BYTES } else { DIO_ICMP_BYTES };
+        let icmp = match msg {
+            Msg::Dio => DIO_ICMP_BYTES,
+            Msg::Dao => DAO_ICMP_BYTES,
+            Msg::Dis => DIS_ICMP_BYTES,
+        };
         let p = Packet {
             id: CONTROL_ID,
             from: HostId(n as u32),
             to: HostId(to as u32),
             size: control_mpdu(broadcast, icmp),
-            note: encode(msg, dtsn, r.seq),
+            note: encode(msg, a, b, r.seq),
         };
         self.push_job(now, n, Job::Prepare(p), sched);
     }
@@ -423,7 +554,7 @@ impl Mesh {
         if !self.nodes[r].cm {
             return true;
         }
-        let key = (s as u16, decode(p.note).2);
+        let key = (s as u16, decode(p.note).3);
         let rn = &mut self.rpl[r];
         if rn.last_taken == key {
             return false;
@@ -434,39 +565,126 @@ impl Mesh {
 
     /// `n` processed a control packet.
     pub(super) fn rpl_input<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
-        if self.rpl.is_empty() || !self.rpl[n].joined {
+        if self.rpl.is_empty() {
             return;
         }
         let from = p.from.0 as u16;
-        let (msg, dtsn, _) = decode(p.note);
+        let (msg, a, b, _) = decode(p.note);
         match msg {
-            Msg::Dao => {
-                // storing mode: the route is refreshed, the DAO goes on up
-                if n != self.root {
-                    self.send_dao(now, n, sched);
+            Msg::Dis if self.rpl[n].joined => self.reset_dio_timer(now, n, sched),
+            Msg::Dis => {}
+            Msg::Dao if self.rpl[n].joined => self.dao_input(now, n, from, a as u16, b != 0, sched),
+            Msg::Dao => {}
+            Msg::Dio => self.dio_input(now, n, from, a, b, sched),
+        }
+    }
+
+    /// A DAO for `target` from `from` (storing mode): the route is set (a No-Path DAO removes the
+    /// route through `from`) and the DAO goes on up.
+    fn dao_input<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        target: u16,
+        no_path: bool,
+        sched: &mut S,
+    ) {
+        if self.rpl_dynamic() {
+            let table = &mut self.rpl[n].table;
+            let at = table.iter().position(|e| e.0 == target);
+            match (at, no_path) {
+                (Some(i), true) if table[i].1 == from => {
+                    table.remove(i);
                 }
+                (_, true) => return, // no route through `from`: nothing to pass on
+                (Some(i), false) => table[i].1 = from,
+                (None, false) => table.push((target, from)),
             }
-            Msg::Dio => {
-                self.rpl[n].counter += 1;
-                if n == self.root {
-                    return;
-                }
-                let parent = self.routes.parent[n];
-                if from == parent {
-                    let r = &mut self.rpl[n];
-                    if dtsn > r.parent_dtsn {
-                        r.dtsn_out += 1;
-                        self.schedule_dao(now, n, sched);
-                    }
-                    self.rpl[n].parent_dtsn = dtsn;
-                }
-                // the parent selected again: a best parent that is not fresh is probed soon
-                let probing = self.rpl_spec().probing_interval_ticks > 0;
-                if probing && parent != NONE && !self.rpl[n].link(parent).is_some_and(|l| l.is_fresh(now)) {
-                    self.rpl[n].urgent = Some(parent);
-                    self.schedule_probing(now, n, sched);
-                }
+        }
+        let parent = self.rpl_parent(n);
+        if n != self.root && parent != NONE {
+            self.rpl_send(now, n, Msg::Dao, target as u32, no_path as u32, parent, sched);
+        }
+    }
+
+    /// A DIO from `from` advertising `dtsn` and `rank` (hops; 0xFFFF: none).
+    fn dio_input<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        dtsn: u32,
+        rank: u32,
+        sched: &mut S,
+    ) {
+        let spec = self.rpl_spec();
+        if rank == 0xFFFF {
+            return; // an infinite rank: no DODAG to join through it
+        }
+        if !self.rpl[n].joined {
+            if spec.startup {
+                self.join(now, n, from, rank, dtsn, sched);
             }
+            return;
+        }
+        self.rpl[n].counter += 1;
+        if n == self.root {
+            return;
+        }
+        let mut parent = self.rpl_parent(n);
+        if spec.startup && from != parent && rank + 1 < self.rpl[n].rank {
+            // a parent a hop closer to the root: MRHOF's hysteresis keeps equal ones out
+            self.switch_parent(now, n, from, rank, sched);
+            parent = from;
+        }
+        if from == parent {
+            if spec.startup {
+                self.rpl[n].rank = rank + 1;
+            }
+            let r = &mut self.rpl[n];
+            if dtsn > r.parent_dtsn {
+                r.dtsn_out += 1;
+                self.schedule_dao(now, n, sched);
+            }
+            self.rpl[n].parent_dtsn = dtsn;
+        }
+        // the parent selected again: a best parent that is not fresh is probed soon
+        let probing = spec.probing_interval_ticks > 0;
+        if probing && parent != NONE && !self.rpl[n].link(parent).is_some_and(|l| l.is_fresh(now)) {
+            self.rpl[n].urgent = Some(parent);
+            self.schedule_probing(now, n, sched);
+        }
+    }
+
+    /// `rpl_join_instance`: `from` becomes the parent; trickle from Imin, a DAO, probing.
+    fn join<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, from: u16, rank: u32, dtsn: u32, sched: &mut S) {
+        let spec = self.rpl_spec();
+        let r = &mut self.rpl[n];
+        r.joined = true;
+        r.parent = from;
+        r.rank = rank + 1;
+        r.parent_dtsn = dtsn;
+        r.intcurrent = spec.dio_interval_min;
+        self.new_dio_interval(now, n, sched);
+        self.schedule_dao(now, n, sched);
+        if spec.probing_interval_ticks > 0 {
+            self.schedule_probing(now, n, sched);
+        }
+    }
+
+    /// A better parent (`rpl_select_dag` on a parent change): DTSN up, a DAO to the new parent,
+    /// trickle back to Imin, a No-Path DAO to the old one.
+    fn switch_parent<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, to: u16, rank: u32, sched: &mut S) {
+        let r = &mut self.rpl[n];
+        let old = r.parent;
+        r.parent = to;
+        r.rank = rank + 1;
+        r.dtsn_out += 1;
+        self.schedule_dao(now, n, sched);
+        self.reset_dio_timer(now, n, sched);
+        if old != NONE {
+            self.rpl_send(now, n, Msg::Dao, n as u32, 1, old, sched);
         }
     }
 
@@ -503,7 +721,8 @@ mod tests {
 
     #[test]
     fn notes_carry_kind_dtsn_and_sequence() {
-        assert_eq!(decode(encode(Msg::Dao, 7, 3)), (Msg::Dao, 7, 3));
-        assert_eq!(decode(encode(Msg::Dio, 250, 1 << 20)), (Msg::Dio, 250, 1 << 20));
+        assert_eq!(decode(encode(Msg::Dao, 7, 1, 3)), (Msg::Dao, 7, 1, 3));
+        assert_eq!(decode(encode(Msg::Dio, 250, 0xFFFF, 1 << 20)), (Msg::Dio, 250, 0xFFFF, 1 << 20));
+        assert_eq!(decode(encode(Msg::Dis, 0, 0, 9)), (Msg::Dis, 0, 0, 9));
     }
 }

@@ -518,3 +518,30 @@ fn rpl_control_frames_stay_out_of_the_data_accounting() {
     assert_eq!(h.delivered.len() as u64 + drops, 200);
     assert!(st.iter().map(|x| x.rpl_frames_sent).sum::<u64>() > 0);
 }
+
+#[test]
+fn in_start_up_mode_the_dodag_forms_hop_by_hop_and_packets_wait_for_routes() {
+    // nullrdc chain: border router 0 — mote 1 (9 m) — mote 2 (18 m). Only the root is in the
+    // DODAG at 0; its first DIO goes in the second half of its first 524-tick interval
+    // (2.05–4.09 s), so mote 1 joins then (rank 1) and mote 2 only through mote 1's DIO (rank 2).
+    // A packet mote 2 sends at 0.5 s has no parent to go to (no_route); one at 200 s, after both
+    // DAOs (2–6 s after each join) reached the root, is delivered to the root, and one the root
+    // sends a second later goes down the route mote 2's DAO left.
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0), (18.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rpl = Some(RplSpec { startup: true, ..RplSpec::default() });
+    let mut m = Mesh::new(s, 5, 0);
+    let h =
+        run_until(&mut m, &[(500 * MS, 2, 0, 15), (200_000 * MS, 2, 0, 15), (201_000 * MS, 0, 2, 15)], 210_000 * MS);
+    let st = stats(&m);
+    assert_eq!(st[2].drops.no_route, 1);
+    let to_root = h.delivered.iter().filter(|d| d.1.to == HostId(0)).count();
+    let to_mote = h.delivered.iter().filter(|d| d.1.to == HostId(2)).count();
+    assert_eq!((to_root, to_mote), (1, 1));
+    // the report's tree is the one RPL formed
+    Medium::finish(&mut m, Instant::from_nanos(210_000 * MS));
+    let r = m.report();
+    assert_eq!(
+        r.nodes.iter().map(|n| (n.parent, n.rank)).collect::<Vec<_>>(),
+        [(None, Some(0)), (Some(1), Some(1)), (Some(2), Some(2))]
+    );
+}

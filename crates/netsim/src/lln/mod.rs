@@ -15,6 +15,7 @@ pub mod summary;
 
 use coap_cc::Instant;
 use coap_endpoint::{Config, Endpoint};
+use netmodel::mesh::routing::{Routes, NONE};
 use netmodel::mesh::{Mesh, MeshReport};
 use netmodel::{HostId, Periodic, Stream};
 use serde::Serialize;
@@ -73,20 +74,24 @@ pub fn run_rep(
     let medium = Mesh::new(res.mesh.clone(), scn.seed, rep);
     let motes = res.mesh.nodes.len();
     let root = res.mesh.root();
-    let routes: Vec<Route> = res
-        .clients
-        .iter()
-        .map(|&(c, s)| {
-            // a cloud client's radio hops are the border router's
-            let from = if c as usize >= motes { root } else { c as usize };
-            Route {
-                client: c + 1,
-                server: s + 1,
-                hops: medium.routes().hops(from, s as usize),
-                hops_back: medium.routes().hops(s as usize, from),
-            }
-        })
-        .collect();
+    let client_routes = |r: &Routes| -> Vec<Route> {
+        res.clients
+            .iter()
+            .map(|&(c, s)| {
+                // a cloud client's radio hops are the border router's
+                let from = if c as usize >= motes { root } else { c as usize };
+                Route {
+                    client: c + 1,
+                    server: s + 1,
+                    hops: r.hops(from, s as usize),
+                    hops_back: r.hops(s as usize, from),
+                }
+            })
+            .collect()
+    };
+    let routes = client_routes(medium.routes());
+    // RPL forming its DODAG as the run goes: the routes it had at the end
+    let formed = res.mesh.rpl.is_some_and(|r| r.startup);
     let duration_ns = (scn.duration_s * 1e9).round() as u64;
     let clients: Vec<(HostId, u64)> =
         res.clients.iter().zip(&res.intervals_ns).map(|(&(c, _), &i)| (HostId(c), i)).collect();
@@ -142,6 +147,12 @@ pub fn run_rep(
     let burst_clients = burst.as_ref().map_or(0, |b| b.clients.len() as u32);
     let burst_completion_s = burst.map_or_else(Vec::new, |b| b.completions(&result.exchanges));
     result.map_network(|report| {
+        let routes = if formed {
+            let parents = report.nodes.iter().map(|n| n.parent.map_or(NONE, |p| (p - 1) as u16)).collect();
+            client_routes(&Routes::from_parents(root, parents))
+        } else {
+            routes
+        };
         NetworkReport::Mesh(MeshRun {
             report,
             routes,

@@ -180,6 +180,12 @@ pub struct Topology {
     /// converged routes).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rpl_control: bool,
+    /// With `rpl_control`: the DODAG forms as the run goes (only the border router has joined at
+    /// t = 0; a mote joins through the first DIO it hears, routes appear as DAOs reach the root,
+    /// packets without a route are dropped as `no_route`); false: the converged tree from the
+    /// start.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rpl_startup: bool,
     /// The clients move under a model (NITK ch. 6: the border router and servers stay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mobility: Option<MobilityConfig>,
@@ -201,6 +207,7 @@ impl Default for Topology {
             nodes: None,
             routing: "rpl_storing_minhop".into(),
             rpl_control: true,
+            rpl_startup: false,
             mobility: None,
             positions: None,
             parents: Default::default(),
@@ -217,6 +224,7 @@ struct TopologyFile {
     nodes: Option<Vec<NodeSpec>>,
     routing: Option<String>,
     rpl_control: Option<bool>,
+    rpl_startup: Option<bool>,
     mobility: Option<MobilityConfig>,
     positions: Option<String>,
     #[serde(default)]
@@ -231,6 +239,7 @@ impl From<TopologyFile> for Topology {
             nodes: t.nodes,
             routing: t.routing.unwrap_or(d.routing),
             rpl_control: t.rpl_control.unwrap_or(d.rpl_control),
+            rpl_startup: t.rpl_startup.unwrap_or(d.rpl_startup),
             mobility: t.mobility,
             positions: t.positions,
             parents: t.parents,
@@ -946,8 +955,23 @@ impl LlnScenario {
             contikimac,
             rdcs,
             pinned_parents,
-            rpl: self.topology.rpl_control.then(RplSpec::default),
+            rpl: self
+                .topology
+                .rpl_control
+                .then_some(RplSpec { startup: self.topology.rpl_startup, ..RplSpec::default() }),
         };
+        if self.topology.rpl_startup && !self.topology.rpl_control {
+            return bad(
+                "topology.rpl_startup",
+                "needs topology.rpl_control = true (the DODAG forms from RPL's frames)",
+            );
+        }
+        if self.topology.rpl_startup && (mesh.mobility.is_some() || !mesh.pinned_parents.is_empty()) {
+            return bad(
+                "topology.rpl_startup",
+                "cannot be combined with mobility or pinned parents (RPL picks the parents)",
+            );
+        }
         // a pin the routes ignored is no candidate (under mobility, candidates change as it runs)
         if mesh.mobility.is_none() && !mesh.pinned_parents.is_empty() {
             let routes = mesh.routes();
@@ -1056,6 +1080,20 @@ mod tests {
         assert!(e("{ 6 = 8 }").contains("not a neighbour"));
         assert!(e("{ 12 = 1 }").contains("names no mote"));
         assert!(e("{ 9 = 42 }").contains("parent 42 is no mote"));
+    }
+
+    #[test]
+    fn rpl_startup_needs_control_traffic_and_its_own_parents() {
+        let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
+        let mut s = LlnScenario::default();
+        s.topology.rpl_startup = true;
+        assert!(s.resolve().unwrap().mesh.rpl.is_some_and(|r| r.startup));
+        s.topology.rpl_control = false;
+        assert!(e(s).contains("topology.rpl_startup"));
+        let mut s = LlnScenario::default();
+        s.topology.rpl_startup = true;
+        s.topology.parents.insert("9".into(), 8);
+        assert!(e(s).contains("pinned parents"));
     }
 
     #[test]
