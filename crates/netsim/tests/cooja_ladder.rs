@@ -35,7 +35,9 @@ fn ladder(hops: usize) -> LlnScenario {
     nodes.push(NodeSpec { id: 2 + hops as u32, role: Role::Client, x: 9.5 * (hops + 1) as f64, y: 0.0 });
     s.topology.layout = None;
     s.topology.nodes = Some(nodes);
+    // RPL's frames on the air over the converged tree: Cooja's steady window, after start-up
     s.topology.rpl_control = true;
+    s.topology.rpl_startup = false;
     s.cc = "default".into();
     s.workload.kind = "continuous".into();
     s.duration_s = 300.0;
