@@ -495,6 +495,11 @@ impl Mesh {
             }
             self.cm_heard_other(now, dest);
         }
+        self.cm_copy_over(now, s, sched);
+    }
+
+    /// A copy of `s` (unicast or broadcast) is off the air: the gap after it begins.
+    pub(super) fn cm_copy_over<S: Schedule<MeshEvent>>(&mut self, now: u64, s: usize, sched: &mut S) {
         self.nodes[s].transmitting = false;
         sched.wake(Instant::from_nanos(now + self.timing().inter_packet), MeshEvent::Gap(s as u16));
     }
@@ -628,7 +633,7 @@ impl Mesh {
             node.duty.phase_update(st.nbr, st.txtime, result, now);
         }
         let mac = node.mac;
-        if sent && !self.rpl.is_empty() {
+        if sent {
             self.rpl_link_sent(now, n, st.nbr);
         }
         match (mac, result) {

@@ -71,8 +71,10 @@ use topology::{NodeSpec, Role};
 /// Positions within this much of a range boundary count as inside (layouts drawn on an exact
 /// 10 m lattice with R = 10 m behave as their authors meant).
 pub const RANGE_EPSILON_M: f64 = 1e-6;
-/// One Contiki clock tick (CLOCK_SECOND = 128), ns.
-pub const TICK_NS: u64 = 7_812_500;
+/// Contiki's clock ticks per second (CLOCK_SECOND).
+pub const CLOCK_SECOND: u64 = 128;
+/// One Contiki clock tick, ns.
+pub const TICK_NS: u64 = 1_000_000_000 / CLOCK_SECOND;
 /// The binary exponential CSMA's macMaxBE (CSMA_MAX_BE).
 pub const CSMA_MAX_BE: u32 = 4;
 /// Its macMaxCSMABackoffs (CSMA_MAX_BACKOFF): collisions beyond this count a transmission.
@@ -798,7 +800,7 @@ impl Mesh {
         let any_cm = (0..n).any(|i| spec.rdc(i) != Rdc::Nullrdc);
         let cm_spec = spec.contikimac.or_else(|| any_cm.then(ContikimacSpec::default));
         let cm_timing = cm_spec.map(|c| c.timing());
-        let csma_base_ticks = cm_spec.map_or(16, |c| 128 / c.channel_check_rate.max(1) as u64);
+        let csma_base_ticks = cm_spec.map_or(16, |c| CLOCK_SECOND / c.channel_check_rate.max(1) as u64);
         let root = spec.root();
         let nodes = (0..n)
             .map(|i| {
@@ -860,15 +862,10 @@ impl Mesh {
             Some(r) => (0..n)
                 .map(|i| {
                     let nbrs = links.of(i).iter().filter(|l| l.1 > 0.0).map(|l| l.0);
-                    let rng = Stream::Rpl(i as u32).rng(seed, rep);
-                    if r.startup {
-                        // only the root is in the DODAG at first
-                        let (rank, joined) = if i == root { (0, true) } else { (u32::MAX, false) };
-                        RplNode::new(joined, NONE, rank, nbrs, rng)
-                    } else {
-                        let joined = i == root || routes.parent[i] != NONE;
-                        RplNode::new(joined, routes.parent[i], routes.rank[i], nbrs, rng)
-                    }
+                    // start-up: only the root is in the DODAG at first; converged: every mote
+                    // with a route (whose parent and rank are the converged tree's)
+                    let joined = i == root || (!r.startup && routes.parent[i] != NONE);
+                    RplNode::new(joined, i == root, nbrs, Stream::Rpl(i as u32).rng(seed, rep))
                 })
                 .collect(),
         };
@@ -1297,30 +1294,45 @@ impl Mesh {
                 return self.cm_ack_end(now, s, dest as usize, arrived);
             }
         }
-        if dest == BROADCAST {
-            self.frames[s].receivers.clear();
-            self.broadcast_end(now, s, p, sched);
-            self.nodes[s].transmitting = false;
-            if self.nodes[s].cm {
-                let gap = self.cm_timing.map_or(0, |t| t.inter_packet);
-                return sched.wake(Instant::from_nanos(now + gap), MeshEvent::Gap(s as u16));
-            }
-            if self.is_csma(s) {
-                self.csma_free_head(now, s, dest, sched);
-            }
-            return self.run_next(now, s, sched);
-        }
-        if self.cm_timing.is_some() && self.nodes[s].cm {
-            self.frames[s].receivers.clear();
-            return self.cm_copy_end(now, s, dest as usize, missed, sched);
-        }
         self.frames[s].receivers.clear();
+        if dest == BROADCAST {
+            self.broadcast_end(now, s, p, sched);
+            if self.nodes[s].cm {
+                // a train's copy: the next one after the gap
+                return self.cm_copy_over(now, s, sched);
+            }
+        } else if self.nodes[s].cm {
+            return self.cm_copy_end(now, s, dest as usize, missed, sched);
+        } else {
+            self.unicast_end(now, s, dest as usize, p, arrived, missed, sched);
+        }
+        self.nodes[s].transmitting = false;
+        if self.is_csma(s) {
+            // with nullrdc every transmission reports OK: the packet is freed
+            self.csma_free_head(now, s, dest, sched);
+        }
+        self.run_next(now, s, sched);
+    }
+
+    /// A nullrdc unicast frame of `s` ended: its addressee takes it if its radio and RX FIFO
+    /// can, else the packet is lost (`missed`: why it did not arrive).
+    #[allow(clippy::too_many_arguments)]
+    fn unicast_end<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        s: usize,
+        dest: usize,
+        p: Packet,
+        arrived: bool,
+        missed: Option<Cause>,
+        sched: &mut S,
+    ) {
         let mut lost = missed;
-        if arrived && self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, dest as usize) {
+        if arrived && self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, dest) {
             lost = Some(Cause::Collision);
         } else if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
-            let d = &mut self.nodes[dest as usize];
+            let d = &mut self.nodes[dest];
             if d.rx_pending >= fifo {
                 lost = Some(Cause::RxOverflow);
             } else {
@@ -1330,21 +1342,13 @@ impl Mesh {
                 } else {
                     d.stats.frames_received += 1;
                 }
-                self.push_job(now, dest as usize, Job::Rx(p), sched);
+                self.push_job(now, dest, Job::Rx(p), sched);
             }
         }
         if let Some(cause) = lost {
             self.drop_packet(s, cause, p, sched);
         }
-        if !self.rpl.is_empty() {
-            self.rpl_link_sent(now, s, dest);
-        }
-        self.nodes[s].transmitting = false;
-        if self.is_csma(s) {
-            // with nullrdc every transmission reports OK: the packet is freed
-            self.csma_free_head(now, s, dest, sched);
-        }
-        self.run_next(now, s, sched);
+        self.rpl_link_sent(now, s, dest as u16);
     }
 
     /// A broadcast frame of `s` ended: every mote that received it intact takes it, if its

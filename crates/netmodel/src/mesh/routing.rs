@@ -2,8 +2,9 @@
 //!
 //! With nullrdc no unicast frame is acknowledged, so every link's ETX estimate in Contiki stays 1
 //! and MRHOF ranks by hop count. The tree is built once, before traffic (choice: parents never
-//! change; RPL's control frames may still be on the air, see `rpl`): rank(root) = 0, rank(n) = 1 + the lowest rank among its
-//! neighbours (breadth-first over the links, d ≤ R); the preferred parent is the neighbour of
+//! change; RPL's control frames may still be on the air, and `rpl` can form the tree as RPL
+//! runs instead): rank(root) = 0, rank(n) = 1 + the lowest rank among its neighbours
+//! (breadth-first over the links, d ≤ R); the preferred parent is the neighbour of
 //! rank(n) − 1 at the smallest distance, ties to the lower node id (choice: Contiki keeps the
 //! first parent it hears, which needs the control traffic to reproduce). A scenario may pin a
 //! node's parent among those candidates (the parent a run of Contiki's RPL chose): a pin that is

@@ -70,7 +70,7 @@ use rand_core::RngCore;
 
 use super::frame::control_mpdu;
 use super::routing::NONE;
-use super::{Job, MacSpec, Mesh, MeshEvent, TICK_NS};
+use super::{Job, MacSpec, Mesh, MeshEvent, CLOCK_SECOND, TICK_NS};
 use crate::medium::{Packet, Schedule};
 use crate::{HostId, PacketId};
 use coap_cc::Instant;
@@ -91,8 +91,6 @@ const DIS_INTERVAL_S: u64 = 60;
 const DIS_START_DELAY_S: u64 = 5;
 /// `random_rand()`'s range: 16 bits.
 const RANDOM_RAND_MAX: u64 = 65_535;
-/// Ticks per second (CLOCK_SECOND).
-const CLOCK_SECOND: u64 = 128;
 /// link-stats.c: freshness target, cap, expiry and half-life.
 const FRESHNESS_TARGET: u32 = 4;
 const FRESHNESS_MAX: u32 = 16;
@@ -197,7 +195,8 @@ impl LinkStat {
 #[derive(Debug)]
 pub(super) struct RplNode {
     joined: bool,
-    /// Its preferred parent and rank in hops (start-up mode; NONE and u32::MAX before it joins).
+    /// Start-up mode: its preferred parent and rank in hops (NONE and u32::MAX before it joins;
+    /// the converged mode reads the converged tree's instead).
     parent: u16,
     rank: u32,
     /// Start-up mode: its downward routes learnt from DAOs, (target, next hop).
@@ -226,17 +225,11 @@ pub(super) struct RplNode {
 }
 
 impl RplNode {
-    pub(super) fn new(
-        joined: bool,
-        parent: u16,
-        rank: u32,
-        neighbours: impl Iterator<Item = u16>,
-        rng: ChaCha8Rng,
-    ) -> Self {
+    pub(super) fn new(joined: bool, root: bool, neighbours: impl Iterator<Item = u16>, rng: ChaCha8Rng) -> Self {
         RplNode {
             joined,
-            parent,
-            rank,
+            parent: NONE,
+            rank: if root { 0 } else { u32::MAX },
             table: Vec::new(),
             intcurrent: 0,
             counter: 0,
@@ -354,15 +347,31 @@ impl Mesh {
                 }
                 continue;
             }
-            self.rpl[n].intcurrent = spec.dio_interval_min;
-            self.new_dio_interval(0, n, sched);
+            self.start_trickle(0, n, sched);
             if n != self.root {
+                // converged: its DAO went at its join; the lifetime timer runs
                 self.set_dao_lifetime_timer(0, n, sched);
-                if spec.probing_interval_ticks > 0 {
-                    self.schedule_probing(0, n, sched);
-                }
             }
+            self.start_probing(0, n, sched);
         }
+    }
+
+    /// A mote joins the DODAG's trickle: from Imin.
+    fn start_trickle<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        self.rpl[n].intcurrent = self.rpl_spec().dio_interval_min;
+        self.new_dio_interval(now, n, sched);
+    }
+
+    /// A mote in the DODAG starts probing (not the root; not without probing).
+    fn start_probing<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        if n != self.root && self.rpl_spec().probing_interval_ticks > 0 {
+            self.schedule_probing(now, n, sched);
+        }
+    }
+
+    /// Whether `n`'s link to `nbr` is fresh (link-stats).
+    fn fresh(&self, now: u64, n: usize, nbr: u16) -> bool {
+        self.rpl[n].link(nbr).is_some_and(|l| l.is_fresh(now))
     }
 
     pub(super) fn rpl_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, t: RplTimer, sched: &mut S) {
@@ -484,7 +493,7 @@ impl Mesh {
             return Some(u);
         }
         let parent = self.rpl_parent(n);
-        if parent != NONE && !self.rpl[n].link(parent).is_some_and(|l| l.is_fresh(now)) {
+        if parent != NONE && !self.fresh(now, n, parent) {
             return Some(parent);
         }
         if self.rpl[n].rand() % 2 == 0 {
@@ -565,9 +574,6 @@ impl Mesh {
 
     /// `n` processed a control packet.
     pub(super) fn rpl_input<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
-        if self.rpl.is_empty() {
-            return;
-        }
         let from = p.from.0 as u16;
         let (msg, a, b, _) = decode(p.note);
         match msg {
@@ -651,7 +657,7 @@ impl Mesh {
         }
         // the parent selected again: a best parent that is not fresh is probed soon
         let probing = spec.probing_interval_ticks > 0;
-        if probing && parent != NONE && !self.rpl[n].link(parent).is_some_and(|l| l.is_fresh(now)) {
+        if probing && parent != NONE && !self.fresh(now, n, parent) {
             self.rpl[n].urgent = Some(parent);
             self.schedule_probing(now, n, sched);
         }
@@ -659,18 +665,14 @@ impl Mesh {
 
     /// `rpl_join_instance`: `from` becomes the parent; trickle from Imin, a DAO, probing.
     fn join<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, from: u16, rank: u32, dtsn: u32, sched: &mut S) {
-        let spec = self.rpl_spec();
         let r = &mut self.rpl[n];
         r.joined = true;
         r.parent = from;
         r.rank = rank + 1;
         r.parent_dtsn = dtsn;
-        r.intcurrent = spec.dio_interval_min;
-        self.new_dio_interval(now, n, sched);
+        self.start_trickle(now, n, sched);
         self.schedule_dao(now, n, sched);
-        if spec.probing_interval_ticks > 0 {
-            self.schedule_probing(now, n, sched);
-        }
+        self.start_probing(now, n, sched);
     }
 
     /// A better parent (`rpl_select_dag` on a parent change): DTSN up, a DAO to the new parent,
