@@ -258,6 +258,36 @@ fn cell_num(v: f64, digits: usize) -> String {
     }
 }
 
+/// NITK's chapter 4 figures (Tables 4.1 and 4.2): the clients' bytes sent per second, and the
+/// time to the N-th completed exchange, mean over the replications that got there (how many
+/// in brackets); nothing when no replication completed the first N.
+fn transmission_times(members: &[&CellData], algos: &[String]) -> String {
+    let times = |c: &CellData| c.summary["packet_transmission_time"].as_array().cloned().unwrap_or_default();
+    let Some(first) = members.first().map(|c| times(c)) else { return String::new() };
+    if !members.iter().any(|c| times(c).iter().any(|t| t["reps"].as_u64().unwrap_or(0) > 0)) {
+        return String::new();
+    }
+    let mut html = String::from("<table><tr><th class=\"l\">algorithm</th><th>bytes sent / s</th>");
+    for t in &first {
+        let _ = write!(html, "<th>time to {} completed (s)</th>", t["packets"].as_u64().unwrap_or(0));
+    }
+    html += "</tr>";
+    for a in algos {
+        let Some(c) = members.iter().find(|c| &c.algo == a) else { continue };
+        let _ = write!(
+            html,
+            "<tr><td class=\"l\">{}</td><td>{}</td>",
+            esc(a),
+            cell_num(num(&c.summary["throughput_bytes_per_s"]), 1)
+        );
+        for t in times(c) {
+            let _ = write!(html, "<td>{} ({})</td>", cell_num(num(&t["mean_s"]), 1), t["reps"].as_u64().unwrap_or(0));
+        }
+        html += "</tr>";
+    }
+    html + "</table>"
+}
+
 /// The mesh section: figures and tables of every group, and how many figures it drew.
 pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, usize) {
     let mut groups: BTreeMap<(String, String), Vec<&CellData>> = BTreeMap::new();
@@ -287,6 +317,10 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             members[0].reps,
             if extra.is_empty() { String::new() } else { format!(", {extra}") }
         );
+        let label = match s["approximation"].as_str() {
+            Some(a) => format!("{label} (approximation: {a})"),
+            None => label,
+        };
         let _ = write!(html, "<h3>{}</h3><div class=\"figs\">", esc(&label));
         let most = members
             .iter()
@@ -397,6 +431,7 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             );
         }
         html += "</table>";
+        html += &transmission_times(members, &algos);
     }
     (html, plots)
 }

@@ -114,9 +114,13 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
     let layout = base.topology.layout.as_deref().unwrap_or("explicit nodes");
     let _ = writeln!(
         out,
-        "{}: {} ({}), {} s × {} rep(s), seed {}\n",
+        "{}: {} ({}), {} s × {} rep(s), seed {}",
         base.name, layout, base.stack.mac, base.duration_s, runs[0].scenario.reps, base.seed
     );
+    if let Some(a) = &base.approximation {
+        let _ = writeln!(out, "approximation: {a}");
+    }
+    out.push('\n');
     let _ = writeln!(
         out,
         "{:<12} {:>8} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>9} {:>6}",

@@ -497,6 +497,10 @@ pub struct LlnScenario {
     pub env: String,
     /// One line on what it is.
     pub description: String,
+    /// Set where a preset stands in for a real testbed whose positions and links the sources do
+    /// not give (FlockLab, FIT/IoT-LAB): what it approximates. Reports label the run with it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximation: Option<String>,
     /// Master seed.
     pub seed: u64,
     /// Replications.
@@ -544,6 +548,7 @@ impl Default for LlnScenario {
             name: "nitk-gst-cooja".into(),
             env: "lln".into(),
             description: String::new(),
+            approximation: None,
             seed: 1,
             reps: 5,
             duration_s: 600.0,

@@ -9,6 +9,11 @@
 //!   transactions per second" could be any of the three; its firmware logs an RTO at each first
 //!   send and each retransmission, hence `initial_rto_s` beside `rto_s`;
 //! * `goodput_bps`: CoAP bits of the requests of completed exchanges per second;
+//! * `throughput_bytes_per_s` (NITK ch. 3, 4: "bytes sent"): the clients' CoAP request bytes per
+//!   second, retransmissions included, averaged over replications;
+//! * `packet_transmission_time` (NITK ch. 4, Table 4.2): for N = 500, 1000, 1500 and 2000, the
+//!   time from the first request of the run to the N-th completed exchange over all clients,
+//!   averaged over the replications that completed N (`reps` says how many);
 //! * `jain_fairness`: Jain's index (Σx)²/(n·Σx²) of the clients' completed exchanges, averaged
 //!   over replications;
 //! * `pdr`: CoAP messages delivered to the servers / CoAP messages the clients sent (their
@@ -93,6 +98,8 @@ pub struct LlnMetrics {
     pub client_transmissions_per_s: f64,
     pub throughput_req_s: f64,
     pub goodput_bps: f64,
+    pub throughput_bytes_per_s: f64,
+    pub packet_transmission_time: Vec<TransmissionTime>,
     pub jain_fairness: f64,
     pub pdr: f64,
     pub retries_per_request: f64,
@@ -119,6 +126,36 @@ pub struct LlnMetrics {
     /// collector (runs with background traffic only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub background: Option<BackgroundMetrics>,
+}
+
+/// NITK's packet transmission time: how long the clients took to complete `packets` exchanges.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TransmissionTime {
+    /// N: the completed exchanges counted.
+    pub packets: u32,
+    /// From the run's first request to its N-th completed exchange, s, mean over `reps` (NaN
+    /// when no replication completed N).
+    pub mean_s: f64,
+    /// The replications that completed N exchanges.
+    pub reps: u32,
+}
+
+/// The N of NITK's Table 4.2.
+pub const TRANSMISSION_TIME_PACKETS: [u32; 4] = [500, 1000, 1500, 2000];
+
+impl TransmissionTime {
+    /// The time to the `packets`-th completion of one run: its exchanges as (first send,
+    /// response time after it), ns; None if fewer completed.
+    fn of_run(exchanges: impl Iterator<Item = (u64, Option<u64>)> + Clone, packets: u32) -> Option<f64> {
+        let start = exchanges.clone().map(|(s, _)| s).min()?;
+        let mut done: Vec<u64> = exchanges.filter_map(|(s, rtt)| rtt.map(|r| s + r)).collect();
+        let k = packets as usize;
+        if k == 0 || done.len() < k {
+            return None;
+        }
+        done.select_nth_unstable(k - 1);
+        Some((done[k - 1] - start) as f64 / 1e9)
+    }
 }
 
 /// The background traffic's fate.
@@ -312,6 +349,8 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
     let mut max_sum = 0.0;
     let mut per_rep = Vec::with_capacity(runs.len());
     let mut armed_at = Vec::new();
+    let mut bytes_sent = 0.0;
+    let mut to_n = [(0.0, 0u32); TRANSMISSION_TIME_PACKETS.len()];
     for (r, m) in &runs {
         let secs = m.duration_ns as f64 / 1e9;
         let mut per = vec![0.0; r.clients.iter().map(|c| c.client as usize + 1).max().unwrap_or(0)];
@@ -366,6 +405,12 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         retx += run_retx;
         initiated += r.exchanges.len() as f64 / secs;
         transmissions += (r.exchanges.len() as u64 + run_retx) as f64 / secs;
+        bytes_sent += (r.exchanges.len() as u64 + run_retx) as f64 * m.request_bytes as f64 / secs;
+        for (n, acc) in TRANSMISSION_TIME_PACKETS.iter().zip(&mut to_n) {
+            if let Some(t) = TransmissionTime::of_run(r.exchanges.iter().map(|e| (e.start_ns, e.rtt_ns)), *n) {
+                *acc = (acc.0 + t, acc.1 + 1);
+            }
+        }
         let run_fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
         per_rep.push(RepMetrics {
             rep: r.rep,
@@ -390,6 +435,14 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         client_transmissions_per_s: transmissions / k,
         throughput_req_s: tps / k,
         goodput_bps: goodput / k,
+        throughput_bytes_per_s: bytes_sent / k,
+        packet_transmission_time: (TRANSMISSION_TIME_PACKETS.iter().zip(to_n))
+            .map(|(&packets, (sum, reps))| TransmissionTime {
+                packets,
+                mean_s: if reps == 0 { f64::NAN } else { sum / reps as f64 },
+                reps,
+            })
+            .collect(),
         jain_fairness: jain / k,
         pdr: if sent == 0 { f64::NAN } else { delivered as f64 / sent as f64 },
         retries_per_request: if requests == 0 { f64::NAN } else { retx as f64 / requests as f64 },
@@ -428,6 +481,18 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transmission_time_counts_completions_from_the_first_request() {
+        // first request at 1 s; completions at 1.5, 2.25 (3rd: 2.0 + 0.25), 4.0 s; one failed
+        let ex = [(1_000_000_000, Some(500_000_000)), (3_000_000_000, Some(1_000_000_000)), (2_000_000_000, None)];
+        let ex = ex.into_iter().chain([(2_000_000_000, Some(250_000_000))]);
+        assert_eq!(TransmissionTime::of_run(ex.clone(), 1), Some(0.5));
+        assert_eq!(TransmissionTime::of_run(ex.clone(), 2), Some(1.25));
+        assert_eq!(TransmissionTime::of_run(ex.clone(), 3), Some(3.0));
+        assert_eq!(TransmissionTime::of_run(ex.clone(), 4), None);
+        assert_eq!(TransmissionTime::of_run(std::iter::empty(), 1), None);
+    }
 
     #[test]
     fn rto_series_bins_by_arm_time() {
