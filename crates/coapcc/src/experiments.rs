@@ -115,10 +115,11 @@ pub fn merge(args: &MergeArgs) -> Result<(), Error> {
 #[derive(Debug, clap::Args)]
 pub struct ReproduceArgs {
     /// What to reproduce: `thesis` (the wired bottleneck's reference matrix; docs/bottleneck.md),
-    /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile; docs/mesh.md),
-    /// `cloud` (CLOUD's cloud clients behind a border router: baseline, many-to-many and
-    /// burst, with nullrdc and ContikiMAC; docs/mesh.md) or `rttcoap` (RTTCOAP's collection on
-    /// concentric circles: homogeneous and mixed; docs/mesh.md).
+    /// `nitk` (the NITK thesis's Cooja experiments on the mesh, static and mobile, and its
+    /// FIT/IoT-LAB ones as approximations; docs/mesh.md), `cloud` (CLOUD's cloud clients behind
+    /// a border router: baseline, many-to-many and burst, with nullrdc and ContikiMAC;
+    /// docs/mesh.md) or `rttcoap` (RTTCOAP's collection on concentric circles: homogeneous and
+    /// mixed; docs/mesh.md).
     #[arg(value_parser = ["thesis", "nitk", "cloud", "rttcoap"])]
     what: String,
     /// Results and report directory.
@@ -196,12 +197,13 @@ fn preset_plan(
     Ok(plan)
 }
 
-/// NITK's Cooja experiments as a plan: every `nitk-…` preset with the algorithms its source
-/// compared (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four static topologies and
-/// with four mobility models; with `loads`, the load levels too), at the presets' replications unless `reps` is given.
+/// NITK's experiments as a plan: every `nitk-…` preset with the algorithms its source compared
+/// (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four static topologies and with four
+/// mobility models, and the FIT/IoT-LAB approximations: GST-CoAP, GSRTC and CoAP-Eifel; with
+/// `loads`, the load levels too), at the presets' replications unless `reps` is given.
 pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Result<String, Error> {
     preset_plan(
-        "# The NITK thesis's Cooja experiments (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
+        "# The NITK thesis's Cooja experiments and its FIT/IoT-LAB ones approximated (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
         "nitk-",
         reps,
         duration_s,

@@ -175,8 +175,9 @@ fn reproduce_nitk_runs_every_preset_and_reports_it() {
     let (ok, _, err) =
         coapcc(&["reproduce", "nitk", "--out", out.to_str().unwrap(), "--reps", "1", "--duration", "10"]);
     assert!(ok, "{err}");
-    // GST and GSRTC: 4 algorithms each; CoCoA vs CoCoA++ on 4 topologies and 4 mobility models
-    assert!(err.contains("24 cells run"), "{err}");
+    // GST and GSRTC: 4 algorithms each, in Cooja and on IoT-LAB; CoCoA vs CoCoA++ on 4
+    // topologies and 4 mobility models; CoAP vs CoAP-Eifel on IoT-LAB
+    assert!(err.contains("34 cells run"), "{err}");
     let cells = cells(&out);
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
     for name in [
@@ -186,11 +187,21 @@ fn reproduce_nitk_runs_every_preset_and_reports_it() {
         "nitk-cocoapp-chain20",
         "nitk-cocoapp-mobile-rwp",
         "nitk-cocoapp-mobile-pursue",
+        "nitk-gst-iotlab",
+        "nitk-gsrtc-iotlab",
+        "nitk-eifel-iotlab",
     ] {
         assert!(html.contains(&format!("<h3>{name}: ")), "{name}");
     }
-    assert_eq!(html.matches("aria-label=\"Topology and lost frames, ").count(), 24);
-    assert_eq!(html.matches("aria-label=\"RTO over time, ").count(), 10);
+    // the testbed approximations say so in their headings, and only they
+    for name in ["nitk-gst-iotlab", "nitk-gsrtc-iotlab", "nitk-eifel-iotlab"] {
+        let h = html.split(&format!("<h3>{name}: ")).nth(1).unwrap().split("</h3>").next().unwrap();
+        assert!(h.contains("(approximation: FIT/IoT-LAB M3 nodes"), "{h}");
+    }
+    let h = html.split("<h3>nitk-gst-cooja: ").nth(1).unwrap().split("</h3>").next().unwrap();
+    assert!(!h.contains("approximation"), "{h}");
+    assert_eq!(html.matches("aria-label=\"Topology and lost frames, ").count(), 34);
+    assert_eq!(html.matches("aria-label=\"RTO over time, ").count(), 13);
     // one replication: the table's mean and median are that replication's value
     for (_, c) in &cells {
         let tps = c["transactions_per_s"].as_f64().unwrap();
