@@ -21,6 +21,7 @@
 //!   reception keeps the radio busy until its frame ends (choice). Carrier sense: the channel is
 //!   busy at r while a frame from a sender within `cca_range_m` (derived from Cooja's signal
 //!   strengths and Contiki's −90 dBm CCA threshold: R·80/85) is on the air.
+//!   Or Cooja's MRM ([`mrm`]): reception by SNR with free-space loss, and its capture effect.
 //! * nullrdc: CCA at the strobe; busy → COLLISION, else 224 µs turnaround and the airtime; no
 //!   ACKs (Contiki 3.0 does not request them with nullrdc), so OK does not mean delivered.
 //! * nullmac: a COLLISION drops the packet (`cca_busy`). CSMA: at most `max_neighbor_queues`
@@ -48,6 +49,7 @@
 pub mod contikimac;
 pub mod frame;
 pub mod mobility;
+pub mod mrm;
 pub mod routing;
 pub mod rpl;
 pub mod topology;
@@ -80,7 +82,7 @@ pub const CSMA_MAX_BE: u32 = 4;
 /// Its macMaxCSMABackoffs (CSMA_MAX_BACKOFF): collisions beyond this count a transmission.
 pub const CSMA_MAX_BACKOFF: u32 = 5;
 
-/// The radio medium (Cooja UDGM).
+/// The radio medium: Cooja's UDGM, or its MRM ([`mrm`]) where `mrm` is set.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RadioSpec {
     /// R: frames are received up to this distance, m.
@@ -95,6 +97,10 @@ pub struct RadioSpec {
     pub cca_range_m: f64,
     /// From the transmit strobe to the first preamble symbol, µs.
     pub tx_turnaround_us: u32,
+    /// Cooja's MRM instead of UDGM: reception by SNR, the capture effect. The converged tree
+    /// links motes within `tx_range_m`; the interference range and the success ratios are
+    /// UDGM's and unused.
+    pub mrm: Option<mrm::MrmSpec>,
 }
 
 impl RadioSpec {
@@ -604,6 +610,8 @@ struct Node {
     transmitting: bool,
     rx_from: u16,
     rx_ok: bool,
+    /// The mean signal of the frame it is receiving, dBm (MRM's capture effect).
+    rx_signal_dbm: f32,
     interfered: u32,
     cca_busy: u32,
     // cpu
@@ -650,6 +658,16 @@ impl Frame {
     }
 }
 
+/// A receiver a sender's frames may reach.
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    /// The probability that it takes a frame (UDGM: within R; MRM: by the SNR).
+    p: f64,
+    to: u16,
+    /// MRM: the frame's mean signal there, dBm.
+    signal_dbm: f32,
+}
+
 /// Per-node lists in one array (compressed sparse rows).
 #[derive(Debug, Default)]
 struct Csr<T> {
@@ -678,8 +696,8 @@ pub struct Mesh {
     routes: Routes,
     nodes: Vec<Node>,
     frames: Vec<Frame>,
-    /// Within R: (receiver, its RX success probability).
-    links: Csr<(u16, f64)>,
+    /// The receivers a frame may reach.
+    links: Csr<Link>,
     /// Within I but beyond R.
     interferes: Csr<u16>,
     /// Within the carrier-sense range.
@@ -727,19 +745,34 @@ fn ns(s: f64) -> u64 {
 }
 
 /// Links, interference and carrier sense between `n` motes `d` ([`distances`]) apart.
-fn geometry(r: &RadioSpec, n: usize, d: &[f64]) -> (Csr<(u16, f64)>, Csr<u16>, Csr<u16>) {
+fn geometry(r: &RadioSpec, n: usize, d: &[f64]) -> (Csr<Link>, Csr<u16>, Csr<u16>) {
     let reach = r.tx_range_m + RANGE_EPSILON_M;
     let interfere = r.interference_range_m.max(r.tx_range_m) + RANGE_EPSILON_M;
     let dist = |a: usize, b: usize| d[a * n + b];
     let links = Csr::build(n, |s, v| {
-        for q in (0..n).filter(|&q| q != s && dist(s, q) <= reach) {
+        for q in (0..n).filter(|&q| q != s) {
             let d = dist(s, q);
-            let p = 1.0 - (d * d) / (r.tx_range_m * r.tx_range_m) * (1.0 - r.success_ratio_rx);
-            v.push((q as u16, p.clamp(0.0, 1.0)));
+            match &r.mrm {
+                // MRM: every receiver the SNR may reach, with the frame's signal there
+                Some(m) => {
+                    let p = m.reception(d);
+                    if p >= mrm::P_MIN {
+                        v.push(Link { p, to: q as u16, signal_dbm: m.signal_dbm(d) as f32 });
+                    }
+                }
+                None if d <= reach => {
+                    let p = 1.0 - (d * d) / (r.tx_range_m * r.tx_range_m) * (1.0 - r.success_ratio_rx);
+                    v.push(Link { p: p.clamp(0.0, 1.0), to: q as u16, signal_dbm: 0.0 });
+                }
+                None => {}
+            }
         }
     });
+    // under MRM a frame disturbs only the receivers it reaches (its links)
     let interferes = Csr::build(n, |s, v| {
-        v.extend((0..n).filter(|&q| q != s && dist(s, q) > reach && dist(s, q) <= interfere).map(|q| q as u16))
+        if r.mrm.is_none() {
+            v.extend((0..n).filter(|&q| q != s && dist(s, q) > reach && dist(s, q) <= interfere).map(|q| q as u16))
+        }
     });
     let cs = r.cca_range_m + RANGE_EPSILON_M;
     let senses = Csr::build(n, |s, v| v.extend((0..n).filter(|&q| q != s && dist(s, q) <= cs).map(|q| q as u16)));
@@ -818,6 +851,7 @@ impl Mesh {
                     transmitting: false,
                     rx_from: NONE,
                     rx_ok: false,
+                    rx_signal_dbm: f32::NEG_INFINITY,
                     interfered: 0,
                     cca_busy: 0,
                     busy: false,
@@ -861,7 +895,10 @@ impl Mesh {
             None => Vec::new(),
             Some(r) => (0..n)
                 .map(|i| {
-                    let nbrs = links.of(i).iter().filter(|l| l.1 > 0.0).map(|l| l.0);
+                    // RPL's neighbours: the motes the tree may link (under MRM, those within R)
+                    let reach = spec.radio.tx_range_m + RANGE_EPSILON_M;
+                    let nbrs =
+                        (links.of(i).iter()).filter(|l| l.p > 0.0 && d[i * n + l.to as usize] <= reach).map(|l| l.to);
                     // start-up: only the root is in the DODAG at first; converged: every mote
                     // with a route (whose parent and rank are the converged tree's)
                     let joined = i == root || (!r.startup && routes.parent[i] != NONE);
@@ -1192,7 +1229,8 @@ impl Mesh {
             }
             let dest = f.dest;
             let duty = self.cm_timing.is_some();
-            for &(r, p_rx) in self.links.of(s) {
+            let capture = self.spec.radio.mrm.map(|m| (m.capture, m.capture_threshold_db as f32));
+            for &Link { p, to: r, signal_dbm } in self.links.of(s) {
                 let rn = &mut self.nodes[r as usize];
                 if duty && rn.duty.radio == contikimac::Radio::Off {
                     // ContikiMAC: a radio that is off hears nothing and is not disturbed
@@ -1201,15 +1239,55 @@ impl Mesh {
                     }
                     continue;
                 }
-                let lost = if rn.transmitting || rn.interfered > 0 {
-                    Some(Cause::Collision)
-                } else if rn.rx_from != NONE {
-                    rn.rx_ok = false;
-                    Some(Cause::Collision)
-                } else if p_rx < 1.0 && unit(&mut rn.rng) > p_rx {
-                    Some(Cause::RxFail)
-                } else {
-                    None
+                let lost = match capture {
+                    // UDGM: a failed draw interferes, and so does any frame at a busy radio
+                    // (which draws nothing)
+                    None => {
+                        if rn.transmitting || rn.interfered > 0 {
+                            Some(Cause::Collision)
+                        } else if rn.rx_from != NONE {
+                            rn.rx_ok = false;
+                            Some(Cause::Collision)
+                        } else if p < 1.0 && unit(&mut rn.rng) > p {
+                            Some(Cause::RxFail)
+                        } else {
+                            None
+                        }
+                    }
+                    // MRM with the capture effect: a failed draw disturbs nobody; a frame not
+                    // 3 dB weaker than the one a radio takes takes the radio over
+                    Some((true, threshold)) => {
+                        // every receiver draws: the frame disturbs only where it may be taken
+                        if !(p >= 1.0 || unit(&mut rn.rng) <= p) {
+                            if r == dest {
+                                f.fate = Fate::Lost(Cause::RxFail);
+                            }
+                            continue;
+                        }
+                        if rn.transmitting || rn.interfered > 0 {
+                            Some(Cause::Collision)
+                        } else if rn.rx_from != NONE && signal_dbm < rn.rx_signal_dbm - threshold {
+                            if r == dest {
+                                f.fate = Fate::Lost(Cause::Collision);
+                            }
+                            continue;
+                        } else {
+                            // a frame under way is dropped there (frame_end finds its receiver gone)
+                            None
+                        }
+                    }
+                    // MRM without it: as UDGM
+                    Some((false, _)) => {
+                        let drawn = p >= 1.0 || unit(&mut rn.rng) <= p;
+                        if !drawn || rn.transmitting || rn.interfered > 0 {
+                            Some(if drawn { Cause::Collision } else { Cause::RxFail })
+                        } else if rn.rx_from != NONE {
+                            rn.rx_ok = false;
+                            Some(Cause::Collision)
+                        } else {
+                            None
+                        }
+                    }
                 };
                 match lost {
                     Some(cause) => {
@@ -1222,6 +1300,7 @@ impl Mesh {
                     None => {
                         rn.rx_from = s as u16;
                         rn.rx_ok = true;
+                        rn.rx_signal_dbm = signal_dbm;
                         f.receivers.push(r);
                     }
                 }
@@ -1260,7 +1339,13 @@ impl Mesh {
             }
             for &r in &f.receivers {
                 let rn = &mut self.nodes[r as usize];
-                debug_assert_eq!(rn.rx_from as usize, s);
+                if rn.rx_from as usize != s {
+                    // MRM's capture effect: a later frame took the radio over
+                    if r == dest {
+                        fate = Fate::Lost(Cause::Collision);
+                    }
+                    continue;
+                }
                 rn.rx_from = NONE;
                 if r == dest {
                     if rn.rx_ok {

@@ -81,6 +81,7 @@ fn radio(p_tx: f64, p_rx: f64) -> RadioSpec {
         success_ratio_rx: p_rx,
         cca_range_m: RadioSpec::derived_cca_range(10.0),
         tx_turnaround_us: 224,
+        mrm: None,
     }
 }
 
@@ -544,4 +545,72 @@ fn in_start_up_mode_the_dodag_forms_hop_by_hop_and_packets_wait_for_routes() {
         r.nodes.iter().map(|n| (n.parent, n.rank)).collect::<Vec<_>>(),
         [(None, Some(0)), (Some(1), Some(1)), (Some(2), Some(2))]
     );
+}
+
+/// Cooja's MRM with a sharp edge (no SNR variance) at −33 dBm: every frame is received up to
+/// 10^((−33 − 40.044 + 94)/20) = 11.19 m (SNR ≥ 6 dB) and nowhere beyond; carrier sense to
+/// 10^((−33 − 40.044 + 90)/20) = 7.05 m. The tree links motes within 11.5 m.
+fn mrm_radio(capture: bool) -> RadioSpec {
+    let m = mrm::MrmSpec { snr_variance_db2: 0.0, capture, ..mrm::MrmSpec::cooja(-33.0) };
+    RadioSpec {
+        tx_range_m: 11.5,
+        interference_range_m: 20.0,
+        success_ratio_tx: 1.0,
+        success_ratio_rx: 1.0,
+        cca_range_m: m.reach_m(mrm::CCA_THRESHOLD_DBM),
+        tx_turnaround_us: 224,
+        mrm: Some(m),
+    }
+}
+
+#[test]
+fn under_mrm_a_later_frame_not_3_db_weaker_captures_the_receiver() {
+    // A and B 7.5 m either side of the border router, 15 m apart (neither senses the other).
+    // A's frame is on the air 1.224 → 4.264 ms, B's (sent 1 ms later) 2.224 → 5.264 ms: as
+    // strong at the router, it takes the router over (Cooja's MRM); the router gets B's packet
+    // 2 ms after its frame, A's is lost
+    let pos = [(0.0, 0.0), (7.5, 0.0), (-7.5, 0.0)];
+    let mut m = mesh(&pos, MacSpec::Nullmac, mrm_radio(true), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (MS, 2, 0, 15)]);
+    assert_eq!(h.delivered.len(), 1);
+    assert_eq!(h.delivered[0].0, 5_264_000 + 2_000_000);
+    assert_eq!(h.delivered[0].1.from, HostId(2));
+    assert_eq!(stats(&m)[1].drops.collision, 1);
+    // without the capture effect both are lost, as under UDGM
+    let mut m = mesh(&pos, MacSpec::Nullmac, mrm_radio(false), 1);
+    assert!(run(&mut m, &[(0, 1, 0, 15), (MS, 2, 0, 15)]).delivered.is_empty());
+}
+
+#[test]
+fn under_mrm_a_frame_more_than_3_db_weaker_leaves_the_reception_alone() {
+    // B at 11 m: 20·log10(11/7.5) = 3.33 dB weaker than A at the router, so the router keeps
+    // A's frame (delivered at 4.264 + 2 ms) and never takes B's
+    let pos = [(0.0, 0.0), (7.5, 0.0), (-11.0, 0.0)];
+    let mut m = mesh(&pos, MacSpec::Nullmac, mrm_radio(true), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (MS, 2, 0, 15)]);
+    assert_eq!(h.delivered.len(), 1);
+    assert_eq!(h.delivered[0].0, 4_264_000 + 2_000_000);
+    assert_eq!(h.delivered[0].1.from, HostId(1));
+    assert_eq!(stats(&m)[2].drops.collision, 1);
+    // 10.5 m is 2.92 dB weaker: within 3 dB, B captures
+    let pos = [(0.0, 0.0), (7.5, 0.0), (-10.5, 0.0)];
+    let mut m = mesh(&pos, MacSpec::Nullmac, mrm_radio(true), 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (MS, 2, 0, 15)]);
+    assert_eq!(h.delivered.iter().map(|d| d.1.from).collect::<Vec<_>>(), vec![HostId(2)]);
+}
+
+#[test]
+fn under_mrm_a_frame_disturbs_only_where_it_may_be_received() {
+    // B, 15 m from the router (out of MRM's reach, inside UDGM's 20 m interference range),
+    // sends to C at 22 m while A's frame reaches the router: MRM delivers A's packet, UDGM
+    // (R = 11.5 m, I = 20 m) loses it to B's interference (D at 7.5 m links B to the tree)
+    let pos = [(0.0, 0.0), (7.5, 0.0), (-15.0, 0.0), (-22.0, 0.0), (-7.5, 0.0)];
+    let sends = [(0, 1, 0, 15), (MS, 2, 3, 15)];
+    let mut m = mesh(&pos, MacSpec::Nullmac, mrm_radio(true), 1);
+    let h = run(&mut m, &sends);
+    assert!(h.delivered.iter().any(|d| d.1.from == HostId(1)));
+    let udgm = RadioSpec { mrm: None, ..mrm_radio(true) };
+    let mut m = mesh(&pos, MacSpec::Nullmac, udgm, 1);
+    let h = run(&mut m, &sends);
+    assert!(!h.delivered.iter().any(|d| d.1.from == HostId(1)));
 }

@@ -29,11 +29,11 @@ pub enum Derivable {
     Word(String),
 }
 
-/// The radio medium (Cooja UDGM).
+/// The radio medium: Cooja's UDGM, or its MRM.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Radio {
-    /// `udgm` (the only medium so far).
+    /// `udgm` (Cooja's distance loss) or `mrm` (its multi-path ray tracer on open ground).
     pub medium: String,
     /// R, m.
     pub tx_range_m: f64,
@@ -47,6 +47,97 @@ pub struct Radio {
     pub cca_range_m: Derivable,
     /// Transmit strobe to first symbol, µs.
     pub tx_turnaround_us: u32,
+    /// MRM's settings (`medium = "mrm"`; Cooja's defaults when left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrm: Option<MrmKeys>,
+}
+
+/// `[radio.mrm]`: Cooja's MRM (netmodel's `mesh::mrm`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MrmKeys {
+    /// Output power, dBm, or `"derived"`: the power at which a frame sent `tx_range_m` away is
+    /// received with probability `full_reception`.
+    pub tx_power_dbm: Derivable,
+    /// What "certain reception at tx_range_m" means for the derived power.
+    pub full_reception: f64,
+    /// Background noise, dBm.
+    pub noise_dbm: f64,
+    /// Receiver sensitivity, dBm.
+    pub rx_sensitivity_dbm: f64,
+    /// SNR needed, dB.
+    pub snr_threshold_db: f64,
+    /// The SNR's variance, dB² (system gain 4, noise 1).
+    pub snr_variance_db2: f64,
+    /// MRM's capture effect.
+    pub capture: bool,
+    /// A frame this much weaker does not disturb a reception, dB.
+    pub capture_threshold_db: f64,
+}
+
+impl Default for MrmKeys {
+    fn default() -> Self {
+        let c = netmodel::mesh::mrm::MrmSpec::cooja(0.0);
+        MrmKeys {
+            tx_power_dbm: Derivable::Word("derived".into()),
+            full_reception: 0.999,
+            noise_dbm: c.noise_dbm,
+            rx_sensitivity_dbm: c.rx_sensitivity_dbm,
+            snr_threshold_db: c.snr_threshold_db,
+            snr_variance_db2: c.snr_variance_db2,
+            capture: c.capture,
+            capture_threshold_db: c.capture_threshold_db,
+        }
+    }
+}
+
+impl Radio {
+    /// MRM's settings, checked, the TX power derived where asked.
+    fn mrm_spec(&self) -> Result<netmodel::mesh::mrm::MrmSpec, ScenarioError> {
+        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
+        if self.success_ratio_tx != 1.0 || self.success_ratio_rx != 1.0 {
+            return bad(
+                "radio.success_ratio_tx",
+                "and success_ratio_rx are UDGM's: they must be 1 with medium = \"mrm\"",
+            );
+        }
+        let k = self.mrm.clone().unwrap_or_default();
+        for (key, v) in [
+            ("radio.mrm.noise_dbm", k.noise_dbm),
+            ("radio.mrm.rx_sensitivity_dbm", k.rx_sensitivity_dbm),
+            ("radio.mrm.snr_threshold_db", k.snr_threshold_db),
+        ] {
+            if !(-300.0..=300.0).contains(&v) {
+                return bad(key, "must be a level between -300 and 300");
+            }
+        }
+        if !(0.0..=100.0).contains(&k.snr_variance_db2) {
+            return bad("radio.mrm.snr_variance_db2", "must be in [0, 100]");
+        }
+        if !(0.0..=100.0).contains(&k.capture_threshold_db) {
+            return bad("radio.mrm.capture_threshold_db", "must be in [0, 100]");
+        }
+        let spec = netmodel::mesh::mrm::MrmSpec {
+            tx_power_dbm: 0.0,
+            noise_dbm: k.noise_dbm,
+            rx_sensitivity_dbm: k.rx_sensitivity_dbm,
+            snr_threshold_db: k.snr_threshold_db,
+            snr_variance_db2: k.snr_variance_db2,
+            capture: k.capture,
+            capture_threshold_db: k.capture_threshold_db,
+        };
+        let tx_power_dbm = match k.tx_power_dbm {
+            Derivable::Value(v) if (-100.0..=100.0).contains(&v) => v,
+            Derivable::Word(w) if w == "derived" => {
+                if !(k.full_reception > 0.5 && k.full_reception < 1.0) {
+                    return bad("radio.mrm.full_reception", "must be in (0.5, 1)");
+                }
+                spec.power_for(k.full_reception, self.tx_range_m)
+            }
+            _ => return bad("radio.mrm.tx_power_dbm", "must be a power in [-100, 100] dBm or \"derived\""),
+        };
+        Ok(netmodel::mesh::mrm::MrmSpec { tx_power_dbm, ..spec })
+    }
 }
 
 impl Default for Radio {
@@ -59,6 +150,7 @@ impl Default for Radio {
             success_ratio_rx: 1.0,
             cca_range_m: Derivable::Word("derived".into()),
             tx_turnaround_us: 224,
+            mrm: None,
         }
     }
 }
@@ -739,9 +831,6 @@ impl LlnScenario {
             return bad("duration_s", "must be > 0 and at most 10^7");
         }
         let r = &self.radio;
-        if r.medium != "udgm" {
-            return bad("radio.medium", "must be \"udgm\" (the only medium modelled)");
-        }
         if !(r.tx_range_m > 0.0 && r.tx_range_m.is_finite() && r.interference_range_m.is_finite()) {
             return bad("radio.tx_range_m", "must be a finite number > 0");
         }
@@ -750,9 +839,18 @@ impl LlnScenario {
                 return bad(k, "must be in [0, 1]");
             }
         }
+        let mrm = match r.medium.as_str() {
+            "udgm" if r.mrm.is_some() => return bad("radio.mrm", "is MRM's: set radio.medium = \"mrm\""),
+            "udgm" => None,
+            "mrm" => Some(r.mrm_spec()?),
+            _ => return bad("radio.medium", "must be \"udgm\" or \"mrm\""),
+        };
         let cca = match &r.cca_range_m {
             Derivable::Value(v) if *v >= 0.0 && v.is_finite() => *v,
-            Derivable::Word(w) if w == "derived" => RadioSpec::derived_cca_range(r.tx_range_m),
+            Derivable::Word(w) if w == "derived" => match &mrm {
+                Some(m) => m.reach_m(netmodel::mesh::mrm::CCA_THRESHOLD_DBM),
+                None => RadioSpec::derived_cca_range(r.tx_range_m),
+            },
             _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
         };
         let s = &self.stack;
@@ -900,6 +998,7 @@ impl LlnScenario {
             success_ratio_rx: r.success_ratio_rx,
             cca_range_m: cca,
             tx_turnaround_us: r.tx_turnaround_us,
+            mrm,
         };
         let cpu = CpuSpec {
             rx_process_us: s.rx_process_us,
@@ -1134,6 +1233,34 @@ mod tests {
         s.stack.csma_backoff = "aloha".into();
         assert!(e(s).contains("stack.csma_backoff"));
         assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
+        let mut s = LlnScenario::default();
+        s.radio.medium = "ray".into();
+        assert!(e(s).contains("radio.medium"));
+        let mut s = LlnScenario::default();
+        s.radio.mrm = Some(MrmKeys::default());
+        assert!(e(s).contains("radio.mrm is MRM's"));
+        let mut s = LlnScenario::default();
+        s.radio.medium = "mrm".into();
+        s.radio.success_ratio_rx = 0.5;
+        assert!(e(s).contains("UDGM's"));
+        let mut s = LlnScenario::default();
+        s.radio.medium = "mrm".into();
+        s.radio.mrm = Some(MrmKeys { full_reception: 1.0, ..MrmKeys::default() });
+        assert!(e(s).contains("radio.mrm.full_reception"));
+    }
+
+    #[test]
+    fn mrm_derives_its_power_from_the_range_and_its_carrier_sense_from_the_power() {
+        let s = LlnScenario::from_toml("[radio]\nmedium = \"mrm\"\n").unwrap();
+        let r = s.resolve().unwrap().mesh.radio;
+        let m = r.mrm.unwrap();
+        // p = 0.999 at R = 10 m: −27.046 dBm (netmodel's mrm tests derive it); sensed to 13.98 m
+        assert!((m.tx_power_dbm + 27.046).abs() < 2e-3, "{}", m.tx_power_dbm);
+        assert!((r.cca_range_m - 13.98).abs() < 0.01, "{}", r.cca_range_m);
+        assert!(m.capture);
+        // a given power is used as is
+        let s = LlnScenario::from_toml("[radio]\nmedium = \"mrm\"\n[radio.mrm]\ntx_power_dbm = 1.5\n").unwrap();
+        assert_eq!(s.resolve().unwrap().mesh.radio.mrm.unwrap().tx_power_dbm, 1.5);
     }
 
     /// A line of three motes, 10 m apart: border router, server, client.
