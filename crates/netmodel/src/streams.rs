@@ -37,6 +37,8 @@ pub enum Stream {
     Rpl(u32),
     /// The mesh's pursue target.
     PursueTarget,
+    /// The mesh's layout jitter (every mote's displacement, in id order).
+    Layout,
     /// Which clients of a CLOUD burst run are the continuous group.
     BurstGroups,
     /// The wired bottleneck's server.
@@ -70,6 +72,7 @@ impl Stream {
             Stream::DownHop => 0xFFFF_0005,
             Stream::PursueTarget => 0xFFFF_0007,
             Stream::BurstGroups => 0xFFFF_0008,
+            Stream::Layout => 0xFFFF_0009,
         }
     }
 

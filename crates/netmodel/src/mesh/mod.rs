@@ -240,6 +240,9 @@ pub struct MeshSpec {
     pub pinned_parents: Vec<(usize, usize)>,
     /// RPL's control traffic on the air over the converged routes ([`rpl`]; None: silent routes).
     pub rpl: Option<RplSpec>,
+    /// Every mote moved from `nodes`' position by a uniform draw in ±`jitter_m` per axis, per
+    /// replication ([`Stream::Layout`]; 0: none).
+    pub jitter_m: f64,
 }
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
@@ -789,6 +792,13 @@ impl Mesh {
     pub fn new(spec: MeshSpec, seed: u64, rep: u32) -> Self {
         let n = spec.nodes.len();
         let mut pos = spec.positions();
+        if spec.jitter_m > 0.0 {
+            let mut rng = Stream::Layout.rng(seed, rep);
+            for p in &mut pos {
+                p.0 += spec.jitter_m * (2.0 * unit(&mut rng) - 1.0);
+                p.1 += spec.jitter_m * (2.0 * unit(&mut rng) - 1.0);
+            }
+        }
         let mobility = spec.mobility.as_ref().map(|m| {
             let sample_ns = ns(m.sample_s).max(1);
             let (mover, moves, mobile, next_ns) = match &m.source {

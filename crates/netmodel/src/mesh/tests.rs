@@ -117,6 +117,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         rdcs: Vec::new(),
         pinned_parents: Vec::new(),
         rpl: None,
+        jitter_m: 0.0,
     }
 }
 
@@ -613,4 +614,21 @@ fn under_mrm_a_frame_disturbs_only_where_it_may_be_received() {
     let mut m = mesh(&pos, MacSpec::Nullmac, udgm, 1);
     let h = run(&mut m, &sends);
     assert!(!h.delivered.iter().any(|d| d.1.from == HostId(1)));
+}
+
+#[test]
+fn jitter_moves_every_mote_within_its_bounds_per_replication() {
+    let base = [(0.0, 0.0), (10.0, 0.0), (20.0, 0.0), (20.0, 10.0)];
+    let s = MeshSpec { jitter_m: 1.5, ..spec(&base, MacSpec::Nullmac, radio(1.0, 1.0)) };
+    let (a, b, c) = (Mesh::new(s.clone(), 7, 0), Mesh::new(s.clone(), 7, 0), Mesh::new(s.clone(), 7, 1));
+    for (p, q) in a.positions().iter().zip(&base) {
+        assert!((p.0 - q.0).abs() <= 1.5 && (p.1 - q.1).abs() <= 1.5, "{p:?} from {q:?}");
+        assert!(p != q);
+    }
+    // the same replication puts the motes at the same places; another one elsewhere
+    assert_eq!(a.positions(), b.positions());
+    assert_ne!(a.positions(), c.positions());
+    // without jitter the layout stands
+    let plain = Mesh::new(spec(&base, MacSpec::Nullmac, radio(1.0, 1.0)), 7, 0);
+    assert_eq!(plain.positions(), &base[..]);
 }

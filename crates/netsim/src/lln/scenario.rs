@@ -290,6 +290,19 @@ pub struct Topology {
     /// converged tree's nearest-candidate rule would pick another.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub parents: std::collections::BTreeMap<String, u32>,
+    /// A named layout's unit (its authors' 10 m) becomes this many metres: every coordinate
+    /// × `spacing_m` / 10 (None: as drawn).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spacing_m: Option<f64>,
+    /// Each mote is moved from where the layout puts it by a uniform draw in ±`jitter_m` on each
+    /// axis, per replication (0: none). The NITK author placed his "10 m" neighbours by hand at
+    /// 8.7–10 m; the lattices put them exactly at R, where UDGM's reception is weakest.
+    #[serde(skip_serializing_if = "is_zero_m")]
+    pub jitter_m: f64,
+}
+
+fn is_zero_m(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Default for Topology {
@@ -303,6 +316,8 @@ impl Default for Topology {
             mobility: None,
             positions: None,
             parents: Default::default(),
+            spacing_m: None,
+            jitter_m: 0.0,
         }
     }
 }
@@ -321,6 +336,8 @@ struct TopologyFile {
     positions: Option<String>,
     #[serde(default)]
     parents: std::collections::BTreeMap<String, u32>,
+    spacing_m: Option<f64>,
+    jitter_m: Option<f64>,
 }
 
 impl From<TopologyFile> for Topology {
@@ -335,6 +352,8 @@ impl From<TopologyFile> for Topology {
             mobility: t.mobility,
             positions: t.positions,
             parents: t.parents,
+            spacing_m: t.spacing_m,
+            jitter_m: t.jitter_m.unwrap_or(d.jitter_m),
         }
     }
 }
@@ -738,9 +757,25 @@ impl LlnScenario {
                 let names: Vec<&str> = topology::LAYOUTS.iter().map(|l| l.0).collect();
                 ScenarioError(format!("topology.layout: unknown layout '{name}' (known: {})", names.join(", ")))
             })?,
+            (None, Some(_)) if t.spacing_m.is_some() => {
+                return Err(ScenarioError(
+                    "scenario: topology.spacing_m scales a named layout; explicit nodes are placed as given".into(),
+                ))
+            }
             (None, Some(nodes)) => nodes.clone(),
             _ => return Err(ScenarioError("topology: give exactly one of `layout` and `nodes`".into())),
         };
+        let nodes = match t.spacing_m {
+            None => nodes,
+            Some(m) if m > 0.0 && m <= 1000.0 => {
+                let k = m / 10.0;
+                nodes.into_iter().map(|n| NodeSpec { x: n.x * k, y: n.y * k, ..n }).collect()
+            }
+            Some(_) => return Err(ScenarioError("scenario: topology.spacing_m must be > 0 and at most 1000".into())),
+        };
+        if !(0.0..=100.0).contains(&t.jitter_m) {
+            return Err(ScenarioError("scenario: topology.jitter_m must be in [0, 100]".into()));
+        }
         topology::validate(&nodes).map_err(ScenarioError)?;
         Ok(nodes)
     }
@@ -1059,6 +1094,7 @@ impl LlnScenario {
             contikimac,
             rdcs,
             pinned_parents,
+            jitter_m: self.topology.jitter_m,
             rpl: self
                 .topology
                 .rpl_control
@@ -1068,6 +1104,12 @@ impl LlnScenario {
             return bad(
                 "topology.rpl_startup",
                 "needs topology.rpl_control = true (the DODAG forms from RPL's frames)",
+            );
+        }
+        if self.topology.jitter_m > 0.0 && !mesh.pinned_parents.is_empty() {
+            return bad(
+                "topology.parents",
+                "cannot be combined with topology.jitter_m (a pin is checked against the layout's positions)",
             );
         }
         if self.topology.rpl_startup && (mesh.mobility.is_some() || !mesh.pinned_parents.is_empty()) {
@@ -1247,6 +1289,26 @@ mod tests {
         s.radio.medium = "mrm".into();
         s.radio.mrm = Some(MrmKeys { full_reception: 1.0, ..MrmKeys::default() });
         assert!(e(s).contains("radio.mrm.full_reception"));
+    }
+
+    #[test]
+    fn spacing_scales_a_layout_and_jitter_is_checked() {
+        // grid3x3_ideal's mote 2 is at (−10, 10): at 9 m spacing (−9, 9)
+        let s = LlnScenario::from_toml("[topology]\nlayout = \"grid3x3_ideal\"\nspacing_m = 9.0\n").unwrap();
+        let n = s.nodes().unwrap();
+        assert_eq!((n[1].x, n[1].y), (-9.0, 9.0));
+        assert!(s.resolve().is_ok());
+        let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+        let nodes = "[topology]\nspacing_m = 9.0\nnodes = [{ id = 1, role = \"border_router\", x = 0.0, y = 0.0 }, \
+                     { id = 2, role = \"server\", x = 9.0, y = 0.0 }, { id = 3, role = \"client\", x = 18.0, y = 0.0 }]\n";
+        assert!(e(nodes).contains("topology.spacing_m scales a named layout"));
+        assert!(e("[topology]\nspacing_m = 0.0\n").contains("topology.spacing_m"));
+        assert!(e("[topology]\njitter_m = -1.0\n").contains("topology.jitter_m"));
+        let pinned = "[topology]\nrpl_startup = false\njitter_m = 1.0\nparents = { 9 = 8 }\n";
+        assert!(e(pinned).contains("topology.parents"));
+        // a jittered scenario runs, and says so in its scenario
+        let s = LlnScenario::from_toml("[topology]\njitter_m = 1.0\n").unwrap();
+        assert_eq!(s.resolve().unwrap().mesh.jitter_m, 1.0);
     }
 
     #[test]
