@@ -166,13 +166,21 @@ fn table(base: &LlnScenario, runs: &[Run]) -> String {
             let by_br: u64 =
                 mesh.nodes.iter().filter(|n| n.role == Role::BorderRouter).map(|n| n.stats.rpl_frames_sent).sum();
             let lost: u64 = mesh.nodes.iter().map(|n| n.stats.rpl_dropped).sum();
+            let refused: u64 = mesh.nodes.iter().map(|n| n.stats.routes_refused).sum();
+            let evicted: u64 = mesh.nodes.iter().map(|n| n.stats.routes_evicted).sum();
+            let tables = if refused + evicted > 0 {
+                format!("; full route tables refused {refused} routes and evicted {evicted}")
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 out,
-                "RPL control ({}; all reps): {} frames on the air ({} by the border router), {} control packets lost",
+                "RPL control ({}; all reps): {} frames on the air ({} by the border router), {} control packets lost{}",
                 algorithm(&runs[0]),
                 rpl_sent,
                 by_br,
-                lost
+                lost,
+                tables
             );
         }
         if let Some(dc) = &mesh.duty_cycle {

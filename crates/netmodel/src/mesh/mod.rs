@@ -473,6 +473,12 @@ pub struct NodeStats {
     /// on the air); not in `drops`.
     #[serde(skip_serializing_if = "is_zero")]
     pub rpl_dropped: u64,
+    /// RPL start-up: DAOs whose route its full table refused (the DAO went no further).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub routes_refused: u64,
+    /// RPL start-up: routes its full table evicted (least recently used) for a new one.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub routes_evicted: u64,
 }
 
 impl NodeStats {
@@ -495,6 +501,8 @@ impl NodeStats {
         self.rpl_frames_sent += o.rpl_frames_sent;
         self.rpl_frames_received += o.rpl_frames_received;
         self.rpl_dropped += o.rpl_dropped;
+        self.routes_refused += o.routes_refused;
+        self.routes_evicted += o.routes_evicted;
     }
 }
 
@@ -1132,7 +1140,7 @@ impl Mesh {
         // a packet for the cloud goes up the tree towards the border router
         let nh = match (cloud, self.rpl_dynamic()) {
             (true, _) => self.rpl_parent(n),
-            (false, true) => self.rpl_next_hop(n, p.to.index()),
+            (false, true) => self.rpl_next_hop(n, p.from.index(), p.to.index()),
             (false, false) => self.routes.next_hop(n, p.to.index()),
         };
         if nh == NONE {

@@ -16,9 +16,15 @@
 //!   equal-rank neighbours out: the first parent heard among equals stays): its DTSN goes up, a
 //!   DAO is scheduled, trickle restarts at Imin, and a No-Path DAO goes to the old parent. Its
 //!   rank follows its parent's DIOs. Routes are what DAOs left (storing mode: each mote a table
-//!   of (target, next hop) for its sub-DODAG, unbounded, **choice**); a packet for a target
-//!   without a route goes up to the parent; the root without one, or a mote that has not
-//!   joined, drops it (`no_route`). An unjoined mote multicasts a DIS (64 bytes, as Cooja shows)
+//!   of (target, next hop) for its sub-DODAG); a packet for a target without a route goes up to
+//!   the parent; the root without one, or a mote that has not joined, drops it (`no_route`).
+//!   A table may be bounded ([`RplSpec::max_routes`], UIP_CONF_MAX_ROUTES; 0: unbounded). When a
+//!   DAO finds it full, the GST firmware's Contiki refuses the route (`uip_ds6_route_add` frees
+//!   the least recently used one only with UIP_DS6_ROUTE_REMOVE_LEAST_RECENTLY_USED, which
+//!   nothing defines) and `dao_input` then drops the DAO, so the ancestors never learn it either
+//!   (counted as `routes_refused`); Contiki 3.0 evicts the least recently used route instead
+//!   ([`RplSpec::evict_lru`]: a lookup, by a DAO or a forwarded packet, makes a route the most
+//!   recently used). An unjoined mote multicasts a DIS (64 bytes, as Cooja shows)
 //!   when its `next_dis` counter, started at 25 + U(60) and counting seconds, reaches 60 (at the
 //!   earliest after 1 s), then every 60 s until it joins; a joined mote that takes a DIS restarts
 //!   trickle at Imin.
@@ -124,6 +130,21 @@ pub struct RplSpec {
     /// The DODAG forms as the run goes (only the root has joined at t = 0; see the module doc);
     /// false: the converged tree from the start.
     pub startup: bool,
+    /// Start-up mode: the routes a mote's table holds (UIP_CONF_MAX_ROUTES), the border
+    /// router's and every other mote's (0: unbounded).
+    pub max_routes: MaxRoutes,
+    /// A full table evicts its least recently used route (Contiki 3.0) instead of refusing the
+    /// new one (the GST firmware's Contiki).
+    pub evict_lru: bool,
+}
+
+/// Route table sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MaxRoutes {
+    /// The border router's.
+    pub root: u32,
+    /// Every other mote's.
+    pub motes: u32,
 }
 
 impl Default for RplSpec {
@@ -137,6 +158,8 @@ impl Default for RplSpec {
             probing_interval_ticks: 120 * CLOCK_SECOND,
             refresh_dao_routes: true,
             startup: false,
+            max_routes: MaxRoutes::default(),
+            evict_lru: false,
         }
     }
 }
@@ -315,15 +338,44 @@ impl Mesh {
         }
     }
 
-    /// Start-up mode: `n`'s next hop towards mote `dest`: the route a DAO left, else up to its
-    /// parent; the root without a route, or a mote that has not joined, has none (NONE).
-    pub(super) fn rpl_next_hop(&self, n: usize, dest: usize) -> u16 {
-        let r = &self.rpl[n];
-        match r.table.iter().find(|e| e.0 as usize == dest) {
-            Some(e) => e.1,
+    /// Start-up mode: `n`'s next hop towards mote `dest` for a packet from mote `src`: the route
+    /// a DAO left, else up to its parent; the root without a route, or a mote that has not
+    /// joined, has none (NONE), and so has a mote without a route for a packet on its way down
+    /// (one from outside its sub-DODAG: Contiki's forwarding error, `rpl-ext-header.c`, which
+    /// drops it; the No-Path DAO it sends back is not modelled, **choice**). Under LRU eviction
+    /// the route becomes the most recently used.
+    pub(super) fn rpl_next_hop(&mut self, n: usize, src: usize, dest: usize) -> u16 {
+        let lru = self.rpl_spec().evict_lru;
+        let r = &mut self.rpl[n];
+        match r.table.iter().position(|e| e.0 as usize == dest) {
+            Some(i) => {
+                let hop = r.table[i].1;
+                if lru && i > 0 {
+                    r.table[..=i].rotate_right(1);
+                }
+                hop
+            }
             None if n == self.root => NONE,
-            None => r.parent,
+            None if src != n && !self.rpl_ancestor(n, src) => NONE,
+            None => self.rpl[n].parent,
         }
+    }
+
+    /// Start-up mode: whether `a` is on `m`'s path of parents to the root.
+    fn rpl_ancestor(&self, a: usize, m: usize) -> bool {
+        let mut x = m;
+        // a path of parents is at most n long (a loop, which RPL's ranks rule out, ends it too)
+        for _ in 0..self.rpl.len() {
+            let p = self.rpl[x].parent;
+            if p == NONE {
+                return false;
+            }
+            if p as usize == a {
+                return true;
+            }
+            x = p as usize;
+        }
+        false
     }
 
     /// Start-up mode: the tree as it stands, for the report.
@@ -597,15 +649,32 @@ impl Mesh {
         sched: &mut S,
     ) {
         if self.rpl_dynamic() {
+            let spec = self.rpl_spec();
+            let cap = if n == self.root { spec.max_routes.root } else { spec.max_routes.motes } as usize;
             let table = &mut self.rpl[n].table;
+            // the table runs from the most recently used route to the least
             let at = table.iter().position(|e| e.0 == target);
             match (at, no_path) {
                 (Some(i), true) if table[i].1 == from => {
                     table.remove(i);
                 }
                 (_, true) => return, // no route through `from`: nothing to pass on
-                (Some(i), false) => table[i].1 = from,
-                (None, false) => table.push((target, from)),
+                (Some(i), false) => {
+                    table[i].1 = from;
+                    table[..=i].rotate_right(1);
+                }
+                (None, false) => {
+                    if cap > 0 && table.len() >= cap {
+                        if !spec.evict_lru {
+                            // refused: the DAO goes no further
+                            self.nodes[n].stats.routes_refused += 1;
+                            return;
+                        }
+                        table.pop();
+                        self.nodes[n].stats.routes_evicted += 1;
+                    }
+                    table.insert(0, (target, from));
+                }
             }
         }
         let parent = self.rpl_parent(n);

@@ -632,3 +632,36 @@ fn jitter_moves_every_mote_within_its_bounds_per_replication() {
     let plain = Mesh::new(spec(&base, MacSpec::Nullmac, radio(1.0, 1.0)), 7, 0);
     assert_eq!(plain.positions(), &base[..]);
 }
+
+#[test]
+fn a_full_route_table_refuses_or_evicts_as_its_contiki_does() {
+    // nullrdc chain: border router 0 — 1 — 2 — 3, 9 m apart, RPL forming its DODAG; mote 1's
+    // table holds one route (the root's is unbounded). At 200 s the root sends to motes 2 and 3.
+    let run_with = |evict_lru: bool, motes: u32| {
+        let pos = [(0.0, 0.0), (9.0, 0.0), (18.0, 0.0), (27.0, 0.0)];
+        let mut s = spec(&pos, MacSpec::Nullmac, radio(1.0, 1.0));
+        s.rpl = Some(RplSpec {
+            startup: true,
+            max_routes: rpl::MaxRoutes { root: 0, motes },
+            evict_lru,
+            ..RplSpec::default()
+        });
+        let mut m = Mesh::new(s, 5, 0);
+        let h = run_until(&mut m, &[(200_000 * MS, 0, 2, 15), (201_000 * MS, 0, 3, 15)], 210_000 * MS);
+        (h.delivered.len(), stats(&m))
+    };
+    // unbounded: both arrive
+    assert_eq!(run_with(false, 0).0, 2);
+    // the GST firmware's Contiki: mote 1 keeps the first route and refuses the other mote's
+    // DAO, which then never reaches the root: the root has no route for that packet
+    let (got, st) = run_with(false, 1);
+    assert_eq!(got, 1);
+    assert!(st[1].routes_refused >= 1);
+    assert_eq!((st[0].drops.no_route, st[1].drops.no_route), (1, 0));
+    // Contiki 3.0: mote 1 evicts, so the root learns both routes, but mote 1 holds one at a
+    // time: the packet for the other is on its way down without a route there, and is dropped
+    let (got, st) = run_with(true, 1);
+    assert_eq!(got, 1);
+    assert!(st[1].routes_evicted >= 1);
+    assert_eq!((st[0].drops.no_route, st[1].drops.no_route), (0, 1));
+}

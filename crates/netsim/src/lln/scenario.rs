@@ -10,7 +10,7 @@ use coap_wire::{registry, CoapOption, Code, Message, MessageType, Options};
 use netmodel::mesh::contikimac::ContikimacSpec;
 use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
-use netmodel::mesh::rpl::RplSpec;
+use netmodel::mesh::rpl::{MaxRoutes, RplSpec};
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CloudSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
 use netmodel::mesh::{CsmaBackoff, Rdc};
@@ -170,6 +170,9 @@ pub struct BrStack {
     /// always listening, its unicasts still sent the ContikiMAC way.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub keep_radio_on: bool,
+    /// Its route table (else the motes'; RPL start-up only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_routes: Option<u32>,
 }
 
 /// The motes' network stack.
@@ -222,8 +225,20 @@ pub struct Stack {
     /// Bytes a client prints when a response arrives, before its next request.
     #[serde(skip_serializing_if = "crate::record::is_zero")]
     pub client_log_response_bytes: u32,
+    /// Routes a mote's table holds (UIP_CONF_MAX_ROUTES; 0: unbounded). Only where RPL forms
+    /// its DODAG (`topology.rpl_startup`): the converged tree is a table that holds them all.
+    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    pub max_routes: u32,
+    /// What a full route table does with a new route: `refuse` it (and the DAO goes no further:
+    /// the GST firmware's Contiki) or `evict_lru` (Contiki 3.0).
+    #[serde(skip_serializing_if = "is_refuse")]
+    pub route_table_full: String,
     /// The border router's overrides.
     pub br: BrStack,
+}
+
+fn is_refuse(s: &str) -> bool {
+    s == "refuse"
 }
 
 impl Default for Stack {
@@ -247,11 +262,14 @@ impl Default for Stack {
             uart_byte_ns: 69_125,
             client_log_request_bytes: 28,
             client_log_response_bytes: 39,
+            max_routes: 20,
+            route_table_full: "refuse".into(),
             br: BrStack {
                 mac: Some("csma".into()),
                 queuebuf_num: Some(4),
                 rdc: Some("contikimac".into()),
                 keep_radio_on: true,
+                max_routes: Some(48),
             },
         }
     }
@@ -1095,10 +1113,19 @@ impl LlnScenario {
             rdcs,
             pinned_parents,
             jitter_m: self.topology.jitter_m,
-            rpl: self
-                .topology
-                .rpl_control
-                .then_some(RplSpec { startup: self.topology.rpl_startup, ..RplSpec::default() }),
+            rpl: self.topology.rpl_control.then_some(RplSpec {
+                startup: self.topology.rpl_startup,
+                max_routes: MaxRoutes {
+                    root: self.stack.br.max_routes.unwrap_or(self.stack.max_routes),
+                    motes: self.stack.max_routes,
+                },
+                evict_lru: match self.stack.route_table_full.as_str() {
+                    "refuse" => false,
+                    "evict_lru" => true,
+                    _ => return bad("stack.route_table_full", "must be \"refuse\" or \"evict_lru\""),
+                },
+                ..RplSpec::default()
+            }),
         };
         if self.topology.rpl_startup && !self.topology.rpl_control {
             return bad(
@@ -1275,6 +1302,9 @@ mod tests {
         s.stack.csma_backoff = "aloha".into();
         assert!(e(s).contains("stack.csma_backoff"));
         assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
+        let mut s = LlnScenario::default();
+        s.stack.route_table_full = "fifo".into();
+        assert!(e(s).contains("stack.route_table_full"));
         let mut s = LlnScenario::default();
         s.radio.medium = "ray".into();
         assert!(e(s).contains("radio.medium"));
