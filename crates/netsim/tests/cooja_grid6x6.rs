@@ -8,6 +8,8 @@
 //! pinned to the one Cooja's RPL had at the end of that run, RPL's control frames on the air.
 //! The goal is the issue's: exchange time by route length within 10 %.
 
+mod cooja;
+
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netsim::lln::{self, LlnScenario};
 use netsim::NetworkReport;
@@ -71,46 +73,26 @@ const PARENTS: [(u32, u32); 35] = [
 ];
 
 fn grid() -> LlnScenario {
-    let mut s = LlnScenario::default();
     let role = |id: u32| match id {
         15 => Role::BorderRouter,
         11 | 31 => Role::Server,
         _ => Role::Client,
     };
-    s.topology.layout = None;
-    s.topology.nodes = Some(
-        (1..=36)
-            .map(|id| {
-                let (x, y) = position(id);
-                NodeSpec { id, role: role(id), x, y }
-            })
-            .collect(),
-    );
+    let nodes = (1..=36)
+        .map(|id| {
+            let (x, y) = position(id);
+            NodeSpec { id, role: role(id), x, y }
+        })
+        .collect();
+    let mut s = cooja::back_to_back(nodes, 1080.0);
     s.topology.parents = PARENTS.iter().map(|&(m, p)| (m.to_string(), p)).collect();
-    // RPL's frames on the air over Cooja's converged tree (its steady window comes after start-up)
-    s.topology.rpl_control = true;
-    s.topology.rpl_startup = false;
-    s.cc = "default".into();
-    s.workload.kind = "continuous".into();
-    s.duration_s = 1080.0;
-    s.reps = 1;
     s
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 #[test]
 fn the_six_by_six_grid_keeps_cooja_s_exchange_time_by_route_length() {
     let s = grid();
-    let st = &s.stack;
-    // the client's own time around its exchange's frames (as on the ladder): its console, its
-    // CoAP work, preparation and turnaround before; its reception after
-    let before = (st.client_log_response_bytes * st.uart_byte_ns) as f64 / 1e6
-        + (st.client_app_us + st.tx_prepare_us + s.radio.tx_turnaround_us) as f64 / 1e3;
-    let after = st.rx_process_us as f64 / 1e3;
+    let (before, after) = cooja::client_time_ms(&s);
     let res = s.resolve().unwrap();
     let r = lln::run_rep(&s, &res, 0, None);
     let NetworkReport::Mesh(mesh) = &r.network else { panic!("a mesh run") };
@@ -133,7 +115,7 @@ fn the_six_by_six_grid_keeps_cooja_s_exchange_time_by_route_length() {
     for (h, &cooja) in (1..=9).zip(&COOJA_AIR_MS) {
         let v = std::mem::take(&mut by_hops[h]);
         assert!(v.len() >= 20, "{h} hops: {} clean exchanges", v.len());
-        let m = median(v);
+        let m = cooja::median(v);
         assert!((m / cooja - 1.0).abs() <= 0.10, "{h} hops: on air {m:.3} ms, Cooja {cooja}");
     }
 }

@@ -10,6 +10,8 @@
 //! completed rate depends on the rare losses that stall the client for its 3–4.5 s timer, which
 //! on the ladder come from RPL's control frames (the model sends them: `topology.rpl_control`).
 
+mod cooja;
+
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netsim::lln::{self, LlnScenario};
 
@@ -24,7 +26,6 @@ const COOJA: [(f64, f64, f64, f64); 4] = [
 
 /// The ladder of `hops`: border router at 0, server at 9.5 m, the relays, the client last.
 fn ladder(hops: usize) -> LlnScenario {
-    let mut s = LlnScenario::default();
     let mut nodes = vec![
         NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 },
         NodeSpec { id: 2, role: Role::Server, x: 9.5, y: 0.0 },
@@ -33,42 +34,22 @@ fn ladder(hops: usize) -> LlnScenario {
         nodes.push(NodeSpec { id: 2 + k as u32, role: Role::Router, x: 9.5 * (k + 1) as f64, y: 0.0 });
     }
     nodes.push(NodeSpec { id: 2 + hops as u32, role: Role::Client, x: 9.5 * (hops + 1) as f64, y: 0.0 });
-    s.topology.layout = None;
-    s.topology.nodes = Some(nodes);
-    // RPL's frames on the air over the converged tree: Cooja's steady window, after start-up
-    s.topology.rpl_control = true;
-    s.topology.rpl_startup = false;
-    s.cc = "default".into();
-    s.workload.kind = "continuous".into();
-    s.duration_s = 300.0;
-    s.reps = 1;
-    s
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    cooja::back_to_back(nodes, 300.0)
 }
 
 #[test]
 fn the_ladder_keeps_within_the_goals_of_cooja() {
     for (h, &(air, gap, completed, from_s)) in COOJA.iter().enumerate().map(|(i, c)| (i + 1, c)) {
         let s = ladder(h);
-        let st = &s.stack;
-        // the client's own time around its exchange's frames, from the scenario's delays: its
-        // console (the previous response's lines), its CoAP work, preparation and turnaround
-        // before; its reception after
-        let before = (st.client_log_response_bytes * st.uart_byte_ns) as f64 / 1e6
-            + (st.client_app_us + st.tx_prepare_us + s.radio.tx_turnaround_us) as f64 / 1e3;
-        let after = st.rx_process_us as f64 / 1e3;
+        let (before, after) = cooja::client_time_ms(&s);
         let res = s.resolve().unwrap();
         let r = lln::run_rep(&s, &res, 0, None);
         let e = &r.exchanges;
         let clean = |x: &netsim::ExchangeRecord| x.rtt_ns.is_some() && x.retransmissions == 0;
-        let on_air = median(
+        let on_air = cooja::median(
             e[1..].iter().filter(|x| clean(x)).map(|x| x.rtt_ns.unwrap() as f64 / 1e6 - before - after).collect(),
         );
-        let cycle = median(
+        let cycle = cooja::median(
             e.windows(2).filter(|w| clean(&w[0])).map(|w| (w[1].start_ns - w[0].start_ns) as f64 / 1e6).collect(),
         );
         let from_ns = (from_s * 1e9) as u64;

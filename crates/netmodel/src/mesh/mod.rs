@@ -909,12 +909,12 @@ impl Mesh {
                 sensed: Vec::with_capacity(senses.of(i).len()),
             })
             .collect();
+        let reach = spec.radio.tx_range_m + RANGE_EPSILON_M;
         let rpl = match spec.rpl {
             None => Vec::new(),
             Some(r) => (0..n)
                 .map(|i| {
                     // RPL's neighbours: the motes the tree may link (under MRM, those within R)
-                    let reach = spec.radio.tx_range_m + RANGE_EPSILON_M;
                     let nbrs =
                         (links.of(i).iter()).filter(|l| l.p > 0.0 && d[i * n + l.to as usize] <= reach).map(|l| l.to);
                     // start-up: only the root is in the DODAG at first; converged: every mote

@@ -345,13 +345,13 @@ impl Mesh {
     /// drops it; the No-Path DAO it sends back is not modelled, **choice**). Under LRU eviction
     /// the route becomes the most recently used.
     pub(super) fn rpl_next_hop(&mut self, n: usize, src: usize, dest: usize) -> u16 {
-        let lru = self.rpl_spec().evict_lru;
-        let r = &mut self.rpl[n];
-        match r.table.iter().position(|e| e.0 as usize == dest) {
+        let lru = self.spec.rpl.is_some_and(|r| r.evict_lru);
+        let table = &mut self.rpl[n].table;
+        match table.iter().position(|e| e.0 as usize == dest) {
             Some(i) => {
-                let hop = r.table[i].1;
-                if lru && i > 0 {
-                    r.table[..=i].rotate_right(1);
+                let hop = table[i].1;
+                if lru {
+                    table[..=i].rotate_right(1);
                 }
                 hop
             }

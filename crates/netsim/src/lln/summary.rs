@@ -143,19 +143,19 @@ pub struct TransmissionTime {
 /// The N of NITK's Table 4.2.
 pub const TRANSMISSION_TIME_PACKETS: [u32; 4] = [500, 1000, 1500, 2000];
 
-impl TransmissionTime {
-    /// The time to the `packets`-th completion of one run: its exchanges as (first send,
-    /// response time after it), ns; None if fewer completed.
-    fn of_run(exchanges: impl Iterator<Item = (u64, Option<u64>)> + Clone, packets: u32) -> Option<f64> {
-        let start = exchanges.clone().map(|(s, _)| s).min()?;
-        let mut done: Vec<u64> = exchanges.filter_map(|(s, rtt)| rtt.map(|r| s + r)).collect();
-        let k = packets as usize;
-        if k == 0 || done.len() < k {
-            return None;
-        }
-        done.select_nth_unstable(k - 1);
-        Some((done[k - 1] - start) as f64 / 1e9)
-    }
+/// One run's completions for [`TransmissionTime`]: each completed exchange's response time after
+/// the run's first request, ns, in order (its exchanges as (first send, response time after it)).
+fn completions(exchanges: impl Iterator<Item = (u64, Option<u64>)> + Clone) -> Vec<u64> {
+    let Some(start) = exchanges.clone().map(|(s, _)| s).min() else { return Vec::new() };
+    let mut done: Vec<u64> = exchanges.filter_map(|(s, rtt)| rtt.map(|r| s + r - start)).collect();
+    done.sort_unstable();
+    done
+}
+
+/// The time to the `packets`-th of a run's sorted [`completions`], s (None: fewer completed).
+fn time_to(done: &[u64], packets: u32) -> Option<f64> {
+    let k = (packets as usize).checked_sub(1)?;
+    done.get(k).map(|&t| t as f64 / 1e9)
 }
 
 /// The background traffic's fate.
@@ -406,8 +406,9 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         initiated += r.exchanges.len() as f64 / secs;
         transmissions += (r.exchanges.len() as u64 + run_retx) as f64 / secs;
         bytes_sent += (r.exchanges.len() as u64 + run_retx) as f64 * m.request_bytes as f64 / secs;
+        let done = completions(r.exchanges.iter().map(|e| (e.start_ns, e.rtt_ns)));
         for (n, acc) in TRANSMISSION_TIME_PACKETS.iter().zip(&mut to_n) {
-            if let Some(t) = TransmissionTime::of_run(r.exchanges.iter().map(|e| (e.start_ns, e.rtt_ns)), *n) {
+            if let Some(t) = time_to(&done, *n) {
                 *acc = (acc.0 + t, acc.1 + 1);
             }
         }
@@ -487,11 +488,12 @@ mod tests {
         // first request at 1 s; completions at 1.5, 2.25 (3rd: 2.0 + 0.25), 4.0 s; one failed
         let ex = [(1_000_000_000, Some(500_000_000)), (3_000_000_000, Some(1_000_000_000)), (2_000_000_000, None)];
         let ex = ex.into_iter().chain([(2_000_000_000, Some(250_000_000))]);
-        assert_eq!(TransmissionTime::of_run(ex.clone(), 1), Some(0.5));
-        assert_eq!(TransmissionTime::of_run(ex.clone(), 2), Some(1.25));
-        assert_eq!(TransmissionTime::of_run(ex.clone(), 3), Some(3.0));
-        assert_eq!(TransmissionTime::of_run(ex.clone(), 4), None);
-        assert_eq!(TransmissionTime::of_run(std::iter::empty(), 1), None);
+        let done = completions(ex);
+        assert_eq!(time_to(&done, 1), Some(0.5));
+        assert_eq!(time_to(&done, 2), Some(1.25));
+        assert_eq!(time_to(&done, 3), Some(3.0));
+        assert_eq!(time_to(&done, 4), None);
+        assert_eq!(time_to(&completions(std::iter::empty()), 1), None);
     }
 
     #[test]
