@@ -91,10 +91,14 @@ impl Default for MrmKeys {
     }
 }
 
+/// A refused value: the key and the rule it breaks.
+fn bad<T>(key: &str, why: &str) -> Result<T, ScenarioError> {
+    Err(ScenarioError(format!("scenario: {key} {why}")))
+}
+
 impl Radio {
     /// MRM's settings, checked, the TX power derived where asked.
     fn mrm_spec(&self) -> Result<netmodel::mesh::mrm::MrmSpec, ScenarioError> {
-        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
         if self.success_ratio_tx != 1.0 || self.success_ratio_rx != 1.0 {
             return bad(
                 "radio.success_ratio_tx",
@@ -755,7 +759,6 @@ impl LlnScenario {
     /// `topology.parents` as (mote, parent) indices into `nodes`.
     fn pinned_parents(&self, nodes: &[NodeSpec]) -> Result<Vec<(usize, usize)>, ScenarioError> {
         let index = |id: u32| nodes.iter().position(|n| n.id == id);
-        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
         let mut pins = Vec::new();
         for (mote, &parent) in &self.topology.parents {
             let key = format!("topology.parents.{mote}");
@@ -873,7 +876,6 @@ impl LlnScenario {
 
     /// Checks every value and builds what a replication needs.
     pub fn resolve(&self) -> Result<Resolved, ScenarioError> {
-        let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
         if self.env != "lln" {
             return bad("env", "must be \"lln\" for a mesh scenario");
         }
