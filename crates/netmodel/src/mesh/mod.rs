@@ -1294,16 +1294,19 @@ impl Mesh {
                             None
                         }
                     }
-                    // MRM without it: as UDGM
+                    // MRM without it: as UDGM, but every receiver draws (MRM.java), and the
+                    // frame interferes wherever it reaches, whatever the draw: it spoils a
+                    // reception under way
                     Some((false, _)) => {
                         let drawn = p >= 1.0 || unit(&mut rn.rng) <= p;
-                        if !drawn || rn.transmitting || rn.interfered > 0 {
-                            Some(if drawn { Cause::Collision } else { Cause::RxFail })
-                        } else if rn.rx_from != NONE {
+                        let busy = rn.transmitting || rn.interfered > 0 || rn.rx_from != NONE;
+                        if rn.rx_from != NONE {
                             rn.rx_ok = false;
-                            Some(Cause::Collision)
-                        } else {
-                            None
+                        }
+                        match (drawn, busy) {
+                            (false, _) => Some(Cause::RxFail),
+                            (true, true) => Some(Cause::Collision),
+                            (true, false) => None,
                         }
                     }
                 };

@@ -617,6 +617,29 @@ fn under_mrm_a_frame_disturbs_only_where_it_may_be_received() {
 }
 
 #[test]
+fn under_mrm_without_capture_a_failed_draw_still_spoils_a_reception_under_way() {
+    // The sharp edge's TX power (−33 dBm) with MRM's SNR deviation (√5 dB): B, 20 m from the
+    // router, reaches it at SNR −33 − 40.044 − 26.021 + 100 = 0.935 dB, taken with
+    // p = 1 − Φ((6 − 0.935)/2.236) = 0.012. A, 3 m away (SNR 17.4 dB, p = 1 − 2·10^−7), sends
+    // at 0 (on the air 1.224 → 4.264 ms), B to its child C 1 ms later (senses nothing at
+    // 20 m). Without the capture effect B's frame interferes at the router whether its draw
+    // fails or not, and A's packet is lost; with it, a failed draw disturbs nobody and A's
+    // packet arrives in all but 1.2 % of draws (seed 1 is not among them). D at −10 m links B
+    // to the tree.
+    let pos = [(0.0, 0.0), (3.0, 0.0), (-20.0, 0.0), (-27.0, 0.0), (-10.0, 0.0)];
+    let radio = |capture| {
+        let m = mrm::MrmSpec { capture, ..mrm::MrmSpec::cooja(-33.0) };
+        RadioSpec { cca_range_m: m.reach_m(mrm::CCA_THRESHOLD_DBM), mrm: Some(m), ..mrm_radio(capture) }
+    };
+    let sends = [(0, 1, 0, 15), (MS, 2, 3, 15)];
+    let from_a = |capture| {
+        let mut m = mesh(&pos, MacSpec::Nullmac, radio(capture), 1);
+        run(&mut m, &sends).delivered.iter().filter(|d| d.1.from == HostId(1)).count()
+    };
+    assert_eq!((from_a(true), from_a(false)), (1, 0));
+}
+
+#[test]
 fn jitter_moves_every_mote_within_its_bounds_per_replication() {
     let base = [(0.0, 0.0), (10.0, 0.0), (20.0, 0.0), (20.0, 10.0)];
     let s = MeshSpec { jitter_m: 1.5, ..spec(&base, MacSpec::Nullmac, radio(1.0, 1.0)) };
