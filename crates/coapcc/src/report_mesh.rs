@@ -288,6 +288,32 @@ fn transmission_times(members: &[&CellData], algos: &[String]) -> String {
     html + "</table>"
 }
 
+/// CLOUD's baseline (lln-evidence E7): per server, the throughput (completed exchanges per
+/// second of its turn) and the mean exchange duration, averaged over servers and replications;
+/// nothing unless the clients ran one after the other.
+fn baseline(members: &[&CellData], algos: &[String]) -> String {
+    if !members.iter().any(|c| c.summary["baseline"].is_object()) {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<table><tr><th class=\"l\">algorithm</th><th>servers</th><th>throughput per server (exchanges / s)</th>\
+         <th>exchange duration per server (s)</th></tr>",
+    );
+    for a in algos {
+        let Some(c) = members.iter().find(|c| &c.algo == a) else { continue };
+        let b = &c.summary["baseline"];
+        let _ = write!(
+            html,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(a),
+            cell_num(num(&b["servers"]), 1),
+            cell_num(num(&b["throughput_per_s"]), 3),
+            cell_num(num(&b["exchange_duration_s"]), 2)
+        );
+    }
+    html + "</table>"
+}
+
 /// The mesh section: figures and tables of every group, and how many figures it drew.
 pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, usize) {
     let mut groups: BTreeMap<(String, String), Vec<&CellData>> = BTreeMap::new();
@@ -432,6 +458,7 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
         }
         html += "</table>";
         html += &transmission_times(members, &algos);
+        html += &baseline(members, &algos);
     }
     (html, plots)
 }

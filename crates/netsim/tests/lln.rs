@@ -341,6 +341,11 @@ fn the_cloud_baseline_runs_each_server_in_turn() {
     }
     let NetworkReport::Mesh(m) = &r.network else { panic!("a mesh run") };
     assert_eq!(m.duration_ns, prev_end.unwrap(), "the run lasts until the last client is done");
+    // the summary's per-server figures cover every server's turn
+    assert!(m.chained);
+    let b = netsim::lln::summary::lln_metrics(std::slice::from_ref(&r)).unwrap().baseline.unwrap();
+    assert_eq!(b.servers, 29.0);
+    assert!(b.throughput_per_s > 0.0 && b.exchange_duration_s > 0.0, "{b:?}");
 }
 
 /// With `outstanding = "nstart"`, CLOUD's `cocoa4` clients (NSTART 4) keep 4 exchanges open at

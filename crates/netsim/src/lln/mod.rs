@@ -62,6 +62,9 @@ pub struct MeshRun {
     /// The time series' window, ns (0: no time series; RTTCOAP's collection has one).
     #[serde(skip_serializing_if = "crate::record::is_zero")]
     pub window_ns: u64,
+    /// CLOUD's baseline: the clients ran one after the other (per-server metrics apply).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub chained: bool,
 }
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
@@ -165,6 +168,7 @@ pub fn run_rep(
                 .as_ref()
                 .filter(|_| w.kind == "collect")
                 .map_or(0, |c| (c.window_s * 1e9).round() as u64),
+            chained,
         })
     })
 }

@@ -29,14 +29,18 @@
 //!   RTO and PDR (for spreads and medians over replications);
 //! * `rto_over_time`: every armed RTO by the time it was armed (an exchange's first timer at its
 //!   first transmission, each backed-off one when the previous expired), in [`RTO_BINS`] equal
-//!   bins of the run, pooled over replications: the mean and the maximum per bin (NaN when empty).
+//!   bins of the run, pooled over replications: the mean and the maximum per bin (NaN when empty);
+//! * `baseline` (CLOUD's baseline, whose clients run one after the other, one per server): per
+//!   server, the throughput = its completed exchanges / T, T from its first request to the end
+//!   of its last exchange (50 / T₅₀ when all 50 complete), and its mean exchange duration; each
+//!   averaged over the servers, then over replications.
 
 use serde::Serialize;
 
 use netmodel::mesh::{Drops, NodeReport};
 
 use super::{MeshRun, Route};
-use crate::record::{NetworkReport, RepResult};
+use crate::record::{ExchangeRecord, NetworkReport, RepResult};
 use crate::summary::Distribution;
 
 /// Percentiles and mean.
@@ -119,6 +123,9 @@ pub struct LlnMetrics {
     /// `burst_completion_s` did not finish within the run).
     #[serde(skip_serializing_if = "crate::record::is_zero")]
     pub burst_clients: u64,
+    /// CLOUD's baseline: per-server throughput and exchange duration (chained runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineMetrics>,
     /// RTTCOAP's time series (runs with a window only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub windows: Option<Windows>,
@@ -156,6 +163,38 @@ fn completions(exchanges: impl Iterator<Item = (u64, Option<u64>)> + Clone) -> V
 fn time_to(done: &[u64], packets: u32) -> Option<f64> {
     let k = (packets as usize).checked_sub(1)?;
     done.get(k).map(|&t| t as f64 / 1e9)
+}
+
+/// CLOUD's baseline, per server (each of its clients in turn), means over replications.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BaselineMetrics {
+    /// Clients (servers) that ran, per replication.
+    pub servers: f64,
+    /// Completed exchanges per second of a server's turn, mean over servers.
+    pub throughput_per_s: f64,
+    /// A server's mean exchange duration (first transmission to response), mean over the
+    /// servers that completed one, s.
+    pub exchange_duration_s: f64,
+}
+
+/// One replication's baseline: (servers that ran, mean throughput, mean exchange duration).
+fn baseline(exchanges: &[ExchangeRecord]) -> (usize, f64, f64) {
+    let hosts = exchanges.iter().map(|e| e.client as usize + 1).max().unwrap_or(0);
+    // per client: first request, last end, completed, summed exchange durations
+    let mut per: Vec<Option<(u64, u64, u32, u64)>> = vec![None; hosts];
+    for e in exchanges {
+        let p = per[e.client as usize].get_or_insert((e.start_ns, e.end_ns(), 0, 0));
+        p.0 = p.0.min(e.start_ns);
+        p.1 = p.1.max(e.end_ns());
+        if let Some(rtt) = e.rtt_ns {
+            p.2 += 1;
+            p.3 += rtt;
+        }
+    }
+    let ran: Vec<_> = per.into_iter().flatten().filter(|p| p.1 > p.0).collect();
+    let throughput: Vec<f64> = ran.iter().map(|p| p.2 as f64 / ((p.1 - p.0) as f64 / 1e9)).collect();
+    let duration: Vec<f64> = ran.iter().filter(|p| p.2 > 0).map(|p| p.3 as f64 / 1e9 / p.2 as f64).collect();
+    (ran.len(), mean(&throughput), mean(&duration))
 }
 
 /// The background traffic's fate.
@@ -469,6 +508,14 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
             v
         },
         burst_clients: runs.iter().map(|(_, m)| m.burst_clients as u64).sum(),
+        baseline: runs.iter().all(|(_, m)| m.chained).then(|| {
+            let per: Vec<_> = runs.iter().map(|(r, _)| baseline(&r.exchanges)).collect();
+            BaselineMetrics {
+                servers: per.iter().map(|b| b.0 as f64).sum::<f64>() / k,
+                throughput_per_s: per.iter().map(|b| b.1).sum::<f64>() / k,
+                exchange_duration_s: per.iter().map(|b| b.2).sum::<f64>() / k,
+            }
+        }),
         windows: windows(&runs),
         background: {
             let (sent, got) = runs
@@ -494,6 +541,34 @@ mod tests {
         assert_eq!(time_to(&done, 3), Some(3.0));
         assert_eq!(time_to(&done, 4), None);
         assert_eq!(time_to(&completions(std::iter::empty()), 1), None);
+    }
+
+    #[test]
+    fn baseline_is_per_server_then_averaged() {
+        let ex = |client, start_s: f64, rtt_s: Option<f64>, expired_s: &[f64]| ExchangeRecord {
+            client,
+            index: 0,
+            start_ns: (start_s * 1e9) as u64,
+            rtt_ns: rtt_s.map(|r| (r * 1e9) as u64),
+            retransmissions: expired_s.len() as u32,
+            expired_rtos_ns: expired_s.iter().map(|r| (r * 1e9) as u64).collect(),
+            last_rto_ns: None,
+            duplicates: 0,
+        };
+        // client 0: exchanges at 0 (0.5 s) and 1 (1 s): 2 completed in 2 s = 1/s, mean 0.75 s.
+        // client 2: at 10 (0.25 s), then one that fails after timers of 2 and 4 s from 11 s:
+        // 1 completed from 10 to 17 s = 1/7 per s, mean 0.25 s. Means over the two servers:
+        // (1 + 1/7) / 2 = 4/7 per s, (0.75 + 0.25) / 2 = 0.5 s.
+        let exchanges = [
+            ex(0, 0.0, Some(0.5), &[]),
+            ex(0, 1.0, Some(1.0), &[]),
+            ex(2, 10.0, Some(0.25), &[]),
+            ex(2, 11.0, None, &[2.0, 4.0]),
+        ];
+        let (servers, throughput, duration) = baseline(&exchanges);
+        assert_eq!(servers, 2);
+        assert!((throughput - 4.0 / 7.0).abs() < 1e-12, "{throughput}");
+        assert!((duration - 0.5).abs() < 1e-12, "{duration}");
     }
 
     #[test]
