@@ -111,7 +111,18 @@ impl RadioSpec {
     }
 }
 
-/// The CPU delays of every mote.
+/// The CPU clock at which [`CpuSpec`]'s times are given, Hz: a Zolertia Z1 as Contiki runs its
+/// MSP430F2617 (`F_CPU` 8 MHz in `platform/z1/platform-conf.h`, the clock the Cooja dataset's
+/// motes ran at).
+pub const CPU_REFERENCE_HZ: u32 = 8_000_000;
+
+/// A Tmote Sky's CPU clock as Contiki runs its MSP430F1611, Hz (`F_CPU` 3.9 MHz in
+/// `platform/sky/platform-conf.h`).
+pub const SKY_CPU_HZ: u32 = 3_900_000;
+
+/// The CPU delays of every mote, at [`CPU_REFERENCE_HZ`]: a mote whose clock is slower takes
+/// them longer in proportion ([`MeshSpec::cpu_clocks_hz`]): the same firmware runs the same
+/// cycles, and the radio's SPI clock is derived from the CPU's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CpuSpec {
     /// A received frame's processing (RX FIFO read, decompression, IPv6/RPL/UDP), µs.
@@ -243,6 +254,9 @@ pub struct MeshSpec {
     /// Every mote moved from `nodes`' position by a uniform draw in ±`jitter_m` per axis, per
     /// replication ([`Stream::Layout`]; 0: none).
     pub jitter_m: f64,
+    /// Each mote's CPU clock, Hz, indexed like `nodes` (empty: every mote at
+    /// [`CPU_REFERENCE_HZ`]); it scales the [`CpuSpec`] delays, not the console's bytes.
+    pub cpu_clocks_hz: Vec<u32>,
 }
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
@@ -640,6 +654,30 @@ struct Node {
     /// It sends the ContikiMAC way.
     cm: bool,
     duty: Duty,
+    /// Its CPU delays at its clock.
+    cpu: CpuNs,
+}
+
+/// A mote's [`CpuSpec`] delays at its own clock, ns.
+#[derive(Debug, Clone, Copy)]
+struct CpuNs {
+    rx_process: u64,
+    tx_prepare: u64,
+    app: u64,
+    client_app: u64,
+}
+
+impl CpuNs {
+    /// `cpu`'s delays on a CPU clocked at `hz` (rounded down to the ns; exact at the reference).
+    fn at(cpu: &CpuSpec, hz: u32) -> Self {
+        let scale = |us: u32| us as u64 * 1000 * CPU_REFERENCE_HZ as u64 / hz.max(1) as u64;
+        CpuNs {
+            rx_process: scale(cpu.rx_process_us),
+            tx_prepare: scale(cpu.tx_prepare_us),
+            app: scale(cpu.app_us),
+            client_app: scale(cpu.client_app_us),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -888,6 +926,7 @@ impl Mesh {
                         (Some(_), _) => Duty::always_on(),
                         (None, _) => Duty::default(),
                     },
+                    cpu: CpuNs::at(&spec.cpu, spec.cpu_clocks_hz.get(i).copied().unwrap_or(CPU_REFERENCE_HZ)),
                 }
             })
             .collect();
@@ -1058,19 +1097,19 @@ impl Mesh {
             };
             node.busy = true;
             node.current = job;
-            let cpu = &self.spec.cpu;
+            let cpu = node.cpu;
             // the CPU's time on the job (a send holds it as its MAC says)
             let busy_ns = match job {
                 Job::Rx(p) => {
                     node.rx_pending -= 1;
                     let app = p.to.index() == n && self.spec.nodes[n].role == Role::Server && !is_control(&p);
-                    (cpu.rx_process_us + if app { cpu.app_us } else { 0 }) as u64 * 1000
+                    cpu.rx_process + if app { cpu.app } else { 0 }
                 }
                 Job::Prepare(p) => {
                     let own = p.from.index() == n && self.spec.nodes[n].role == Role::Client && !is_control(&p);
-                    (cpu.tx_prepare_us + if own { cpu.client_app_us } else { 0 }) as u64 * 1000
+                    cpu.tx_prepare + if own { cpu.client_app } else { 0 }
                 }
-                Job::Print(bytes) => cpu.print_ns(bytes),
+                Job::Print(bytes) => self.spec.cpu.print_ns(bytes),
                 Job::Send(p, nh) => {
                     let going = if self.nodes[n].cm {
                         self.cm_send(now, n, p, nh, sched)

@@ -115,6 +115,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         cloud: None,
         contikimac: None,
         rdcs: Vec::new(),
+        cpu_clocks_hz: Vec::new(),
         pinned_parents: Vec::new(),
         rpl: None,
         jitter_m: 0.0,
@@ -128,6 +129,19 @@ fn stats(m: &Mesh) -> Vec<NodeStats> {
 const MS: u64 = 1_000_000;
 const CSMA: MacSpec =
     MacSpec::Csma { queuebuf_num: 4, max_neighbor_queues: 2, max_transmissions: 4, backoff: CsmaBackoff::Timebase };
+
+#[test]
+fn a_sky_mote_takes_its_cpu_delays_at_3_9_mhz() {
+    // the same hop with the sender and the receiver on Sky clocks: prepare 1000 µs and rx
+    // 2000 µs at 8 MHz take 8/3.9 as long (2051.282 and 4102.564 µs, to the ns below); the
+    // turnaround (224 µs) and the airtime (3040 µs) are the radio's
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.cpu_clocks_hz = vec![SKY_CPU_HZ; 2];
+    let mut m = Mesh::new(s, 1, 0);
+    let h = run(&mut m, &[(0, 1, 0, 15)]);
+    assert_eq!(h.delivered.len(), 1);
+    assert_eq!(h.delivered[0].0, 2_051_282 + 224_000 + 3_040_000 + 4_102_564);
+}
 
 #[test]
 fn one_hop_delivery_time_is_prepare_turnaround_airtime_and_rx() {

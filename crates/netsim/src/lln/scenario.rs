@@ -177,6 +177,9 @@ pub struct BrStack {
     /// Its route table (else the motes'; RPL start-up only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_routes: Option<u32>,
+    /// Its platform, `z1` or `sky` (else the motes').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mote: Option<String>,
 }
 
 /// The motes' network stack.
@@ -237,12 +240,29 @@ pub struct Stack {
     /// the GST firmware's Contiki) or `evict_lru` (Contiki 3.0).
     #[serde(skip_serializing_if = "is_refuse")]
     pub route_table_full: String,
+    /// The motes' platform, whose CPU clock scales the CPU delays: `z1` (8 MHz, the clock the
+    /// delays are given at) or `sky` (3.9 MHz).
+    #[serde(skip_serializing_if = "is_z1")]
+    pub mote: String,
     /// The border router's overrides.
     pub br: BrStack,
 }
 
 fn is_refuse(s: &str) -> bool {
     s == "refuse"
+}
+
+fn is_z1(s: &str) -> bool {
+    s == "z1"
+}
+
+/// A platform's CPU clock as Contiki runs it, Hz.
+fn mote_clock_hz(key: &str, mote: &str) -> Result<u32, ScenarioError> {
+    match mote {
+        "z1" => Ok(netmodel::mesh::CPU_REFERENCE_HZ),
+        "sky" => Ok(netmodel::mesh::SKY_CPU_HZ),
+        _ => bad(key, "must be \"z1\" or \"sky\""),
+    }
 }
 
 impl Default for Stack {
@@ -268,12 +288,14 @@ impl Default for Stack {
             client_log_response_bytes: 39,
             max_routes: 20,
             route_table_full: "refuse".into(),
+            mote: "z1".into(),
             br: BrStack {
                 mac: Some("csma".into()),
                 queuebuf_num: Some(4),
                 rdc: Some("contikimac".into()),
                 keep_radio_on: true,
                 max_routes: Some(48),
+                mote: None,
             },
         }
     }
@@ -953,6 +975,12 @@ impl LlnScenario {
         let rdcs = (0..nodes.len())
             .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
             .collect();
+        let mote_hz = mote_clock_hz("stack.mote", &s.mote)?;
+        let br_hz = match &s.br.mote {
+            Some(m) => mote_clock_hz("stack.br.mote", m)?,
+            None => mote_hz,
+        };
+        let cpu_clocks_hz = (0..nodes.len()).map(|i| if i == root { br_hz } else { mote_hz }).collect();
         let w = &self.workload;
         if !["periodic_blocking", "continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
             return bad(
@@ -1115,6 +1143,7 @@ impl LlnScenario {
             rdcs,
             pinned_parents,
             jitter_m: self.topology.jitter_m,
+            cpu_clocks_hz,
             rpl: self.topology.rpl_control.then_some(RplSpec {
                 startup: self.topology.rpl_startup,
                 max_routes: MaxRoutes {
@@ -1308,6 +1337,12 @@ mod tests {
         s.stack.route_table_full = "fifo".into();
         assert!(e(s).contains("stack.route_table_full"));
         let mut s = LlnScenario::default();
+        s.stack.mote = "micaz".into();
+        assert!(e(s).contains("stack.mote"));
+        let mut s = LlnScenario::default();
+        s.stack.br.mote = Some("telosb".into());
+        assert!(e(s).contains("stack.br.mote"));
+        let mut s = LlnScenario::default();
         s.radio.medium = "ray".into();
         assert!(e(s).contains("radio.medium"));
         let mut s = LlnScenario::default();
@@ -1321,6 +1356,22 @@ mod tests {
         s.radio.medium = "mrm".into();
         s.radio.mrm = Some(MrmKeys { full_reception: 1.0, ..MrmKeys::default() });
         assert!(e(s).contains("radio.mrm.full_reception"));
+    }
+
+    #[test]
+    fn the_platform_sets_each_mote_s_cpu_clock() {
+        use netmodel::mesh::{CPU_REFERENCE_HZ, SKY_CPU_HZ};
+        // the default 3×3 grid: the border router (id 1) first
+        let clocks = |s: &LlnScenario| s.resolve().unwrap().mesh.cpu_clocks_hz;
+        let mut s = LlnScenario::default();
+        assert!(clocks(&s).iter().all(|&c| c == CPU_REFERENCE_HZ));
+        s.stack.br.mote = Some("sky".into());
+        let c = clocks(&s);
+        assert_eq!((c[0], c.len()), (SKY_CPU_HZ, 9));
+        assert!(c[1..].iter().all(|&c| c == CPU_REFERENCE_HZ));
+        s.stack.mote = "sky".into();
+        s.stack.br.mote = None;
+        assert!(clocks(&s).iter().all(|&c| c == SKY_CPU_HZ));
     }
 
     #[test]
