@@ -456,6 +456,9 @@ mod file_tests {
     fn the_example_file_is_the_preset() {
         let text = include_str!("../../../scenarios/thesis.toml");
         assert_eq!(Scenario::from_toml(text).unwrap(), Scenario::thesis());
+        // and it spells out every key itself (read on its own, not over the preset)
+        let file: toml::Table = toml::from_str(text).unwrap();
+        assert_eq!(file, toml::Table::try_from(Scenario::thesis()).unwrap());
     }
 
     /// The TCP line the file spells out is the TCP model's defaults, every parameter named.

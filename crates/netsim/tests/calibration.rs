@@ -66,10 +66,8 @@ fn same_seed_same_result_different_seed_different_result() {
     assert_ne!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&c).unwrap());
 }
 
-/// The reference's congestion collapse (slow in debug builds: run with
-/// `cargo test --release -p netsim -- --ignored`).
+/// The reference's congestion collapse.
 #[test]
-#[ignore]
 fn default_collapses_and_fasor_does_not_with_400_clients_and_infinite_buffer() {
     let floor = 400.0 * 50.0 * RESP * 8.0 / 30_000.0; // 496 s of downlink work
     let d = run("default", 400, 1_410_000, 1, 1);
