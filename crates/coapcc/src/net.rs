@@ -7,8 +7,8 @@ use coap_cc::CcConfig;
 use coap_endpoint::Request;
 use coap_wire::Code;
 use netsim::loss::ErrorProfile;
-use netsim::summary::{Distribution, Tail};
 use netsim::{Scenario, Summary, WorkloadKind};
+use runstats::{Distribution, Tail};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -449,7 +449,7 @@ async fn observe(at: Observed<'_>, mut req: Request, secs: f64, args: &ClientArg
 fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
     let mut hist: Vec<u64> = Vec::new();
     for c in &r.clients {
-        netsim::summary::add_histogram(&mut hist, &c.retransmissions_hist);
+        runstats::add_histogram(&mut hist, &c.retransmissions_hist);
     }
     let fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct()).map(|d| d.as_secs_f64()).collect();
     let q = |p: f64| if r.rtts.is_empty() { f64::NAN } else { r.rtts.value_at_quantile(p) as f64 / 1e6 };

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use netsim::summary::{quantile, Distribution};
+use runstats::{quantile, Distribution};
 
 use crate::svg::{esc, Plot, PALETTE};
 

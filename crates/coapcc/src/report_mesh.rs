@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use netsim::summary::quantile;
+use runstats::quantile;
 use serde_json::Value;
 
 use crate::report::{five, num, CellData};

@@ -221,8 +221,8 @@ const BASE_BYTES: u64 = 32 << 20;
 fn bytes_kept(s: &Scenario, detail: Detail) -> u64 {
     let exchanges = s.clients as u64 * s.exchanges as u64;
     match detail {
-        Detail::Summary if exchanges > netsim::sketch::EXACT_CAP as u64 => {
-            netsim::sketch::EXACT_CAP as u64 * RTT_BYTES + SKETCH_BYTES
+        Detail::Summary if exchanges > runstats::EXACT_CAP as u64 => {
+            runstats::EXACT_CAP as u64 * RTT_BYTES + SKETCH_BYTES
         }
         Detail::Summary => exchanges * RTT_BYTES,
         Detail::Exchanges => exchanges * RECORD_BYTES_PER_EXCHANGE,

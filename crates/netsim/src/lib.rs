@@ -22,7 +22,6 @@ pub mod lln;
 pub mod queue;
 pub mod record;
 pub mod scenario;
-pub mod sketch;
 pub mod summary;
 pub mod tcp;
 pub mod tcp_stack;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use netmodel::BottleneckReport;
 
-use crate::sketch::Rtts;
+use runstats::Rtts;
 
 /// One exchange.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,7 +85,7 @@ pub enum Detail {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ExchangeStats {
     /// The RTTs of the exchanges that got a response, ns: exact up to 65,536 of them, then
-    /// counted in a fixed-size sketch ([`crate::sketch`]).
+    /// counted in a fixed-size sketch ([`runstats::sketch`]).
     #[serde(skip)]
     pub rtt: Rtts,
     /// Exchanges by number of retransmissions (index = retransmissions).

@@ -17,7 +17,7 @@ use netmodel::{ChaCha8Small, HostId, Next, Packet};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 use crate::record::{ClientRecord, Detail, ExchangeStats};
-use crate::sketch::Rtts;
+use runstats::Rtts;
 
 /// The seed of every simulated server's deduplication hash
 /// ([`coap_endpoint::Config::dedup_hash_seed`]): fixed, so that every run takes the same steps

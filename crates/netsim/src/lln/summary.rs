@@ -41,7 +41,7 @@ use netmodel::mesh::{Drops, NodeReport};
 
 use super::{MeshRun, Route};
 use crate::record::{ExchangeRecord, NetworkReport, RepResult};
-use crate::summary::Distribution;
+use runstats::Distribution;
 
 /// Percentiles and mean.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -17,7 +17,7 @@
 //! smallest value wide. It grows to the largest value recorded (about 240 KB for RTTs of
 //! minutes) and no further.
 //!
-//! A sketch's quantile is computed as the exact ones of [`crate::summary`] are (type 7: linear
+//! A sketch's quantile is computed as the exact ones of [`crate::quantile`] are (type 7: linear
 //! interpolation between the order statistics of ranks ⌊h⌋ and ⌊h⌋ + 1, h = (n − 1)·p), with
 //! each of the two order statistics replaced by the middle of its bucket (the crate's
 //! `median_equivalent`: lowest value + half the bucket's width), except the smallest and the
@@ -181,7 +181,7 @@ impl Rtts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::quantile;
+    use crate::quantile;
     use proptest::prelude::*;
 
     fn sketch(values: &[u64]) -> RttSketch {

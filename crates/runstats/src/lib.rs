@@ -1,0 +1,111 @@
+//! The run statistics the simulator (`netsim`) and the real stack's load generator (`coapcc
+//! load`) share, so that both report RTTs and FCTs by one definition.
+//!
+//! Percentiles interpolate linearly between the closest ranks (Hyndman & Fan type 7, numpy's
+//! default): for sorted values x[0..n), p ∈ [0, 1], h = (n−1)·p, q = x[⌊h⌋] + (h−⌊h⌋)·(x[⌊h⌋+1] − x[⌊h⌋]).
+//! [`sketch`] keeps RTTs in bounded memory and answers the same quantiles within a stated error.
+
+pub mod sketch;
+
+use serde::Serialize;
+
+pub use sketch::{RttSketch, Rtts, EXACT_CAP, RELATIVE_ERROR};
+
+/// The p-th quantile (p in [0, 1]) of sorted values, type 7; NaN for no values.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let h = (sorted.len() - 1) as f64 * p.clamp(0.0, 1.0);
+    let lo = h.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// min, p10, p25, median, p75, p90, max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Distribution {
+    pub min: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+impl Distribution {
+    /// Of unsorted values (NaN everywhere when empty).
+    pub fn of(mut v: Vec<f64>) -> Self {
+        // under total_cmp only bitwise-equal values compare equal, so an unstable sort gives the
+        // same sequence as a stable one, with less work (pattern-defeating quicksort, in place)
+        v.sort_unstable_by(f64::total_cmp);
+        Self::of_sorted(&v)
+    }
+
+    /// Of values sorted in ascending order.
+    pub fn of_sorted(v: &[f64]) -> Self {
+        Self::from_quantiles(|p| quantile(v, p))
+    }
+
+    /// From a quantile function of p in [0, 1].
+    pub fn from_quantiles(q: impl Fn(f64) -> f64) -> Self {
+        Distribution { min: q(0.0), p10: q(0.10), p25: q(0.25), p50: q(0.5), p75: q(0.75), p90: q(0.9), max: q(1.0) }
+    }
+}
+
+/// Median, p90 and max.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tail {
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+/// Adds histogram `h` into `into`, bin by bin (`into` grows to `h`'s bins).
+pub fn add_histogram(into: &mut Vec<u64>, h: &[u64]) {
+    if into.len() < h.len() {
+        into.resize(h.len(), 0);
+    }
+    into.iter_mut().zip(h).for_each(|(a, b)| *a += b);
+}
+
+impl Tail {
+    /// Of unsorted values (NaN everywhere when empty).
+    pub fn of(v: Vec<f64>) -> Self {
+        let d = Distribution::of(v);
+        Tail { p50: d.p50, p90: d.p90, max: d.max }
+    }
+}
+
+/// The distribution of several runs' RTTs, s: exact (type 7 over every value) if every run kept
+/// its RTTs exactly, else from one sketch of all of them, with its error bound (the second
+/// value: [`RELATIVE_ERROR`]).
+pub fn distribution<'a>(runs: impl Iterator<Item = &'a Rtts> + Clone) -> (Distribution, Option<f64>) {
+    if runs.clone().all(|r| r.exact().is_some()) {
+        let mut ns: Vec<u64> = runs.flat_map(|r| r.exact().unwrap_or_default()).copied().collect();
+        // sorted as integers (cheaper to compare); nanoseconds to seconds keeps the order
+        ns.sort_unstable();
+        let s: Vec<f64> = ns.iter().map(|&t| t as f64 / 1e9).collect();
+        return (Distribution::of_sorted(&s), None);
+    }
+    let mut all = RttSketch::default();
+    runs.for_each(|r| r.add_to(&mut all));
+    (Distribution::from_quantiles(|p| all.quantile_s(p)), Some(RELATIVE_ERROR))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type7_quantiles_by_hand() {
+        let v = [1.0, 2.0, 3.0, 4.0, 10.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 0.25), 2.0); // h = 1
+        assert!((quantile(&v, 0.9) - 7.6).abs() < 1e-12); // h = 3.6: 4 + 0.6·6
+        assert_eq!(quantile(&v, 1.0), 10.0);
+        assert_eq!(quantile(&[5.0], 0.3), 5.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+}
