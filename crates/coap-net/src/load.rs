@@ -2,16 +2,18 @@
 //! running the reference workload (docs/bottleneck.md) against a real server.
 //!
 //! Statistics are streamed: each exchange's report is folded into its client's [`ClientStats`]
-//! (counters and the ends of its flow) and into one run-wide RTT histogram as it retires, so a
-//! run's memory is constant per client whatever its length. The RTT histogram is HdrHistogram's
-//! (the `hdrhistogram` crate): microseconds from 1 µs to one hour, three significant digits, so
-//! every quantile (min and max too) is within 0.1 % of the exact one.
+//! (counters and the ends of its flow) and its RTT into the run's [`Rtts`] as it retires, so a
+//! run's memory is bounded per client whatever its length. The RTTs are the simulator's
+//! (`runstats`): nanoseconds kept exactly up to `runstats::EXACT_CAP` of them, then in a sketch
+//! of bounded size, and their quantiles are the simulator's too (type 7: exact, or within
+//! `runstats::RELATIVE_ERROR` from the sketch), so `load --json` and `sim --json` report RTTs
+//! by one definition.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use hdrhistogram::Histogram;
+use runstats::Rtts;
 
 use coap_cc::CcConfig;
 use coap_endpoint::{ExchangeId, ExchangeReport, FailReason, Outcome, Request, Tally};
@@ -81,28 +83,23 @@ impl ClientStats {
     }
 }
 
-/// The run-wide RTT histogram (see the module doc).
-pub fn rtt_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
-}
-
-/// Folds `r` into `stats`, and its RTT (if it got a response) into `rtts`, in microseconds.
-fn fold(stats: &mut ClientStats, rtts: &Mutex<Histogram<u64>>, r: &ExchangeReport<SocketAddr>) {
+/// Folds `r` into `stats`, and its RTT (if it got a response) into `rtts`.
+fn fold(stats: &mut ClientStats, rtts: &Mutex<Rtts>, r: &ExchangeReport<SocketAddr>) {
     stats.add(r);
     if r.outcome == Outcome::Response(coap_wire::Code::UNAUTHORIZED) {
         return;
     }
     if let Some(rtt) = r.rtt() {
         if let Ok(mut h) = rtts.lock() {
-            h.saturating_record((rtt.as_nanos() / 1000).max(1));
+            h.record(rtt.as_nanos());
         }
     }
 }
 
 /// The clients' folded statistics and the RTT histogram, taken out of their locks.
-fn collected(stats: &[Arc<Mutex<ClientStats>>], rtts: &Mutex<Histogram<u64>>) -> (Vec<ClientStats>, Histogram<u64>) {
+fn collected(stats: &[Arc<Mutex<ClientStats>>], rtts: &Mutex<Rtts>) -> (Vec<ClientStats>, Rtts) {
     let clients = stats.iter().map(|s| s.lock().map(|s| s.clone()).unwrap_or_default()).collect();
-    (clients, rtts.lock().map(|h| h.clone()).unwrap_or_else(|_| rtt_histogram()))
+    (clients, rtts.lock().map(|h| h.clone()).unwrap_or_default())
 }
 
 /// What a load run leaves.
@@ -110,8 +107,8 @@ fn collected(stats: &[Arc<Mutex<ClientStats>>], rtts: &Mutex<Histogram<u64>>) ->
 pub struct LoadResult {
     /// Per client, its exchanges folded.
     pub clients: Vec<ClientStats>,
-    /// Every exchange's RTT, microseconds.
-    pub rtts: Histogram<u64>,
+    /// Every answered exchange's RTT.
+    pub rtts: Rtts,
     /// Finished exchanges retired before EXCHANGE_LIFETIME to bound memory
     /// ([`crate::MAX_FINISHED`] per client): duplicates of their responses that came later were
     /// not counted.
@@ -128,7 +125,7 @@ pub struct LoadResult {
 /// Runs the clients until they finish or `stop` completes (Ctrl-C).
 pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let Some(cc) = spec.cc.clone() else { return run_tcp(spec, stop).await };
-    let rtts = Arc::new(Mutex::new(rtt_histogram()));
+    let rtts = Arc::new(Mutex::new(Rtts::default()));
     let mut handles = Vec::new();
     let mut stats = Vec::new();
     for c in 0..spec.clients {
@@ -270,7 +267,7 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         pre.resize_with(spec.clients as usize, || None);
     }
     let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let rtts = Arc::new(Mutex::new(rtt_histogram()));
+    let rtts = Arc::new(Mutex::new(Rtts::default()));
     let stats: Vec<Arc<Mutex<ClientStats>>> =
         (0..spec.clients).map(|_| Arc::new(Mutex::new(ClientStats::default()))).collect();
     let mut tasks = tokio::task::JoinSet::new();
@@ -376,7 +373,7 @@ mod tests {
             exchange(3, 6600, &[2500], None),
             exchange(4, 9100, &[], Some((9400, ok))),
         ];
-        let rtts = Mutex::new(rtt_histogram());
+        let rtts = Mutex::new(Rtts::default());
         let mut forward = ClientStats { complete: true, ..ClientStats::default() };
         for r in &reports {
             fold(&mut forward, &rtts, r);
@@ -390,9 +387,9 @@ mod tests {
         assert_eq!(forward.fct(), Some(Duration::from_nanos(9_300_000_000)));
         // RTTs of the answered ones: 250, 6,240 and 300 ms
         let h = rtts.lock().unwrap();
-        assert_eq!(h.len(), 3);
-        assert!(h.equivalent(h.min(), 250_000) && h.equivalent(h.max(), 6_240_000));
-        assert!(h.equivalent(h.value_at_quantile(0.5), 300_000));
+        let mut ns = h.exact().unwrap().to_vec();
+        ns.sort_unstable();
+        assert_eq!(ns, [250_000_000, 300_000_000, 6_240_000_000]);
         // retirement order does not matter
         let mut shuffled = ClientStats { complete: true, ..ClientStats::default() };
         for i in [4, 2, 0, 3, 1] {

@@ -445,27 +445,14 @@ async fn observe(at: Observed<'_>, mut req: Request, secs: f64, args: &ClientArg
 }
 
 /// The statistics `load` reports, from its clients' streamed ones: the fields of `sim --json`
-/// that apply (RTT quantiles from the run's histogram, within 0.1 %).
+/// that apply, the RTT quantiles by the simulator's definition (`runstats::distribution`).
 fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
     let mut hist: Vec<u64> = Vec::new();
     for c in &r.clients {
         runstats::add_histogram(&mut hist, &c.retransmissions_hist);
     }
     let fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct()).map(|d| d.as_secs_f64()).collect();
-    let q = |p: f64| if r.rtts.is_empty() { f64::NAN } else { r.rtts.value_at_quantile(p) as f64 / 1e6 };
-    let rtt_s = if r.rtts.is_empty() {
-        Distribution::of(Vec::new())
-    } else {
-        Distribution {
-            min: r.rtts.min() as f64 / 1e6,
-            p10: q(0.10),
-            p25: q(0.25),
-            p50: q(0.5),
-            p75: q(0.75),
-            p90: q(0.9),
-            max: r.rtts.max() as f64 / 1e6,
-        }
-    };
+    let (rtt_s, rtt_s_relative_error) = runstats::distribution(std::iter::once(&r.rtts));
     let mut s = Summary {
         clients_without_fct: (r.clients.len() - fcts.len()) as u64,
         fct_s: Distribution::of(fcts),
@@ -479,9 +466,7 @@ fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
             .sum(),
         retransmissions_hist: hist,
         rtt_s,
-        // three significant digits (the highest value of a bucket at most 2^-10 wide) of whole
-        // microseconds
-        rtt_s_relative_error: (!r.rtts.is_empty()).then_some(1e-3),
+        rtt_s_relative_error,
         unnecessary_retx_per_client: Tail::of(r.clients.iter().map(|c| c.tally.duplicates as f64).collect()),
         max_expired_rto_per_client_s: Tail::of(
             r.clients.iter().map(|c| c.tally.max_expired_rto.as_secs_f64()).collect(),

@@ -108,4 +108,25 @@ mod tests {
         assert_eq!(quantile(&[5.0], 0.3), 5.0);
         assert!(quantile(&[], 0.5).is_nan());
     }
+
+    #[test]
+    fn several_runs_rtts_make_one_distribution() {
+        // two runs: 0.25, 6.24 s and 0.3 s; sorted 0.25, 0.3, 6.24: median 0.3, p25 h = 0.5:
+        // 0.25 + 0.5·0.05 = 0.275, p90 h = 1.8: 0.3 + 0.8·5.94 = 5.052; exact, so no error bound
+        let (mut a, mut b) = (Rtts::default(), Rtts::default());
+        a.record(250_000_000);
+        a.record(6_240_000_000);
+        b.record(300_000_000);
+        let (d, err) = distribution([&a, &b].into_iter());
+        assert_eq!(err, None);
+        assert_eq!((d.min, d.p50, d.max), (0.25, 0.3, 6.24));
+        assert!((d.p25 - 0.275).abs() < 1e-12 && (d.p90 - 5.052).abs() < 1e-12, "{d:?}");
+        // a run past the cap: from the sketch, with its bound
+        let mut big = Rtts::default();
+        (0..=EXACT_CAP as u64).for_each(|k| big.record(1_000_000 + k));
+        let (_, err) = distribution([&a, &big].into_iter());
+        assert_eq!(err, Some(RELATIVE_ERROR));
+        let (d, _) = distribution(std::iter::empty());
+        assert!(d.p50.is_nan());
+    }
 }
