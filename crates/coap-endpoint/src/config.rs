@@ -144,7 +144,7 @@ impl Config {
         if self.token_len > coap_wire::MAX_TOKEN_LEN - 1 {
             return Err(ConfigError("token_len must be at most 7 (one byte is kept for token marking)"));
         }
-        if self.dedup_bytes < 4 * crate::server::ENTRY_OVERHEAD {
+        if self.dedup_bytes < 4 * crate::ENTRY_OVERHEAD {
             return Err(ConfigError("dedup_bytes must hold a few entries (at least 640 bytes)"));
         }
         if self.max_deferred == 0 {

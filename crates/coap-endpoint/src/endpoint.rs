@@ -11,11 +11,12 @@ use smallvec::SmallVec;
 
 use crate::amplification::{self, Guard};
 use crate::config::{Config, ConfigError, GiveUp};
+use crate::dedup::{Cached, Dedup};
 use crate::finished::{Tombstone, Tombstones};
 use crate::keys::{Keyed, Keys};
 use crate::observe::{self, Observation, Observer};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome, PerTransmission};
-use crate::server::{Cached, Dedup, Handler, NotFound, Reply, RequestId, Response};
+use crate::server::{Handler, NotFound, Reply, RequestId, Response};
 use crate::token::Token;
 use crate::{PreparedRequest, Request};
 

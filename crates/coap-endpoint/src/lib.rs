@@ -28,6 +28,7 @@
 pub mod amplification;
 pub mod blockwise;
 mod config;
+mod dedup;
 mod deque;
 mod endpoint;
 mod finished;
@@ -41,9 +42,10 @@ mod token;
 pub use blockwise::{Block, BlockLimits, Blockwise, Step, Transfer};
 pub use coap_cc::{Duration, Instant};
 pub use config::{Config, ConfigError, GiveUp};
+pub use dedup::ENTRY_OVERHEAD;
 pub use endpoint::{Endpoint, Event, RequestError, Transmit};
 pub use report::{ExchangeId, ExchangeReport, FailReason, Outcome, PerTransmission, Tally, INLINE_TRANSMISSIONS};
-pub use server::{Change, Handler, NotFound, Reply, RequestId, Response, ENTRY_OVERHEAD};
+pub use server::{Change, Handler, NotFound, Reply, RequestId, Response};
 pub use stream::{CloseReason, Deadline, StreamConnection, StreamEvent, StreamLimits};
 
 /// A request to send.
