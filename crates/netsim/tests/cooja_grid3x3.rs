@@ -13,8 +13,7 @@
 mod cooja;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
-use netsim::lln::{self, LlnScenario};
-use netsim::NetworkReport;
+use netsim::lln::LlnScenario;
 
 /// Cooja's median on-air exchange by route length, 1 … 4 hops, ms.
 const COOJA_AIR_MS: [f64; 4] = [8.285, 20.592, 42.637, 54.313];
@@ -46,30 +45,12 @@ fn grid() -> LlnScenario {
 
 #[test]
 fn the_three_by_three_grid_keeps_cooja_s_exchange_time_and_frames_per_exchange() {
-    let s = grid();
-    let (before, after) = cooja::client_time_ms(&s);
-    let res = s.resolve().unwrap();
-    let r = lln::run_rep(&s, &res, 0, None);
-    let NetworkReport::Mesh(mesh) = &r.network else { panic!("a mesh run") };
+    let (r, mut by_hops) = cooja::on_air_by_hops(&grid());
+    let mesh = cooja::mesh(&r);
     // the pins gave Cooja's tree: client 2's requests go 2 → 5 → 1 → 8 → 9, 7's 7 → 8 → 9
-    let hops = |client_id: u32| mesh.routes.iter().find(|x| x.client == client_id).and_then(|x| x.hops);
+    let hops = |client_id| cooja::hops(mesh, client_id);
     assert_eq!((hops(2), hops(7), hops(8)), (Some(4), Some(2), Some(1)));
-    let mut by_hops: Vec<Vec<f64>> = vec![Vec::new(); 5];
-    let mut seen = std::collections::HashSet::new();
-    for x in &r.exchanges {
-        // a client's first exchange waited for no console: left out, as on the ladder
-        if !seen.insert(x.client) {
-            if let (Some(rtt), 0, Some(h)) = (x.rtt_ns, x.retransmissions, hops(x.client + 1)) {
-                by_hops[h as usize].push(rtt as f64 / 1e6 - before - after);
-            }
-        }
-    }
-    for (h, &cooja) in (1..=4).zip(&COOJA_AIR_MS) {
-        let v = std::mem::take(&mut by_hops[h]);
-        assert!(v.len() >= 20, "{h} hops: {} clean exchanges", v.len());
-        let m = cooja::median(v);
-        assert!((m / cooja - 1.0).abs() <= 0.10, "{h} hops: on air {m:.3} ms, Cooja {cooja}");
-    }
+    cooja::assert_on_air_within_10_percent(&mut by_hops, &COOJA_AIR_MS);
     // frames per completed exchange over the model's whole run (its routes exist from the
     // start), RPL's control frames apart
     let frames: u64 = mesh.report.nodes.iter().map(|n| n.stats.frames_sent + n.stats.acks_sent).sum();

@@ -11,8 +11,7 @@
 mod cooja;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
-use netsim::lln::{self, LlnScenario};
-use netsim::NetworkReport;
+use netsim::lln::LlnScenario;
 
 /// Cooja's median on-air exchange by route length, 1 … 9 hops, ms.
 const COOJA_AIR_MS: [f64; 9] = [7.958, 19.903, 32.248, 45.779, 58.271, 72.258, 91.711, 104.143, 118.558];
@@ -91,31 +90,9 @@ fn grid() -> LlnScenario {
 
 #[test]
 fn the_six_by_six_grid_keeps_cooja_s_exchange_time_by_route_length() {
-    let s = grid();
-    let (before, after) = cooja::client_time_ms(&s);
-    let res = s.resolve().unwrap();
-    let r = lln::run_rep(&s, &res, 0, None);
-    let NetworkReport::Mesh(mesh) = &r.network else { panic!("a mesh run") };
-    // each client's request hops (node ids), and that the pins gave Cooja's tree: 11 → 5 → 6 …
-    let hops = |client_id: u32| mesh.routes.iter().find(|x| x.client == client_id).and_then(|x| x.hops);
-    assert_eq!(hops(5), Some(1));
-    assert_eq!(hops(36), Some(11));
-    let mut by_hops: Vec<Vec<f64>> = vec![Vec::new(); 10];
-    let mut seen = std::collections::HashSet::new();
-    for x in &r.exchanges {
-        // a client's first exchange waited for no console: left out, as on the ladder
-        if !seen.insert(x.client) {
-            if let (Some(rtt), 0, Some(h)) = (x.rtt_ns, x.retransmissions, hops(x.client + 1)) {
-                if (1..=9).contains(&h) {
-                    by_hops[h as usize].push(rtt as f64 / 1e6 - before - after);
-                }
-            }
-        }
-    }
-    for (h, &cooja) in (1..=9).zip(&COOJA_AIR_MS) {
-        let v = std::mem::take(&mut by_hops[h]);
-        assert!(v.len() >= 20, "{h} hops: {} clean exchanges", v.len());
-        let m = cooja::median(v);
-        assert!((m / cooja - 1.0).abs() <= 0.10, "{h} hops: on air {m:.3} ms, Cooja {cooja}");
-    }
+    let (r, mut by_hops) = cooja::on_air_by_hops(&grid());
+    // the pins gave Cooja's tree: 11 → 5 → 6 …
+    let hops = |client_id| cooja::hops(cooja::mesh(&r), client_id);
+    assert_eq!((hops(5), hops(36)), (Some(1), Some(11)));
+    cooja::assert_on_air_within_10_percent(&mut by_hops, &COOJA_AIR_MS);
 }

@@ -13,7 +13,7 @@
 mod cooja;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
-use netsim::lln::{self, LlnScenario};
+use netsim::lln::LlnScenario;
 
 /// Cooja, per hop count: (on-air exchange, client's gap to its next request, completed/s, the
 /// steady window's start in s).
@@ -41,14 +41,10 @@ fn ladder(hops: usize) -> LlnScenario {
 fn the_ladder_keeps_within_the_goals_of_cooja() {
     for (h, &(air, gap, completed, from_s)) in COOJA.iter().enumerate().map(|(i, c)| (i + 1, c)) {
         let s = ladder(h);
-        let (before, after) = cooja::client_time_ms(&s);
-        let res = s.resolve().unwrap();
-        let r = lln::run_rep(&s, &res, 0, None);
+        let (r, mut by_hops) = cooja::on_air_by_hops(&s);
         let e = &r.exchanges;
         let clean = |x: &netsim::ExchangeRecord| x.rtt_ns.is_some() && x.retransmissions == 0;
-        let on_air = cooja::median(
-            e[1..].iter().filter(|x| clean(x)).map(|x| x.rtt_ns.unwrap() as f64 / 1e6 - before - after).collect(),
-        );
+        let on_air = cooja::median(by_hops.remove(&(h as u32)).unwrap_or_default());
         let cycle = cooja::median(
             e.windows(2).filter(|w| clean(&w[0])).map(|w| (w[1].start_ns - w[0].start_ns) as f64 / 1e6).collect(),
         );
