@@ -24,16 +24,19 @@ pub mod marking;
 pub mod params;
 #[cfg(feature = "alloc")]
 pub mod registry;
-pub mod rng;
-pub mod time;
 
 #[cfg(test)]
 mod testutil;
 
+pub use coap_time::{rng, Duration, Instant};
 pub use controller::{Completion, Controller, Echo, ExchangeTimer, Marking, Metrics, Sample, Start};
 #[cfg(feature = "alloc")]
 pub use registry::{split_spec, CcConfig, SpecError, ALGORITHMS};
-pub use time::{Duration, Instant};
+
+/// The time primitives ([`coap_time`]), where the algorithms name them.
+pub mod time {
+    pub use coap_time::{Duration, Instant};
+}
 
 /// The largest MAX_RETRANSMIT any algorithm accepts: the messaging layer keeps the send time of
 /// every transmission of an exchange in a fixed array of `MAX_RETRANSMIT_LIMIT + 1` entries.

@@ -19,7 +19,7 @@
 
 use std::convert::Infallible;
 
-use coap_cc::{Duration, Instant};
+use coap_time::{Duration, Instant};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
@@ -79,7 +79,7 @@ struct Hop {
 impl Hop {
     /// When a packet entering at `t` leaves: `t` + U[min, max], but never before the previous one.
     fn pass(&mut self, t: Instant) -> Instant {
-        let d = Duration::from_secs_f64(coap_cc::rng::uniform(&mut self.rng, self.min_s, self.max_s));
+        let d = Duration::from_secs_f64(coap_time::rng::uniform(&mut self.rng, self.min_s, self.max_s));
         self.last = (t + d).max(self.last);
         self.last
     }

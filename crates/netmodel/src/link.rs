@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use coap_cc::{Duration, Instant};
+use coap_time::{Duration, Instant};
 use rand_core::RngCore;
 
 use crate::loss::LossProcess;

@@ -12,7 +12,7 @@
 //! which lets the simulator's event queue handle them in O(1). A model with no FIFO paths uses
 //! any lane; order is exact either way.
 
-use coap_cc::Instant;
+use coap_time::Instant;
 
 /// A host: an index into the driver's list of hosts. A host may be a client, a server and a
 /// router at once; what it does is up to the stack and the workload, not the network.

@@ -10,7 +10,7 @@
 //! simulator ([`Batches`]) and the real load generator (`coapcc load`) both step it, so a seed
 //! gives both the same batches.
 
-use coap_cc::{Duration, Instant};
+use coap_time::{Duration, Instant};
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};
@@ -90,7 +90,7 @@ pub struct WorkloadSpec {
 /// The size of a random-workload batch: uniform over `min..=max` exchanges, cut to the
 /// `remaining` ones.
 pub fn draw_batch(rng: &mut dyn RngCore, min: u32, max: u32, remaining: u32) -> u32 {
-    let size = (coap_cc::rng::uniform(rng, min as f64, max as f64 + 1.0) as u32).min(max);
+    let size = (coap_time::rng::uniform(rng, min as f64, max as f64 + 1.0) as u32).min(max);
     size.min(remaining)
 }
 
@@ -179,7 +179,7 @@ impl ClientSteps {
 
     /// A uniform start offset in [0, `spread_s`] seconds (no draw when the spread is 0).
     pub fn start_offset(&mut self, spread_s: f64) -> f64 {
-        coap_cc::rng::uniform(&mut self.rng, 0.0, spread_s)
+        coap_time::rng::uniform(&mut self.rng, 0.0, spread_s)
     }
 
     /// The client's first step.
@@ -429,7 +429,7 @@ impl Workload for Periodic {
                 Some(t) => t,
                 None => {
                     let mut rng = Stream::Workload(h.0).rng(self.seed, self.rep);
-                    let offset = coap_cc::rng::uniform(&mut rng, 0.0, self.start_spread_s);
+                    let offset = coap_time::rng::uniform(&mut rng, 0.0, self.start_spread_s);
                     Duration::from_secs_f64(offset).as_nanos()
                 }
             };

@@ -45,7 +45,7 @@
 //!   nothing read in the gaps, until the strobe time is over; then OK. A listening receiver
 //!   takes a copy and its radio goes off; a ContikiMAC receiver drops copies it took already.
 
-use coap_cc::Instant;
+use coap_time::Instant;
 use rand_core::RngCore;
 
 use super::frame::airtime_ns;

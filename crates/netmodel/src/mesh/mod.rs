@@ -56,7 +56,7 @@ pub mod topology;
 
 use std::collections::VecDeque;
 
-use coap_cc::Instant;
+use coap_time::Instant;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 use serde::{Deserialize, Serialize};

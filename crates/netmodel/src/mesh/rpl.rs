@@ -79,7 +79,7 @@ use super::routing::NONE;
 use super::{Job, MacSpec, Mesh, MeshEvent, CLOCK_SECOND, TICK_NS};
 use crate::medium::{Packet, Schedule};
 use crate::{HostId, PacketId};
-use coap_cc::Instant;
+use coap_time::Instant;
 
 /// A frame's destination when it is a link-layer broadcast.
 pub const BROADCAST: u16 = u16::MAX - 1;
