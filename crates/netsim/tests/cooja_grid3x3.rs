@@ -10,7 +10,7 @@
 //! the issue's: exchange time by route length within 10 %, frames per exchange within 15 %.
 //! (The completed rate misses its goal on this grid; docs/validation.md says why.)
 
-mod cooja;
+mod reference_runs;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netsim::lln::LlnScenario;
@@ -38,19 +38,19 @@ const MOTES: [(Role, f64, f64, Option<u32>); 9] = [
 
 fn grid() -> LlnScenario {
     let nodes = (1..).zip(&MOTES).map(|(id, &(role, x, y, _))| NodeSpec { id, role, x, y }).collect();
-    let mut s = cooja::back_to_back(nodes, 600.0);
+    let mut s = reference_runs::back_to_back(nodes, 600.0);
     s.topology.parents = (1..).zip(&MOTES).filter_map(|(id, m): (u32, _)| m.3.map(|p| (id.to_string(), p))).collect();
     s
 }
 
 #[test]
 fn the_three_by_three_grid_keeps_cooja_s_exchange_time_and_frames_per_exchange() {
-    let (r, mut by_hops) = cooja::on_air_by_hops(&grid());
-    let mesh = cooja::mesh(&r);
+    let (r, mut by_hops) = reference_runs::on_air_by_hops(&grid());
+    let mesh = reference_runs::mesh(&r);
     // the pins gave Cooja's tree: client 2's requests go 2 → 5 → 1 → 8 → 9, 7's 7 → 8 → 9
-    let hops = |client_id| cooja::hops(mesh, client_id);
+    let hops = |client_id| reference_runs::hops(mesh, client_id);
     assert_eq!((hops(2), hops(7), hops(8)), (Some(4), Some(2), Some(1)));
-    cooja::assert_on_air_within_10_percent(&mut by_hops, &COOJA_AIR_MS);
+    reference_runs::assert_on_air_within_10_percent(&mut by_hops, &COOJA_AIR_MS);
     // frames per completed exchange over the model's whole run (its routes exist from the
     // start), RPL's control frames apart
     let frames: u64 = mesh.report.nodes.iter().map(|n| n.stats.frames_sent + n.stats.acks_sent).sum();

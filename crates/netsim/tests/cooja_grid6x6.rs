@@ -8,7 +8,7 @@
 //! pinned to the one Cooja's RPL had at the end of that run, RPL's control frames on the air.
 //! The goal is the issue's: exchange time by route length within 10 %.
 
-mod cooja;
+mod reference_runs;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netsim::lln::LlnScenario;
@@ -83,16 +83,16 @@ fn grid() -> LlnScenario {
             NodeSpec { id, role: role(id), x, y }
         })
         .collect();
-    let mut s = cooja::back_to_back(nodes, 1080.0);
+    let mut s = reference_runs::back_to_back(nodes, 1080.0);
     s.topology.parents = PARENTS.iter().map(|&(m, p)| (m.to_string(), p)).collect();
     s
 }
 
 #[test]
 fn the_six_by_six_grid_keeps_cooja_s_exchange_time_by_route_length() {
-    let (r, mut by_hops) = cooja::on_air_by_hops(&grid());
+    let (r, mut by_hops) = reference_runs::on_air_by_hops(&grid());
     // the pins gave Cooja's tree: 11 → 5 → 6 …
-    let hops = |client_id| cooja::hops(cooja::mesh(&r), client_id);
+    let hops = |client_id| reference_runs::hops(reference_runs::mesh(&r), client_id);
     assert_eq!((hops(5), hops(36)), (Some(1), Some(11)));
-    cooja::assert_on_air_within_10_percent(&mut by_hops, &COOJA_AIR_MS);
+    reference_runs::assert_on_air_within_10_percent(&mut by_hops, &COOJA_AIR_MS);
 }

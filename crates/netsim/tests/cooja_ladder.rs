@@ -10,7 +10,7 @@
 //! completed rate depends on the rare losses that stall the client for its 3–4.5 s timer, which
 //! on the ladder come from RPL's control frames (the model sends them: `topology.rpl_control`).
 
-mod cooja;
+mod reference_runs;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netsim::lln::LlnScenario;
@@ -34,18 +34,18 @@ fn ladder(hops: usize) -> LlnScenario {
         nodes.push(NodeSpec { id: 2 + k as u32, role: Role::Router, x: 9.5 * (k + 1) as f64, y: 0.0 });
     }
     nodes.push(NodeSpec { id: 2 + hops as u32, role: Role::Client, x: 9.5 * (hops + 1) as f64, y: 0.0 });
-    cooja::back_to_back(nodes, 300.0)
+    reference_runs::back_to_back(nodes, 300.0)
 }
 
 #[test]
 fn the_ladder_keeps_within_the_goals_of_cooja() {
     for (h, &(air, gap, completed, from_s)) in COOJA.iter().enumerate().map(|(i, c)| (i + 1, c)) {
         let s = ladder(h);
-        let (r, mut by_hops) = cooja::on_air_by_hops(&s);
+        let (r, mut by_hops) = reference_runs::on_air_by_hops(&s);
         let e = &r.exchanges;
         let clean = |x: &netsim::ExchangeRecord| x.rtt_ns.is_some() && x.retransmissions == 0;
-        let on_air = cooja::median(by_hops.remove(&(h as u32)).unwrap_or_default());
-        let cycle = cooja::median(
+        let on_air = reference_runs::median(by_hops.remove(&(h as u32)).unwrap_or_default());
+        let cycle = reference_runs::median(
             e.windows(2).filter(|w| clean(&w[0])).map(|w| (w[1].start_ns - w[0].start_ns) as f64 / 1e6).collect(),
         );
         let from_ns = (from_s * 1e9) as u64;
