@@ -96,7 +96,7 @@ fn fold(stats: &mut ClientStats, rtts: &Mutex<Rtts>, r: &ExchangeReport<SocketAd
     }
 }
 
-/// The clients' folded statistics and the RTT histogram, taken out of their locks.
+/// The clients' folded statistics and the run's RTTs, taken out of their locks.
 fn collected(stats: &[Arc<Mutex<ClientStats>>], rtts: &Mutex<Rtts>) -> (Vec<ClientStats>, Rtts) {
     let clients = stats.iter().map(|s| s.lock().map(|s| s.clone()).unwrap_or_default()).collect();
     (clients, rtts.lock().map(|h| h.clone()).unwrap_or_default())

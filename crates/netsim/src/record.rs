@@ -36,6 +36,47 @@ impl ExchangeRecord {
     }
 }
 
+/// What one client's exchanges span (the burst's and the baseline's per-client figures).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientSpan {
+    /// Its first request, ns.
+    pub first_ns: u64,
+    /// The end of its last exchange ([`ExchangeRecord::end_ns`]), ns.
+    pub last_end_ns: u64,
+    /// Its exchanges that ended (a response or a failure).
+    pub ended: u32,
+    /// Those that got a response.
+    pub completed: u32,
+    /// Their RTTs, summed, ns.
+    pub rtt_sum_ns: u64,
+}
+
+impl ClientSpan {
+    /// Each client's span, indexed by client (None: a client with no exchange).
+    pub fn of_all(exchanges: &[ExchangeRecord]) -> Vec<Option<ClientSpan>> {
+        let hosts = exchanges.iter().map(|e| e.client as usize + 1).max().unwrap_or(0);
+        let mut per: Vec<Option<ClientSpan>> = vec![None; hosts];
+        for e in exchanges {
+            let (start, end) = (e.start_ns, e.end_ns());
+            let span = per[e.client as usize].get_or_insert(ClientSpan {
+                first_ns: start,
+                last_end_ns: end,
+                ended: 0,
+                completed: 0,
+                rtt_sum_ns: 0,
+            });
+            span.first_ns = span.first_ns.min(start);
+            span.last_end_ns = span.last_end_ns.max(end);
+            span.ended += 1;
+            if let Some(rtt) = e.rtt_ns {
+                span.completed += 1;
+                span.rtt_sum_ns += rtt;
+            }
+        }
+        per
+    }
+}
+
 /// One client.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClientRecord {

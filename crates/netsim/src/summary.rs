@@ -168,7 +168,7 @@ impl Summary {
         for r in reps {
             add_histogram(&mut hist, &r.stats.retransmissions_hist);
         }
-        let (rtt_s, rtt_s_relative_error) = rtt_distribution(reps);
+        let (rtt_s, rtt_s_relative_error) = runstats::distribution(reps.iter().map(|r| &r.stats.rtt));
         let bottleneck: Vec<(&BottleneckReport, u64)> = reps
             .iter()
             .filter_map(|r| match &r.network {
@@ -236,11 +236,6 @@ impl Summary {
         }
         w
     }
-}
-
-/// The RTT distribution of replications, s (see [`runstats::distribution`]).
-fn rtt_distribution(reps: &[RepResult]) -> (Distribution, Option<f64>) {
-    runstats::distribution(reps.iter().map(|r| &r.stats.rtt))
 }
 
 #[cfg(test)]

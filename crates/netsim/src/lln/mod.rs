@@ -21,7 +21,7 @@ use netmodel::{HostId, Periodic, Stream};
 use serde::Serialize;
 
 use crate::engine;
-use crate::record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
+use crate::record::{ClientRecord, ClientSpan, Detail, ExchangeRecord, NetworkReport, RepResult};
 use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
 pub use scenario::{LlnScenario, Resolved};
@@ -184,21 +184,10 @@ impl BurstGroup {
     /// The members that ran all their exchanges within the run: from the burst's start to the
     /// end of their last one (its response, or the expiry of its last timer: a failure), s.
     fn completions(&self, exchanges: &[ExchangeRecord]) -> Vec<f64> {
-        let hosts = self.clients.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
-        // per member: exchanges ended, the last end
-        let mut last: Vec<Option<(u32, u64)>> = vec![None; hosts];
-        for &c in &self.clients {
-            last[c as usize] = Some((0, 0));
-        }
-        for e in exchanges {
-            if let Some(Some((n, t))) = last.get_mut(e.client as usize) {
-                *n += 1;
-                *t = (*t).max(e.end_ns());
-            }
-        }
-        (self.clients.iter().filter_map(|&c| last[c as usize]))
-            .filter(|&(n, _)| n == self.exchanges)
-            .map(|(_, t)| t.saturating_sub(self.start_ns) as f64 / 1e9)
+        let spans = ClientSpan::of_all(exchanges);
+        (self.clients.iter().filter_map(|&c| spans.get(c as usize).copied().flatten()))
+            .filter(|s| s.ended == self.exchanges)
+            .map(|s| s.last_end_ns.saturating_sub(self.start_ns) as f64 / 1e9)
             .collect()
     }
 }

@@ -40,7 +40,7 @@ use serde::Serialize;
 use netmodel::mesh::{Drops, NodeReport};
 
 use super::{MeshRun, Route};
-use crate::record::{ExchangeRecord, NetworkReport, RepResult};
+use crate::record::{ClientSpan, ExchangeRecord, NetworkReport, RepResult};
 use runstats::Distribution;
 
 /// Percentiles and mean.
@@ -179,21 +179,12 @@ pub struct BaselineMetrics {
 
 /// One replication's baseline: (servers that ran, mean throughput, mean exchange duration).
 fn baseline(exchanges: &[ExchangeRecord]) -> (usize, f64, f64) {
-    let hosts = exchanges.iter().map(|e| e.client as usize + 1).max().unwrap_or(0);
-    // per client: first request, last end, completed, summed exchange durations
-    let mut per: Vec<Option<(u64, u64, u32, u64)>> = vec![None; hosts];
-    for e in exchanges {
-        let p = per[e.client as usize].get_or_insert((e.start_ns, e.end_ns(), 0, 0));
-        p.0 = p.0.min(e.start_ns);
-        p.1 = p.1.max(e.end_ns());
-        if let Some(rtt) = e.rtt_ns {
-            p.2 += 1;
-            p.3 += rtt;
-        }
-    }
-    let ran: Vec<_> = per.into_iter().flatten().filter(|p| p.1 > p.0).collect();
-    let throughput: Vec<f64> = ran.iter().map(|p| p.2 as f64 / ((p.1 - p.0) as f64 / 1e9)).collect();
-    let duration: Vec<f64> = ran.iter().filter(|p| p.2 > 0).map(|p| p.3 as f64 / 1e9 / p.2 as f64).collect();
+    let ran: Vec<ClientSpan> =
+        ClientSpan::of_all(exchanges).into_iter().flatten().filter(|s| s.last_end_ns > s.first_ns).collect();
+    let throughput: Vec<f64> =
+        ran.iter().map(|s| s.completed as f64 / ((s.last_end_ns - s.first_ns) as f64 / 1e9)).collect();
+    let duration: Vec<f64> =
+        ran.iter().filter(|s| s.completed > 0).map(|s| s.rtt_sum_ns as f64 / 1e9 / s.completed as f64).collect();
     (ran.len(), mean(&throughput), mean(&duration))
 }
 
