@@ -45,36 +45,80 @@ pub struct Start {
 
 /// Per-exchange timer state. The controller creates it in [`Controller::start`] and updates it
 /// in [`Controller::on_timeout`]; the caller stores it with the exchange and passes it back.
-/// Its algorithm-specific fields are private.
+///
+/// Besides the armed RTO and the retransmission count, a timer carries up to
+/// [`TIMER_STATE_WORDS`] words of the algorithm's own per-exchange state, typed by the algorithm
+/// through [`TimerState`] (FASOR keeps its series base, its dither and the state it started in;
+/// CoCoA its backoff factor). The words are fixed in size so the messaging layer stores timers
+/// inline, without allocating per exchange.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExchangeTimer {
-    /// The RTO armed now, seconds.
+    /// The RTO armed now, seconds (kept as the algorithms compute it; [`ExchangeTimer::rto`]
+    /// rounds it to nanoseconds).
     pub(crate) armed: f64,
     /// The RTO of the first transmission, seconds.
     pub(crate) initial: f64,
     pub(crate) retransmissions: u32,
     pub(crate) confirmable: bool,
     pub(crate) marking: Marking,
-    /// Algorithm-specific: a backoff factor (CoCoA's VBF), a series base (FASOR), ….
-    pub(crate) factor: f64,
-    /// Algorithm-specific: a second value (FASOR's dither).
-    pub(crate) extra: f64,
-    /// Algorithm-specific: a state snapshot (FASOR's state when the exchange started).
-    pub(crate) phase: u8,
+    state: [u64; TIMER_STATE_WORDS],
+}
+
+/// How many 64-bit words of algorithm state an [`ExchangeTimer`] holds.
+pub const TIMER_STATE_WORDS: usize = 3;
+
+/// An algorithm's typed per-exchange state, stored in an [`ExchangeTimer`] as
+/// [`TIMER_STATE_WORDS`] 64-bit words. Implement it for a small `Copy` struct; read it back with
+/// [`ExchangeTimer::state`]. `()` is the state of algorithms that keep none.
+pub trait TimerState: Copy {
+    /// The state as words (`f64::to_bits` for numbers).
+    fn encode(self) -> [u64; TIMER_STATE_WORDS];
+    /// The state back from the words [`TimerState::encode`] wrote (a new timer holds zeros).
+    fn decode(words: [u64; TIMER_STATE_WORDS]) -> Self;
+}
+
+impl TimerState for () {
+    fn encode(self) -> [u64; TIMER_STATE_WORDS] {
+        [0; TIMER_STATE_WORDS]
+    }
+    fn decode(_: [u64; TIMER_STATE_WORDS]) -> Self {}
 }
 
 impl ExchangeTimer {
-    pub(crate) fn new(initial: f64, start: Start, marking: Marking) -> Self {
+    /// A timer armed with `rto` for the first transmission of an exchange started with `start`,
+    /// its transmissions numbered as `marking` says; no algorithm state yet (zeros).
+    pub fn new(rto: Duration, start: Start, marking: Marking) -> Self {
+        ExchangeTimer::from_secs(rto.as_secs_f64(), start, marking)
+    }
+    /// As [`ExchangeTimer::new`], from seconds (the built-in algorithms compute in seconds).
+    pub(crate) fn from_secs(initial: f64, start: Start, marking: Marking) -> Self {
         ExchangeTimer {
             armed: initial,
             initial,
             retransmissions: 0,
             confirmable: start.confirmable,
             marking,
-            factor: 0.0,
-            extra: 0.0,
-            phase: 0,
+            state: [0; TIMER_STATE_WORDS],
         }
+    }
+    /// The same timer carrying `state`.
+    pub fn with_state<S: TimerState>(mut self, state: S) -> Self {
+        self.state = state.encode();
+        self
+    }
+    /// The algorithm's per-exchange state.
+    pub fn state<S: TimerState>(&self) -> S {
+        S::decode(self.state)
+    }
+    /// Replaces the algorithm's per-exchange state.
+    pub fn set_state<S: TimerState>(&mut self, state: S) {
+        self.state = state.encode();
+    }
+    /// Counts a retransmission and arms `rto` for it: what [`Controller::on_timeout`] does
+    /// before it returns `Some(rto)`.
+    pub fn retransmit(&mut self, rto: Duration) {
+        self.retransmissions += 1;
+        self.armed = rto.as_secs_f64();
     }
     /// The RTO to arm now.
     pub fn rto(&self) -> Duration {
@@ -123,15 +167,15 @@ pub struct Completion<'a> {
 pub enum Sample {
     /// The RTT of a known transmission: the only one, or the one the response echoed.
     Unambiguous {
-        /// Seconds.
-        rtt: f64,
+        /// The round-trip time.
+        rtt: Duration,
         /// The exchange had retransmissions (the echo resolved the ambiguity).
         retransmitted: bool,
     },
     /// Time from the ORIGINAL transmission to the response, after retransmissions.
     Ambiguous {
-        /// Seconds.
-        rtt: f64,
+        /// From the original transmission to the response.
+        rtt: Duration,
         /// How many retransmissions the exchange had.
         retransmissions: u32,
     },
@@ -148,11 +192,9 @@ impl Completion<'_> {
             Echo::None => None,
         };
         match echoed.and_then(|n| self.sent.get(n)) {
-            Some(&t) => Sample::Unambiguous { rtt: (now - t).as_secs_f64(), retransmitted: retransmissions > 0 },
-            None if retransmissions == 0 => {
-                Sample::Unambiguous { rtt: (now - first).as_secs_f64(), retransmitted: false }
-            }
-            None => Sample::Ambiguous { rtt: (now - first).as_secs_f64(), retransmissions },
+            Some(&t) => Sample::Unambiguous { rtt: now - t, retransmitted: retransmissions > 0 },
+            None if retransmissions == 0 => Sample::Unambiguous { rtt: now - first, retransmitted: false },
+            None => Sample::Ambiguous { rtt: now - first, retransmissions },
         }
     }
 }
@@ -161,12 +203,24 @@ impl Completion<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[non_exhaustive]
 pub struct Metrics {
-    /// The RTO the next exchange starts from (before any dither), seconds.
-    pub rto: f64,
+    /// The RTO the next exchange starts from (before any dither).
+    pub rto: Duration,
     /// Smoothed RTT, if the algorithm keeps one.
-    pub srtt: Option<f64>,
+    pub srtt: Option<Duration>,
     /// Pacing rate in messages per second, for rate-based algorithms.
     pub rate: Option<f64>,
+}
+
+impl Metrics {
+    /// Metrics with an RTO and a smoothed RTT given in seconds (the built-ins compute in seconds).
+    pub(crate) fn secs(rto: f64, srtt: Option<f64>) -> Self {
+        Metrics { rto: Duration::from_secs_f64(rto), srtt: srtt.map(Duration::from_secs_f64), rate: None }
+    }
+}
+
+/// Bounds given in seconds, as [`Controller::rto_bounds`] returns them.
+pub(crate) fn bounds(lo: f64, hi: f64) -> (Duration, Duration) {
+    (Duration::from_secs_f64(lo), Duration::from_secs_f64(hi))
 }
 
 /// Retransmission-timeout / congestion control for one destination. Sans-IO: time and
@@ -207,9 +261,9 @@ pub trait Controller: core::fmt::Debug + Send {
     /// The algorithm's state for metrics.
     fn metrics(&self) -> Metrics;
 
-    /// The documented bounds, in seconds, of every RTO [`Controller::start`] and
-    /// [`Controller::on_timeout`] return.
-    fn rto_bounds(&self) -> (f64, f64);
+    /// The documented bounds of every RTO [`Controller::start`] and [`Controller::on_timeout`]
+    /// return: (lowest, highest).
+    fn rto_bounds(&self) -> (Duration, Duration);
 }
 
 /// No RTO is ever shorter than this (1 ms). Several sources set no floor at all; an RTO of
@@ -262,14 +316,15 @@ mod tests {
     fn samples_are_classified() {
         let sent = [at(0.0), at(2.0), at(6.0)];
         let c = Completion { sent: &sent[..1], echo: Echo::None, piggybacked: true };
-        assert_eq!(c.sample(at(0.5)), Sample::Unambiguous { rtt: 0.5, retransmitted: false });
+        let s = |secs: f64| Duration::from_secs_f64(secs);
+        assert_eq!(c.sample(at(0.5)), Sample::Unambiguous { rtt: s(0.5), retransmitted: false });
         let c = Completion { sent: &sent, echo: Echo::None, piggybacked: true };
-        assert_eq!(c.sample(at(7.0)), Sample::Ambiguous { rtt: 7.0, retransmissions: 2 });
+        assert_eq!(c.sample(at(7.0)), Sample::Ambiguous { rtt: s(7.0), retransmissions: 2 });
         let c = Completion { sent: &sent, echo: Echo::Number(1), piggybacked: true };
-        assert_eq!(c.sample(at(7.0)), Sample::Unambiguous { rtt: 5.0, retransmitted: true });
+        assert_eq!(c.sample(at(7.0)), Sample::Unambiguous { rtt: s(5.0), retransmitted: true });
         // the probe value 255 names the original
         let c = Completion { sent: &sent[..1], echo: Echo::Number(255), piggybacked: true };
-        assert_eq!(c.sample(at(1.0)), Sample::Unambiguous { rtt: 1.0, retransmitted: false });
+        assert_eq!(c.sample(at(1.0)), Sample::Unambiguous { rtt: s(1.0), retransmitted: false });
         // an echo naming a transmission that never happened is ignored
         let c = Completion { sent: &sent, echo: Echo::Number(9), piggybacked: true };
         assert!(matches!(c.sample(at(7.0)), Sample::Ambiguous { .. }));

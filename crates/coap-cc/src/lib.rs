@@ -11,7 +11,11 @@
 //! * [`controller`]: the [`Controller`] trait and the values that cross it.
 //! * [`algorithms`]: one module per algorithm, each citing its source.
 //! * [`estimator`]: the RFC 6298 estimator; [`marking`]: accurate RTT by numbering transmissions.
-//! * [`registry`]: names, sources, parameters, factories.
+//! * [`factory`]: [`ControllerFactory`], what an algorithm provides to be configured and built;
+//!   [`params`]: its named, typed parameters.
+//! * [`registry`]: names, sources, parameters, factories; [`register`] adds an algorithm of your
+//!   own (`std`).
+//! * [`testing`] (`std`): a stand-in controller that records its calls, for tests of drivers.
 #![cfg_attr(not(any(test, feature = "std")), no_std)]
 
 #[cfg(feature = "alloc")]
@@ -20,18 +24,28 @@ extern crate alloc;
 pub mod algorithms;
 pub mod controller;
 pub mod estimator;
+#[cfg(feature = "alloc")]
+pub mod factory;
 pub mod marking;
 pub mod params;
 #[cfg(feature = "alloc")]
 pub mod registry;
+#[cfg(feature = "std")]
+pub mod testing;
 
 #[cfg(test)]
 mod testutil;
 
 pub use coap_time::{rng, Duration, Instant};
-pub use controller::{Completion, Controller, Echo, ExchangeTimer, Marking, Metrics, Sample, Start};
+pub use controller::{
+    Completion, Controller, Echo, ExchangeTimer, Marking, Metrics, Sample, Start, TimerState, TIMER_STATE_WORDS,
+};
 #[cfg(feature = "alloc")]
-pub use registry::{split_spec, CcConfig, SpecError, ALGORITHMS};
+pub use factory::{ControllerFactory, Violation};
+#[cfg(feature = "std")]
+pub use registry::register;
+#[cfg(feature = "alloc")]
+pub use registry::{algorithms, split_spec, Algorithm, CcConfig, RegisterError, SpecError, ALGORITHMS};
 
 /// The time primitives ([`coap_time`]), where the algorithms name them.
 pub mod time {

@@ -123,6 +123,21 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+/// Implements [`Params`] for a configuration struct by delegating to its parameter field.
+macro_rules! delegate_params {
+    ($ty:ty, $field:ident) => {
+        impl $crate::params::Params for $ty {
+            fn set(&mut self, key: &str, value: &str) -> Result<(), $crate::params::SetError> {
+                self.$field.set(key, value)
+            }
+            fn describe(&self, f: &mut dyn FnMut($crate::params::ParamInfo<'_>)) {
+                self.$field.describe(f)
+            }
+        }
+    };
+}
+pub(crate) use delegate_params;
+
 /// Checks the parameters every algorithm has: MAX_RETRANSMIT within the messaging layer's
 /// limit, NSTART at least 1.
 pub(crate) fn check_common(max_retransmit: u32, nstart: u32) -> Result<(), (&'static str, &'static str)> {

@@ -1,6 +1,11 @@
 //! The registry: an algorithm's name plus `key=value` parameters → a [`CcConfig`], the factory
 //! of per-destination controllers. Text form: `name[:key=value,key=value...]`, e.g.
 //! `fasor:max_retransmit=20` or `cocoa:aging=false,nstart=4`.
+//!
+//! Every algorithm is an [`Algorithm`]: a name, a source, a summary and a constructor of its
+//! default configuration (a [`ControllerFactory`]). The built-ins are the table [`ALGORITHMS`];
+//! with the `std` feature a program adds its own with [`register`], after which its name works
+//! wherever a built-in's does.
 
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
@@ -8,30 +13,32 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::algorithms::basic_rto::{BasicParams, BasicRto};
-use crate::algorithms::cocoa::{Blind, Cocoa, CocoaParams, CocoaVariant};
+use crate::algorithms::cocoa::{Blind, Cocoa, CocoaConfig, CocoaParams, Family};
 use crate::algorithms::cocoa_pp::PpParams;
-use crate::algorithms::default_coap::{DefaultCoap, DefaultParams};
+use crate::algorithms::default_coap::{DefaultCoap, DefaultConfig, DefaultParams};
 use crate::algorithms::eifel::{Eifel, EifelParams};
-use crate::algorithms::fasor::{Fasor, FasorParams, FasorVariant, FirstRttvar};
+use crate::algorithms::fasor::{Fasor, FasorConfig, FasorParams, FasorVariant, FirstRttvar};
 use crate::algorithms::full_backoff::Carry;
 use crate::algorithms::gsrtc::GsrtcParams;
 use crate::algorithms::linux_rto::{LinuxParams, LinuxRto};
 use crate::algorithms::peakhopper::{PeakHopper, PeakHopperParams};
 use crate::algorithms::rtt_coap::{RttCoap, RttCoapParams};
+use crate::factory::{ControllerFactory, Violation};
 use crate::marking::MarkingKind;
-use crate::params::{ParamInfo, Params, SetError};
+use crate::params::{ParamInfo, SetError};
 use crate::Controller;
 
 /// A registered algorithm.
 #[derive(Debug, Clone, Copy)]
 pub struct Algorithm {
-    /// The CLI / scenario name.
+    /// The CLI / scenario name: lower-case letters, digits and `_`.
     pub name: &'static str,
     /// Where it comes from.
     pub source: &'static str,
     /// One line on what it does.
     pub summary: &'static str,
-    make: fn() -> Kind,
+    /// Its default configuration.
+    pub make: fn() -> Box<dyn ControllerFactory>,
 }
 
 /// Every registered algorithm, in a fixed order: DefaultCoAP and its variants first, then the
@@ -62,37 +69,37 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "cocoa",
         "draft-ietf-core-cocoa-03; Betzler et al. (CoCoA+)",
         "strong/weak RFC 6298 estimators, variable backoff factor",
-        || cocoa(CocoaParams::default(), CocoaVariant::Plain),
+        || cocoa(CocoaParams::default(), Family::COCOA),
     ),
     alg(
         "cocoa4",
         "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03",
         "CoCoA with NSTART = 4 and the exponential blind RTO",
-        || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, CocoaVariant::Plain),
+        || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, Family::COCOA),
     ),
     alg(
         "cocoa_strong",
         "Californium CocoaStrong (Betzler et al.)",
         "CoCoA without the weak estimator: retransmitted exchanges give no sample",
-        || cocoa(CocoaParams { weak_max_retransmissions: 0, ..CocoaParams::default() }, CocoaVariant::Plain),
+        || cocoa(CocoaParams { weak_max_retransmissions: 0, ..CocoaParams::default() }, Family::COCOA),
     ),
     alg(
         "cocoa_fb1",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
         "CoCoA; the backed-off RTO carries into the next exchange",
-        || cocoa(CocoaParams::default(), CocoaVariant::Fb1),
+        || cocoa(CocoaParams::default(), Family::FB1),
     ),
     alg(
         "cocoa_fb2",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
         "CoCoA; max(RTO, weak estimate) backed off carries into the next exchange",
-        || cocoa(CocoaParams::default(), CocoaVariant::Fb2),
+        || cocoa(CocoaParams::default(), Family::FB2),
     ),
     alg(
         "linux_rto",
         "Linux tcp_rtt_estimator; Californium LinuxRto",
         "Linux TCP's RTO estimator (mdev/mdev_max), Karn's rule",
-        || Kind::Linux(LinuxParams::default()),
+        || Box::new(LinuxParams::default()),
     ),
     alg(
         "fasor",
@@ -134,7 +141,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "rtt_coap",
         "Ancillotti & Bruno, WWIC 2018 (constants chosen, not from the paper)",
         "rate-based pacing from short/long-term RTT, accurate samples",
-        || Kind::RttCoap(RttCoapParams::default()),
+        || Box::new(RttCoapParams::default()),
     ),
     alg(
         "gst",
@@ -146,64 +153,92 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "eifel",
         "Ludwig & Sklower, CCR 2000 (Eifel timer), adapted to CoAP",
         "Eifel gains 1/3 and 1/9, Karn sampling and carry-over",
-        || Kind::Eifel(EifelParams::default()),
+        || Box::new(EifelParams::default()),
     ),
     alg(
         "gsrtc",
         "Rathod & Tahiliani 2021 (GSRTC)",
         "cocoa_fb2 with a geometric-series weight of strong samples",
-        || cocoa(CocoaParams::default(), CocoaVariant::Gsrtc(GsrtcParams::default())),
+        || cocoa(CocoaParams::default(), Family::gsrtc(GsrtcParams::default())),
     ),
     alg(
         "cocoa_pp",
         "Rathod et al. 2019 (CoCoA++), constants per source code, unverified",
         "CoCoA with a probabilistic backoff factor from CDG delay gradients",
-        || cocoa(CocoaParams::default(), CocoaVariant::Pp(PpParams::default())),
+        || cocoa(CocoaParams::default(), Family::pp(PpParams::default())),
     ),
     alg(
         "peakhopper",
         "Šimůnek et al. (PH-RTO); Californium PeakhopperRto",
         "peak-hopping RTO over unambiguous samples",
-        || Kind::PeakHopper(PeakHopperParams::default()),
+        || Box::new(PeakHopperParams::default()),
     ),
     alg(
         "basic_rto",
         "Californium BasicRto (Betzler et al.'s baseline)",
         "one RFC 6298 estimator fed with every sample, retransmitted exchanges' too",
-        || Kind::Basic(BasicParams::default()),
+        || Box::new(BasicParams::default()),
     ),
 ];
 
-const fn alg(name: &'static str, source: &'static str, summary: &'static str, make: fn() -> Kind) -> Algorithm {
+const fn alg(
+    name: &'static str,
+    source: &'static str,
+    summary: &'static str,
+    make: fn() -> Box<dyn ControllerFactory>,
+) -> Algorithm {
     Algorithm { name, source, summary, make }
 }
-fn dflt(p: DefaultParams, carry: Carry) -> Kind {
-    Kind::Default(p, carry)
+fn dflt(params: DefaultParams, carry: Carry) -> Box<dyn ControllerFactory> {
+    Box::new(DefaultConfig { params, carry })
 }
-fn cocoa(p: CocoaParams, v: CocoaVariant) -> Kind {
-    Kind::Cocoa(p, v)
+fn cocoa(params: CocoaParams, family: Family) -> Box<dyn ControllerFactory> {
+    Box::new(CocoaConfig { params, family })
 }
-fn fasor(p: FasorParams, v: FasorVariant) -> Kind {
-    Kind::Fasor(p, v)
+fn fasor(params: FasorParams, variant: FasorVariant) -> Box<dyn ControllerFactory> {
+    Box::new(FasorConfig { params, variant })
 }
 
-#[derive(Debug, Clone, PartialEq)]
-enum Kind {
-    Default(DefaultParams, Carry),
-    Cocoa(CocoaParams, CocoaVariant),
-    Linux(LinuxParams),
-    Fasor(FasorParams, FasorVariant),
-    RttCoap(RttCoapParams),
-    Eifel(EifelParams),
-    PeakHopper(PeakHopperParams),
-    Basic(BasicParams),
+/// The built-ins' factories: each configuration builds its controller and validates with its
+/// own rules.
+macro_rules! factory {
+    ($ty:ty, |$cfg:ident, $name:ident| $build:expr) => {
+        impl ControllerFactory for $ty {
+            fn validate(&self) -> Result<(), Violation> {
+                <$ty>::validate(self)
+            }
+            fn build(&self, $name: &'static str) -> Box<dyn Controller> {
+                let $cfg = self;
+                Box::new($build)
+            }
+        }
+    };
+}
+factory!(DefaultConfig, |c, name| DefaultCoap::new(name, c.params.clone(), c.carry));
+factory!(CocoaConfig, |c, name| Cocoa::new(name, c.params.clone(), c.family.clone()));
+factory!(FasorConfig, |c, name| Fasor::new(name, c.params.clone(), c.variant));
+factory!(LinuxParams, |p, _name| LinuxRto::new(p.clone()));
+factory!(RttCoapParams, |p, _name| RttCoap::new(p.clone()));
+factory!(EifelParams, |p, _name| Eifel::new(p.clone()));
+factory!(PeakHopperParams, |p, _name| PeakHopper::new(p.clone()));
+factory!(BasicParams, |p, _name| BasicRto::new(p.clone()));
+
+impl DefaultConfig {
+    fn validate(&self) -> Result<(), Violation> {
+        self.params.validate()
+    }
+}
+impl FasorConfig {
+    fn validate(&self) -> Result<(), Violation> {
+        self.params.validate()
+    }
 }
 
 /// A configured algorithm: the factory of its per-destination controllers.
 #[derive(Debug, Clone)]
 pub struct CcConfig {
     algorithm: &'static Algorithm,
-    kind: Kind,
+    factory: Box<dyn ControllerFactory>,
 }
 
 /// Why a `name[:key=value,...]` text was refused. Each message lists what is valid.
@@ -253,7 +288,7 @@ impl fmt::Display for SpecError {
         match self {
             SpecError::UnknownAlgorithm(name) => {
                 write!(f, "unknown algorithm '{name}'; valid algorithms: ")?;
-                join(f, ALGORITHMS.iter().map(|a| a.name))
+                join(f, algorithms().iter().map(|a| a.name))
             }
             SpecError::UnknownParameter { algorithm, key, valid } => {
                 write!(f, "{algorithm} has no parameter '{key}'; valid parameters: ")?;
@@ -286,13 +321,133 @@ fn join<'a>(f: &mut fmt::Formatter<'_>, items: impl Iterator<Item = &'a str>) ->
 
 /// Looks an algorithm up by name.
 pub fn algorithm(name: &str) -> Option<&'static Algorithm> {
-    ALGORITHMS.iter().find(|a| a.name == name)
+    ALGORITHMS.iter().find(|a| a.name == name).or_else(|| registered::find(name))
 }
 
+/// Every algorithm: the built-ins, in [`ALGORITHMS`]' order, then those [`register`]ed, in the
+/// order they were.
+pub fn algorithms() -> Vec<&'static Algorithm> {
+    let mut all: Vec<&'static Algorithm> = ALGORITHMS.iter().collect();
+    all.extend(registered::all());
+    all
+}
+
+/// Why [`register`] refused an algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegisterError {
+    /// The name is taken (by a built-in or an earlier registration).
+    Taken(&'static str),
+    /// The name is empty, or holds something other than lower-case letters, digits and `_`, or
+    /// is `tcp` (reserved for CoAP over TCP, RFC 8323).
+    BadName(&'static str),
+    /// The default configuration breaks its own rules.
+    Invalid {
+        /// The algorithm.
+        algorithm: &'static str,
+        /// The offending key.
+        key: &'static str,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+}
+
+impl fmt::Display for RegisterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RegisterError::Taken(name) => write!(f, "an algorithm named '{name}' is already registered"),
+            RegisterError::BadName(name) => write!(
+                f,
+                "'{name}' cannot name an algorithm: use lower-case letters, digits and '_' ('tcp' is reserved)"
+            ),
+            RegisterError::Invalid { algorithm, key, rule } => {
+                write!(f, "{algorithm}: its default configuration breaks a rule: {key} {rule}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for RegisterError {}
+
+/// Adds an algorithm to the registry for the rest of the process: from then on its name works
+/// wherever a built-in's does (`CcConfig::parse`, scenario files, the simulator, the real
+/// client). Refuses a name already taken or not of lower-case letters, digits and `_`, and a
+/// default configuration its own `validate` rejects. Registering is cheap and bounded by what
+/// the program registers (each entry lives until the process ends).
+#[cfg(feature = "std")]
+pub fn register(algorithm: Algorithm) -> Result<&'static Algorithm, RegisterError> {
+    let name = algorithm.name;
+    let well_formed = !name.is_empty()
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && name != "tcp";
+    if !well_formed {
+        return Err(RegisterError::BadName(name));
+    }
+    (algorithm.make)().validate().map_err(|(key, rule)| RegisterError::Invalid { algorithm: name, key, rule })?;
+    registered::add(algorithm)
+}
+
+/// The algorithms added at run time (`std` only: the table needs a lock).
+#[cfg(feature = "std")]
+mod registered {
+    use super::{Algorithm, RegisterError, ALGORITHMS};
+    use alloc::boxed::Box;
+    use alloc::vec::Vec;
+    use std::sync::RwLock;
+
+    static TABLE: RwLock<Vec<&'static Algorithm>> = RwLock::new(Vec::new());
+
+    fn table() -> std::sync::RwLockReadGuard<'static, Vec<&'static Algorithm>> {
+        TABLE.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    pub(super) fn find(name: &str) -> Option<&'static Algorithm> {
+        table().iter().copied().find(|a| a.name == name)
+    }
+
+    pub(super) fn all() -> Vec<&'static Algorithm> {
+        table().clone()
+    }
+
+    pub(super) fn add(algorithm: Algorithm) -> Result<&'static Algorithm, RegisterError> {
+        let mut table = TABLE.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let name = algorithm.name;
+        if ALGORITHMS.iter().any(|a| a.name == name) || table.iter().any(|a| a.name == name) {
+            return Err(RegisterError::Taken(name));
+        }
+        let entry: &'static Algorithm = Box::leak(Box::new(algorithm));
+        table.push(entry);
+        Ok(entry)
+    }
+}
+
+/// Without `std` only the built-ins exist.
+#[cfg(not(feature = "std"))]
+mod registered {
+    use super::Algorithm;
+    use alloc::vec::Vec;
+
+    pub(super) fn find(_name: &str) -> Option<&'static Algorithm> {
+        None
+    }
+
+    pub(super) fn all() -> Vec<&'static Algorithm> {
+        Vec::new()
+    }
+}
+
+/// Two configurations are equal when they name the same algorithm with the same parameter
+/// values.
 impl PartialEq for CcConfig {
     fn eq(&self, other: &Self) -> bool {
-        self.name() == other.name() && self.kind == other.kind
+        self.name() == other.name() && values(&*self.factory) == values(&*other.factory)
     }
+}
+
+/// Every parameter's key and value, as text.
+fn values(factory: &dyn ControllerFactory) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    factory.describe(&mut |p| v.push((p.name, p.value.to_string())));
+    v
 }
 
 /// An algorithm's name and its `key=value` pairs, as written.
@@ -326,7 +481,16 @@ impl CcConfig {
     /// The algorithm's defaults.
     pub fn new(name: &str) -> Result<Self, SpecError> {
         let algorithm = algorithm(name).ok_or_else(|| SpecError::UnknownAlgorithm(name.to_string()))?;
-        Ok(CcConfig { algorithm, kind: (algorithm.make)() })
+        Ok(CcConfig { algorithm, factory: (algorithm.make)() })
+    }
+
+    /// A configuration from a factory built by the caller (a configuration object carrying more
+    /// than its parameters, such as the stand-in of [`crate::testing`]), checked by its own
+    /// rules. `algorithm` names it and gives the defaults `Display` compares against.
+    pub fn from_factory(algorithm: &'static Algorithm, factory: Box<dyn ControllerFactory>) -> Result<Self, SpecError> {
+        let cfg = CcConfig { algorithm, factory };
+        cfg.validate()?;
+        Ok(cfg)
     }
 
     /// Parses `name[:key=value,...]` (see [`split_spec`] for what is refused).
@@ -349,32 +513,15 @@ impl CcConfig {
         self.algorithm.name
     }
 
-    fn params_mut(&mut self) -> (&mut dyn Params, Option<&mut dyn Params>) {
-        match &mut self.kind {
-            Kind::Default(p, _) => (p, None),
-            Kind::Cocoa(p, CocoaVariant::Gsrtc(g)) => (p, Some(g)),
-            Kind::Cocoa(p, CocoaVariant::Pp(pp)) => (p, Some(pp)),
-            Kind::Cocoa(p, _) => (p, None),
-            Kind::Linux(p) => (p, None),
-            Kind::Fasor(p, _) => (p, None),
-            Kind::RttCoap(p) => (p, None),
-            Kind::Eifel(p) => (p, None),
-            Kind::PeakHopper(p) => (p, None),
-            Kind::Basic(p) => (p, None),
-        }
+    /// The configuration itself.
+    pub fn factory(&self) -> &dyn ControllerFactory {
+        &*self.factory
     }
 
     /// Sets one parameter, then checks the whole configuration.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), SpecError> {
         let algorithm = self.name();
-        let (main, ext) = self.params_mut();
-        let mut result = main.set(key, value);
-        if result == Err(SetError::Unknown) {
-            if let Some(ext) = ext {
-                result = ext.set(key, value);
-            }
-        }
-        match result {
+        match self.factory.set(key, value) {
             Ok(()) => self.validate(),
             Err(SetError::Unknown) => {
                 Err(SpecError::UnknownParameter { algorithm, key: key.to_string(), valid: self.keys() })
@@ -409,56 +556,16 @@ impl CcConfig {
 
     /// Calls `f` with every parameter and its current value.
     pub fn describe(&self, f: &mut dyn FnMut(ParamInfo<'_>)) {
-        match &self.kind {
-            Kind::Default(p, _) => p.describe(f),
-            Kind::Cocoa(p, v) => {
-                p.describe(f);
-                match v {
-                    CocoaVariant::Gsrtc(g) => g.describe(f),
-                    CocoaVariant::Pp(pp) => pp.describe(f),
-                    _ => {}
-                }
-            }
-            Kind::Linux(p) => p.describe(f),
-            Kind::Fasor(p, _) => p.describe(f),
-            Kind::RttCoap(p) => p.describe(f),
-            Kind::Eifel(p) => p.describe(f),
-            Kind::PeakHopper(p) => p.describe(f),
-            Kind::Basic(p) => p.describe(f),
-        }
+        self.factory.describe(f)
     }
 
     fn validate(&self) -> Result<(), SpecError> {
-        let r = match &self.kind {
-            Kind::Default(p, _) => p.validate(),
-            Kind::Cocoa(p, v) => p.validate().and_then(|()| match v {
-                CocoaVariant::Gsrtc(g) => g.validate(),
-                CocoaVariant::Pp(pp) => pp.validate(),
-                _ => Ok(()),
-            }),
-            Kind::Linux(p) => p.validate(),
-            Kind::Fasor(p, _) => p.validate(),
-            Kind::RttCoap(p) => p.validate(),
-            Kind::Eifel(p) => p.validate(),
-            Kind::PeakHopper(p) => p.validate(),
-            Kind::Basic(p) => p.validate(),
-        };
-        r.map_err(|(key, rule)| SpecError::Invalid { algorithm: self.name(), key, rule })
+        self.factory.validate().map_err(|(key, rule)| SpecError::Invalid { algorithm: self.name(), key, rule })
     }
 
     /// A controller for one destination, with no history.
     pub fn build(&self) -> Box<dyn Controller> {
-        let name = self.name();
-        match &self.kind {
-            Kind::Default(p, carry) => Box::new(DefaultCoap::new(name, p.clone(), *carry)),
-            Kind::Cocoa(p, v) => Box::new(Cocoa::new(name, p.clone(), v.clone())),
-            Kind::Linux(p) => Box::new(LinuxRto::new(p.clone())),
-            Kind::Fasor(p, v) => Box::new(Fasor::new(name, p.clone(), *v)),
-            Kind::RttCoap(p) => Box::new(RttCoap::new(p.clone())),
-            Kind::Eifel(p) => Box::new(Eifel::new(p.clone())),
-            Kind::PeakHopper(p) => Box::new(PeakHopper::new(p.clone())),
-            Kind::Basic(p) => Box::new(BasicRto::new(p.clone())),
-        }
+        self.factory.build(self.name())
     }
 }
 
@@ -466,9 +573,7 @@ impl CcConfig {
 impl fmt::Display for CcConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use fmt::Write;
-        let defaults = CcConfig::new(self.name()).map_err(|_| fmt::Error)?;
-        let mut base = Vec::new();
-        defaults.describe(&mut |p| base.push((p.name, p.value.to_string())));
+        let base = values(&*(self.algorithm.make)());
         let mut out = String::from(self.name());
         let mut sep = ':';
         let mut i = 0;
@@ -496,6 +601,55 @@ mod tests {
             assert!(c.has_param("max_retransmit") && c.has_param("nstart"), "{}", a.name);
         }
         assert_eq!(ALGORITHMS.len(), 23);
+    }
+
+    /// An algorithm added at run time is reachable by name, lists after the built-ins, and
+    /// prints and compares like one; names taken, malformed or reserved are refused.
+    #[cfg(feature = "std")]
+    #[test]
+    fn registered_algorithms_work_by_name() {
+        use crate::testing::StandIn;
+        let entry = Algorithm {
+            name: "registry_test_fixed",
+            source: "this test",
+            summary: "the stand-in under a name",
+            make: || Box::new(StandIn::default()),
+        };
+        register(entry).unwrap();
+        let cfg = CcConfig::parse("registry_test_fixed:rto=0.5").unwrap();
+        assert_eq!(cfg.name(), "registry_test_fixed");
+        assert_eq!(cfg.get("rto").as_deref(), Some("0.5"));
+        assert_eq!(cfg.to_string(), "registry_test_fixed:rto=0.5");
+        assert_eq!(cfg, CcConfig::parse("registry_test_fixed : rto = 0.50").unwrap());
+        assert_ne!(cfg, CcConfig::new("registry_test_fixed").unwrap());
+        assert_eq!(cfg.build().rto_bounds().0, crate::Duration::from_millis(500));
+        let all = algorithms();
+        assert_eq!(all.len(), ALGORITHMS.len() + registered::all().len());
+        assert!(all[ALGORITHMS.len()..].iter().any(|a| a.name == "registry_test_fixed"));
+        // its own rules hold after every set
+        let e = CcConfig::parse("registry_test_fixed:backoff=0.5").unwrap_err().to_string();
+        assert_eq!(e, "registry_test_fixed: backoff must be >= 1");
+
+        assert_eq!(register(entry).unwrap_err(), RegisterError::Taken("registry_test_fixed"));
+        assert_eq!(register(Algorithm { name: "cocoa", ..entry }).unwrap_err(), RegisterError::Taken("cocoa"));
+        for bad in ["", "Cocoa", "my-alg", "a:b", "tcp"] {
+            assert_eq!(register(Algorithm { name: bad, ..entry }).unwrap_err(), RegisterError::BadName(bad));
+        }
+        let invalid = Algorithm {
+            name: "registry_test_invalid",
+            make: || {
+                let mut s = StandIn::default();
+                s.params.nstart = 0;
+                Box::new(s)
+            },
+            ..entry
+        };
+        let e = register(invalid).unwrap_err();
+        assert_eq!(
+            e,
+            RegisterError::Invalid { algorithm: "registry_test_invalid", key: "nstart", rule: "must be >= 1" }
+        );
+        assert!(CcConfig::new("registry_test_invalid").is_err());
     }
 
     #[test]

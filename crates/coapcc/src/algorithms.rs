@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use coap_cc::{CcConfig, ALGORITHMS};
+use coap_cc::{algorithms, CcConfig};
 
 /// Arguments of `coapcc algorithms`.
 #[derive(Debug, clap::Args)]
@@ -32,7 +32,7 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let configs: Vec<CcConfig> = match &args.spec {
         Some(_) if only_tcp => Vec::new(),
         Some(spec) => vec![CcConfig::parse(spec).map_err(|e| netsim::scenario::spec_error(&e))?],
-        None => ALGORITHMS.iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?,
+        None => algorithms().iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?,
     };
     let show_tcp = args.spec.is_none() || only_tcp;
     let out = if args.json { json(&configs, show_tcp) } else { text(&configs, show_tcp) };
@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
 /// What `coapcc algorithms --json` prints: every algorithm, then `tcp`, with its parameters'
 /// defaults.
 pub fn all_json() -> Result<String, Box<dyn std::error::Error>> {
-    let configs: Vec<CcConfig> = ALGORITHMS.iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?;
+    let configs: Vec<CcConfig> = algorithms().iter().map(|a| CcConfig::new(a.name)).collect::<Result<_, _>>()?;
     Ok(json(&configs, true))
 }
 

@@ -402,10 +402,10 @@ pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
         }
     }
     // the registry's order (the specification's), then tcp; a label with parameters after its base
+    let registry = coap_cc::algorithms();
     let rank = |label: &str| {
         let base = label.split(':').next().unwrap_or(label);
-        let pos =
-            coap_cc::ALGORITHMS.iter().position(|a| a.name == base).unwrap_or(if base == "tcp" { 1000 } else { 2000 });
+        let pos = registry.iter().position(|a| a.name == base).unwrap_or(if base == "tcp" { 1000 } else { 2000 });
         (pos, label.to_string())
     };
     algo_order.sort_by_key(|a| rank(a));

@@ -99,14 +99,14 @@ impl Controller for BasicRto {
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
         let p = &self.p;
         let rto = estimate_or_initial(self.rto, p.initial_rto, p.ack_random_factor, p.rto_max, rng);
-        ExchangeTimer::new(rto, start, crate::controller::Marking::None)
+        ExchangeTimer::from_secs(rto, start, crate::controller::Marking::None)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
     }
     fn on_complete(&mut self, now: Instant, _ex: &ExchangeTimer, done: &Completion<'_>) {
         let r = match done.sample(now) {
-            Sample::Unambiguous { rtt, .. } | Sample::Ambiguous { rtt, .. } => rtt,
+            Sample::Unambiguous { rtt, .. } | Sample::Ambiguous { rtt, .. } => rtt.as_secs_f64(),
         };
         self.update(r);
     }
@@ -114,10 +114,10 @@ impl Controller for BasicRto {
         *self = BasicRto::new(self.p.clone());
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.rto.unwrap_or(self.p.initial_rto), ..Metrics::default() }
+        Metrics::secs(self.rto.unwrap_or(self.p.initial_rto), None)
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (crate::controller::RTO_FLOOR, self.p.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(crate::controller::RTO_FLOOR, self.p.rto_max)
     }
 }
 

@@ -2,6 +2,13 @@
 //! (draft-ietf-core-cocoa-03; Betzler et al., "CoCoA+", 2015/2016), and the base of `gsrtc`
 //! ([`super::gsrtc`]) and `cocoa_pp` ([`super::cocoa_pp`]).
 //!
+//! Every member of the family is one [`Cocoa`] controller composed of three parts ([`Family`]):
+//! what carries into the next exchange ([`Carry`]: nothing, FB1, FB2), how a strong estimate
+//! weighs in the overall RTO ([`StrongWeight`]: fixed, or GSRTC's geometric series) and how each
+//! backoff step is sized ([`BackoffFactor`]: the VBF, or CoCoA++'s probabilistic factor).
+//! `gsrtc` = FB2 (with the weak update) + the geometric series; `cocoa_pp` = the probabilistic
+//! factor. Other compositions build too (a [`CocoaConfig`] of your own); none is registered.
+//!
 //! * Two RFC 6298 estimators per destination: strong (samples of exchanges without
 //!   retransmission, K = 4) and weak (ambiguous samples of exchanges with 1 or 2
 //!   retransmissions, K = 1; none after 3 or more). Each starts like RFC 6298 on its first sample.
@@ -59,10 +66,12 @@
 
 use super::cocoa_pp::{Gradients, PpParams};
 use super::gsrtc::{GsrtcParams, GsrtcWeight};
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::controller::{
+    clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start, TimerState, TIMER_STATE_WORDS,
+};
 use crate::estimator::Rfc6298;
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
-use crate::params::{check, choice, params};
+use crate::params::{check, choice, params, ParamInfo, Params, SetError};
 use crate::rng::uniform;
 use crate::time::{Duration, Instant};
 use rand_core::RngCore;
@@ -157,19 +166,130 @@ impl CocoaParams {
     }
 }
 
-/// Which member of the CoCoA family.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CocoaVariant {
-    /// CoCoA as drafted.
-    Plain,
-    /// Full Backoff 1.
+/// What a CoCoA-family member carries into the next exchange after one that needed
+/// retransmissions (Full Backoff, ANRW 2018).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carry {
+    /// Nothing: the next exchange starts from the overall RTO (CoCoA).
+    None,
+    /// FB1: the backed-off RTO in use when the response arrived.
     Fb1,
-    /// Full Backoff 2.
-    Fb2,
-    /// GSRTC (on top of FB2).
-    Gsrtc(GsrtcParams),
-    /// CoCoA++ (probabilistic backoff from delay gradients).
-    Pp(PpParams),
+    /// FB2: max(overall RTO, the fresh weak estimate) backed off as the exchange's
+    /// retransmissions were. `weak_update`: the weak estimate also updates the overall RTO first
+    /// (GSRTC); without it the carry replaces that update (ANRW's FB2).
+    Fb2 {
+        /// Update the overall RTO with the weak estimate before carrying.
+        weak_update: bool,
+    },
+}
+
+/// How a strong estimate weighs in the overall RTO.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StrongWeight {
+    /// The fixed `strong_weight` (CoCoA).
+    Fixed,
+    /// GSRTC's geometric series ([`super::gsrtc`]).
+    GeometricSeries(GsrtcParams),
+}
+
+/// The factor of each backoff step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackoffFactor {
+    /// CoCoA's variable backoff factor (`vbf`, `vbf_from`, `vbf_low`, `vbf_high`).
+    Variable,
+    /// CoCoA++'s probabilistic backoff factor from delay gradients ([`super::cocoa_pp`]).
+    Probabilistic(PpParams),
+}
+
+/// A member of the CoCoA family, composed of the three parts its variants change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Family {
+    /// What carries into the next exchange.
+    pub carry: Carry,
+    /// How strong estimates weigh.
+    pub weight: StrongWeight,
+    /// How each backoff step is sized.
+    pub backoff: BackoffFactor,
+}
+
+impl Family {
+    /// CoCoA as drafted.
+    pub const COCOA: Family =
+        Family { carry: Carry::None, weight: StrongWeight::Fixed, backoff: BackoffFactor::Variable };
+    /// `cocoa_fb1`.
+    pub const FB1: Family = Family { carry: Carry::Fb1, ..Family::COCOA };
+    /// `cocoa_fb2`.
+    pub const FB2: Family = Family { carry: Carry::Fb2 { weak_update: false }, ..Family::COCOA };
+    /// `gsrtc`: FB2's carry built from the weakly updated RTO, and the geometric-series weight.
+    pub fn gsrtc(g: GsrtcParams) -> Family {
+        Family { carry: Carry::Fb2 { weak_update: true }, weight: StrongWeight::GeometricSeries(g), ..Family::COCOA }
+    }
+    /// `cocoa_pp`: CoCoA with the probabilistic backoff factor.
+    pub fn pp(pp: PpParams) -> Family {
+        Family { backoff: BackoffFactor::Probabilistic(pp), ..Family::COCOA }
+    }
+}
+
+/// A CoCoA-family configuration: CoCoA's parameters and the member's composition. Its
+/// parameters are CoCoA's, then those of the geometric-series weight or of the probabilistic
+/// backoff when the member has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CocoaConfig {
+    /// CoCoA's parameters.
+    pub params: CocoaParams,
+    /// The member.
+    pub family: Family,
+}
+
+impl CocoaConfig {
+    /// Checks CoCoA's parameters, then the extensions'.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        self.params.validate()?;
+        if let StrongWeight::GeometricSeries(g) = &self.family.weight {
+            g.validate()?;
+        }
+        if let BackoffFactor::Probabilistic(pp) = &self.family.backoff {
+            pp.validate()?;
+        }
+        Ok(())
+    }
+}
+
+impl Params for CocoaConfig {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
+        let mut r = self.params.set(key, value);
+        if let (Err(SetError::Unknown), StrongWeight::GeometricSeries(g)) = (&r, &mut self.family.weight) {
+            r = g.set(key, value);
+        }
+        if let (Err(SetError::Unknown), BackoffFactor::Probabilistic(pp)) = (&r, &mut self.family.backoff) {
+            r = pp.set(key, value);
+        }
+        r
+    }
+    fn describe(&self, f: &mut dyn FnMut(ParamInfo<'_>)) {
+        self.params.describe(f);
+        if let StrongWeight::GeometricSeries(g) = &self.family.weight {
+            g.describe(f);
+        }
+        if let BackoffFactor::Probabilistic(pp) = &self.family.backoff {
+            pp.describe(f);
+        }
+    }
+}
+
+/// CoCoA's per-exchange state, kept in the exchange's timer: its variable backoff factor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct CocoaTimer {
+    vbf: f64,
+}
+
+impl TimerState for CocoaTimer {
+    fn encode(self) -> [u64; TIMER_STATE_WORDS] {
+        [self.vbf.to_bits(), 0, 0]
+    }
+    fn decode(w: [u64; TIMER_STATE_WORDS]) -> Self {
+        CocoaTimer { vbf: f64::from_bits(w[0]) }
+    }
 }
 
 /// VBF of an RTO (draft-ietf-core-cocoa-03 §4.2.1: `low` 3, `high` 1.5).
@@ -198,7 +318,7 @@ pub(crate) fn step(timer: f64, factor: f64, limit: f64) -> f64 {
 pub struct Cocoa {
     name: &'static str,
     p: CocoaParams,
-    variant: CocoaVariant,
+    family: Family,
     strong: Rfc6298,
     weak: Rfc6298,
     rto: f64,
@@ -235,17 +355,17 @@ fn age_estimator(est: &mut Rfc6298, at: &mut Option<Instant>, k: f64, g: f64, no
 
 impl Cocoa {
     /// A controller with no history.
-    pub fn new(name: &'static str, p: CocoaParams, variant: CocoaVariant) -> Self {
-        let weight = match &variant {
-            CocoaVariant::Gsrtc(g) => GsrtcWeight::new(g),
-            _ => GsrtcWeight::default(),
+    pub fn new(name: &'static str, p: CocoaParams, family: Family) -> Self {
+        let weight = match &family.weight {
+            StrongWeight::GeometricSeries(g) => GsrtcWeight::new(g),
+            StrongWeight::Fixed => GsrtcWeight::default(),
         };
         Cocoa {
             name,
             rto: p.initial_rto,
             marking: MarkingState::new(p.rtt_marking, TRANSMISSION_NUMBER_OPTION),
             p,
-            variant,
+            family,
             strong: Rfc6298::default(),
             weak: Rfc6298::default(),
             last_update: None,
@@ -313,30 +433,39 @@ impl Cocoa {
     }
 
     fn factor(&mut self, timer: f64, ex: &ExchangeTimer, rng: &mut dyn RngCore) -> f64 {
-        match &self.variant {
-            CocoaVariant::Pp(pp) => self.gradients.backoff_factor(pp, rng),
-            _ if self.p.vbf == VbfMode::PerStep => vbf(timer, self.p.vbf_low, self.p.vbf_high),
-            _ => ex.factor,
+        match &self.family.backoff {
+            BackoffFactor::Probabilistic(pp) => self.gradients.backoff_factor(pp, rng),
+            BackoffFactor::Variable if self.p.vbf == VbfMode::PerStep => vbf(timer, self.p.vbf_low, self.p.vbf_high),
+            BackoffFactor::Variable => ex.state::<CocoaTimer>().vbf,
         }
+    }
+
+    /// The highest timer a backoff step may arm.
+    fn timer_cap(&self) -> f64 {
+        let ceiling = match &self.family.backoff {
+            BackoffFactor::Probabilistic(pp) => pp.timer_ceiling,
+            BackoffFactor::Variable => 0.0,
+        };
+        (self.p.rto_max * self.p.ack_random_factor).max(self.p.backoff_limit).max(ceiling)
     }
 
     /// Full Backoff after an exchange with retransmissions.
     fn full_backoff(&mut self, ex: &ExchangeTimer, weak_estimate: Option<f64>) {
-        let carried = match self.variant {
-            CocoaVariant::Fb1 => ex.armed,
-            CocoaVariant::Fb2 | CocoaVariant::Gsrtc(_) => {
+        let carried = match self.family.carry {
+            Carry::Fb1 => ex.armed,
+            Carry::Fb2 { .. } => {
                 let mut r = self.rto.max(weak_estimate.unwrap_or(0.0));
                 for _ in 0..ex.retransmissions {
                     let f = if self.p.vbf == VbfMode::PerStep {
                         vbf(r, self.p.vbf_low, self.p.vbf_high)
                     } else {
-                        ex.factor
+                        ex.state::<CocoaTimer>().vbf
                     };
                     r = step(r, f, self.p.backoff_limit);
                 }
                 r
             }
-            _ => return,
+            Carry::None => return,
         };
         self.rto = clamp_rto(carried, self.p.rto_max);
         self.next_exact = Some(self.rto);
@@ -380,17 +509,13 @@ impl Controller for Cocoa {
                 (base, uniform(rng, base, base * self.p.ack_random_factor))
             }
         };
-        let mut ex = ExchangeTimer::new(
-            clamp_rto(initial, self.p.rto_max * self.p.ack_random_factor),
-            start,
-            self.marking.next(),
-        );
+        let initial = clamp_rto(initial, self.p.rto_max * self.p.ack_random_factor);
         let chosen_from = match self.p.vbf_from {
-            VbfFrom::Initial => ex.armed,
+            VbfFrom::Initial => initial,
             VbfFrom::Overall => base,
         };
-        ex.factor = vbf(chosen_from, self.p.vbf_low, self.p.vbf_high);
-        ex
+        let state = CocoaTimer { vbf: vbf(chosen_from, self.p.vbf_low, self.p.vbf_high) };
+        ExchangeTimer::from_secs(initial, start, self.marking.next()).with_state(state)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
         if ex.retransmissions >= self.p.max_retransmit {
@@ -398,11 +523,11 @@ impl Controller for Cocoa {
         }
         let f = self.factor(ex.armed, ex, rng);
         let mut next = step(ex.armed, f, self.p.backoff_limit);
-        if let CocoaVariant::Pp(pp) = &self.variant {
+        if let BackoffFactor::Probabilistic(pp) = &self.family.backoff {
             next = next.clamp(pp.timer_floor, pp.timer_ceiling);
         }
         ex.retransmissions += 1;
-        ex.armed = clamp_rto(next, self.rto_bounds().1);
+        ex.armed = clamp_rto(next, self.timer_cap());
         Some(ex.rto())
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
@@ -411,30 +536,31 @@ impl Controller for Cocoa {
         let mut weak_estimate = None;
         match done.sample(now) {
             Sample::Unambiguous { rtt, .. } => {
+                let rtt = rtt.as_secs_f64();
                 self.missed = 0;
                 self.strong.update(rtt);
                 self.strong_at = Some(now);
                 let e = self.strong.rto(self.p.strong_k, g).unwrap_or(self.rto);
-                let w = match &self.variant {
-                    CocoaVariant::Gsrtc(gp) => self.weight.on_strong(gp),
-                    _ => self.estimate_weight(self.p.strong_weight),
+                let w = match &self.family.weight {
+                    StrongWeight::GeometricSeries(gp) => self.weight.on_strong(gp),
+                    StrongWeight::Fixed => self.estimate_weight(self.p.strong_weight),
                 };
                 self.rto = w * e + (1.0 - w) * self.rto;
-                if let CocoaVariant::Pp(pp) = &self.variant {
+                if let BackoffFactor::Probabilistic(pp) = &self.family.backoff {
                     self.gradients.add(rtt, pp);
                 }
                 self.last_update = Some(now);
             }
             Sample::Ambiguous { rtt, retransmissions } if retransmissions <= self.p.weak_max_retransmissions => {
                 self.count_missed(retransmissions);
-                self.weak.update(rtt);
+                self.weak.update(rtt.as_secs_f64());
                 self.weak_at = Some(now);
                 let e = self.weak.rto(self.p.weak_k, g).unwrap_or(self.rto);
                 weak_estimate = Some(e);
-                if let CocoaVariant::Gsrtc(gp) = &self.variant {
+                if let StrongWeight::GeometricSeries(gp) = &self.family.weight {
                     self.weight.on_weak(gp);
                 }
-                if self.variant != CocoaVariant::Fb2 {
+                if self.family.carry != (Carry::Fb2 { weak_update: false }) {
                     let w = self.estimate_weight(self.p.weak_weight);
                     self.rto = w * e + (1.0 - w) * self.rto;
                 }
@@ -451,20 +577,13 @@ impl Controller for Cocoa {
         self.full_backoff(ex, None);
     }
     fn reset(&mut self) {
-        *self = Cocoa::new(self.name, self.p.clone(), self.variant.clone());
+        *self = Cocoa::new(self.name, self.p.clone(), self.family.clone());
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.rto, srtt: self.strong.srtt(), ..Metrics::default() }
+        Metrics::secs(self.rto, self.strong.srtt())
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        let ceiling = match &self.variant {
-            CocoaVariant::Pp(pp) => pp.timer_ceiling,
-            _ => 0.0,
-        };
-        (
-            crate::controller::RTO_FLOOR,
-            (self.p.rto_max * self.p.ack_random_factor).max(self.p.backoff_limit).max(ceiling),
-        )
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(crate::controller::RTO_FLOOR, self.timer_cap())
     }
 }
 
@@ -474,8 +593,8 @@ mod tests {
     use crate::controller::Echo;
     use crate::testutil::*;
 
-    fn ctl(variant: CocoaVariant) -> Cocoa {
-        Cocoa::new("cocoa", CocoaParams { max_retransmit: 20, aging: false, ..CocoaParams::default() }, variant)
+    fn ctl(family: Family) -> Cocoa {
+        Cocoa::new("cocoa", CocoaParams { max_retransmit: 20, aging: false, ..CocoaParams::default() }, family)
     }
 
     #[test]
@@ -497,7 +616,7 @@ mod tests {
 
     #[test]
     fn first_exchange_dither_and_vbf_once() {
-        let mut c = ctl(CocoaVariant::Plain);
+        let mut c = ctl(Family::COCOA);
         let mut r = rng(11);
         let mut ex = c.start(t(0.0), CON, &mut r);
         let r0 = ex.armed;
@@ -516,7 +635,7 @@ mod tests {
 
     #[test]
     fn strong_and_weak_weights() {
-        let mut c = ctl(CocoaVariant::Plain);
+        let mut c = ctl(Family::COCOA);
         let mut r = rng(12);
         // strong sample 1.0: E_strong = 1 + 4·0.5 = 3; RTO = 0.5·3 + 0.5·2 = 2.5
         let ex = c.start(t(0.0), CON, &mut r);
@@ -538,7 +657,7 @@ mod tests {
         // the next exchange starts in [RTO, 1.5·RTO]; RTO > 3 → VBF 1.5
         let ex = c.start(t(50.0), CON, &mut r);
         assert!(ex.armed >= 3.96875 && ex.armed < 3.96875 * 1.5);
-        assert_eq!(ex.factor, 1.5);
+        assert_eq!(ex.state::<CocoaTimer>().vbf, 1.5);
     }
 
     /// Betzler's Contiki readings, all set.
@@ -553,7 +672,7 @@ mod tests {
             blind_max: 32.0,
             ..CocoaParams::default()
         };
-        Cocoa::new("cocoa", p, CocoaVariant::Plain)
+        Cocoa::new("cocoa", p, Family::COCOA)
     }
 
     #[test]
@@ -612,12 +731,12 @@ mod tests {
         for i in 0..20 {
             let ex = c.start(t(1.0 + i as f64), CON, &mut r);
             crossed |= ex.armed >= 1.0;
-            assert_eq!(ex.factor, 2.5);
+            assert_eq!(ex.state::<CocoaTimer>().vbf, 2.5);
         }
         assert!(crossed, "some timer ≥ 1 s would have taken ×2 from the dithered value");
         // blind RTO with ACT 5: 2·2^5 = 64, capped at 32, dithered to [32, 48)
         let p = CocoaParams { nstart: 8, blind: Blind::Exp, blind_max: 32.0, ..CocoaParams::default() };
-        let mut c = Cocoa::new("cocoa", p, CocoaVariant::Plain);
+        let mut c = Cocoa::new("cocoa", p, Family::COCOA);
         let ex = c.start(t(0.0), Start { outstanding: 5, confirmable: true }, &mut r);
         assert!(ex.armed >= 32.0 && ex.armed < 48.0, "{}", ex.armed);
     }
@@ -633,7 +752,7 @@ mod tests {
             let mut ex = c.start(t(0.0), CON, &mut r);
             c.on_timeout(t(2.5), &mut ex, &mut r);
             c.on_complete(t(3.0), &ex, &done(&[t(0.0), t(2.5)]));
-            assert_close(c.metrics().rto, want);
+            assert_close(c.metrics().rto.as_secs_f64(), want);
         }
     }
 
@@ -645,7 +764,7 @@ mod tests {
     fn cloud_estimator_aging() {
         for (on, want) in [(true, (2.5, 0.5)), (false, (4.0, 2.0))] {
             let p = CocoaParams { aging_estimators: on, ..CocoaParams::default() };
-            let mut c = Cocoa::new("cocoa", p, CocoaVariant::Plain);
+            let mut c = Cocoa::new("cocoa", p, Family::COCOA);
             let mut r = rng(41);
             let ex = c.start(t(0.0), CON, &mut r);
             c.on_complete(t(4.0), &ex, &done(&[t(0.0)]));
@@ -658,7 +777,7 @@ mod tests {
     #[test]
     fn blind_rto_with_nstart() {
         let p = CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() };
-        let mut c = Cocoa::new("cocoa4", p, CocoaVariant::Plain);
+        let mut c = Cocoa::new("cocoa4", p, Family::COCOA);
         let mut r = rng(13);
         for (act, base) in [(0usize, 2.0), (1, 4.0), (2, 8.0), (3, 16.0)] {
             let ex = c.start(t(0.0), Start { outstanding: act, confirmable: true }, &mut r);
@@ -671,7 +790,7 @@ mod tests {
 
     #[test]
     fn aging_rules() {
-        let mut c = Cocoa::new("cocoa", CocoaParams::default(), CocoaVariant::Plain);
+        let mut c = Cocoa::new("cocoa", CocoaParams::default(), Family::COCOA);
         c.rto = 0.5;
         c.last_update = Some(t(0.0));
         c.age(t(7.9)); // 16·0.5 = 8 s not yet elapsed
@@ -692,7 +811,7 @@ mod tests {
 
     #[test]
     fn fb1_uses_backed_off_timer() {
-        let mut c = ctl(CocoaVariant::Fb1);
+        let mut c = ctl(Family::FB1);
         let mut r = rng(14);
         let mut ex = c.start(t(0.0), CON, &mut r);
         let r0 = ex.armed;
@@ -705,7 +824,7 @@ mod tests {
 
     #[test]
     fn fb2_backs_off_the_larger_estimate() {
-        let mut c = ctl(CocoaVariant::Fb2);
+        let mut c = ctl(Family::FB2);
         let mut r = rng(15);
         let mut ex = c.start(t(0.0), CON, &mut r); // VBF 2
         c.on_timeout(t(0.0), &mut ex, &mut r);
@@ -718,7 +837,7 @@ mod tests {
 
     #[test]
     fn non_pacing_and_con_every_eighth() {
-        let mut c = Cocoa::new("cocoa", CocoaParams::default(), CocoaVariant::Plain);
+        let mut c = Cocoa::new("cocoa", CocoaParams::default(), Family::COCOA);
         let mut r = rng(16);
         let non = Start { outstanding: 0, confirmable: false };
         let mut cons = 0;
@@ -736,7 +855,7 @@ mod tests {
     #[test]
     fn marking_option_probe_and_fallback() {
         let p = CocoaParams { rtt_marking: MarkingKind::Option, ..CocoaParams::default() };
-        let mut c = Cocoa::new("cocoa", p, CocoaVariant::Plain);
+        let mut c = Cocoa::new("cocoa", p, Family::COCOA);
         let mut r = rng(17);
         let ex = c.start(t(0.0), CON, &mut r);
         assert_eq!(ex.marking(), crate::Marking::Option { number: 65028, probe: true });

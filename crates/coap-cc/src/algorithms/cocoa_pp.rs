@@ -168,13 +168,13 @@ mod tests {
 
     #[test]
     fn cocoa_pp_timer_floor() {
-        use crate::algorithms::cocoa::{Cocoa, CocoaParams, CocoaVariant};
+        use crate::algorithms::cocoa::{Cocoa, CocoaParams, Family};
         use crate::controller::Controller;
         use crate::testutil::*;
         let mut c = Cocoa::new(
             "cocoa_pp",
             CocoaParams { max_retransmit: 20, ..CocoaParams::default() },
-            CocoaVariant::Pp(PpParams::default()),
+            Family::pp(PpParams::default()),
         );
         let mut r = rng(4);
         let mut ex = c.start(t(0.0), CON, &mut r);

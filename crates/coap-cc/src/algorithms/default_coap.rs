@@ -69,6 +69,17 @@ impl DefaultParams {
     }
 }
 
+/// A DefaultCoAP-family configuration: the parameters and what carries between exchanges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefaultConfig {
+    /// RFC 7252's transmission parameters.
+    pub params: DefaultParams,
+    /// What carries into the next exchange (`default`: nothing).
+    pub carry: Carry,
+}
+
+crate::params::delegate_params!(DefaultConfig, params);
+
 /// DefaultCoAP and its carry-over variants (Full Backoff, GST).
 #[derive(Debug, Clone)]
 pub struct DefaultCoap {
@@ -105,7 +116,7 @@ impl Controller for DefaultCoap {
             Some(k) => k,
             None => self.params.draw(rng),
         };
-        ExchangeTimer::new(initial, start, Marking::None)
+        ExchangeTimer::from_secs(initial, start, Marking::None)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.params.max_retransmit, self.params.rto_max)
@@ -120,10 +131,10 @@ impl Controller for DefaultCoap {
         *self = DefaultCoap::new(self.name, self.params.clone(), self.carry);
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.kept.unwrap_or(self.params.ack_timeout), ..Metrics::default() }
+        Metrics::secs(self.kept.unwrap_or(self.params.ack_timeout), None)
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (self.params.ack_timeout.min(self.params.rto_max), self.params.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(self.params.ack_timeout.min(self.params.rto_max), self.params.rto_max)
     }
 }
 

@@ -115,7 +115,7 @@ impl Controller for Eifel {
     }
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
         let initial = if self.carried { self.rto } else { uniform(rng, self.rto, self.rto * self.p.ack_random_factor) };
-        ExchangeTimer::new(clamp_rto(initial, self.p.rto_max), start, self.marking.next())
+        ExchangeTimer::from_secs(clamp_rto(initial, self.p.rto_max), start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
@@ -124,7 +124,7 @@ impl Controller for Eifel {
         self.marking.observe(ex, done);
         match done.sample(now) {
             Sample::Unambiguous { rtt, .. } => {
-                self.update(rtt);
+                self.update(rtt.as_secs_f64());
                 self.carried = false;
             }
             Sample::Ambiguous { .. } => self.on_failure(now, ex),
@@ -138,10 +138,10 @@ impl Controller for Eifel {
         *self = Eifel::new(self.p.clone());
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.rto, srtt: self.est.map(|e| e.0), ..Metrics::default() }
+        Metrics::secs(self.rto, self.est.map(|e| e.0))
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (crate::controller::RTO_FLOOR, self.p.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(crate::controller::RTO_FLOOR, self.p.rto_max)
     }
 }
 

@@ -33,7 +33,9 @@
 //! `matched=unambiguous` (default) updates fastrto and goes to NORMAL; `matched=ambiguous`
 //! updates fastrto but takes the ambiguous transition (slowrto from the original transmission).
 
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
+use crate::controller::{
+    clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start, TimerState, TIMER_STATE_WORDS,
+};
 use crate::estimator::Rfc6298;
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use crate::params::{check, choice, params};
@@ -106,6 +108,17 @@ pub enum FasorVariant {
     FastSlow,
 }
 
+/// A FASOR-family configuration: the parameters and the variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FasorConfig {
+    /// FASOR's parameters.
+    pub params: FasorParams,
+    /// Which member of the family.
+    pub variant: FasorVariant,
+}
+
+crate::params::delegate_params!(FasorConfig, params);
+
 /// FASOR's states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -115,6 +128,29 @@ pub enum State {
     FastSlowFast = 1,
     /// Two or more ambiguous ACKs in a row.
     SlowFast = 2,
+}
+
+/// FASOR's per-exchange state, kept in the exchange's timer: the fast series' base, the
+/// exchange's dither, and the state it started in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct FasorTimer {
+    base: f64,
+    dither: f64,
+    phase: State,
+}
+
+impl TimerState for FasorTimer {
+    fn encode(self) -> [u64; TIMER_STATE_WORDS] {
+        [self.base.to_bits(), self.dither.to_bits(), self.phase as u64]
+    }
+    fn decode(w: [u64; TIMER_STATE_WORDS]) -> Self {
+        let phase = match w[2] {
+            0 => State::Normal,
+            1 => State::FastSlowFast,
+            _ => State::SlowFast,
+        };
+        FasorTimer { base: f64::from_bits(w[0]), dither: f64::from_bits(w[1]), phase }
+    }
 }
 
 /// FASOR for one destination.
@@ -189,22 +225,21 @@ impl Fasor {
     }
 
     /// Element `j` of the exchange's fast series.
-    fn fast(&self, ex: &ExchangeTimer, j: u32, rng: &mut dyn RngCore) -> f64 {
+    fn fast(&self, ex: &FasorTimer, j: u32, rng: &mut dyn RngCore) -> f64 {
         let pow = libm::pow(2.0, j as f64);
         if self.p.dither_doubled && j > 0 && self.p.dither {
-            ex.factor * pow + self.dither(rng)
+            ex.base * pow + self.dither(rng)
         } else {
-            (ex.factor + ex.extra) * pow
+            (ex.base + ex.dither) * pow
         }
     }
 
     /// The RTO for transmission `n` of `ex`.
-    fn armed(&self, ex: &ExchangeTimer, n: u32, rng: &mut dyn RngCore) -> f64 {
+    fn armed(&self, ex: &FasorTimer, n: u32, rng: &mut dyn RngCore) -> f64 {
         let slow = if self.p.dither_slow { self.slowrto + self.dither(rng) } else { self.slowrto };
-        let phase = ex.phase;
-        let rto = match (self.variant, phase) {
-            (_, 0) => self.fast(ex, n, rng),
-            (FasorVariant::Fasor, 1) => match n {
+        let rto = match (self.variant, ex.phase) {
+            (_, State::Normal) => self.fast(ex, n, rng),
+            (FasorVariant::Fasor, State::FastSlowFast) => match n {
                 0 => self.fast(ex, 0, rng),
                 1 => self.slowrto.max(2.0 * self.fastrto),
                 _ => self.fast(ex, n - 1, rng),
@@ -235,26 +270,23 @@ impl Controller for Fasor {
             Some(s) if self.marking.active() && self.p.prev_sample_base => self.fastrto.max(s),
             _ => self.fastrto,
         };
-        let mut ex = ExchangeTimer::new(0.0, start, self.marking.next());
-        ex.factor = base;
-        ex.extra = if self.p.dither { self.dither(rng) } else { 0.0 };
-        ex.phase = self.state as u8;
-        ex.armed = self.armed(&ex, 0, rng);
-        ex.initial = ex.armed;
-        ex
+        let state = FasorTimer { base, dither: if self.p.dither { self.dither(rng) } else { 0.0 }, phase: self.state };
+        let rto = self.armed(&state, 0, rng);
+        ExchangeTimer::from_secs(rto, start, self.marking.next()).with_state(state)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
         if ex.retransmissions >= self.p.max_retransmit {
             return None;
         }
         ex.retransmissions += 1;
-        ex.armed = self.armed(ex, ex.retransmissions, rng);
+        ex.armed = self.armed(&ex.state(), ex.retransmissions, rng);
         Some(ex.rto())
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         self.marking.observe(ex, done);
         match done.sample(now) {
             Sample::Unambiguous { rtt, retransmitted } => {
+                let rtt = rtt.as_secs_f64();
                 self.update_fast(rtt);
                 self.last_sample = Some(rtt);
                 if retransmitted && self.p.matched == Matched::Ambiguous {
@@ -264,17 +296,17 @@ impl Controller for Fasor {
                     self.state = State::Normal;
                 }
             }
-            Sample::Ambiguous { rtt, .. } => self.ambiguous(rtt),
+            Sample::Ambiguous { rtt, .. } => self.ambiguous(rtt.as_secs_f64()),
         }
     }
     fn reset(&mut self) {
         *self = Fasor::new(self.name, self.p.clone(), self.variant);
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.fastrto, srtt: self.est.srtt(), ..Metrics::default() }
+        Metrics::secs(self.fastrto, self.est.srtt())
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (crate::controller::RTO_FLOOR, self.p.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(crate::controller::RTO_FLOOR, self.p.rto_max)
     }
 }
 

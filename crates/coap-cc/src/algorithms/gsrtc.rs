@@ -82,18 +82,18 @@ mod tests {
 
     #[test]
     fn gsrtc_controller_uses_the_weight() {
-        use crate::algorithms::cocoa::{Cocoa, CocoaParams, CocoaVariant};
+        use crate::algorithms::cocoa::{Cocoa, CocoaParams, Family};
         use crate::controller::Controller;
         use crate::testutil::*;
         let mut c = Cocoa::new(
             "gsrtc",
             CocoaParams { aging: false, ..CocoaParams::default() },
-            CocoaVariant::Gsrtc(GsrtcParams::default()),
+            Family::gsrtc(GsrtcParams::default()),
         );
         let mut r = rng(1);
         // strong sample 1: E = 3; W = 0.99: RTO = 0.99·3 + 0.01·2 = 2.99
         let ex = c.start(t(0.0), CON, &mut r);
         c.on_complete(t(1.0), &ex, &done(&[t(0.0)]));
-        assert_close(c.metrics().rto, 2.99);
+        assert_close(c.metrics().rto.as_secs_f64(), 2.99);
     }
 }

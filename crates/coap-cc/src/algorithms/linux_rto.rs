@@ -133,7 +133,7 @@ impl Controller for LinuxRto {
         self.p.nstart as usize
     }
     fn start(&mut self, _now: Instant, start: Start, _rng: &mut dyn RngCore) -> ExchangeTimer {
-        ExchangeTimer::new(self.rto, start, self.marking.next())
+        ExchangeTimer::from_secs(self.rto, start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
@@ -141,7 +141,7 @@ impl Controller for LinuxRto {
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         self.marking.observe(ex, done);
         match done.sample(now) {
-            Sample::Unambiguous { rtt, .. } => self.update(rtt),
+            Sample::Unambiguous { rtt, .. } => self.update(rtt.as_secs_f64()),
             Sample::Ambiguous { .. } => self.rto = ex.armed,
         }
     }
@@ -152,10 +152,10 @@ impl Controller for LinuxRto {
         *self = LinuxRto::new(self.p.clone());
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.rto, srtt: self.est.map(|e| e.srtt), ..Metrics::default() }
+        Metrics::secs(self.rto, self.est.map(|e| e.srtt))
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (self.p.rto_min, self.p.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(self.p.rto_min, self.p.rto_max)
     }
 }
 

@@ -106,7 +106,7 @@ impl Controller for PeakHopper {
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
         let p = &self.p;
         let rto = estimate_or_initial(self.rto, p.initial_rto, p.ack_random_factor, p.rto_max, rng);
-        ExchangeTimer::new(rto, start, self.marking.next())
+        ExchangeTimer::from_secs(rto, start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
@@ -114,6 +114,7 @@ impl Controller for PeakHopper {
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         self.marking.observe(ex, done);
         if let Sample::Unambiguous { rtt, .. } = done.sample(now) {
+            let rtt = rtt.as_secs_f64();
             self.update(rtt);
         }
     }
@@ -121,10 +122,10 @@ impl Controller for PeakHopper {
         *self = PeakHopper::new(self.p.clone());
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.rto.unwrap_or(self.p.initial_rto), ..Metrics::default() }
+        Metrics::secs(self.rto.unwrap_or(self.p.initial_rto), None)
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (crate::controller::RTO_FLOOR, self.p.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(crate::controller::RTO_FLOOR, self.p.rto_max)
     }
 }
 

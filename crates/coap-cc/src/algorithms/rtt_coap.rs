@@ -195,7 +195,7 @@ impl Controller for RttCoap {
     }
     fn start(&mut self, now: Instant, start: Start, _rng: &mut dyn RngCore) -> ExchangeTimer {
         self.last_start = Some(now);
-        ExchangeTimer::new(self.rto(), start, Marking::Option { number: RTT_COAP_OPTION, probe: false })
+        ExchangeTimer::from_secs(self.rto(), start, Marking::Option { number: RTT_COAP_OPTION, probe: false })
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.p.max_retransmit, self.p.rto_max)
@@ -204,6 +204,7 @@ impl Controller for RttCoap {
         let x = if ex.retransmissions > 0 { 1.0 } else { 0.0 };
         self.mu = (1.0 - self.p.mu_gain) * self.mu + self.p.mu_gain * x;
         if let Sample::Unambiguous { rtt, .. } = done.sample(now) {
+            let rtt = rtt.as_secs_f64();
             self.est.update(rtt);
             self.sample(rtt);
         }
@@ -215,10 +216,10 @@ impl Controller for RttCoap {
         *self = RttCoap::new(self.p.clone());
     }
     fn metrics(&self) -> Metrics {
-        Metrics { rto: self.rto(), srtt: self.has_sample.then_some(self.srtt_s), rate: self.rate, ..Metrics::default() }
+        Metrics { rate: self.rate, ..Metrics::secs(self.rto(), self.has_sample.then_some(self.srtt_s)) }
     }
-    fn rto_bounds(&self) -> (f64, f64) {
-        (self.p.rto_min.min(self.p.initial_rto), self.p.rto_max)
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        crate::controller::bounds(self.p.rto_min.min(self.p.initial_rto), self.p.rto_max)
     }
 }
 
