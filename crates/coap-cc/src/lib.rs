@@ -42,6 +42,9 @@ pub use controller::{
 };
 #[cfg(feature = "alloc")]
 pub use factory::{ControllerFactory, Violation};
+/// The RNG trait the controllers draw from (re-exported so an algorithm crate needs no
+/// `rand_core` of its own).
+pub use rand_core::{self, RngCore};
 #[cfg(feature = "std")]
 pub use registry::register;
 #[cfg(feature = "alloc")]

@@ -36,7 +36,9 @@ impl ParamValue for bool {
 }
 
 /// Declares an enum parameter with its textual names.
-macro_rules! choice {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __coap_cc_choice {
     ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +56,7 @@ macro_rules! choice {
         }
     };
 }
-pub(crate) use choice;
+pub use __coap_cc_choice as choice;
 
 /// One parameter, for listings.
 #[derive(Clone, Copy)]
@@ -95,7 +97,9 @@ pub trait Params {
 
 /// Declares a parameter struct. Each field: doc comment (shown by `coapcc algorithms`), name,
 /// type, default.
-macro_rules! params {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __coap_cc_params {
     ($(#[$m:meta])* pub struct $name:ident { $( #[doc = $doc:literal] $field:ident : $ty:ty = $default:expr ),* $(,)? }) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq)]
@@ -121,10 +125,12 @@ macro_rules! params {
         }
     };
 }
-pub(crate) use params;
+pub use __coap_cc_params as params;
 
 /// Implements [`Params`] for a configuration struct by delegating to its parameter field.
-macro_rules! delegate_params {
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __coap_cc_delegate_params {
     ($ty:ty, $field:ident) => {
         impl $crate::params::Params for $ty {
             fn set(&mut self, key: &str, value: &str) -> Result<(), $crate::params::SetError> {
@@ -136,11 +142,11 @@ macro_rules! delegate_params {
         }
     };
 }
-pub(crate) use delegate_params;
+pub use __coap_cc_delegate_params as delegate_params;
 
 /// Checks the parameters every algorithm has: MAX_RETRANSMIT within the messaging layer's
 /// limit, NSTART at least 1.
-pub(crate) fn check_common(max_retransmit: u32, nstart: u32) -> Result<(), (&'static str, &'static str)> {
+pub fn check_common(max_retransmit: u32, nstart: u32) -> Result<(), (&'static str, &'static str)> {
     check(max_retransmit <= crate::MAX_RETRANSMIT_LIMIT, "max_retransmit", "must be <= 30")?;
     check(nstart >= 1, "nstart", "must be >= 1")
 }
@@ -151,7 +157,7 @@ pub(crate) fn check_initial_rto(initial_rto: f64, rto_max: f64) -> Result<(), (&
 }
 
 /// Checks a value against a range, for `validate` methods.
-pub(crate) fn check(ok: bool, key: &'static str, rule: &'static str) -> Result<(), (&'static str, &'static str)> {
+pub fn check(ok: bool, key: &'static str, rule: &'static str) -> Result<(), (&'static str, &'static str)> {
     if ok {
         Ok(())
     } else {
