@@ -1,12 +1,12 @@
 //! `coapcc._native`: the Rust side of the Python package. Each function is a thin call into the
-//! `coapcc` library, the command line's own code, so that Python and `coapcc` give the same
-//! results; the Python module `coapcc` wraps them with pandas and Dask. Long calls release the
+//! experiment library (`lab`), the code the command line runs too, so that Python and `coapcc`
+//! give the same results; the Python module `coapcc` wraps them with pandas and Dask. Long calls release the
 //! GIL. Errors become `ValueError`s with the command line's messages.
 
 use std::path::PathBuf;
 
-use coapcc::stop::Stop;
-use coapcc::sweep::{self, Plan, SweepOutcome};
+use lab::stop::Stop;
+use lab::sweep::{self, Plan, SweepOutcome};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -98,14 +98,14 @@ fn sim(
 ) -> PyResult<Option<String>> {
     let text = scenario_text(text, preset.as_deref(), keys.as_deref())?.map(|t| (t, origin));
     let stop = Stop::default();
-    let run = coapcc::sim::LibraryRun { text, cc, reps, seed, threads, duration, buffer, stop: stop.clone() };
-    interruptible(py, &stop, || coapcc::sim::run_library(run, out).map_err(|e| e.to_string()))?.map_err(err)
+    let req = lab::sim::Request { text, cc, reps, seed, threads, duration, buffer, ..Default::default() };
+    interruptible(py, &stop, || lab::sim::run_into(&req, &out, &stop).map_err(|e| e.to_string()))?.map_err(err)
 }
 
 /// `coapcc algorithms --json`.
 #[pyfunction]
 fn algorithms_json() -> PyResult<String> {
-    coapcc::algorithms::all_json().map_err(err)
+    lab::algorithms::all_json().map_err(err)
 }
 
 /// `coapcc presets`: (name, description) pairs.

@@ -545,7 +545,7 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
             seed: args.seed.unwrap_or_else(coap_net::os_seed),
             bind: args.bind,
         };
-        let watch = crate::wall::Stopwatch::start();
+        let watch = lab::wall::Stopwatch::start();
         let result = coap_net::load::run(&spec, ctrl_c()).await.map_err(|e| named(&args.server, e))?;
         let wall_s = watch.seconds();
         if result.echo_challenges > 0 {
@@ -721,7 +721,7 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
         eprintln!(
             "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {} (Ctrl-C stops)",
             args.listen, args.upstream, s.uplink.rate_bps, s.uplink.delay_ms, s.downlink.rate_bps, s.downlink.delay_ms,
-            s.uplink.buffer_bytes, s.downlink.buffer_bytes, crate::sim::spelled(&s.errors)
+            s.uplink.buffer_bytes, s.downlink.buffer_bytes, lab::sim::spelled(&s.errors)
         );
         let duration = args.duration;
         let stop = async move {

@@ -1,4 +1,4 @@
-//! Records the git commit in the binary (`COAPCC_GIT_HASH`) for reports and sweep metadata.
+//! Records the git commit (`COAPCC_GIT_HASH`) for the reports and the sweep metadata this crate writes.
 fn main() {
     let hash = std::process::Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])

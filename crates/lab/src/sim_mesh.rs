@@ -1,0 +1,177 @@
+//! `sim` on a mesh scenario (`env = "lln"`: a `nitk-…` preset or such a scenario file).
+
+use std::path::Path;
+
+use netsim::lln::{self, LlnScenario};
+use netsim::NetworkReport;
+
+use crate::progress::{Counting, Progress};
+use crate::sim::{Request, Runs};
+use crate::stop::Stop;
+
+type Error = Box<dyn std::error::Error>;
+
+type Run = crate::sim::Run<LlnScenario>;
+
+/// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`.
+pub(crate) fn run(
+    args: &Request,
+    text: &str,
+    origin: &str,
+    stop: &Stop,
+    progress: impl FnOnce(u64, Counting) -> Option<Progress>,
+) -> Result<(Runs, usize), Error> {
+    for (given, flag) in [
+        (args.clients.is_some(), "--clients"),
+        (args.buffer.is_some(), "--buffer"),
+        (args.workload.is_some(), "--workload"),
+        (args.errors.is_some(), "--errors"),
+    ] {
+        if given {
+            return Err(crate::usage(format!(
+                "{flag} is an option of the wired bottleneck; {origin} is a mesh scenario"
+            )));
+        }
+    }
+    let mut base = LlnScenario::from_toml(text).map_err(|e| format!("{origin}: {e}"))?;
+    if let Some(v) = args.reps {
+        base.reps = v;
+    }
+    if let Some(v) = args.seed {
+        base.seed = v;
+    }
+    if let Some(d) = args.duration {
+        base.duration_s = d;
+    }
+    let specs: Vec<String> = match (args.cc.is_empty(), base.algorithms.is_empty()) {
+        (false, _) => args.cc.clone(),
+        (true, false) => base.algorithms.clone(),
+        (true, true) => vec![base.cc.clone()],
+    };
+    let mut scenarios = Vec::new();
+    for cc in &specs {
+        let s = LlnScenario { cc: cc.clone(), ..base.clone() };
+        let res = s.resolve().map_err(|e| format!("{origin}: {e}"))?;
+        // the resolved algorithm, every parameter written out
+        let s = LlnScenario { cc: res.cc.to_string(), ..s };
+        scenarios.push((s, res));
+    }
+    let workers = crate::sim::Workers::new(args.threads)?;
+    // progress in simulated seconds: a run's length is fixed, the number of its exchanges is not
+    // (under congestion they take longer than their clients' intervals)
+    let total: u64 = scenarios.iter().map(|(s, _)| s.reps as u64 * s.duration_s as u64).sum();
+    let runs = crate::sim::run_all(
+        &workers,
+        progress(total, Counting::SimulatedSeconds),
+        stop,
+        &scenarios,
+        |(s, _)| (s.clone(), s.reps),
+        |(s, res), r, told| lln::run_rep(s, res, r, told),
+    )?;
+    Ok((Runs::Mesh(Box::new(base), runs), scenarios.len()))
+}
+
+/// An [`crate::Incomplete`] error if `stop` cut the runs short or a run's clients had not all
+/// finished when its `duration_s` was up.
+pub(crate) fn check(stop: &Stop, runs: &[Run], asked: usize) -> Result<(), Error> {
+    let done = runs.iter().map(|r| (algorithm(r), r.reps.len(), r.scenario.reps));
+    crate::sim::interrupted(stop, done, asked)?;
+    let cut = truncations(runs);
+    if cut.is_empty() {
+        Ok(())
+    } else {
+        Err(Box::new(crate::Incomplete(cut.join("; "))))
+    }
+}
+
+/// One sentence per run whose clients, taking turns, had not all finished when the run's
+/// `duration_s` was up.
+pub fn truncations(runs: &[Run]) -> Vec<String> {
+    (runs.iter().filter(|r| r.summary.truncated_reps > 0))
+        .map(|r| {
+            let (s, cut) = (&r.scenario, r.summary.truncated_reps);
+            crate::sim::cut_short(algorithm(r), cut, s.reps, "duration_s", s.duration_s)
+                + "; their unfinished clients have no FCT"
+        })
+        .collect()
+}
+
+/// The run's algorithm by name (its scenario's `cc` has every parameter written out).
+pub fn algorithm(r: &Run) -> &str {
+    r.scenario.cc.split(':').next().unwrap_or("")
+}
+
+pub(crate) fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
+    crate::sim::write_summary(dir, runs)?;
+    let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
+    clients.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::CLIENT_COLUMNS))?;
+    let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
+    ex.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::EXCHANGE_COLUMNS))?;
+    let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
+    rto.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::RTO_COLUMNS))?;
+    let mut nodes = csv::Writer::from_path(dir.join("nodes.csv"))?;
+    nodes.write_record([
+        "cc",
+        "cc_params",
+        "rep",
+        "node",
+        "role",
+        "x",
+        "y",
+        "parent",
+        "rank",
+        "originated",
+        "forwarded",
+        "delivered",
+        "frames_sent",
+        "frames_received",
+        "drops",
+        "radio_on_ns",
+        "rpl_frames_sent",
+        "rpl_frames_received",
+        "rpl_dropped",
+    ])?;
+    for r in runs {
+        let cc = crate::sim::cc_columns(&r.scenario.cc);
+        for rep in &r.reps {
+            // a mesh client is named by its node id (host i is node i + 1), as in a sweep's table
+            for c in &rep.clients {
+                clients.write_record(cc.iter().cloned().chain(crate::sim::client_row(rep.rep, c.client + 1, c)))?;
+            }
+            for e in &rep.exchanges {
+                // a mesh client is named by its node id
+                crate::sim::write_exchange(&mut ex, &mut rto, &cc, rep.rep, e.client + 1, e)?;
+            }
+            if let NetworkReport::Mesh(m) = &rep.network {
+                for n in &m.report.nodes {
+                    let st = &n.stats;
+                    nodes.write_record(cc.iter().cloned().chain([
+                        rep.rep.to_string(),
+                        n.id.to_string(),
+                        serde_json::to_value(n.role)?.as_str().unwrap_or("").to_string(),
+                        format!("{:.4}", n.x),
+                        format!("{:.4}", n.y),
+                        n.parent.map(|p| p.to_string()).unwrap_or_default(),
+                        n.rank.map(|p| p.to_string()).unwrap_or_default(),
+                        st.originated.to_string(),
+                        st.forwarded.to_string(),
+                        st.delivered.to_string(),
+                        st.frames_sent.to_string(),
+                        st.frames_received.to_string(),
+                        st.drops.total().to_string(),
+                        // nullrdc: the radio is always on
+                        if st.radio_on_ns > 0 { st.radio_on_ns } else { m.duration_ns }.to_string(),
+                        st.rpl_frames_sent.to_string(),
+                        st.rpl_frames_received.to_string(),
+                        st.rpl_dropped.to_string(),
+                    ]))?;
+                }
+            }
+        }
+    }
+    clients.flush()?;
+    ex.flush()?;
+    rto.flush()?;
+    nodes.flush()?;
+    Ok(())
+}
