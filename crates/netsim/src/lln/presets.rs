@@ -206,6 +206,39 @@ mod tests {
         }
     }
 
+    /// Keys of `full` (a scenario as it serialises) that `written` (its file) leaves out, dotted.
+    fn missing(written: &toml::Table, full: &toml::Table, at: &str, out: &mut Vec<String>) {
+        for (k, v) in full {
+            let path = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            match (written.get(k), v) {
+                (None, _) => out.push(path),
+                (Some(toml::Value::Table(w)), toml::Value::Table(f)) => missing(w, f, &path, out),
+                _ => {}
+            }
+        }
+    }
+
+    /// A preset file spells out every key of its scenario: what it runs is what it says, never a
+    /// default it does not show (a key left out would be taken from the defaults silently).
+    #[test]
+    fn every_preset_file_writes_every_key() {
+        let mut gaps = Vec::new();
+        for (name, text) in PRESETS {
+            let written: toml::Table = toml::from_str(text).unwrap();
+            let full = if is_mesh(text) {
+                toml::Table::try_from(LlnScenario::from_toml(text).unwrap()).unwrap()
+            } else {
+                toml::Table::try_from(Scenario::from_toml(text).unwrap()).unwrap()
+            };
+            let mut out = Vec::new();
+            missing(&written, &full, "", &mut out);
+            if !out.is_empty() {
+                gaps.push(format!("{name}: {}", out.join(", ")));
+            }
+        }
+        assert!(gaps.is_empty(), "preset files leave keys out:\n{}", gaps.join("\n"));
+    }
+
     #[test]
     fn the_gst_preset_file_is_the_defaults() {
         let s = LlnScenario::from_toml(text("nitk-gst-cooja").unwrap()).unwrap();
