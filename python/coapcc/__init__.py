@@ -1,8 +1,8 @@
 """coapcc from Python: the CoAP congestion-control simulator and sweeps, in-process.
 
-The simulation runs in Rust (the ``coapcc`` command line's own code, through PyO3) with the GIL
-released; results come back as plain dicts and pandas DataFrames with the same fields and columns
-as ``coapcc sim --json`` and its CSV files (``docs/outputs.md``).
+The simulation runs in Rust (the experiment library the ``coapcc`` command line runs too, through
+PyO3) with the GIL released; results come back in memory as plain dicts and pandas DataFrames with
+the same fields and columns as ``coapcc sim --json`` and its CSV files (``docs/outputs.md``).
 
 >>> import coapcc
 >>> r = coapcc.sim(clients=100, buffer="infinite", cc=["default", "fasor"])
@@ -20,10 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
-import tempfile
 import time
-import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -52,49 +49,50 @@ class ResultWarning(UserWarning):
 
 
 class SimResult:
-    """The results of :func:`sim`.
+    """The results of :func:`sim`, in memory.
 
     ``summary`` is the object ``coapcc sim --json`` prints (with several algorithms,
-    ``{"runs": [...]}``); :meth:`clients`, :meth:`exchanges` and :meth:`rtos` read the tables
-    of ``coapcc sim --out`` (``clients.csv``, ``exchanges.csv``, ``rto.csv``).
+    ``{"runs": [...]}``); :meth:`clients`, :meth:`exchanges`, :meth:`rtos` and (a mesh run)
+    :meth:`nodes` are the tables of ``coapcc sim --out`` (``clients.csv``, ``exchanges.csv``,
+    ``rto.csv``, ``nodes.csv``) as pandas DataFrames, built from the simulator's columns (no
+    file in between): the same rows, columns and values a CSV reader gets from the files, except
+    mote positions, kept at full precision (the files round them to 4 decimals).
     """
 
-    def __init__(self, directory: Path, incomplete: Optional[str], temporary: bool = False):
-        #: Where the result files are. A directory :func:`sim` made for itself (no ``out=``) is
-        #: removed when this result is garbage-collected or the interpreter exits.
-        self.directory = directory
-        if temporary:
-            weakref.finalize(self, shutil.rmtree, str(directory), True)
+    def __init__(self, summary: Dict[str, Any], tables: Dict[str, Dict[str, list]], incomplete: Optional[str],
+                 directory: Optional[Path] = None):
+        #: What ``coapcc sim --json`` prints.
+        self.summary: Dict[str, Any] = summary
         #: The message of an incomplete run (a truncated replication), else None.
         self.incomplete = incomplete
-        with open(directory / "summary.json", encoding="utf-8") as f:
-            #: What ``coapcc sim --json`` prints.
-            self.summary: Dict[str, Any] = json.load(f)
+        #: Where the result files were written (``out=``), else None.
+        self.directory = directory
+        self._tables = tables
 
     def _table(self, name: str):
         import pandas as pd
 
-        path = self.directory / name
-        if not path.exists():
-            raise ValueError(f"this run has no {name} (nodes.csv is a mesh run's)")
-        return pd.read_csv(path, keep_default_na=True, dtype={"cc": str, "cc_params": str})
+        columns = self._tables.get(name)
+        if columns is None:
+            raise ValueError(f"this run has no {name} table (nodes is a mesh run's)")
+        return pd.DataFrame(columns)
 
     def clients(self):
         """One row per client and replication (``clients.csv``) as a pandas DataFrame."""
-        return self._table("clients.csv")
+        return self._table("clients")
 
     def exchanges(self):
         """One row per exchange and replication (``exchanges.csv``) as a pandas DataFrame."""
-        return self._table("exchanges.csv")
+        return self._table("exchanges")
 
     def rtos(self):
         """One row per RTO armed for an exchange (``rto.csv``) as a pandas DataFrame."""
-        return self._table("rto.csv")
+        return self._table("rto")
 
     def nodes(self):
         """A mesh run's motes, one row per mote and replication (``nodes.csv``: role, position,
         RPL parent and rank, packets and frames, drops, radio-on time) as a pandas DataFrame."""
-        return self._table("nodes.csv")
+        return self._table("nodes")
 
     def __repr__(self) -> str:
         runs = self.summary.get("runs", [self.summary])
@@ -157,8 +155,8 @@ def sim(
         threads: worker threads (default: all cores); results do not depend on it.
         duration: simulated seconds per replication of a mesh scenario.
         buffer: both bottleneck directions' buffer, bytes, or ``"infinite"``.
-        out: the directory for the result files (default: a new temporary directory,
-            ``result.directory``, removed with the result: give ``out`` to keep the files).
+        out: a directory to write the result files into as well (summary.json and the CSV
+            tables of ``coapcc sim --out``); the results come back in memory either way.
         **keys: any scenario key over the scenario, e.g. ``clients=100``,
             ``workload="random"``, ``errors="low"``, ``downlink={"delay_ms": 100.0}``.
 
@@ -189,15 +187,16 @@ def sim(
         ccs = list(cc)
     else:
         raise ValueError(f"cc must be an algorithm's name (NAME[:key=value,...]) or a list of them, not {cc!r}")
-    buffer_bytes = _buffer(buffer)  # checked before a directory is made
-    directory = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="coapcc-sim-"))
+    buffer_bytes = _buffer(buffer)
+    directory = None
+    if out is not None:
+        directory = Path(out)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"cannot create the output directory {directory}: {e.strerror or e}") from None
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ValueError(f"cannot create the output directory {directory}: {e.strerror or e}") from None
-    try:
-        incomplete = _native.sim(
-            str(directory),
+        summary, tables, incomplete = _native.sim(
             origin or ("preset " + preset if preset else "coapcc.sim()"),
             text=text,
             preset=preset,
@@ -208,23 +207,18 @@ def sim(
             threads=threads,
             duration=duration,
             buffer=buffer_bytes,
+            out=str(directory) if directory is not None else None,
         )
     except KeyboardInterrupt:
-        # the replications that finished were written: keep them, and say where
-        if (directory / "summary.json").exists():
+        # with out=, the replications that finished were written: say where
+        if directory is not None and (directory / "summary.json").exists():
             raise KeyboardInterrupt(f"coapcc.sim interrupted: the replications that finished are in {directory}") from None
-        if out is None:
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
-    except BaseException:
-        if out is None:  # the directory made for this run holds nothing worth keeping
-            shutil.rmtree(directory, ignore_errors=True)
         raise
     import warnings
 
     if incomplete:
         warnings.warn(incomplete, IncompleteWarning, stacklevel=2)
-    result = SimResult(directory, incomplete, temporary=out is None)
+    result = SimResult(json.loads(summary), tables, incomplete, directory)
     for run in result.summary.get("runs", [result.summary]):
         for w in run.get("warnings", []):
             warnings.warn(f"{run['scenario']['cc']}: {w}", ResultWarning, stacklevel=2)

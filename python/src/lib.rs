@@ -9,7 +9,7 @@ use lab::stop::Stop;
 use lab::sweep::{self, Plan, SweepOutcome};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -77,14 +77,29 @@ fn scenario_text(text: Option<String>, preset: Option<&str>, keys: Option<&str>)
     Ok(Some(toml::to_string(&table).map_err(err)?))
 }
 
-/// Runs `coapcc sim` into `out` (summary.json, clients.csv, exchanges.csv, rto.csv); returns the
-/// message of an incomplete run (a truncated replication), else None.
+/// A table's columns as a dict of lists (name → values), for `pandas.DataFrame`.
+fn columns<'py>(py: Python<'py>, t: &lab::tables::Table) -> PyResult<Bound<'py, PyDict>> {
+    use lab::tables::Column;
+    let d = PyDict::new(py);
+    for (name, c) in &t.columns {
+        match c {
+            Column::Text(v) => d.set_item(name, v)?,
+            Column::Int(v) => d.set_item(name, v)?,
+            Column::Float(v) => d.set_item(name, v)?,
+            Column::Bool(v) => d.set_item(name, v)?,
+        }
+    }
+    Ok(d)
+}
+
+/// Runs `coapcc sim`; returns (the summary `--json` prints, as JSON text; the tables as
+/// {name: {column: values}}; the message of an incomplete run, else None). With `out`, the
+/// files of `sim --out` are written there too.
 #[pyfunction]
-#[pyo3(signature = (out, origin, text=None, preset=None, keys=None, cc=Vec::new(), reps=None, seed=None, threads=None, duration=None, buffer=None))]
+#[pyo3(signature = (origin, text=None, preset=None, keys=None, cc=Vec::new(), reps=None, seed=None, threads=None, duration=None, buffer=None, out=None))]
 #[allow(clippy::too_many_arguments)]
-fn sim(
-    py: Python<'_>,
-    out: PathBuf,
+fn sim<'py>(
+    py: Python<'py>,
     origin: String,
     text: Option<String>,
     preset: Option<String>,
@@ -95,11 +110,23 @@ fn sim(
     threads: Option<usize>,
     duration: Option<f64>,
     buffer: Option<u64>,
-) -> PyResult<Option<String>> {
+    out: Option<PathBuf>,
+) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
     let text = scenario_text(text, preset.as_deref(), keys.as_deref())?.map(|t| (t, origin));
     let stop = Stop::default();
     let req = lab::sim::Request { text, cc, reps, seed, threads, duration, buffer, ..Default::default() };
-    interruptible(py, &stop, || lab::sim::run_into(&req, &out, &stop).map_err(|e| e.to_string()))?.map_err(err)
+    let outcome = interruptible(py, &stop, || {
+        let o = lab::sim::run_library(&req, out.as_deref(), &stop).map_err(|e| e.to_string())?;
+        let summary = serde_json::to_string(&o.summary).map_err(|e| e.to_string())?;
+        Ok::<_, String>((summary, o.tables, o.incomplete))
+    })?
+    .map_err(err)?;
+    let (summary, tables, incomplete) = outcome;
+    let d = PyDict::new(py);
+    for (name, t) in &tables {
+        d.set_item(name, columns(py, t)?)?;
+    }
+    Ok((summary, d, incomplete))
 }
 
 /// `coapcc algorithms --json`.

@@ -3,7 +3,6 @@
 import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,10 +45,3 @@ def without_wall_clock(v):
 def load_json(path: Path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)
-
-
-@pytest.fixture(autouse=True)
-def _temporary_directories_under_pytest(tmp_path, monkeypatch):
-    """Directories `coapcc.sim()` makes for itself go under the test's own temporary directory
-    (pytest removes old ones), not into the system's."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

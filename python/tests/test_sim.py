@@ -9,10 +9,26 @@ import coapcc
 from conftest import without_wall_clock
 
 
-def test_sim_equals_the_command_line(cli):
-    r = coapcc.sim(clients=3, cc=["default", "fasor"], reps=2, seed=5)
-    expected = json.loads(cli("sim", "--json", "--clients", "3", "--cc", "default", "--cc", "fasor", "--reps", "2", "--seed", "5"))
+def same_tables(r, directory, names):
+    """The in-memory frames are what pandas reads from the command line's CSV files."""
+    import pandas as pd
+
+    for name, method in names:
+        from_files = pd.read_csv(directory / name, dtype={"cc": str, "cc_params": str})
+        pd.testing.assert_frame_equal(getattr(r, method)(), from_files, check_exact=True)
+
+
+def test_sim_equals_the_command_line(cli, tmp_path):
+    r = coapcc.sim(clients=3, cc=["default", "fasor"], reps=2, seed=5, out=tmp_path / "py")
+    args = ["--clients", "3", "--cc", "default", "--cc", "fasor", "--reps", "2", "--seed", "5"]
+    expected = json.loads(cli("sim", "--json", "--out", str(tmp_path / "cli"), *args))
     assert without_wall_clock(r.summary) == without_wall_clock(expected)
+    # the tables built in memory are the files' tables, value for value
+    same_tables(r, tmp_path / "cli", [("clients.csv", "clients"), ("exchanges.csv", "exchanges"), ("rto.csv", "rtos")])
+    # and out= wrote the command line's files
+    for name in ("clients.csv", "exchanges.csv", "rto.csv"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert r.directory == tmp_path / "py"
     # the tables have the CSV files' columns, one row per client / exchange and replication
     clients = r.clients()
     assert list(clients.columns[:4]) == ["cc", "cc_params", "rep", "client"]
@@ -24,12 +40,22 @@ def test_sim_equals_the_command_line(cli):
     )
 
 
-def test_a_mesh_preset_equals_the_command_line(cli):
+def test_a_mesh_preset_equals_the_command_line(cli, tmp_path):
     # 90 s: the preset's RPL forms its DODAG first, the clients' first requests wait for routes
     r = coapcc.sim(preset="nitk-gst-cooja", cc="gst", duration=90.0, reps=1, seed=3)
-    expected = json.loads(cli("sim", "--json", "--preset", "nitk-gst-cooja", "--cc", "gst", "--duration", "90", "--reps", "1", "--seed", "3"))
+    args = ["--preset", "nitk-gst-cooja", "--cc", "gst", "--duration", "90", "--reps", "1", "--seed", "3"]
+    expected = json.loads(cli("sim", "--json", "--out", str(tmp_path), *args))
     assert without_wall_clock(r.summary) == without_wall_clock(expected)
     assert len(r.exchanges()) > 0
+    same_tables(r, tmp_path, [("clients.csv", "clients"), ("exchanges.csv", "exchanges"), ("rto.csv", "rtos")])
+    # the motes: the same, positions at full precision (the file rounds them to 4 decimals)
+    import pandas as pd
+
+    nodes, from_file = r.nodes(), pd.read_csv(tmp_path / "nodes.csv", dtype={"cc": str, "cc_params": str})
+    pd.testing.assert_frame_equal(nodes.drop(columns=["x", "y"]), from_file.drop(columns=["x", "y"]), check_exact=True)
+    assert ((nodes[["x", "y"]] - from_file[["x", "y"]]).abs() <= 0.5e-4).all().all()
+    with pytest.raises(ValueError, match="no nodes table"):
+        coapcc.sim(clients=1).nodes()
 
 
 def test_keyword_arguments_are_scenario_keys(cli, tmp_path):
@@ -54,7 +80,7 @@ def test_errors_are_value_errors_with_the_command_lines_messages(tmp_path):
         coapcc.sim(preset="nope")
     with pytest.raises(ValueError, match="buffer must be"):
         coapcc.sim(buffer=-1)
-    # a failed run leaves no directory of its own behind (the temporary ones go to tmp_path)
+    # a failed run writes nothing
     assert list(tmp_path.iterdir()) == []
 
 

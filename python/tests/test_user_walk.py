@@ -1,7 +1,6 @@
 """What a new user does with the results: the documented pandas idiom keeps every row, and runs
 that are cut short or deliver almost nothing say so."""
 
-import gc
 import os
 import signal
 import threading
@@ -85,13 +84,11 @@ def test_ctrl_c_stops_a_sweep_within_a_second_and_keeps_the_finished_cells(tmp_p
     assert len(pd.read_csv(tmp_path / "out" / "clients.csv").cell.unique()) == len(kept)
 
 
-def test_a_result_without_out_leaves_no_directory_behind():
+def test_a_result_without_out_is_in_memory_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     r = coapcc.sim(clients=2, exchanges=3)
-    d = r.directory
-    assert (d / "summary.json").exists() and len(r.clients()) == 2
-    del r
-    gc.collect()
-    assert not d.exists()
+    assert r.directory is None and len(r.clients()) == 2 and len(r.exchanges()) == 6
+    assert list(tmp_path.iterdir()) == []  # nothing written
 
 
 def test_bad_arguments_are_value_errors(tmp_path):

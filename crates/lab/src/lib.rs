@@ -8,6 +8,7 @@
 //!   merge; [`plans`]: the publication plans `coapcc reproduce` runs.
 //! * [`report`]: the self-contained HTML report of a results directory ([`report_mesh`] for
 //!   mesh cells, [`svg`] for its plots).
+//! * [`tables`]: the result tables as typed columns, for data frames built in memory.
 //! * [`algorithms`]: the registry as text and JSON.
 //! * [`stop`]: stopping early and keeping what finished; [`progress`]: the progress display on
 //!   stderr; [`wall`]: the one place that reads the wall clock.
@@ -54,4 +55,5 @@ pub mod sim_mesh;
 pub mod stop;
 mod svg;
 pub mod sweep;
+pub mod tables;
 pub mod wall;

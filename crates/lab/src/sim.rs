@@ -148,19 +148,34 @@ pub fn run(
     Ok((Runs::Bottleneck(Box::new(base), runs), specs.len()))
 }
 
-/// Runs `req` (no progress shown) and writes its results into `out` as `sim --out` does: the
-/// Python package's call. `Ok(Some(message))`: the results are there but incomplete.
-pub fn run_into(req: &Request, out: &Path, stop: &Stop) -> Result<Option<String>, Error> {
+/// What a library caller gets from [`run_library`].
+#[derive(Debug)]
+pub struct Outcome {
+    /// What `sim --json` prints.
+    pub summary: serde_json::Value,
+    /// The tables `sim --out` writes, as columns ([`crate::tables`]).
+    pub tables: Vec<(&'static str, crate::tables::Table)>,
+    /// The message of an incomplete run (a truncated replication, or stopped early).
+    pub incomplete: Option<String>,
+}
+
+/// Runs `req` with no progress shown, keeping every exchange's record, and returns its summary
+/// and tables in memory; with `out`, also writes the files `sim --out` writes (summary.json and
+/// the CSV tables): the Python package's call.
+pub fn run_library(req: &Request, out: Option<&Path>, stop: &Stop) -> Result<Outcome, Error> {
     let req = Request { detail: Detail::Exchanges, ..req.clone() };
     let (runs, asked) = run(&req, stop, |_, _| None)?;
-    runs.write_out(out)?;
-    match runs.check(stop, asked) {
-        Ok(()) => Ok(None),
-        Err(e) => match e.downcast::<crate::Incomplete>() {
-            Ok(i) => Ok(Some(i.0)),
-            Err(e) => Err(e),
-        },
+    if let Some(dir) = out {
+        runs.write_out(dir)?;
     }
+    let incomplete = match runs.check(stop, asked) {
+        Ok(()) => None,
+        Err(e) => match e.downcast::<crate::Incomplete>() {
+            Ok(i) => Some(i.0),
+            Err(e) => return Err(e),
+        },
+    };
+    Ok(Outcome { summary: runs.to_json()?, tables: crate::tables::of(&runs), incomplete })
 }
 
 /// The bottleneck scenario the request describes, before resolution.

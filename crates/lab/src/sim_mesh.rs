@@ -110,27 +110,7 @@ pub(crate) fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
     rto.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::RTO_COLUMNS))?;
     let mut nodes = csv::Writer::from_path(dir.join("nodes.csv"))?;
-    nodes.write_record([
-        "cc",
-        "cc_params",
-        "rep",
-        "node",
-        "role",
-        "x",
-        "y",
-        "parent",
-        "rank",
-        "originated",
-        "forwarded",
-        "delivered",
-        "frames_sent",
-        "frames_received",
-        "drops",
-        "radio_on_ns",
-        "rpl_frames_sent",
-        "rpl_frames_received",
-        "rpl_dropped",
-    ])?;
+    nodes.write_record(["cc", "cc_params"].into_iter().chain(crate::tables::NODE_COLUMNS))?;
     for r in runs {
         let cc = crate::sim::cc_columns(&r.scenario.cc);
         for rep in &r.reps {

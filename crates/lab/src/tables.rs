@@ -1,0 +1,264 @@
+//! The result tables in memory, as typed columns: what `sim --out` writes as CSV (clients.csv,
+//! exchanges.csv, rto.csv, and a mesh run's nodes.csv), for callers that build data frames
+//! directly (the Python package) instead of reading the files back.
+//!
+//! The same rows and columns as the files, by the same rules (a mesh client is named by its node
+//! id). Times are seconds as `f64` computed from the integer nanoseconds (the files print them
+//! with 9 decimals, which reads back as the same `f64`); a missing value (no FCT, a failed
+//! exchange's RTT, a mote without a parent) is NaN, as a CSV reader makes of an empty field.
+//! Mote positions keep their full precision (the files round them to 4 decimals).
+
+use netsim::lln::LlnScenario;
+use netsim::{ClientRecord, ExchangeRecord, NetworkReport, RepResult, Scenario};
+
+use crate::sim::{cc_columns, Run, Runs, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
+
+/// One column's values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Column {
+    /// Text.
+    Text(Vec<String>),
+    /// Whole numbers.
+    Int(Vec<i64>),
+    /// Numbers; NaN where the value is missing.
+    Float(Vec<f64>),
+    /// Flags.
+    Bool(Vec<bool>),
+}
+
+/// A table: its columns, in the CSV file's order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Table {
+    /// (name, values), every column as long as the others.
+    pub columns: Vec<(&'static str, Column)>,
+}
+
+impl Table {
+    fn with(names: &[&'static str], kinds: &[fn() -> Column]) -> Self {
+        Table { columns: names.iter().zip(kinds).map(|(n, k)| (*n, k())).collect() }
+    }
+    fn text(&mut self, i: usize, v: String) {
+        if let Column::Text(c) = &mut self.columns[i].1 {
+            c.push(v);
+        }
+    }
+    fn int(&mut self, i: usize, v: i64) {
+        if let Column::Int(c) = &mut self.columns[i].1 {
+            c.push(v);
+        }
+    }
+    fn float(&mut self, i: usize, v: f64) {
+        if let Column::Float(c) = &mut self.columns[i].1 {
+            c.push(v);
+        }
+    }
+    fn bool(&mut self, i: usize, v: bool) {
+        if let Column::Bool(c) = &mut self.columns[i].1 {
+            c.push(v);
+        }
+    }
+    /// Rows.
+    pub fn len(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| match c {
+            Column::Text(v) => v.len(),
+            Column::Int(v) => v.len(),
+            Column::Float(v) => v.len(),
+            Column::Bool(v) => v.len(),
+        })
+    }
+    /// No rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn text() -> Column {
+    Column::Text(Vec::new())
+}
+fn int() -> Column {
+    Column::Int(Vec::new())
+}
+fn float() -> Column {
+    Column::Float(Vec::new())
+}
+fn flag() -> Column {
+    Column::Bool(Vec::new())
+}
+
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn secs_or_nan(ns: Option<u64>) -> f64 {
+    ns.map_or(f64::NAN, secs)
+}
+
+fn names(tail: &[&'static str]) -> Vec<&'static str> {
+    ["cc", "cc_params"].into_iter().chain(tail.iter().copied()).collect()
+}
+
+/// The tables of a bottleneck's or a mesh's runs: `clients`, `exchanges`, `rto`, and for a mesh
+/// `nodes`. Exchanges and RTOs need the runs' per-exchange records ([`netsim::Detail::Exchanges`]).
+pub fn of(runs: &Runs) -> Vec<(&'static str, Table)> {
+    match runs {
+        Runs::Bottleneck(_, runs) => common(runs, |c| c),
+        Runs::Mesh(_, runs) => {
+            let mut t = common(runs, |c| c + 1);
+            t.push(("nodes", nodes(runs)));
+            t
+        }
+    }
+}
+
+/// A scenario kind's runs: both kinds name their algorithm in `scenario.cc`.
+trait Named {
+    fn cc(&self) -> &str;
+}
+impl Named for Scenario {
+    fn cc(&self) -> &str {
+        &self.cc
+    }
+}
+impl Named for LlnScenario {
+    fn cc(&self) -> &str {
+        &self.cc
+    }
+}
+
+fn common<S: Named>(runs: &[Run<S>], name: impl Fn(u32) -> u32) -> Vec<(&'static str, Table)> {
+    let mut clients = Table::with(&names(&CLIENT_COLUMNS), &[text, text, int, int, float, int, int, int, int, float]);
+    let mut exchanges =
+        Table::with(&names(&EXCHANGE_COLUMNS), &[text, text, int, int, int, float, float, int, int, int]);
+    let mut rto = Table::with(&names(&RTO_COLUMNS), &[text, text, int, int, int, float, float, flag]);
+    for r in runs {
+        let [cc, params] = cc_columns(r.scenario.cc());
+        for rep in &r.reps {
+            for c in &rep.clients {
+                client_row(&mut clients, &cc, &params, rep, name(c.client), c);
+            }
+            for e in &rep.exchanges {
+                exchange_rows(&mut exchanges, &mut rto, &cc, &params, rep.rep, name(e.client), e);
+            }
+        }
+    }
+    vec![("clients", clients), ("exchanges", exchanges), ("rto", rto)]
+}
+
+fn client_row(t: &mut Table, cc: &str, params: &str, rep: &RepResult, client: u32, c: &ClientRecord) {
+    t.text(0, cc.to_string());
+    t.text(1, params.to_string());
+    t.int(2, i64::from(rep.rep));
+    t.int(3, i64::from(client));
+    t.float(4, secs_or_nan(c.fct_ns));
+    t.int(5, i64::from(c.exchanges));
+    t.int(6, i64::from(c.failed));
+    t.int(7, i64::from(c.retransmissions));
+    t.int(8, i64::from(c.duplicates));
+    t.float(9, secs(c.max_expired_rto_ns));
+}
+
+fn exchange_rows(ex: &mut Table, rto: &mut Table, cc: &str, params: &str, rep: u32, client: u32, e: &ExchangeRecord) {
+    ex.text(0, cc.to_string());
+    ex.text(1, params.to_string());
+    ex.int(2, i64::from(rep));
+    ex.int(3, i64::from(client));
+    ex.int(4, i64::from(e.index));
+    ex.float(5, secs(e.start_ns));
+    ex.float(6, secs_or_nan(e.rtt_ns));
+    ex.int(7, i64::from(e.retransmissions));
+    ex.int(8, i64::from(e.duplicates));
+    ex.int(9, e.expired_rtos_ns.len() as i64);
+    // each RTO armed when the previous one expired; the last `expired = false` if it ran out
+    let mut at = e.start_ns;
+    let armed = e.expired_rtos_ns.iter().map(|&t| (t, true)).chain(e.last_rto_ns.map(|t| (t, false)));
+    for (t, expired) in armed {
+        rto.text(0, cc.to_string());
+        rto.text(1, params.to_string());
+        rto.int(2, i64::from(rep));
+        rto.int(3, i64::from(client));
+        rto.int(4, i64::from(e.index));
+        rto.float(5, secs(at));
+        rto.float(6, secs(t));
+        rto.bool(7, expired);
+        at += t;
+    }
+}
+
+/// The columns of nodes.csv.
+pub const NODE_COLUMNS: [&str; 17] = [
+    "rep",
+    "node",
+    "role",
+    "x",
+    "y",
+    "parent",
+    "rank",
+    "originated",
+    "forwarded",
+    "delivered",
+    "frames_sent",
+    "frames_received",
+    "drops",
+    "radio_on_ns",
+    "rpl_frames_sent",
+    "rpl_frames_received",
+    "rpl_dropped",
+];
+
+fn nodes(runs: &[Run<LlnScenario>]) -> Table {
+    let kinds: [fn() -> Column; 19] =
+        [text, text, int, int, text, float, float, int, int, int, int, int, int, int, int, int, int, int, int];
+    let mut t = Table::with(&names(&NODE_COLUMNS), &kinds);
+    // parent and rank: whole numbers, or missing (the root has no parent, a mote off the tree
+    // neither): set at the end, as numbers with NaN if any is missing (as a CSV reader makes them)
+    let (mut parents, mut ranks) = (Vec::new(), Vec::new());
+    for r in runs {
+        let [cc, params] = cc_columns(&r.scenario.cc);
+        for rep in &r.reps {
+            let NetworkReport::Mesh(m) = &rep.network else { continue };
+            for n in &m.report.nodes {
+                let st = &n.stats;
+                t.text(0, cc.clone());
+                t.text(1, params.clone());
+                t.int(2, i64::from(rep.rep));
+                t.int(3, n.id as i64);
+                t.text(
+                    4,
+                    serde_json::to_value(n.role).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                );
+                t.float(5, n.x);
+                t.float(6, n.y);
+                parents.push(n.parent.map(|p| p as i64));
+                ranks.push(n.rank.map(|r| r as i64));
+                let counts = [
+                    st.originated,
+                    st.forwarded,
+                    st.delivered,
+                    st.frames_sent,
+                    st.frames_received,
+                    st.drops.total(),
+                    // nullrdc: the radio is always on
+                    if st.radio_on_ns > 0 { st.radio_on_ns } else { m.duration_ns },
+                    st.rpl_frames_sent,
+                    st.rpl_frames_received,
+                    st.rpl_dropped,
+                ];
+                for (i, v) in counts.into_iter().enumerate() {
+                    t.int(9 + i, v as i64);
+                }
+            }
+        }
+    }
+    t.columns[7].1 = optional(parents);
+    t.columns[8].1 = optional(ranks);
+    t
+}
+
+/// Whole numbers, or numbers with NaN when any is missing.
+fn optional(v: Vec<Option<i64>>) -> Column {
+    if v.iter().all(Option::is_some) {
+        Column::Int(v.into_iter().flatten().collect())
+    } else {
+        Column::Float(v.into_iter().map(|x| x.map_or(f64::NAN, |x| x as f64)).collect())
+    }
+}
