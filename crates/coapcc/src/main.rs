@@ -70,13 +70,13 @@ struct PresetsArgs {
 
 /// `coapcc presets`: the wired bottleneck's first, then the meshes', by name.
 fn presets(args: &PresetsArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use netsim::lln::presets::{describe, is_mesh, listed};
+    use netsim::lln::presets::{describe, listed};
     let list = listed();
     if args.json {
         let v: Vec<serde_json::Value> = list
             .iter()
             .map(|(name, text)| {
-                let network = if is_mesh(text) { "mesh" } else { "bottleneck" };
+                let network = netsim::worlds::of_text(text).map_or("bottleneck", |w| w.kind());
                 serde_json::json!({ "name": name, "network": network, "description": describe(text) })
             })
             .collect();

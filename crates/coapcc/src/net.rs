@@ -695,10 +695,13 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
     let mut s = match &args.scenario {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            if netsim::lln::presets::mesh_env_of(&text).map_err(|e| format!("{}: {e}", p.display()))? {
+            let world = netsim::worlds::of_text(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+            if world.kind() != "bottleneck" {
                 return Err(format!(
-                    "{}: a low-power mesh scenario (env = \"lln\"); the relay emulates the wired bottleneck only",
-                    p.display()
+                    "{}: a {} scenario (env = \"{}\"); the relay emulates the wired bottleneck only",
+                    p.display(),
+                    world.title(),
+                    world.env()
                 )
                 .into());
             }

@@ -121,8 +121,19 @@ pub fn run(
     progress: impl FnOnce(u64, Counting) -> Option<Progress>,
 ) -> Result<(Runs, usize), Error> {
     if let Some((t, origin)) = &req.text {
-        if netsim::lln::presets::mesh_env_of(t).map_err(|e| format!("{origin}: {e}"))? {
-            return crate::sim_mesh::run(req, t, origin, stop, progress);
+        let world = netsim::worlds::of_text(t).map_err(|e| format!("{origin}: {e}"))?;
+        match world.kind() {
+            "bottleneck" => {}
+            "mesh" => return crate::sim_mesh::run(req, t, origin, stop, progress),
+            _ => {
+                return Err(format!(
+                    "{origin}: a {} scenario (env = \"{}\") runs in sweeps (`coapcc sweep`); sim runs the \
+                     wired bottleneck and the low-power mesh",
+                    world.title(),
+                    world.env()
+                )
+                .into())
+            }
         }
     }
     let base = scenario(req)?;

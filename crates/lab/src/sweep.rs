@@ -29,8 +29,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use netsim::lln::{self, LlnScenario};
-use netsim::{run_rep, RepResult, Scenario, Summary};
+use netsim::lln;
+use netsim::worlds::{self, WorldScenario};
+use netsim::{RepResult, Summary};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
@@ -46,43 +47,8 @@ pub struct Cell {
     pub id: String,
     /// Matrix key → value, as written in the plan.
     pub params: BTreeMap<String, String>,
-    /// The resolved scenario, seed included.
-    pub scenario: CellScenario,
-}
-
-/// A cell's resolved scenario: the wired bottleneck or a mesh (its algorithm written out with
-/// every parameter, its list of compared algorithms dropped: a cell runs one).
-#[derive(Debug, Clone)]
-pub enum CellScenario {
-    /// The wired reference bottleneck.
-    Bottleneck(Box<Scenario>),
-    /// A low-power mesh (`env = "lln"`).
-    Mesh(Box<LlnScenario>),
-}
-
-impl CellScenario {
-    /// The scenario as the cell's results record it.
-    fn to_json(&self) -> serde_json::Value {
-        match self {
-            CellScenario::Bottleneck(s) => serde_json::to_value(s),
-            CellScenario::Mesh(s) => serde_json::to_value(s),
-        }
-        .expect("scenarios serialize")
-    }
-    fn seed_mut(&mut self) -> &mut u64 {
-        match self {
-            CellScenario::Bottleneck(s) => &mut s.seed,
-            CellScenario::Mesh(s) => &mut s.seed,
-        }
-    }
-    /// The text the cell id hashes: the scenario's JSON, fields in declaration order.
-    fn canonical(&self) -> String {
-        match self {
-            CellScenario::Bottleneck(s) => serde_json::to_string(s),
-            CellScenario::Mesh(s) => serde_json::to_string(s),
-        }
-        .expect("scenarios serialize")
-    }
+    /// The resolved scenario, seed included, of the world its `env` names.
+    pub scenario: Box<dyn WorldScenario>,
 }
 
 /// A parsed plan.
@@ -122,44 +88,26 @@ fn display(v: &toml::Value) -> String {
     }
 }
 
-/// The thesis preset as a TOML table (so that matrix keys can address nested fields).
-fn preset_table() -> toml::Table {
-    toml::Table::try_from(Scenario::thesis()).expect("the preset serializes")
-}
-
-/// The id of a resolved scenario (seed zeroed).
-pub fn cell_id(s: &CellScenario) -> String {
-    let mut zeroed = s.clone();
+/// The id of a resolved scenario (seed zeroed): its JSON, fields in declaration order, hashed.
+pub fn cell_id(s: &dyn WorldScenario) -> String {
+    let mut zeroed = s.clone_box();
     *zeroed.seed_mut() = 0;
     let digest = Sha256::digest(zeroed.canonical().as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The table a cell starts from: the thesis preset, or the named one (mesh presets included).
-fn start_table(preset: Option<&str>) -> Result<toml::Table, String> {
-    let Some(name) = preset else { return Ok(preset_table()) };
+/// The table a cell starts from: the named preset (mesh presets included), else the defaults of
+/// the world the plan's `[base]` names with `env` (none: the wired bottleneck's thesis preset).
+fn start_table(preset: Option<&str>, base: &toml::Table) -> Result<toml::Table, String> {
+    let Some(name) = preset else { return Ok(worlds::of(base)?.defaults()) };
     let text =
         lln::presets::text(name).ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
     text.parse().map_err(|e: toml::de::Error| format!("preset {name}: {e}"))
 }
 
-/// Whether a scenario table is a mesh scenario (`env = "lln"`).
-fn is_mesh(table: &toml::Table) -> bool {
-    table.get("env").and_then(|v| v.as_str()) == Some("lln")
-}
-
-/// Resolves a cell's table into its scenario, of the kind its `env` says.
-fn resolve_cell(table: toml::Table) -> Result<CellScenario, String> {
-    let mesh = lln::presets::mesh_env(&table)?;
-    let trim = |e: toml::de::Error| e.to_string().trim_end().to_string();
-    if mesh {
-        let s: LlnScenario = table.try_into().map_err(trim)?;
-        let res = s.resolve().map_err(|e| e.to_string())?;
-        Ok(CellScenario::Mesh(Box::new(LlnScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s })))
-    } else {
-        let s = Scenario::from_table(table).map_err(|e| e.to_string())?;
-        Ok(CellScenario::Bottleneck(Box::new(s.resolve().map_err(|e| e.to_string())?)))
-    }
+/// Resolves a cell's table into its scenario, of the world its `env` names.
+fn resolve_cell(table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
+    worlds::of(&table)?.scenario(table)
 }
 
 /// The seed of a cell from its id and the plan's seed.
@@ -223,17 +171,18 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             }
             let params: BTreeMap<String, String> = values.iter().map(|(k, v)| (k.to_string(), display(v))).collect();
             let cell_preset = params.get("preset").map(String::as_str).or(preset.as_deref());
-            let mut table = start_table(cell_preset).map_err(|e| format!("plan: {e}"))?;
+            let mut table = start_table(cell_preset, &base).map_err(|e| format!("plan: {e}"))?;
             netsim::scenario::overlay(&mut table, base.clone());
-            // the plan's reps, else 1 for the bottleneck and the preset's own for a mesh
-            if let Some(r) = reps.or((!is_mesh(&table)).then_some(1)) {
+            // the plan's reps, else the world's (1 for the bottleneck, the preset's own for a mesh)
+            let world = worlds::of(&table).map_err(|e| format!("plan: {e}"))?;
+            if let Some(r) = reps.or(world.plan_reps().map(i64::from)) {
                 table.insert("reps".into(), toml::Value::Integer(r));
             }
             for (k, v) in values.iter().filter(|(k, _)| k.as_str() != "preset") {
                 set_path(&mut table, k, (*v).clone())?;
             }
             let mut scenario = resolve_cell(table).map_err(|e| format!("plan: cell {params:?}: {e}"))?;
-            let id = cell_id(&scenario);
+            let id = cell_id(&*scenario);
             *scenario.seed_mut() = cell_seed(&id, seed);
             if seen.insert(id.clone()) {
                 cells.push(Cell { id, params, scenario });
@@ -328,17 +277,9 @@ fn client_columns() -> impl Iterator<Item = &'static str> {
 }
 
 /// Runs one cell's replications; `None` if `stop` left some of them out.
-fn run_reps(s: &CellScenario, stop: &Stop) -> Result<Option<Vec<RepResult>>, Error> {
-    Ok(match s {
-        CellScenario::Bottleneck(s) => {
-            let transport = s.transport()?;
-            all_reps(s.reps, stop, |r| run_rep(s, &transport, r, None))
-        }
-        CellScenario::Mesh(s) => {
-            let res = s.resolve()?;
-            all_reps(s.reps, stop, |r| lln::run_rep(s, &res, r, None))
-        }
-    })
+fn run_reps(s: &dyn WorldScenario, stop: &Stop) -> Result<Option<Vec<RepResult>>, Error> {
+    let runner = s.runner()?;
+    Ok(all_reps(s.reps(), stop, |r| runner.run_rep(r, None)))
 }
 
 /// Replications `0..reps` of `rep` on the current rayon pool, none started once `stop` is set;
@@ -387,7 +328,7 @@ fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str, stop
 /// Runs one cell: its files, or `None` if `stop` left replications out.
 fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop) -> Result<Option<CellResults>, Error> {
     let watch = Stopwatch::start();
-    let Some(reps) = run_reps(&cell.scenario, stop)? else { return Ok(None) };
+    let Some(reps) = run_reps(&*cell.scenario, stop)? else { return Ok(None) };
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
     let mut v = serde_json::to_value(&summary)?;
@@ -395,8 +336,8 @@ fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop)
     obj.insert("wall_s".into(), wall_s.into());
     obj.insert("events_per_s".into(), (summary.events as f64 / wall_s.max(1e-9)).into());
     obj.insert("scenario".into(), cell.scenario.to_json());
-    // a mesh client is named by its node id (host i is node i + 1), as in `sim --out`
-    let node_offset = matches!(cell.scenario, CellScenario::Mesh(_)) as u32;
+    // a client is named as its world names it (a mesh: by node id, host i is node i + 1), as in `sim --out`
+    let world = cell.scenario.world();
     obj.insert("cell".into(), serde_json::json!({ "id": cell.id, "params": cell.params, "plan": plan_hash }));
     // per-client rows: the plan's parameters as columns (each cell's resolved value, also of a
     // key its own matrix does not vary), then the client's numbers
@@ -409,7 +350,7 @@ fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop)
     for rep in &reps {
         for c in &rep.clients {
             let mut row = values.clone();
-            row.extend(crate::sim::client_row(rep.rep, c.client + node_offset, c));
+            row.extend(crate::sim::client_row(rep.rep, world.client_label(c.client), c));
             row.push(cell.id.clone());
             w.write_record(&row)?;
         }
@@ -862,6 +803,8 @@ pub fn merge(out: &Path, shards: &[PathBuf], force: bool) -> Result<MergeOutcome
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netsim::lln::LlnScenario;
+    use netsim::Scenario;
 
     #[test]
     fn matrix_expansion_ids_and_seeds() {
@@ -869,7 +812,7 @@ mod tests {
         assert_eq!(p.cells.len(), 8);
         let c = &p.cells[0];
         assert_eq!(c.params["cc"], "default");
-        let CellScenario::Bottleneck(s) = &c.scenario else { panic!("a bottleneck cell") };
+        let s: &Scenario = c.scenario.as_any().downcast_ref().expect("a bottleneck cell");
         assert_eq!(s.uplink.buffer_bytes, 2500);
         assert_eq!(s.downlink.buffer_bytes, 2500);
         assert_eq!(s.reps, 2);
@@ -888,7 +831,7 @@ mod tests {
         let n =
             parse_plan("[[matrices]]\n\"downlink.delay_ms\" = [100.0]\n[[matrices]]\nerrors = [\"low\"]\n").unwrap();
         assert_eq!(n.cells.len(), 2);
-        let CellScenario::Bottleneck(s) = &n.cells[0].scenario else { panic!("a bottleneck cell") };
+        let s: &Scenario = n.cells[0].scenario.as_any().downcast_ref().expect("a bottleneck cell");
         assert_eq!(s.downlink.delay_ms, 100.0);
         assert!(parse_plan("[matrix]\nclientz = [1]\n").unwrap_err().contains("unknown field `clientz`"));
         assert!(parse_plan("[matrix]\nclients = 1\n").unwrap_err().contains("must be a non-empty list"));
@@ -903,7 +846,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.cells.len(), 4);
         for c in &p.cells {
-            let CellScenario::Mesh(s) = &c.scenario else { panic!("a mesh cell") };
+            let s: &LlnScenario = c.scenario.as_any().downcast_ref().expect("a mesh cell");
             assert_eq!(s.reps, 5, "the preset's replications when the plan gives none");
             assert!(s.algorithms.is_empty());
             // the algorithm written out: the preset's Betzler readings are in it
@@ -912,8 +855,10 @@ mod tests {
         }
         // `preset` as a matrix key mixes kinds; reps given by the plan apply to every cell
         let q = parse_plan("reps = 2\n[matrix]\npreset = [\"thesis\", \"nitk-gst-cooja\"]\n").unwrap();
-        assert!(matches!(q.cells[0].scenario, CellScenario::Bottleneck(ref s) if s.reps == 2));
-        assert!(matches!(q.cells[1].scenario, CellScenario::Mesh(ref s) if s.reps == 2 && s.name == "nitk-gst-cooja"));
+        let s: &Scenario = q.cells[0].scenario.as_any().downcast_ref().expect("a bottleneck cell");
+        assert_eq!(s.reps, 2);
+        let s: &LlnScenario = q.cells[1].scenario.as_any().downcast_ref().expect("a mesh cell");
+        assert!(s.reps == 2 && s.name == "nitk-gst-cooja");
         assert!(parse_plan("preset = \"nope\"\n").unwrap_err().contains("unknown preset 'nope'"));
         assert!(parse_plan("preset = \"nitk-gst-cooja\"\n[matrix]\nclients = [3]\n")
             .unwrap_err()

@@ -27,6 +27,7 @@ pub mod tcp;
 pub mod tcp_stack;
 pub mod udp;
 mod world;
+pub mod worlds;
 
 pub use netmodel::{loss, WorkloadKind};
 pub use record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};

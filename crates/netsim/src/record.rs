@@ -107,6 +107,9 @@ pub enum NetworkReport {
     Mesh(crate::lln::MeshRun),
     /// A real network (`coapcc load`): nothing modelled, nothing counted.
     Real,
+    /// A network model of another crate (a world added with [`crate::worlds::register`]): its
+    /// counters as it reports them, a JSON object.
+    Other(serde_json::Value),
 }
 
 /// What a replication keeps of its exchanges.

@@ -103,6 +103,11 @@ pub enum NetworkSummary {
     Mesh(crate::lln::MeshSummary),
     /// A real network: nothing modelled.
     Real,
+    /// A network model of another crate: each replication's report as it gave it.
+    Other {
+        /// Per replication.
+        reps: Vec<serde_json::Value>,
+    },
 }
 
 impl NetworkSummary {
@@ -180,6 +185,12 @@ impl Summary {
             NetworkSummary::Bottleneck(BottleneckSummary::of(&bottleneck))
         } else if let Some(m) = crate::lln::summary::mesh_summary(reps) {
             NetworkSummary::Mesh(m)
+        } else if reps.iter().any(|r| matches!(r.network, NetworkReport::Other(_))) {
+            let of = |r: &RepResult| match &r.network {
+                NetworkReport::Other(v) => v.clone(),
+                _ => serde_json::Value::Null,
+            };
+            NetworkSummary::Other { reps: reps.iter().map(of).collect() }
         } else {
             NetworkSummary::Real
         };

@@ -127,25 +127,6 @@ pub fn text(name: &str) -> Option<&'static str> {
     PRESETS.iter().find(|p| p.0 == name).map(|p| p.1)
 }
 
-/// The kind of network a scenario's TOML names with `env`: `Ok(true)` for the low-power mesh
-/// (`env = "lln"`), `Ok(false)` for the wired bottleneck (no `env`), an error naming the key
-/// otherwise (a misspelt `env` would else be read as a bottleneck scenario with an unknown key).
-pub fn mesh_env(table: &toml::Table) -> Result<bool, String> {
-    match table.get("env") {
-        None => Ok(false),
-        Some(toml::Value::String(s)) if s == "lln" => Ok(true),
-        Some(v) => Err(format!(
-            "env = {v}: unknown; \"lln\" is the low-power mesh, and a scenario without env is the wired bottleneck"
-        )),
-    }
-}
-
-/// [`mesh_env`] of a scenario's TOML text; `Ok(false)` for text that is not TOML (its reader
-/// reports that).
-pub fn mesh_env_of(text: &str) -> Result<bool, String> {
-    text.parse::<toml::Table>().map_or(Ok(false), |t| mesh_env(&t))
-}
-
 /// Whether a scenario's TOML text is a mesh scenario (`env = "lln"`).
 pub fn is_mesh(text: &str) -> bool {
     text.parse::<toml::Table>()

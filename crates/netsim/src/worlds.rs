@@ -1,0 +1,280 @@
+//! Worlds: the environments a scenario can describe, behind one trait and chosen by the
+//! scenario's `env` key. The wired reference bottleneck (no `env`) and the low-power mesh
+//! (`env = "lln"`) are the two built in; a crate of its own adds another with [`register`] (a
+//! LoRaWAN or Wi-Fi medium, say), and from then on a sweep plan or a scenario file naming its
+//! `env` runs it, with no change to the experiment library.
+//!
+//! A [`World`] reads a scenario table into a [`WorldScenario`]: resolved (its algorithm written
+//! out with every parameter), seeded, serialisable (the cell id of a sweep hashes it), and able to
+//! run one replication into a [`RepResult`]. The world's own counters travel in the result's
+//! [`crate::NetworkReport`] (a model outside this crate reports [`crate::NetworkReport::Other`]).
+
+use std::any::Any;
+use std::fmt;
+use std::sync::RwLock;
+
+use crate::lln::{self, LlnScenario};
+use crate::{run_rep, Progress, RepResult, Scenario};
+
+/// An environment scenarios can describe.
+pub trait World: Send + Sync {
+    /// The value of the scenario's `env` key that selects it (`""`: the scenario has none).
+    fn env(&self) -> &'static str;
+
+    /// What it is, in a word, for listings (`bottleneck`, `mesh`).
+    fn kind(&self) -> &'static str;
+
+    /// What it is, for messages (`wired bottleneck`, `low-power mesh`).
+    fn title(&self) -> &'static str;
+
+    /// The scenario a table written over nothing describes: what a sweep's cells start from
+    /// when the plan names no preset.
+    fn defaults(&self) -> toml::Table;
+
+    /// Replications a sweep's cell runs when its plan says nothing: `None` keeps the
+    /// scenario's own count.
+    fn plan_reps(&self) -> Option<u32>;
+
+    /// Reads, checks and resolves a scenario table (every key of the world's scenario; a key it
+    /// does not know is an error).
+    fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String>;
+
+    /// The name a client's host index has in the result tables (the mesh: the node id, host + 1).
+    fn client_label(&self, host: u32) -> u32 {
+        host
+    }
+}
+
+/// A resolved scenario of some [`World`].
+pub trait WorldScenario: Send + Sync + fmt::Debug {
+    /// Its world.
+    fn world(&self) -> &'static dyn World;
+    /// Replications.
+    fn reps(&self) -> u32;
+    /// The master seed.
+    fn seed_mut(&mut self) -> &mut u64;
+    /// The scenario as JSON (what results record).
+    fn to_json(&self) -> serde_json::Value;
+    /// The scenario as JSON text, fields in declaration order (what a sweep's cell id hashes).
+    fn canonical(&self) -> String;
+    /// A boxed copy.
+    fn clone_box(&self) -> Box<dyn WorldScenario>;
+    /// Readies a run (transport, routes, …) whose replications run on any thread.
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String>;
+    /// The concrete scenario, for callers that know its type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl Clone for Box<dyn WorldScenario> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+/// A scenario readied to run.
+pub trait Runner: Sync {
+    /// Replication `rep`, telling `progress` of every finished exchange.
+    fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult;
+}
+
+/// The wired reference bottleneck ([`Scenario`]); scenarios without `env`.
+#[derive(Debug)]
+pub struct Bottleneck;
+
+/// The low-power mesh ([`LlnScenario`]); `env = "lln"`.
+#[derive(Debug)]
+pub struct Mesh;
+
+/// The worlds built in.
+pub static BUILT_IN: [&dyn World; 2] = [&Bottleneck, &Mesh];
+
+static REGISTERED: RwLock<Vec<&'static dyn World>> = RwLock::new(Vec::new());
+
+/// Every world: the built-in ones, then those registered.
+pub fn all() -> Vec<&'static dyn World> {
+    let mut v: Vec<&'static dyn World> = BUILT_IN.to_vec();
+    v.extend(REGISTERED.read().unwrap_or_else(|p| p.into_inner()).iter().copied());
+    v
+}
+
+/// Adds a world for the rest of the process; refuses an `env` already taken.
+pub fn register(world: &'static dyn World) -> Result<(), String> {
+    let mut table = REGISTERED.write().unwrap_or_else(|p| p.into_inner());
+    let env = world.env();
+    if BUILT_IN.iter().chain(table.iter()).any(|w| w.env() == env) {
+        return Err(format!("a world with env = \"{env}\" is already registered"));
+    }
+    table.push(world);
+    Ok(())
+}
+
+/// The world a scenario table's `env` names (no `env`: the wired bottleneck); an error naming
+/// the known ones otherwise (a misspelt `env` would else be read as a bottleneck scenario).
+pub fn of(table: &toml::Table) -> Result<&'static dyn World, String> {
+    let env = match table.get("env") {
+        None => "",
+        Some(toml::Value::String(s)) => s.as_str(),
+        Some(v) => return Err(format!("env = {v}: must be a string")),
+    };
+    let worlds = all();
+    worlds.iter().copied().find(|w| w.env() == env).ok_or_else(|| {
+        let known: Vec<String> = worlds
+            .iter()
+            .filter(|w| !w.env().is_empty())
+            .map(|w| format!("\"{}\" is the {}", w.env(), w.title()))
+            .collect();
+        format!("env = \"{env}\": unknown; {}, and a scenario without env is the wired bottleneck", known.join(", "))
+    })
+}
+
+/// [`of`] a scenario's TOML text (text that is not TOML: the bottleneck, whose reader reports it).
+pub fn of_text(text: &str) -> Result<&'static dyn World, String> {
+    text.parse::<toml::Table>().map_or(Ok(&Bottleneck as &dyn World), |t| of(&t))
+}
+
+fn json<T: serde::Serialize>(s: &T) -> serde_json::Value {
+    serde_json::to_value(s).expect("scenarios serialize")
+}
+
+impl World for Bottleneck {
+    fn env(&self) -> &'static str {
+        ""
+    }
+    fn kind(&self) -> &'static str {
+        "bottleneck"
+    }
+    fn title(&self) -> &'static str {
+        "wired bottleneck"
+    }
+    fn defaults(&self) -> toml::Table {
+        toml::Table::try_from(Scenario::thesis()).expect("the preset serializes")
+    }
+    fn plan_reps(&self) -> Option<u32> {
+        Some(1)
+    }
+    fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
+        let s = Scenario::from_table(table).map_err(|e| e.to_string())?;
+        Ok(Box::new(s.resolve().map_err(|e| e.to_string())?))
+    }
+}
+
+impl WorldScenario for Scenario {
+    fn world(&self) -> &'static dyn World {
+        &Bottleneck
+    }
+    fn reps(&self) -> u32 {
+        self.reps
+    }
+    fn seed_mut(&mut self) -> &mut u64 {
+        &mut self.seed
+    }
+    fn to_json(&self) -> serde_json::Value {
+        json(self)
+    }
+    fn canonical(&self) -> String {
+        serde_json::to_string(self).expect("scenarios serialize")
+    }
+    fn clone_box(&self) -> Box<dyn WorldScenario> {
+        Box::new(self.clone())
+    }
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
+        let transport = self.transport().map_err(|e| e.to_string())?;
+        Ok(Box::new(BottleneckRun { scenario: self, transport }))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct BottleneckRun<'a> {
+    scenario: &'a Scenario,
+    transport: crate::Transport,
+}
+
+impl Runner for BottleneckRun<'_> {
+    fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
+        run_rep(self.scenario, &self.transport, rep, progress)
+    }
+}
+
+impl World for Mesh {
+    fn env(&self) -> &'static str {
+        "lln"
+    }
+    fn kind(&self) -> &'static str {
+        "mesh"
+    }
+    fn title(&self) -> &'static str {
+        "low-power mesh"
+    }
+    fn defaults(&self) -> toml::Table {
+        toml::Table::try_from(LlnScenario::default()).expect("the preset serializes")
+    }
+    fn plan_reps(&self) -> Option<u32> {
+        None
+    }
+    fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
+        let s: LlnScenario = table.try_into().map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
+        let res = s.resolve().map_err(|e| e.to_string())?;
+        // a cell runs one algorithm: the resolved one, every parameter written out
+        Ok(Box::new(LlnScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s }))
+    }
+    fn client_label(&self, host: u32) -> u32 {
+        host + 1
+    }
+}
+
+impl WorldScenario for LlnScenario {
+    fn world(&self) -> &'static dyn World {
+        &Mesh
+    }
+    fn reps(&self) -> u32 {
+        self.reps
+    }
+    fn seed_mut(&mut self) -> &mut u64 {
+        &mut self.seed
+    }
+    fn to_json(&self) -> serde_json::Value {
+        json(self)
+    }
+    fn canonical(&self) -> String {
+        serde_json::to_string(self).expect("scenarios serialize")
+    }
+    fn clone_box(&self) -> Box<dyn WorldScenario> {
+        Box::new(self.clone())
+    }
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
+        let resolved = self.resolve().map_err(|e| e.to_string())?;
+        Ok(Box::new(MeshRun { scenario: self, resolved }))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+struct MeshRun<'a> {
+    scenario: &'a LlnScenario,
+    resolved: lln::Resolved,
+}
+
+impl Runner for MeshRun<'_> {
+    fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
+        lln::run_rep(self.scenario, &self.resolved, rep, progress)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_chooses_the_world() {
+        let t = |s: &str| s.parse::<toml::Table>().unwrap();
+        assert_eq!(of(&t("clients = 3")).unwrap().kind(), "bottleneck");
+        assert_eq!(of(&t("env = \"lln\"")).unwrap().kind(), "mesh");
+        let e = of(&t("env = \"lnn\"")).err().unwrap();
+        assert!(e.contains("env = \"lnn\": unknown; \"lln\" is the low-power mesh"), "{e}");
+        assert!(of(&t("env = 3")).is_err());
+        assert_eq!(register(&Mesh), Err("a world with env = \"lln\" is already registered".into()));
+    }
+}
