@@ -1,0 +1,267 @@
+//! What a mesh is made of, as the scenario resolves it: the radio medium ([`RadioSpec`]), each
+//! mote's CPU ([`CpuSpec`]), its MAC and RDC, and the whole mesh ([`MeshSpec`]), with Contiki's
+//! clock and CSMA constants.
+
+use serde::{Deserialize, Serialize};
+
+use super::*;
+
+/// Positions within this much of a range boundary count as inside (layouts drawn on an exact
+/// 10 m lattice with R = 10 m behave as their authors meant).
+pub const RANGE_EPSILON_M: f64 = 1e-6;
+/// Contiki's clock ticks per second (CLOCK_SECOND).
+pub const CLOCK_SECOND: u64 = 128;
+/// One Contiki clock tick, ns.
+pub const TICK_NS: u64 = 1_000_000_000 / CLOCK_SECOND;
+/// The binary exponential CSMA's macMaxBE (CSMA_MAX_BE).
+pub const CSMA_MAX_BE: u32 = 4;
+/// Its macMaxCSMABackoffs (CSMA_MAX_BACKOFF): collisions beyond this count a transmission.
+pub const CSMA_MAX_BACKOFF: u32 = 5;
+
+/// The radio medium: Cooja's UDGM, or its MRM ([`mrm`]) where `mrm` is set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RadioSpec {
+    /// R: frames are received up to this distance, m.
+    pub tx_range_m: f64,
+    /// I: frames interfere up to this distance, m (ignored below R).
+    pub interference_range_m: f64,
+    /// Share of frames that reach anybody (per-frame draw at the sender).
+    pub success_ratio_tx: f64,
+    /// Share of frames received at distance R (falls quadratically from 1 at distance 0).
+    pub success_ratio_rx: f64,
+    /// The channel is sensed busy while a sender within this distance is on the air, m.
+    pub cca_range_m: f64,
+    /// From the transmit strobe to the first preamble symbol, µs.
+    pub tx_turnaround_us: u32,
+    /// Cooja's MRM instead of UDGM: reception by SNR, the capture effect. The converged tree
+    /// links motes within `tx_range_m`; the interference range and the success ratios are
+    /// UDGM's and unused.
+    pub mrm: Option<mrm::MrmSpec>,
+}
+
+impl RadioSpec {
+    /// The carrier-sense range derived from Cooja's signal strengths (−10 − 85·d/R dBm within R)
+    /// and Contiki's CCA threshold (−90 dBm): R·80/85.
+    pub fn derived_cca_range(tx_range_m: f64) -> f64 {
+        tx_range_m * 80.0 / 85.0
+    }
+}
+
+/// The CPU clock at which [`CpuSpec`]'s times are given, Hz: a Zolertia Z1 as Contiki runs its
+/// MSP430F2617 (`F_CPU` 8 MHz in `platform/z1/platform-conf.h`, the clock the Cooja dataset's
+/// motes ran at).
+pub const CPU_REFERENCE_HZ: u32 = 8_000_000;
+
+/// A Tmote Sky's CPU clock as Contiki runs its MSP430F1611, Hz (`F_CPU` 3.9 MHz in
+/// `platform/sky/platform-conf.h`).
+pub const SKY_CPU_HZ: u32 = 3_900_000;
+
+/// The CPU delays of every mote, at [`CPU_REFERENCE_HZ`]: a mote whose clock is slower takes
+/// them longer in proportion ([`MeshSpec::cpu_clocks_hz`]): the same firmware runs the same
+/// cycles, and the radio's SPI clock is derived from the CPU's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuSpec {
+    /// A received frame's processing (RX FIFO read, decompression, IPv6/RPL/UDP), µs.
+    pub rx_process_us: u32,
+    /// A packet's preparation before the MAC (compression, framing, TX FIFO load), µs.
+    pub tx_prepare_us: u32,
+    /// A server's CoAP processing of a request, µs.
+    pub app_us: u32,
+    /// Received frames the radio holds while the CPU is busy.
+    pub rx_fifo_frames: u32,
+    /// A client's CoAP processing of a request it originates (Erbium builds the message and its
+    /// transaction), µs, on top of `tx_prepare_us` (0: none).
+    pub client_app_us: u32,
+    /// The firmware's console: one byte of `printf` output, ns. Contiki's Z1 and Sky builds
+    /// write to the UART without interrupts, so a mote's CPU waits for every byte (0: output
+    /// costs nothing).
+    pub uart_byte_ns: u32,
+    /// Bytes a client prints after it sends a request (Erbium's `Initial interval N (MID)`).
+    pub client_log_request_bytes: u32,
+    /// Bytes a client prints when a response arrives, before it can send again (`Received ACK
+    /// (MID)`, `counter (0) rto N`).
+    pub client_log_response_bytes: u32,
+}
+
+impl CpuSpec {
+    /// The CPU delays without a client's CoAP processing and without console output.
+    pub const fn new(rx_process_us: u32, tx_prepare_us: u32, app_us: u32, rx_fifo_frames: u32) -> Self {
+        CpuSpec {
+            rx_process_us,
+            tx_prepare_us,
+            app_us,
+            rx_fifo_frames,
+            client_app_us: 0,
+            uart_byte_ns: 0,
+            client_log_request_bytes: 0,
+            client_log_response_bytes: 0,
+        }
+    }
+
+    /// The CPU time of printing `bytes`, ns.
+    pub(crate) fn print_ns(&self, bytes: u32) -> u64 {
+        bytes as u64 * self.uart_byte_ns as u64
+    }
+}
+
+/// A mote's MAC layer (the RDC is nullrdc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mac", rename_all = "snake_case")]
+pub enum MacSpec {
+    /// No queue, no retry: a busy channel drops the packet.
+    Nullmac,
+    /// Contiki's CSMA.
+    Csma {
+        /// Packet buffers shared by all neighbour queues (QUEUEBUF_CONF_NUM).
+        queuebuf_num: u32,
+        /// Neighbour queues that may exist at once (CSMA_MAX_NEIGHBOR_QUEUES).
+        max_neighbor_queues: u32,
+        /// Transmissions before a packet is dropped (SICSLOWPAN_MAX_MAC_TRANSMISSIONS).
+        max_transmissions: u32,
+        /// Its retry and pacing rules.
+        #[serde(default, skip_serializing_if = "CsmaBackoff::is_timebase")]
+        backoff: CsmaBackoff,
+    },
+}
+
+/// The two CSMAs Contiki shipped (`core/net/mac/csma.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CsmaBackoff {
+    /// Contiki 3.0: a COLLISION or NOACK retries after T + U{0 … 2^min(transmissions, 3)·T − 1}
+    /// ticks; after a packet is freed the next one of its queue waits T (T: the RDC's channel
+    /// check interval, 125 ms at 8 Hz).
+    #[default]
+    Timebase,
+    /// Contiki's master from 2016 on (the NITK GST/GSRTC firmware's "Contiki 3.1"), IEEE
+    /// 802.15.4's: with BE = min(collisions, 4), a send waits U{0 … (2^BE − 1)·T − 1} ticks
+    /// (T: the RDC's channel check interval, or 1 tick without one); a COLLISION adds one to
+    /// `collisions` (past 5 it starts over and counts a transmission); a NOACK counts a
+    /// transmission and starts `collisions` over, so it retries at once; after a packet is
+    /// freed the next one goes at once.
+    BinaryExponential,
+}
+
+impl CsmaBackoff {
+    pub(crate) fn is_timebase(&self) -> bool {
+        *self == CsmaBackoff::Timebase
+    }
+}
+
+/// A mote's radio duty cycling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rdc {
+    /// nullrdc: the radio always on; its frames request no ACK.
+    Nullrdc,
+    /// ContikiMAC, duty cycled ([`contikimac`]).
+    Contikimac,
+    /// ContikiMAC with the radio kept on (Contiki's `NETSTACK_MAC.off(1)`, which the
+    /// rpl-border-router calls once it is DODAG root): it listens all the time, and its
+    /// unicasts still go ContikiMAC's way (ACK requested, the CCAs, copies until the ACK).
+    ContikimacKeptOn,
+}
+
+/// Everything the mesh model needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshSpec {
+    /// The motes, in id order.
+    pub nodes: Vec<NodeSpec>,
+    /// Each mote's MAC, indexed like `nodes`.
+    pub macs: Vec<MacSpec>,
+    /// The medium.
+    pub radio: RadioSpec,
+    /// CPU delays.
+    pub cpu: CpuSpec,
+    /// 6LoWPAN compression.
+    pub compression: Compression,
+    /// Moving motes (None: every mote stays where `nodes` puts it).
+    pub mobility: Option<MobilitySpec>,
+    /// Hosts outside the mesh, behind the border router (None: the motes are all there is).
+    pub cloud: Option<CloudSpec>,
+    /// ContikiMAC's parameters; without `rdcs`, every mote runs it (None: nullrdc everywhere).
+    pub contikimac: Option<ContikimacSpec>,
+    /// Each mote's radio duty cycling, indexed like `nodes` (empty: as `contikimac` says for all).
+    /// A ContikiMAC mote takes `contikimac`'s parameters, Contiki's defaults without them.
+    pub rdcs: Vec<Rdc>,
+    /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
+    pub pinned_parents: Vec<(usize, usize)>,
+    /// RPL's control traffic on the air over the converged routes ([`rpl`]; None: silent routes).
+    pub rpl: Option<RplSpec>,
+    /// Every mote moved from `nodes`' position by a uniform draw in ±`jitter_m` per axis, per
+    /// replication ([`Stream::Layout`]; 0: none).
+    pub jitter_m: f64,
+    /// Each mote's CPU clock, Hz, indexed like `nodes` (empty: every mote at
+    /// [`CPU_REFERENCE_HZ`]); it scales the [`CpuSpec`] delays, not the console's bytes.
+    pub cpu_clocks_hz: Vec<u32>,
+}
+
+/// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
+/// `n` motes. Their packets cross a constant Internet delay and the border router host's serial
+/// SLIP line to the border router mote (and back): FIFO each way, the host side's queue unbounded;
+/// the line carries the uncompressed IPv6/UDP packet (48 header bytes + CoAP) framed by SLIP, no
+/// byte escaped (**choice**: the model carries sizes, not bytes; an END or ESC byte in a real
+/// packet costs one byte more).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CloudSpec {
+    /// How many.
+    pub hosts: u32,
+    /// One-way Internet delay, ns.
+    pub internet_delay_ns: u64,
+    /// The serial line's rate, baud (10 bits per byte).
+    pub slip_baud: u32,
+}
+
+impl MeshSpec {
+    /// Mote `i`'s radio duty cycling.
+    pub fn rdc(&self, i: usize) -> Rdc {
+        match (self.rdcs.get(i), self.contikimac) {
+            (Some(&r), _) => r,
+            (None, Some(_)) => Rdc::Contikimac,
+            (None, None) => Rdc::Nullrdc,
+        }
+    }
+
+    /// The border router (the RPL root; the first mote if none is named).
+    pub fn root(&self) -> usize {
+        self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0)
+    }
+
+    /// The motes' starting positions.
+    pub fn positions(&self) -> Vec<Point> {
+        self.nodes.iter().map(|n| (n.x, n.y)).collect()
+    }
+
+    /// The converged routes: the min-hop tree over the links (d ≤ R) rooted at the border
+    /// router, the motes at their starting positions.
+    pub fn routes(&self) -> Routes {
+        self.routes_at(&self.positions())
+    }
+
+    /// The converged routes with the motes at `pos`.
+    pub fn routes_at(&self, pos: &[Point]) -> Routes {
+        self.routes_by(&distances(pos))
+    }
+
+    /// The converged routes over the distance matrix `d` ([`distances`]).
+    pub(crate) fn routes_by(&self, d: &[f64]) -> Routes {
+        let n = self.nodes.len();
+        let reach = self.radio.tx_range_m + RANGE_EPSILON_M;
+        let dist = |a: usize, b: usize| d[a * n + b];
+        let root = self.root();
+        Routes::min_hop_pinned(n, root, |a, b| a != b && dist(a, b) <= reach, dist, &self.pinned_parents)
+    }
+}
+
+/// Every pair's distance, row-major (`d[a·n + b]`).
+pub fn distances(pos: &[Point]) -> Vec<f64> {
+    let n = pos.len();
+    let mut d = vec![0.0; n * n];
+    for a in 0..n {
+        for b in a + 1..n {
+            let v = (pos[a].0 - pos[b].0).hypot(pos[a].1 - pos[b].1);
+            d[a * n + b] = v;
+            d[b * n + a] = v;
+        }
+    }
+    d
+}

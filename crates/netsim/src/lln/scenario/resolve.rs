@@ -1,0 +1,525 @@
+//! Resolution: a mesh scenario's keys checked and turned into what a run needs ([`Resolved`]).
+
+use super::*;
+
+/// Bytes of a CoAP message with this code, token length, options (in ascending order) and
+/// payload, as coap-wire encodes it.
+fn encoded_len(code: Code, token_len: usize, options: &[(u16, Vec<u8>)], payload: &[u8]) -> u32 {
+    let list: Vec<CoapOption<'_>> =
+        options.iter().map(|(number, value)| CoapOption { number: *number, value }).collect();
+    let token = [0u8; 8];
+    let m = Message {
+        ty: MessageType::Con,
+        code,
+        message_id: 0,
+        token: &token[..token_len],
+        options: Options::from_list(&list),
+        payload,
+    };
+    m.encoded_len() as u32
+}
+
+/// What a resolved mesh scenario runs.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The network.
+    pub mesh: MeshSpec,
+    /// The algorithm.
+    pub cc: CcConfig,
+    /// Exchanges a back-to-back client keeps open at once.
+    pub outstanding: u32,
+    /// `collect`: the sources' arrivals.
+    pub open_loop: Option<RateSteps>,
+    /// `collect`: each source's background NON notifications.
+    pub background: Option<RateSteps>,
+    /// When an unanswered request fails.
+    pub give_up: GiveUp,
+    /// Per client host: its server host.
+    pub clients: Vec<(u32, u32)>,
+    /// Per client, its request interval, ns.
+    pub intervals_ns: Vec<u64>,
+    /// Every client's request.
+    pub request: Request,
+    /// Every server's answer.
+    pub response: Response,
+    /// The request's CoAP bytes.
+    pub request_bytes: u32,
+    /// The response's CoAP bytes.
+    pub response_bytes: u32,
+}
+
+impl LlnScenario {
+    /// Reads a TOML mesh scenario over the defaults.
+    pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
+        toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {}", e.to_string().trim_end())))
+    }
+
+    /// The algorithm: its defaults, `cc_defaults` where it has the key, then `cc`'s own.
+    pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
+        let not_tcp = "the mesh runs CoAP over UDP (`tcp` is for the wired bottleneck)";
+        crate::scenario::cc_with_defaults(&self.cc, &self.cc_defaults, not_tcp)
+    }
+
+    /// `topology.parents` as (mote, parent) indices into `nodes`.
+    fn pinned_parents(&self, nodes: &[NodeSpec]) -> Result<Vec<(usize, usize)>, ScenarioError> {
+        let index = |id: u32| nodes.iter().position(|n| n.id == id);
+        let mut pins = Vec::new();
+        for (mote, &parent) in &self.topology.parents {
+            let key = format!("topology.parents.{mote}");
+            let b = mote.parse::<u32>().ok().and_then(index);
+            let Some(b) = b else { return bad(&key, "names no mote (a mote id)") };
+            let Some(a) = index(parent) else { return bad(&key, &format!("parent {parent} is no mote")) };
+            pins.push((b, a));
+        }
+        Ok(pins)
+    }
+
+    /// The motes.
+    pub fn nodes(&self) -> Result<Vec<NodeSpec>, ScenarioError> {
+        let t = &self.topology;
+        let nodes = match (&t.layout, &t.nodes) {
+            (Some(name), None) => topology::layout(name).ok_or_else(|| {
+                let names: Vec<&str> = topology::LAYOUTS.iter().map(|l| l.0).collect();
+                ScenarioError(format!("topology.layout: unknown layout '{name}' (known: {})", names.join(", ")))
+            })?,
+            (None, Some(_)) if t.spacing_m.is_some() => {
+                return Err(ScenarioError(
+                    "scenario: topology.spacing_m scales a named layout; explicit nodes are placed as given".into(),
+                ))
+            }
+            (None, Some(nodes)) => nodes.clone(),
+            _ => return Err(ScenarioError("topology: give exactly one of `layout` and `nodes`".into())),
+        };
+        let nodes = match t.spacing_m {
+            None => nodes,
+            Some(m) if m > 0.0 && m <= 1000.0 => {
+                let k = m / 10.0;
+                nodes.into_iter().map(|n| NodeSpec { x: n.x * k, y: n.y * k, ..n }).collect()
+            }
+            Some(_) => return Err(ScenarioError("scenario: topology.spacing_m must be > 0 and at most 1000".into())),
+        };
+        if !(0.0..=100.0).contains(&t.jitter_m) {
+            return Err(ScenarioError("scenario: topology.jitter_m must be in [0, 100]".into()));
+        }
+        topology::validate(&nodes).map_err(ScenarioError)?;
+        Ok(nodes)
+    }
+
+    fn mac(&self, name: &str, queuebuf_num: u32) -> Result<MacSpec, ScenarioError> {
+        match name {
+            "nullmac" => Ok(MacSpec::Nullmac),
+            "csma" => Ok(MacSpec::Csma {
+                queuebuf_num,
+                max_neighbor_queues: self.stack.csma_max_neighbor_queues,
+                max_transmissions: self.stack.csma_max_transmissions,
+                backoff: match self.stack.csma_backoff.as_str() {
+                    "timebase" => CsmaBackoff::Timebase,
+                    "binary_exponential" => CsmaBackoff::BinaryExponential,
+                    other => {
+                        return Err(ScenarioError(format!(
+                            "scenario: stack.csma_backoff '{other}' must be \"timebase\" or \"binary_exponential\""
+                        )))
+                    }
+                },
+            }),
+            other => Err(ScenarioError(format!("stack.mac: '{other}' is not nullmac or csma"))),
+        }
+    }
+
+    /// The moving motes, if the topology has them.
+    fn mobility(&self, nodes: &[NodeSpec]) -> Result<Option<MobilitySpec>, ScenarioError> {
+        let t = &self.topology;
+        let err = |m: String| Err(ScenarioError(m));
+        let source = match (&t.mobility, &t.positions) {
+            (None, None) => return Ok(None),
+            (Some(_), Some(_)) => return err("topology: give mobility or positions, not both".into()),
+            (Some(m), None) => {
+                let Some(mut model) = MobilityModel::preset(&m.model) else {
+                    return err(format!(
+                        "topology.mobility.model: '{}' is not random_waypoint, gauss_markov, manhattan or pursue",
+                        m.model
+                    ));
+                };
+                for (k, v) in &m.params {
+                    model.set(k, *v).map_err(|e| ScenarioError(format!("topology.{e}")))?;
+                }
+                model.validate().map_err(|e| ScenarioError(format!("topology.{e}")))?;
+                let mobile = nodes.iter().map(|n| n.role == topology::Role::Client).collect();
+                MobilitySource::Model { model, mobile }
+            }
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| ScenarioError(format!("topology.positions: cannot read {path}: {e}")))?;
+                let moves = mobility::parse_positions(&text)
+                    .map_err(|e| ScenarioError(format!("topology.positions: {path}: {e}")))?;
+                if let Some(mv) = moves.iter().find(|mv| mv.mote as usize >= nodes.len()) {
+                    return err(format!(
+                        "topology.positions: {path} moves mote index {} but the topology has {} motes (indices 0 to {})",
+                        mv.mote,
+                        nodes.len(),
+                        nodes.len() - 1
+                    ));
+                }
+                MobilitySource::Trace(moves)
+            }
+        };
+        let m = t.mobility.clone();
+        let [x_min, y_min, x_max, y_max] = m.as_ref().map_or_else(default_area, |m| m.area);
+        let sample_s = m.as_ref().map_or(1.0, |m| m.sample_s);
+        let trail_every_s = m.as_ref().map_or(10.0, |m| m.trail_every_s);
+        if !(x_min < x_max && y_min < y_max && [x_min, y_min, x_max, y_max].iter().all(|v| v.is_finite())) {
+            return err(
+                "topology.mobility.area: need [x_min, y_min, x_max, y_max] with x_min < x_max, y_min < y_max".into()
+            );
+        }
+        if !(sample_s > 0.0 && sample_s.is_finite() && trail_every_s > 0.0 && trail_every_s.is_finite()) {
+            return err("topology.mobility: sample_s and trail_every_s must be > 0".into());
+        }
+        Ok(Some(MobilitySpec { area: Area { x_min, y_min, x_max, y_max }, sample_s, trail_every_s, source }))
+    }
+
+    /// Checks every value and builds what a replication needs.
+    pub fn resolve(&self) -> Result<Resolved, ScenarioError> {
+        if self.env != "lln" {
+            return bad("env", "must be \"lln\" for a mesh scenario");
+        }
+        if self.reps == 0 {
+            return bad("reps", "must be at least 1");
+        }
+        if !(self.duration_s > 0.0 && self.duration_s <= 1e7) {
+            return bad("duration_s", "must be > 0 and at most 10^7");
+        }
+        let r = &self.radio;
+        if !(r.tx_range_m > 0.0 && r.tx_range_m.is_finite() && r.interference_range_m.is_finite()) {
+            return bad("radio.tx_range_m", "must be a finite number > 0");
+        }
+        for (k, v) in [("radio.success_ratio_tx", r.success_ratio_tx), ("radio.success_ratio_rx", r.success_ratio_rx)] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(k, "must be in [0, 1]");
+            }
+        }
+        let mrm = match r.medium.as_str() {
+            "udgm" if r.mrm.is_some() => return bad("radio.mrm", "is MRM's: set radio.medium = \"mrm\""),
+            "udgm" => None,
+            "mrm" => Some(r.mrm_spec()?),
+            _ => return bad("radio.medium", "must be \"udgm\" or \"mrm\""),
+        };
+        let cca = match &r.cca_range_m {
+            Derivable::Value(v) if *v >= 0.0 && v.is_finite() => *v,
+            Derivable::Word(w) if w == "derived" => match &mrm {
+                Some(m) => m.reach_m(netmodel::mesh::mrm::CCA_THRESHOLD_DBM),
+                None => RadioSpec::derived_cca_range(r.tx_range_m),
+            },
+            _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
+        };
+        let s = &self.stack;
+        let rdc_of = |key: &str, name: &str| match name {
+            "nullrdc" => Ok(false),
+            "contikimac" => Ok(true),
+            _ => Err(ScenarioError(format!("scenario: {key} must be \"nullrdc\" or \"contikimac\""))),
+        };
+        let motes_cm = rdc_of("stack.rdc", &s.rdc)?;
+        let br_cm = match &s.br.rdc {
+            Some(r) => rdc_of("stack.br.rdc", r)?,
+            None => motes_cm,
+        };
+        if s.br.keep_radio_on && !br_cm {
+            return bad("stack.br.keep_radio_on", "needs the border router's rdc to be \"contikimac\"");
+        }
+        let contikimac = if motes_cm || br_cm {
+            let r = s.channel_check_rate;
+            if !(1..=128).contains(&r) || !r.is_power_of_two() {
+                return bad("stack.channel_check_rate", "must be a power of two from 1 to 128");
+            }
+            Some(ContikimacSpec { channel_check_rate: r, phase_optimization: s.phase_optimization })
+        } else {
+            None
+        };
+        if s.queuebuf_num == 0 || s.csma_max_neighbor_queues == 0 || s.csma_max_transmissions == 0 {
+            return bad("stack.queuebuf_num", "and the CSMA limits must be at least 1");
+        }
+        if s.rx_fifo_frames == 0 {
+            return bad("stack.rx_fifo_frames", "must be at least 1");
+        }
+        if self.topology.routing != "rpl_storing_minhop" {
+            return bad("topology.routing", "must be \"rpl_storing_minhop\"");
+        }
+        let nodes = self.nodes()?;
+        let root = nodes.iter().position(|n| n.role == topology::Role::BorderRouter).unwrap_or(0);
+        let mote_mac = self.mac(&s.mac, s.queuebuf_num)?;
+        let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
+        let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
+        let rdc = |cm: bool, kept: bool| match (cm, kept) {
+            (false, _) => Rdc::Nullrdc,
+            (true, false) => Rdc::Contikimac,
+            (true, true) => Rdc::ContikimacKeptOn,
+        };
+        let rdcs = (0..nodes.len())
+            .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
+            .collect();
+        let mote_hz = mote_clock_hz("stack.mote", &s.mote)?;
+        let br_hz = match &s.br.mote {
+            Some(m) => mote_clock_hz("stack.br.mote", m)?,
+            None => mote_hz,
+        };
+        let cpu_clocks_hz = (0..nodes.len()).map(|i| if i == root { br_hz } else { mote_hz }).collect();
+        let w = &self.workload;
+        if !["periodic_blocking", "continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
+            return bad(
+                "workload.kind",
+                "must be \"periodic_blocking\", \"continuous\", \"burst\", \"baseline\" or \"collect\"",
+            );
+        }
+        let collect = (w.kind == "collect").then(|| w.collect.clone().unwrap_or_default());
+        if let Some(c) = &collect {
+            if c.kbps.is_empty() || c.kbps.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
+                return bad("workload.collect.kbps", "needs one rate > 0 per step");
+            }
+            if c.background_kbps.iter().any(|r| !(*r > 0.0 && r.is_finite()))
+                || !(c.background_step_s > 0.0 && c.background_step_s.is_finite())
+            {
+                return bad("workload.collect.background_kbps", "needs rates > 0 and background_step_s > 0");
+            }
+            let positive = |v: f64| v > 0.0 && v.is_finite();
+            if !positive(c.step_s) || !positive(c.window_s) || c.observe_bytes > 3 || c.payload_bytes > 1024 {
+                return bad(
+                    "workload.collect",
+                    "needs step_s > 0, window_s > 0, observe_bytes <= 3, payload_bytes <= 1024",
+                );
+            }
+        }
+        let outstanding = match &w.outstanding {
+            Outstanding::Count(n) if *n >= 1 => *n,
+            Outstanding::Word(word) if word == "nstart" => self.cc_config()?.build().nstart().clamp(1, 1 << 16) as u32,
+            _ => return bad("workload.outstanding", "must be a number >= 1 or \"nstart\""),
+        };
+        if let Some(b) = &w.baseline {
+            if !(b.gap_s >= 0.0 && b.gap_s.is_finite()) || b.exchanges == 0 {
+                return bad("workload.baseline", "needs gap_s >= 0 and exchanges >= 1");
+            }
+        }
+        if let Some(b) = &w.burst {
+            if !(b.start_s >= 0.0 && b.start_s.is_finite()) || b.exchanges == 0 {
+                return bad("workload.burst", "needs start_s >= 0 and exchanges >= 1");
+            }
+        }
+        if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
+            return bad("workload.start_spread_ms", "must be a finite number >= 0");
+        }
+        if w.response_etag_bytes > 8 {
+            return bad("workload.response_etag_bytes", "must be at most 8 (RFC 7252's ETag: 1 to 8 bytes; 0: none)");
+        }
+        if w.token_len > 7 {
+            return bad("workload.token_len", "must be at most 7");
+        }
+        if w.uri_path.iter().any(|p| p.is_empty() || p.len() > 255) {
+            return bad("workload.uri_path", "segments must be 1 to 255 bytes");
+        }
+        let request = match &collect {
+            // a notification's size: the Observe option and the payload (RTTCOAP)
+            Some(c) => Request {
+                code: Code::POST,
+                options: vec![(registry::OBSERVE, vec![0x01; c.observe_bytes])],
+                payload: vec![0x2a; c.payload_bytes],
+                confirmable: true,
+            },
+            None => Request {
+                code: Code::GET,
+                options: w.uri_path.iter().map(|p| (registry::URI_PATH, p.as_bytes().to_vec())).collect(),
+                payload: Vec::new(),
+                confirmable: true,
+            },
+        };
+        let mut response = match collect {
+            Some(_) => Response::new(Code::CHANGED, []),
+            None => Response::new(Code::CONTENT, w.response_payload.as_bytes()),
+        };
+        if w.response_etag_bytes > 0 {
+            response.options.push((registry::ETAG, vec![0x01; w.response_etag_bytes]));
+        }
+        if w.response_content_format {
+            response.options.push((registry::CONTENT_FORMAT, Vec::new())); // text/plain: a zero-length uint
+        }
+        let request_bytes = encoded_len(request.code, w.token_len, &request.options, &request.payload);
+        let response_bytes = encoded_len(response.code, w.token_len, &response.options, &response.payload);
+        let compression =
+            Compression { context_matches_lln_prefix: s.context_matches_lln_prefix, rpl_hbh_option: s.rpl_hbh_option };
+        // the largest frame: a forwarded packet in the middle of its path
+        let middle = HopPlace::local(false, false);
+        for (what, bytes) in [("request", request_bytes), ("response", response_bytes)] {
+            let f = compression.frames(middle, bytes);
+            if f.count() > 1 {
+                return Err(ScenarioError(format!(
+                    "workload: the {what} ({bytes} CoAP bytes, {} bytes of 6LoWPAN payload on a forwarding hop) \
+                     needs RFC 4944 fragmentation (over {MAX_LOWPAN_PAYLOAD} bytes), which the mesh model does not carry yet",
+                    f.lowpan_payload()
+                )));
+            }
+        }
+        let radio = RadioSpec {
+            tx_range_m: r.tx_range_m,
+            interference_range_m: r.interference_range_m,
+            success_ratio_tx: r.success_ratio_tx,
+            success_ratio_rx: r.success_ratio_rx,
+            cca_range_m: cca,
+            tx_turnaround_us: r.tx_turnaround_us,
+            mrm,
+        };
+        let cpu = CpuSpec {
+            rx_process_us: s.rx_process_us,
+            tx_prepare_us: s.tx_prepare_us,
+            app_us: s.app_us,
+            rx_fifo_frames: s.rx_fifo_frames,
+            client_app_us: s.client_app_us,
+            uart_byte_ns: s.uart_byte_ns,
+            client_log_request_bytes: s.client_log_request_bytes,
+            client_log_response_bytes: s.client_log_response_bytes,
+        };
+        let mobility = self.mobility(&nodes)?;
+        let (cloud, clients) = match &self.cloud {
+            // every mote sends to the collector, the border router
+            None if collect.is_some() => {
+                let c: Vec<(u32, u32)> =
+                    (0..nodes.len() as u32).filter(|&k| k as usize != root).map(|k| (k, root as u32)).collect();
+                (None, c)
+            }
+            None => {
+                let servers = topology::assign_servers(&nodes);
+                let c: Vec<(u32, u32)> =
+                    servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
+                (None, c)
+            }
+            Some(k) => {
+                if !(k.internet_delay_ms >= 0.0 && k.internet_delay_ms.is_finite()) || k.slip_baud == 0 {
+                    return bad("cloud", "needs internet_delay_ms >= 0 and slip_baud > 0");
+                }
+                if w.offered_load_kbps > 0.0 {
+                    return bad("workload.offered_load_kbps", "applies to mote clients, not cloud ones");
+                }
+                // the cloud hosts come after the motes: clients_per_server for each server
+                let servers = nodes.iter().enumerate().filter(|(_, n)| n.role == topology::Role::Server);
+                let mut c = Vec::new();
+                for (s, _) in servers {
+                    for _ in 0..k.clients_per_server {
+                        c.push(((nodes.len() + c.len()) as u32, s as u32));
+                    }
+                }
+                let spec = CloudSpec {
+                    hosts: c.len() as u32,
+                    internet_delay_ns: (k.internet_delay_ms * 1e6).round() as u64,
+                    slip_baud: k.slip_baud,
+                };
+                (Some(spec), c)
+            }
+        };
+        let pinned_parents = self.pinned_parents(&nodes)?;
+        let mesh = MeshSpec {
+            nodes: nodes.clone(),
+            macs,
+            radio,
+            cpu,
+            compression,
+            mobility,
+            cloud,
+            contikimac,
+            rdcs,
+            pinned_parents,
+            jitter_m: self.topology.jitter_m,
+            cpu_clocks_hz,
+            rpl: self.topology.rpl_control.then_some(RplSpec {
+                startup: self.topology.rpl_startup,
+                max_routes: MaxRoutes {
+                    root: self.stack.br.max_routes.unwrap_or(self.stack.max_routes),
+                    motes: self.stack.max_routes,
+                },
+                evict_lru: match self.stack.route_table_full.as_str() {
+                    "refuse" => false,
+                    "evict_lru" => true,
+                    _ => return bad("stack.route_table_full", "must be \"refuse\" or \"evict_lru\""),
+                },
+                ..RplSpec::default()
+            }),
+        };
+        if self.topology.rpl_startup && !self.topology.rpl_control {
+            return bad(
+                "topology.rpl_startup",
+                "needs topology.rpl_control = true (the DODAG forms from RPL's frames)",
+            );
+        }
+        if self.topology.jitter_m > 0.0 && !mesh.pinned_parents.is_empty() {
+            return bad(
+                "topology.parents",
+                "cannot be combined with topology.jitter_m (a pin is checked against the layout's positions)",
+            );
+        }
+        if self.topology.rpl_startup && (mesh.mobility.is_some() || !mesh.pinned_parents.is_empty()) {
+            return bad(
+                "topology.rpl_startup",
+                "cannot be combined with mobility or pinned parents (RPL picks the parents)",
+            );
+        }
+        // a pin the routes ignored is no candidate (under mobility, candidates change as it runs)
+        if mesh.mobility.is_none() && !mesh.pinned_parents.is_empty() {
+            let routes = mesh.routes();
+            if let Some(&(b, a)) = mesh.pinned_parents.iter().find(|&&(b, a)| routes.parent[b] as usize != a) {
+                return bad(
+                    &format!("topology.parents.{}", nodes[b].id),
+                    &format!("mote {} is not a neighbour of it one hop closer to the border router", nodes[a].id),
+                );
+            }
+        }
+        if clients.is_empty() {
+            return bad("topology", "has no client with a server");
+        }
+        // open loop: the interval of each step (8 · message bits / the rate)
+        let open_loop = collect.as_ref().map(|c| RateSteps {
+            intervals_ns: c.kbps.iter().map(|&r| interval_ns(8.0 * request_bytes as f64, r)).collect(),
+            step_ns: ((c.step_s * 1e9).round() as u64).max(1),
+        });
+        // the background: each source's share of the aggregate rate, as a NON of the same size
+        let background = collect.as_ref().filter(|c| !c.background_kbps.is_empty()).map(|c| {
+            let n = clients.len() as f64;
+            RateSteps {
+                intervals_ns: (c.background_kbps.iter())
+                    .map(|&r| interval_ns(8.0 * request_bytes as f64 * n, r))
+                    .collect(),
+                step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
+            }
+        });
+        let intervals_ns = if ["continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
+            vec![0; clients.len()]
+        } else if w.offered_load_kbps > 0.0 {
+            // per client: 8 · its request's first-hop MPDU / the load
+            let routes = mesh.routes();
+            clients
+                .iter()
+                .map(|&(c, s)| {
+                    let nh = routes.next_hop(c as usize, s as usize);
+                    let hop = HopPlace::local(true, nh as u32 == s);
+                    let mpdu = compression.frames(hop, request_bytes).mpdu(0);
+                    interval_ns(8.0 * mpdu as f64, w.offered_load_kbps)
+                })
+                .collect()
+        } else if w.interval_ms > 0.0 && w.interval_ms.is_finite() {
+            vec![(w.interval_ms * 1e6).round() as u64; clients.len()]
+        } else {
+            return bad("workload.interval_ms", "must be > 0 (or give offered_load_kbps)");
+        };
+        let give_up = GiveUp::parse(&self.endpoint.give_up)
+            .ok_or_else(|| ScenarioError("endpoint.give_up: must be at_last_send or after_last_timer".into()))?;
+        Ok(Resolved {
+            mesh,
+            cc: self.cc_config()?,
+            outstanding,
+            open_loop,
+            background,
+            give_up,
+            clients,
+            intervals_ns,
+            request,
+            response,
+            request_bytes,
+            response_bytes,
+        })
+    }
+}

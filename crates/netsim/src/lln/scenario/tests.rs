@@ -1,0 +1,193 @@
+//! The mesh scenario's unit tests: reading, resolving, refusing.
+
+use super::*;
+
+#[test]
+fn coap_sizes_of_the_nitk_messages() {
+    // GET /test/hello, no token: 4 + (1 + 4) + (1 + 5) = 15;
+    // 2.05, ETag 1 byte, Content-Format empty, "Hello World!": 4 + 2 + 1 + 1 + 12 = 20
+    let r = LlnScenario::default().resolve().unwrap();
+    assert_eq!((r.request_bytes, r.response_bytes), (15, 20));
+}
+
+#[test]
+fn offered_load_sets_the_interval_from_the_first_hop_mpdu() {
+    // NITK request without the address context: 89-byte MPDU on every first hop;
+    // 0.5 kbit/s → 8·89/500 = 1.424 s, 2.5 kbit/s → 0.2848 s
+    let mut s = LlnScenario::default();
+    s.stack.context_matches_lln_prefix = false;
+    s.workload.offered_load_kbps = 0.5;
+    assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 1_424_000_000));
+    s.workload.offered_load_kbps = 2.5;
+    assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 284_800_000));
+    // with it: 58 bytes to a neighbouring server (8·58/500 = 0.928 s), 66 to a relay (1.056 s)
+    s.stack.context_matches_lln_prefix = true;
+    s.workload.offered_load_kbps = 0.5;
+    let i = s.resolve().unwrap().intervals_ns;
+    assert!(i.iter().all(|&i| i == 928_000_000 || i == 1_056_000_000), "{i:?}");
+    assert!(i.contains(&928_000_000) && i.contains(&1_056_000_000), "{i:?}");
+}
+
+#[test]
+fn pinned_parents_reroute_and_bad_pins_are_named() {
+    let text = |pins: &str| {
+        format!(
+            "env = \"lln\"\nname = \"p\"\n[topology]\nlayout = \"grid3x3\"\nrpl_startup = false\nparents = {pins}\n"
+        )
+    };
+    // grid3x3: the server (9) hangs from 6 by default, from 8 when pinned (Cooja's RPL)
+    let r = LlnScenario::from_toml(&text("{ 9 = 8 }")).unwrap().resolve().unwrap();
+    assert_eq!(r.mesh.routes().parent[8], 7);
+    let e = |pins: &str| LlnScenario::from_toml(&text(pins)).unwrap().resolve().unwrap_err().to_string();
+    assert!(e("{ 9 = 1 }").contains("topology.parents.9"), "{}", e("{ 9 = 1 }"));
+    assert!(e("{ 6 = 8 }").contains("not a neighbour"));
+    assert!(e("{ 12 = 1 }").contains("names no mote"));
+    assert!(e("{ 9 = 42 }").contains("parent 42 is no mote"));
+}
+
+#[test]
+fn rpl_startup_needs_control_traffic_and_its_own_parents() {
+    let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
+    let mut s = LlnScenario::default();
+    s.topology.rpl_startup = true;
+    assert!(s.resolve().unwrap().mesh.rpl.is_some_and(|r| r.startup));
+    s.topology.rpl_control = false;
+    assert!(e(s).contains("topology.rpl_startup"));
+    let mut s = LlnScenario::default();
+    s.topology.rpl_startup = true;
+    s.topology.parents.insert("9".into(), 8);
+    assert!(e(s).contains("pinned parents"));
+}
+
+#[test]
+fn bad_values_are_named() {
+    let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
+    let mut s = LlnScenario::default();
+    s.stack.rdc = "xmac".into();
+    assert!(e(s).contains("stack.rdc"));
+    let mut s = LlnScenario::default();
+    s.stack.rdc = "contikimac".into();
+    s.stack.channel_check_rate = 10;
+    assert!(e(s).contains("stack.channel_check_rate"));
+    let mut s = LlnScenario::default();
+    s.topology.layout = Some("moon".into());
+    assert!(e(s).contains("unknown layout 'moon'"));
+    let mut s = LlnScenario::default();
+    s.workload.response_payload = "x".repeat(60);
+    assert!(e(s).contains("fragmentation"));
+    let mut s = LlnScenario::default();
+    s.workload.response_etag_bytes = 1 << 40; // never allocated: refused first
+    assert!(e(s).contains("workload.response_etag_bytes"));
+    let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
+    assert!(e(s).contains("UDP"));
+    let mut s = LlnScenario::default();
+    s.stack.br.rdc = Some("nullrdc".into());
+    s.stack.br.keep_radio_on = true;
+    assert!(e(s).contains("stack.br.keep_radio_on"));
+    let mut s = LlnScenario::default();
+    s.stack.br.rdc = Some("lpp".into());
+    assert!(e(s).contains("stack.br.rdc"));
+    let mut s = LlnScenario::default();
+    s.stack.csma_backoff = "aloha".into();
+    assert!(e(s).contains("stack.csma_backoff"));
+    assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
+    let mut s = LlnScenario::default();
+    s.stack.route_table_full = "fifo".into();
+    assert!(e(s).contains("stack.route_table_full"));
+    let mut s = LlnScenario::default();
+    s.stack.mote = "micaz".into();
+    assert!(e(s).contains("stack.mote"));
+    let mut s = LlnScenario::default();
+    s.stack.br.mote = Some("telosb".into());
+    assert!(e(s).contains("stack.br.mote"));
+    let mut s = LlnScenario::default();
+    s.radio.medium = "ray".into();
+    assert!(e(s).contains("radio.medium"));
+    let mut s = LlnScenario::default();
+    s.radio.mrm = Some(MrmKeys::default());
+    assert!(e(s).contains("radio.mrm is MRM's"));
+    let mut s = LlnScenario::default();
+    s.radio.medium = "mrm".into();
+    s.radio.success_ratio_rx = 0.5;
+    assert!(e(s).contains("UDGM's"));
+    let mut s = LlnScenario::default();
+    s.radio.medium = "mrm".into();
+    s.radio.mrm = Some(MrmKeys { full_reception: 1.0, ..MrmKeys::default() });
+    assert!(e(s).contains("radio.mrm.full_reception"));
+}
+
+#[test]
+fn the_platform_sets_each_mote_s_cpu_clock() {
+    use netmodel::mesh::{CPU_REFERENCE_HZ, SKY_CPU_HZ};
+    // the default 3×3 grid: the border router (id 1) first
+    let clocks = |s: &LlnScenario| s.resolve().unwrap().mesh.cpu_clocks_hz;
+    let mut s = LlnScenario::default();
+    assert!(clocks(&s).iter().all(|&c| c == CPU_REFERENCE_HZ));
+    s.stack.br.mote = Some("sky".into());
+    let c = clocks(&s);
+    assert_eq!((c[0], c.len()), (SKY_CPU_HZ, 9));
+    assert!(c[1..].iter().all(|&c| c == CPU_REFERENCE_HZ));
+    s.stack.mote = "sky".into();
+    s.stack.br.mote = None;
+    assert!(clocks(&s).iter().all(|&c| c == SKY_CPU_HZ));
+}
+
+#[test]
+fn spacing_scales_a_layout_and_jitter_is_checked() {
+    // grid3x3_ideal's mote 2 is at (−10, 10): at 9 m spacing (−9, 9)
+    let s = LlnScenario::from_toml("[topology]\nlayout = \"grid3x3_ideal\"\nspacing_m = 9.0\n").unwrap();
+    let n = s.nodes().unwrap();
+    assert_eq!((n[1].x, n[1].y), (-9.0, 9.0));
+    assert!(s.resolve().is_ok());
+    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    let nodes = "[topology]\nspacing_m = 9.0\nnodes = [{ id = 1, role = \"border_router\", x = 0.0, y = 0.0 }, \
+                 { id = 2, role = \"server\", x = 9.0, y = 0.0 }, { id = 3, role = \"client\", x = 18.0, y = 0.0 }]\n";
+    assert!(e(nodes).contains("topology.spacing_m scales a named layout"));
+    assert!(e("[topology]\nspacing_m = 0.0\n").contains("topology.spacing_m"));
+    assert!(e("[topology]\njitter_m = -1.0\n").contains("topology.jitter_m"));
+    let pinned = "[topology]\nrpl_startup = false\njitter_m = 1.0\nparents = { 9 = 8 }\n";
+    assert!(e(pinned).contains("topology.parents"));
+    // a jittered scenario runs, and says so in its scenario
+    let s = LlnScenario::from_toml("[topology]\njitter_m = 1.0\n").unwrap();
+    assert_eq!(s.resolve().unwrap().mesh.jitter_m, 1.0);
+}
+
+#[test]
+fn mrm_derives_its_power_from_the_range_and_its_carrier_sense_from_the_power() {
+    let s = LlnScenario::from_toml("[radio]\nmedium = \"mrm\"\n").unwrap();
+    let r = s.resolve().unwrap().mesh.radio;
+    let m = r.mrm.unwrap();
+    // p = 0.999 at R = 10 m: −27.046 dBm (netmodel's mrm tests derive it); sensed to 13.98 m
+    assert!((m.tx_power_dbm + 27.046).abs() < 2e-3, "{}", m.tx_power_dbm);
+    assert!((r.cca_range_m - 13.98).abs() < 0.01, "{}", r.cca_range_m);
+    assert!(m.capture);
+    // a given power is used as is
+    let s = LlnScenario::from_toml("[radio]\nmedium = \"mrm\"\n[radio.mrm]\ntx_power_dbm = 1.5\n").unwrap();
+    assert_eq!(s.resolve().unwrap().mesh.radio.mrm.unwrap().tx_power_dbm, 1.5);
+}
+
+/// A line of three motes, 10 m apart: border router, server, client.
+const LINE: &str = "[topology]\nnodes = [\n\
+    { id = 1, role = \"border_router\", x = 0.0, y = 0.0 },\n\
+    { id = 2, role = \"server\", x = 10.0, y = 0.0 },\n\
+    { id = 3, role = \"client\", x = 20.0, y = 0.0 },\n]\n";
+
+#[test]
+fn explicit_nodes_need_no_layout_and_a_preset_takes_them() {
+    let s = LlnScenario::from_toml(LINE).unwrap();
+    assert_eq!(s.topology.layout, None);
+    let nodes = s.nodes().unwrap();
+    assert_eq!(nodes.len(), 3);
+    assert_eq!((nodes[2].role, nodes[2].x), (topology::Role::Client, 20.0));
+    assert!(s.resolve().is_ok());
+    // nothing given: the default layout; both given: refused
+    assert_eq!(LlnScenario::from_toml("").unwrap().topology.layout.as_deref(), Some("grid3x3"));
+    let both = format!("{}layout = \"grid6x6\"\n", LINE);
+    let e = LlnScenario::from_toml(&both).unwrap().nodes().unwrap_err().to_string();
+    assert!(e.contains("exactly one of `layout` and `nodes`"), "{e}");
+    // a preset (which names a layout) overlaid with nodes: the nodes replace the layout
+    let mut table: toml::Table = super::super::presets::text("nitk-gst-cooja").unwrap().parse().unwrap();
+    crate::scenario::overlay(&mut table, LINE.parse().unwrap());
+    let s: LlnScenario = table.try_into().unwrap();
+    assert_eq!((s.topology.layout.clone(), s.nodes().unwrap().len()), (None, 3));
+}
