@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use lab::plans::{cloud_plan, nitk_plan, rttcoap_plan, thesis_plan};
+use lab::plans::{plan, Overrides};
 use lab::sweep;
 
 type Error = Box<dyn std::error::Error>;
@@ -161,17 +161,13 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
             if what != "nitk" && args.loads {
                 return Err(crate::usage("--loads applies to `reproduce nitk`"));
             }
-            match what {
-                "cloud" => cloud_plan(args.reps, args.duration)?,
-                "rttcoap" => rttcoap_plan(args.reps, args.duration)?,
-                _ => nitk_plan(args.reps, args.duration, args.loads)?,
-            }
+            plan(what, &Overrides { reps: args.reps, duration_s: args.duration, loads: args.loads })?
         }
         _ => {
             if args.duration.is_some() || args.loads {
                 return Err(crate::usage("--duration and --loads apply to `reproduce nitk`, `cloud` and `rttcoap`"));
             }
-            thesis_plan(args.reps.unwrap_or(20))
+            plan("thesis", &Overrides { reps: args.reps, ..Overrides::default() })?
         }
     };
     let plan = sweep::parse_plan(&text)?;

@@ -1,101 +1,122 @@
-//! The publication plans: what `coapcc reproduce` runs, as sweep plans (TOML text).
+//! The publication plans: what `coapcc reproduce` runs, as sweep plans written under `plans/`
+//! in the repository (compiled in), with the command's overrides applied to them.
 
 type Error = Box<dyn std::error::Error>;
 
-/// CLOUD's experiments as a plan: every `cloud-…` preset with its algorithms (CLOUD's Table I),
-/// at the presets' replications unless `reps` is given.
-pub fn cloud_plan(reps: Option<u32>, duration_s: Option<f64>) -> Result<String, Error> {
-    preset_plan(
-        "# CLOUD's cloud-client experiments (docs/mesh.md), as `coapcc reproduce cloud` runs it.\nseed = 2016\n",
-        "cloud-",
-        reps,
-        duration_s,
-        |_| true,
-    )
+/// The publication plans by name, as the files under `plans/` hold them.
+pub const PLANS: [(&str, &str); 4] = [
+    ("thesis", include_str!("../../../plans/thesis.toml")),
+    ("nitk", include_str!("../../../plans/nitk.toml")),
+    ("cloud", include_str!("../../../plans/cloud.toml")),
+    ("rttcoap", include_str!("../../../plans/rttcoap.toml")),
+];
+
+/// What `coapcc reproduce` may change in a publication plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Overrides {
+    /// Replications per cell instead of the plan's: a matrix that sets its own keeps its ratio to
+    /// the plan's (the thesis's error-prone cells, twice as many).
+    pub reps: Option<u32>,
+    /// Simulated seconds per replication (mesh plans), for every matrix.
+    pub duration_s: Option<f64>,
+    /// NITK: also the CoCoA++ offered-load levels (the `nitk-cocoapp-load-…` presets).
+    pub loads: bool,
 }
 
-/// RTTCOAP's experiments as a plan: every `rttcoap-…` preset with its algorithms (default,
-/// cocoa, rtt_coap), at the presets' replications unless `reps` is given.
-pub fn rttcoap_plan(reps: Option<u32>, duration_s: Option<f64>) -> Result<String, Error> {
-    preset_plan(
-        "# RTTCOAP's collection experiments (docs/mesh.md), as `coapcc reproduce rttcoap` runs it.\nseed = 2018\n",
-        "rttcoap-",
-        reps,
-        duration_s,
-        |_| true,
-    )
-}
-
-/// A plan of every preset whose name starts with `prefix` (and that `keep` keeps), each with the
-/// algorithms its source compared.
-fn preset_plan(
-    head: &str,
-    prefix: &str,
-    reps: Option<u32>,
-    duration_s: Option<f64>,
-    keep: impl Fn(&str) -> bool,
-) -> Result<String, Error> {
-    let mut plan = String::from(head);
-    if let Some(r) = reps {
-        plan += &format!("reps = {r}\n");
+/// The plan `name` (one of [`PLANS`]) with `o` applied, as sweep plan text. Untouched, it is the
+/// file's text; changed, the file's table written out again (its comments left behind).
+pub fn plan(name: &str, o: &Overrides) -> Result<String, Error> {
+    let text = PLANS.iter().find(|p| p.0 == name).map(|p| p.1).ok_or_else(|| format!("no plan '{name}'"))?;
+    let mut doc: toml::Table = text.parse()?;
+    let mut changed = false;
+    if let Some(toml::Value::Array(matrices)) = doc.get_mut("matrices") {
+        let before = matrices.len();
+        // the load levels only when asked for
+        matrices.retain(|m| {
+            o.loads
+                || !m
+                    .get("preset")
+                    .and_then(|p| p.as_array())
+                    .is_some_and(|p| p.iter().any(|v| v.as_str().is_some_and(|n| n.starts_with("nitk-cocoapp-load-"))))
+        });
+        changed |= matrices.len() != before;
     }
-    for (name, text) in netsim::lln::presets::PRESETS {
-        if !name.starts_with(prefix) || !keep(name) {
-            continue;
+    if let Some(r) = o.reps {
+        let base = doc.get("reps").and_then(|v| v.as_integer());
+        doc.insert("reps".into(), toml::Value::Integer(i64::from(r)));
+        for m in matrices_mut(&mut doc) {
+            if let (Some(toml::Value::Array(own)), Some(base)) = (m.get_mut("reps"), base) {
+                for v in own.iter_mut() {
+                    if let Some(n) = v.as_integer() {
+                        *v = toml::Value::Integer(n * i64::from(r) / base);
+                    }
+                }
+            }
         }
-        let s = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("preset {name}: {e}"))?;
-        let algorithms: Vec<String> = s.algorithms.iter().map(|a| toml::Value::from(a.as_str()).to_string()).collect();
-        plan += &format!("\n[[matrices]]\npreset = [\"{name}\"]\ncc = [{}]\n", algorithms.join(", "));
-        if let Some(d) = duration_s {
-            plan += &format!("duration_s = [{d:?}]\n");
+        changed = true;
+    }
+    if let Some(d) = o.duration_s {
+        for m in matrices_mut(&mut doc) {
+            m.insert("duration_s".into(), toml::Value::Array(vec![toml::Value::Float(d)]));
+        }
+        changed = true;
+    }
+    Ok(if changed { toml::to_string(&doc)? } else { text.to_string() })
+}
+
+fn matrices_mut(doc: &mut toml::Table) -> impl Iterator<Item = &mut toml::Table> {
+    doc.get_mut("matrices").and_then(|m| m.as_array_mut()).into_iter().flatten().filter_map(|m| m.as_table_mut())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mesh plans hold every preset of their family, each with the algorithms its file says
+    /// its source compared (a preset added or an algorithm changed shows here).
+    #[test]
+    fn the_mesh_plans_run_every_preset_with_its_algorithms() {
+        for (plan_name, prefix) in [("nitk", "nitk-"), ("cloud", "cloud-"), ("rttcoap", "rttcoap-")] {
+            let doc: toml::Table = PLANS.iter().find(|p| p.0 == plan_name).unwrap().1.parse().unwrap();
+            let matrices = doc["matrices"].as_array().unwrap();
+            let mut listed = Vec::new();
+            for m in matrices {
+                let name = m["preset"].as_array().unwrap()[0].as_str().unwrap().to_string();
+                let cc: Vec<String> = m["cc"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
+                let s = netsim::lln::LlnScenario::from_toml(netsim::lln::presets::text(&name).unwrap()).unwrap();
+                assert_eq!(cc, s.algorithms, "{plan_name}: {name}");
+                listed.push(name);
+            }
+            let all: Vec<String> = netsim::lln::presets::PRESETS
+                .iter()
+                .filter(|p| p.0.starts_with(prefix))
+                .map(|p| p.0.to_string())
+                .collect();
+            assert_eq!(listed, all, "{plan_name}");
         }
     }
-    Ok(plan)
-}
 
-/// NITK's experiments as a plan: every `nitk-…` preset with the algorithms its source compared
-/// (GST-CoAP and GSRTC on the 3×3 grid, CoCoA vs CoCoA++ on four static topologies and with four
-/// mobility models, and the FIT/IoT-LAB approximations: GST-CoAP, GSRTC and CoAP-Eifel; with
-/// `loads`, the load levels too), at the presets' replications unless `reps` is given.
-pub fn nitk_plan(reps: Option<u32>, duration_s: Option<f64>, loads: bool) -> Result<String, Error> {
-    preset_plan(
-        "# The NITK thesis's Cooja experiments and its FIT/IoT-LAB ones approximated (docs/mesh.md), as `coapcc reproduce nitk` runs it.\nseed = 2020\n",
-        "nitk-",
-        reps,
-        duration_s,
-        |name| loads || !name.starts_with("nitk-cocoapp-load-"),
-    )
-}
-
-/// The literature's reference matrix and the Full Backoff comparison (ANRW 2018), as a plan.
-pub fn thesis_plan(reps: u32) -> String {
-    format!(
-        r#"# The reference matrix of the CoAP congestion-control literature (docs/bottleneck.md), as `coapcc reproduce thesis` runs it.
-seed = 2019
-reps = {reps}
-
-# error-free: workloads x buffers x clients x algorithms
-[[matrices]]
-cc = ["default", "cocoa", "tcp", "fasor", "fasor_token"]
-workload = ["continuous", "random"]
-buffer = [2500, 14100, 28200, 1410000]
-clients = [1, 50, 100, 200, 400]
-
-# error-prone: 10 clients, the link-error profiles, twice the replications
-[[matrices]]
-cc = ["default", "cocoa", "tcp", "fasor", "fasor_token"]
-workload = ["continuous", "random"]
-clients = [10]
-errors = ["none", "low", "medium", "high"]
-reps = [{reps2}]
-
-# Full Backoff (Järvinen et al., ANRW 2018)
-[[matrices]]
-cc = ["default", "default_fb1", "default_fb2", "cocoa", "cocoa_fb1", "cocoa_fb2"]
-workload = ["continuous", "random"]
-buffer = [2500, 14100, 28200, 1410000]
-clients = [200, 400]
-"#,
-        reps2 = 2 * reps
-    )
+    #[test]
+    fn overrides_apply_to_every_matrix() {
+        let o = Overrides { reps: Some(3), duration_s: Some(50.0), loads: false };
+        let p = crate::sweep::parse_plan(&plan("nitk", &o).unwrap()).unwrap();
+        assert!(!p.cells.is_empty());
+        for c in &p.cells {
+            let s: &netsim::lln::LlnScenario = c.scenario.as_any().downcast_ref().unwrap();
+            assert_eq!((s.reps, s.duration_s), (3, 50.0));
+            assert!(!s.name.starts_with("nitk-cocoapp-load-"), "loads only when asked for");
+        }
+        let with_loads = crate::sweep::parse_plan(&plan("nitk", &Overrides { loads: true, ..o }).unwrap()).unwrap();
+        // 8 topologies × 5 levels × 2 algorithms more
+        assert_eq!(with_loads.cells.len(), p.cells.len() + 8 * 5 * 2);
+        // the thesis: the error-prone cells keep twice the replications
+        let t =
+            crate::sweep::parse_plan(&plan("thesis", &Overrides { reps: Some(3), ..Overrides::default() }).unwrap())
+                .unwrap();
+        let reps: std::collections::BTreeSet<u32> =
+            t.cells.iter().map(|c| c.scenario.as_any().downcast_ref::<netsim::Scenario>().unwrap().reps).collect();
+        assert_eq!(reps.into_iter().collect::<Vec<_>>(), [3, 6]);
+        // untouched, a plan is its file
+        assert_eq!(plan("cloud", &Overrides::default()).unwrap(), PLANS[2].1);
+    }
 }
