@@ -25,7 +25,12 @@ pub(crate) fn table(base: &LlnScenario, runs: &[Run]) -> String {
     let _ = writeln!(
         out,
         "{}: {} ({}), {} s × {} rep(s), seed {}",
-        base.name, layout, base.stack.mac, base.duration_s, runs[0].scenario.reps, base.seed
+        base.name,
+        layout,
+        lab::sim::spelled(&base.stack.mac),
+        base.duration_s,
+        runs[0].scenario.reps,
+        base.seed
     );
     if let Some(a) = &base.approximation {
         let _ = writeln!(out, "approximation: {a}");

@@ -65,7 +65,7 @@ fn one_hop_exchange_time_is_the_sum_of_the_models_delays() {
 #[test]
 fn a_back_to_back_client_waits_for_its_console_between_exchanges() {
     let mut s = one_hop();
-    s.workload.kind = "continuous".into();
+    s.workload.kind = lln::scenario::Pattern::Continuous;
     let res = s.resolve().unwrap();
     let r = lln::run_rep(&s, &res, 0, None);
     let (first, next) = (12_704_000, 12_704_000 + 39 * 69_125);
@@ -152,11 +152,11 @@ fn accounting_holds(
     s.radio.success_ratio_tx = p_tx;
     s.radio.success_ratio_rx = p_rx;
     if csma {
-        s.stack.mac = "csma".into();
+        s.stack.mac = lln::scenario::Mac::Csma;
         s.stack.queuebuf_num = 2;
     }
     if contikimac {
-        s.stack.rdc = "contikimac".into();
+        s.stack.rdc = lln::scenario::RdcName::Contikimac;
     }
     s.seed = seed;
     let res = match s.resolve() {

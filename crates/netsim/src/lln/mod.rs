@@ -102,7 +102,7 @@ pub fn run_rep(
     let mut burst: Option<BurstGroup> = None;
     let mut workload =
         Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep).with_parallel(res.outstanding);
-    if w.kind == "burst" {
+    if w.kind == scenario::Pattern::Burst {
         // CLOUD's burst: `continuous` clients drawn for this replication (uniform, without
         // replacement) run from 0; every other starts at start_s with its requests back to back
         let b = w.burst.clone().unwrap_or_default();
@@ -124,7 +124,7 @@ pub fn run_rep(
         workload = workload.open_loop(steps.clone());
     }
     // CLOUD's baseline: each client (server) in turn; the run lasts until the last is done
-    let chained = w.kind == "baseline";
+    let chained = w.kind == scenario::Pattern::Baseline;
     if chained {
         let b = w.baseline.clone().unwrap_or_default();
         workload = workload.chained((b.gap_s * 1e9).round() as u64, b.exchanges as u64);
@@ -166,7 +166,7 @@ pub fn run_rep(
             window_ns: w
                 .collect
                 .as_ref()
-                .filter(|_| w.kind == "collect")
+                .filter(|_| w.kind == scenario::Pattern::Collect)
                 .map_or(0, |c| (c.window_s * 1e9).round() as u64),
             chained,
         })

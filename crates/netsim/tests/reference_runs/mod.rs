@@ -19,7 +19,7 @@ pub fn back_to_back(nodes: Vec<NodeSpec>, duration_s: f64) -> LlnScenario {
     s.topology.rpl_control = true;
     s.topology.rpl_startup = false;
     s.cc = "default".into();
-    s.workload.kind = "continuous".into();
+    s.workload.kind = netsim::lln::scenario::Pattern::Continuous;
     s.duration_s = duration_s;
     s.reps = 1;
     s

@@ -34,7 +34,7 @@ pub enum Derivable {
 #[serde(deny_unknown_fields, default)]
 pub struct Radio {
     /// `udgm` (Cooja's distance loss) or `mrm` (its multi-path ray tracer on open ground).
-    pub medium: String,
+    pub medium: Medium,
     /// R, m.
     pub tx_range_m: f64,
     /// I, m.
@@ -147,7 +147,7 @@ impl Radio {
 impl Default for Radio {
     fn default() -> Self {
         Radio {
-            medium: "udgm".into(),
+            medium: Medium::Udgm,
             tx_range_m: 10.0,
             interference_range_m: 20.0,
             success_ratio_tx: 1.0,
@@ -164,12 +164,12 @@ impl Default for Radio {
 #[serde(deny_unknown_fields, default)]
 pub struct BrStack {
     /// Its MAC (else the motes').
-    pub mac: Option<String>,
+    pub mac: Option<Mac>,
     /// Its packet buffers (else the motes').
     pub queuebuf_num: Option<u32>,
     /// Its radio duty cycling, `nullrdc` or `contikimac` (else the motes').
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub rdc: Option<String>,
+    pub rdc: Option<RdcName>,
     /// Under ContikiMAC, its radio kept on (the rpl-border-router's `NETSTACK_MAC.off(1)`):
     /// always listening, its unicasts still sent the ContikiMAC way.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -179,7 +179,7 @@ pub struct BrStack {
     pub max_routes: Option<u32>,
     /// Its platform, `z1` or `sky` (else the motes').
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mote: Option<String>,
+    pub mote: Option<Mote>,
 }
 
 /// The motes' network stack.
@@ -187,9 +187,9 @@ pub struct BrStack {
 #[serde(deny_unknown_fields, default)]
 pub struct Stack {
     /// `nullmac` or `csma`.
-    pub mac: String,
+    pub mac: Mac,
     /// `nullrdc` (radio always on) or `contikimac` (every mote, the border router too).
-    pub rdc: String,
+    pub rdc: RdcName,
     /// ContikiMAC: wake-ups per second (a power of two, 1–128; Contiki's default 8).
     #[serde(skip_serializing_if = "is_default_rate")]
     pub channel_check_rate: u32,
@@ -205,7 +205,7 @@ pub struct Stack {
     /// CSMA's retry and pacing rules: `timebase` (Contiki 3.0) or `binary_exponential`
     /// (Contiki's master from 2016 on, IEEE 802.15.4's; the NITK GST/GSRTC firmware's).
     #[serde(skip_serializing_if = "is_timebase")]
-    pub csma_backoff: String,
+    pub csma_backoff: CsmaBackoff,
     /// The mesh prefix is Contiki's address context 0.
     pub context_matches_lln_prefix: bool,
     /// RPL's Hop-by-Hop option in every packet.
@@ -239,43 +239,34 @@ pub struct Stack {
     /// What a full route table does with a new route: `refuse` it (and the DAO goes no further:
     /// the GST firmware's Contiki) or `evict_lru` (Contiki 3.0).
     #[serde(skip_serializing_if = "is_refuse")]
-    pub route_table_full: String,
+    pub route_table_full: RouteTableFull,
     /// The motes' platform, whose CPU clock scales the CPU delays: `z1` (8 MHz, the clock the
     /// delays are given at) or `sky` (3.9 MHz).
     #[serde(skip_serializing_if = "is_z1")]
-    pub mote: String,
+    pub mote: Mote,
     /// The border router's overrides.
     pub br: BrStack,
 }
 
-fn is_refuse(s: &str) -> bool {
-    s == "refuse"
+fn is_refuse(s: &RouteTableFull) -> bool {
+    *s == RouteTableFull::Refuse
 }
 
-fn is_z1(s: &str) -> bool {
-    s == "z1"
-}
-
-/// A platform's CPU clock as Contiki runs it, Hz.
-fn mote_clock_hz(key: &str, mote: &str) -> Result<u32, ScenarioError> {
-    match mote {
-        "z1" => Ok(netmodel::mesh::CPU_REFERENCE_HZ),
-        "sky" => Ok(netmodel::mesh::SKY_CPU_HZ),
-        _ => bad(key, "must be \"z1\" or \"sky\""),
-    }
+fn is_z1(s: &Mote) -> bool {
+    *s == Mote::Z1
 }
 
 impl Default for Stack {
     fn default() -> Self {
         Stack {
-            mac: "nullmac".into(),
-            rdc: "nullrdc".into(),
+            mac: Mac::Nullmac,
+            rdc: RdcName::Nullrdc,
             channel_check_rate: 8,
             phase_optimization: false,
             queuebuf_num: 8,
             csma_max_neighbor_queues: 2,
             csma_max_transmissions: 4,
-            csma_backoff: "binary_exponential".into(),
+            csma_backoff: CsmaBackoff::BinaryExponential,
             context_matches_lln_prefix: true,
             rpl_hbh_option: true,
             rx_process_us: 2000,
@@ -287,12 +278,12 @@ impl Default for Stack {
             client_log_request_bytes: 28,
             client_log_response_bytes: 39,
             max_routes: 20,
-            route_table_full: "refuse".into(),
-            mote: "z1".into(),
+            route_table_full: RouteTableFull::Refuse,
+            mote: Mote::Z1,
             br: BrStack {
-                mac: Some("csma".into()),
+                mac: Some(Mac::Csma),
                 queuebuf_num: Some(4),
-                rdc: Some("contikimac".into()),
+                rdc: Some(RdcName::Contikimac),
                 keep_radio_on: true,
                 max_routes: Some(48),
                 mote: None,
@@ -310,7 +301,7 @@ pub struct Topology {
     /// Explicit motes `{ id, role, x, y }` (ids 1, 2, 3, …).
     pub nodes: Option<Vec<NodeSpec>>,
     /// `rpl_storing_minhop`.
-    pub routing: String,
+    pub routing: Routing,
     /// RPL's control traffic on the air over those routes: DIO trickle, DAO refreshes and
     /// probing as Contiki's master RPL (2016, the NITK GST firmware's) sends them (false: silent
     /// converged routes).
@@ -354,7 +345,7 @@ impl Default for Topology {
         Topology {
             layout: Some("grid3x3".into()),
             nodes: None,
-            routing: "rpl_storing_minhop".into(),
+            routing: Routing::RplStoringMinhop,
             rpl_control: true,
             rpl_startup: true,
             mobility: None,
@@ -373,7 +364,7 @@ impl Default for Topology {
 struct TopologyFile {
     layout: Option<String>,
     nodes: Option<Vec<NodeSpec>>,
-    routing: Option<String>,
+    routing: Option<Routing>,
     rpl_control: Option<bool>,
     rpl_startup: Option<bool>,
     mobility: Option<MobilityConfig>,
@@ -431,8 +422,8 @@ fn is_default_rate(r: &u32) -> bool {
     *r == 8
 }
 
-fn is_timebase(s: &str) -> bool {
-    s == "timebase"
+fn is_timebase(s: &CsmaBackoff) -> bool {
+    *s == CsmaBackoff::Timebase
 }
 
 fn is_true(b: &bool) -> bool {
@@ -476,7 +467,7 @@ pub struct LlnWorkload {
     /// as the previous exchange ends, until the run ends), `burst` (CLOUD's cross-traffic burst,
     /// `[workload.burst]`) or `baseline` (CLOUD's one-to-one runs: one client after the other,
     /// `[workload.baseline]`).
-    pub kind: String,
+    pub kind: Pattern,
     /// Request interval, ms (when no offered load is given).
     pub interval_ms: f64,
     /// Per-client offered load, kbit/s of the request's first-hop MPDU; 0: use `interval_ms`.
@@ -607,7 +598,7 @@ impl Default for BurstKeys {
 impl Default for LlnWorkload {
     fn default() -> Self {
         LlnWorkload {
-            kind: "periodic_blocking".into(),
+            kind: Pattern::PeriodicBlocking,
             interval_ms: 100.0,
             offered_load_kbps: 0.0,
             uri_path: vec!["test".into(), "hello".into()],
@@ -630,7 +621,7 @@ impl Default for LlnWorkload {
 #[serde(deny_unknown_fields, default)]
 pub struct EndpointKeys {
     /// `at_last_send` (Erbium) or `after_last_timer` (RFC 7252).
-    pub give_up: String,
+    pub give_up: GiveUpAt,
     /// Servers echo RTT-CoAP's transmission counter (Erbium does not; RTTCOAP's collector does).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub echo_transmission_numbers: bool,
@@ -638,7 +629,7 @@ pub struct EndpointKeys {
 
 impl Default for EndpointKeys {
     fn default() -> Self {
-        EndpointKeys { give_up: "at_last_send".into(), echo_transmission_numbers: false }
+        EndpointKeys { give_up: GiveUpAt::AtLastSend, echo_transmission_numbers: false }
     }
 }
 
@@ -720,7 +711,9 @@ impl Default for LlnScenario {
     }
 }
 
+mod keys;
 mod resolve;
+pub use keys::{GiveUpAt, Mac, Medium, Mote, Pattern, RdcName, RouteTableFull, Routing};
 pub use resolve::Resolved;
 
 #[cfg(test)]

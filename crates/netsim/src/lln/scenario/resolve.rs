@@ -105,24 +105,15 @@ impl LlnScenario {
         Ok(nodes)
     }
 
-    fn mac(&self, name: &str, queuebuf_num: u32) -> Result<MacSpec, ScenarioError> {
-        match name {
-            "nullmac" => Ok(MacSpec::Nullmac),
-            "csma" => Ok(MacSpec::Csma {
+    fn mac(&self, mac: Mac, queuebuf_num: u32) -> MacSpec {
+        match mac {
+            Mac::Nullmac => MacSpec::Nullmac,
+            Mac::Csma => MacSpec::Csma {
                 queuebuf_num,
                 max_neighbor_queues: self.stack.csma_max_neighbor_queues,
                 max_transmissions: self.stack.csma_max_transmissions,
-                backoff: match self.stack.csma_backoff.as_str() {
-                    "timebase" => CsmaBackoff::Timebase,
-                    "binary_exponential" => CsmaBackoff::BinaryExponential,
-                    other => {
-                        return Err(ScenarioError(format!(
-                            "scenario: stack.csma_backoff '{other}' must be \"timebase\" or \"binary_exponential\""
-                        )))
-                    }
-                },
-            }),
-            other => Err(ScenarioError(format!("stack.mac: '{other}' is not nullmac or csma"))),
+                backoff: self.stack.csma_backoff,
+            },
         }
     }
 
@@ -198,11 +189,10 @@ impl LlnScenario {
                 return bad(k, "must be in [0, 1]");
             }
         }
-        let mrm = match r.medium.as_str() {
-            "udgm" if r.mrm.is_some() => return bad("radio.mrm", "is MRM's: set radio.medium = \"mrm\""),
-            "udgm" => None,
-            "mrm" => Some(r.mrm_spec()?),
-            _ => return bad("radio.medium", "must be \"udgm\" or \"mrm\""),
+        let mrm = match r.medium {
+            Medium::Udgm if r.mrm.is_some() => return bad("radio.mrm", "is MRM's: set radio.medium = \"mrm\""),
+            Medium::Udgm => None,
+            Medium::Mrm => Some(r.mrm_spec()?),
         };
         let cca = match &r.cca_range_m {
             Derivable::Value(v) if *v >= 0.0 && v.is_finite() => *v,
@@ -213,16 +203,8 @@ impl LlnScenario {
             _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
         };
         let s = &self.stack;
-        let rdc_of = |key: &str, name: &str| match name {
-            "nullrdc" => Ok(false),
-            "contikimac" => Ok(true),
-            _ => Err(ScenarioError(format!("scenario: {key} must be \"nullrdc\" or \"contikimac\""))),
-        };
-        let motes_cm = rdc_of("stack.rdc", &s.rdc)?;
-        let br_cm = match &s.br.rdc {
-            Some(r) => rdc_of("stack.br.rdc", r)?,
-            None => motes_cm,
-        };
+        let motes_cm = s.rdc == RdcName::Contikimac;
+        let br_cm = s.br.rdc.map_or(motes_cm, |r| r == RdcName::Contikimac);
         if s.br.keep_radio_on && !br_cm {
             return bad("stack.br.keep_radio_on", "needs the border router's rdc to be \"contikimac\"");
         }
@@ -241,13 +223,10 @@ impl LlnScenario {
         if s.rx_fifo_frames == 0 {
             return bad("stack.rx_fifo_frames", "must be at least 1");
         }
-        if self.topology.routing != "rpl_storing_minhop" {
-            return bad("topology.routing", "must be \"rpl_storing_minhop\"");
-        }
         let nodes = self.nodes()?;
         let root = nodes.iter().position(|n| n.role == topology::Role::BorderRouter).unwrap_or(0);
-        let mote_mac = self.mac(&s.mac, s.queuebuf_num)?;
-        let br_mac = self.mac(s.br.mac.as_deref().unwrap_or(&s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num))?;
+        let mote_mac = self.mac(s.mac, s.queuebuf_num);
+        let br_mac = self.mac(s.br.mac.unwrap_or(s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num));
         let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
         let rdc = |cm: bool, kept: bool| match (cm, kept) {
             (false, _) => Rdc::Nullrdc,
@@ -257,20 +236,11 @@ impl LlnScenario {
         let rdcs = (0..nodes.len())
             .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
             .collect();
-        let mote_hz = mote_clock_hz("stack.mote", &s.mote)?;
-        let br_hz = match &s.br.mote {
-            Some(m) => mote_clock_hz("stack.br.mote", m)?,
-            None => mote_hz,
-        };
+        let mote_hz = s.mote.clock_hz();
+        let br_hz = s.br.mote.map_or(mote_hz, Mote::clock_hz);
         let cpu_clocks_hz = (0..nodes.len()).map(|i| if i == root { br_hz } else { mote_hz }).collect();
         let w = &self.workload;
-        if !["periodic_blocking", "continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
-            return bad(
-                "workload.kind",
-                "must be \"periodic_blocking\", \"continuous\", \"burst\", \"baseline\" or \"collect\"",
-            );
-        }
-        let collect = (w.kind == "collect").then(|| w.collect.clone().unwrap_or_default());
+        let collect = (w.kind == Pattern::Collect).then(|| w.collect.clone().unwrap_or_default());
         if let Some(c) = &collect {
             if c.kbps.is_empty() || c.kbps.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
                 return bad("workload.collect.kbps", "needs one rate > 0 per step");
@@ -432,11 +402,7 @@ impl LlnScenario {
                     root: self.stack.br.max_routes.unwrap_or(self.stack.max_routes),
                     motes: self.stack.max_routes,
                 },
-                evict_lru: match self.stack.route_table_full.as_str() {
-                    "refuse" => false,
-                    "evict_lru" => true,
-                    _ => return bad("stack.route_table_full", "must be \"refuse\" or \"evict_lru\""),
-                },
+                evict_lru: self.stack.route_table_full == RouteTableFull::EvictLru,
                 ..RplSpec::default()
             }),
         };
@@ -486,7 +452,7 @@ impl LlnScenario {
                 step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
             }
         });
-        let intervals_ns = if ["continuous", "burst", "baseline", "collect"].contains(&w.kind.as_str()) {
+        let intervals_ns = if w.kind != Pattern::PeriodicBlocking {
             vec![0; clients.len()]
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
@@ -505,8 +471,7 @@ impl LlnScenario {
         } else {
             return bad("workload.interval_ms", "must be > 0 (or give offered_load_kbps)");
         };
-        let give_up = GiveUp::parse(&self.endpoint.give_up)
-            .ok_or_else(|| ScenarioError("endpoint.give_up: must be at_last_send or after_last_timer".into()))?;
+        let give_up = GiveUp::from(self.endpoint.give_up);
         Ok(Resolved {
             mesh,
             cc: self.cc_config()?,

@@ -63,10 +63,7 @@ fn rpl_startup_needs_control_traffic_and_its_own_parents() {
 fn bad_values_are_named() {
     let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
     let mut s = LlnScenario::default();
-    s.stack.rdc = "xmac".into();
-    assert!(e(s).contains("stack.rdc"));
-    let mut s = LlnScenario::default();
-    s.stack.rdc = "contikimac".into();
+    s.stack.rdc = RdcName::Contikimac;
     s.stack.channel_check_rate = 10;
     assert!(e(s).contains("stack.channel_check_rate"));
     let mut s = LlnScenario::default();
@@ -81,39 +78,43 @@ fn bad_values_are_named() {
     let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
     assert!(e(s).contains("UDP"));
     let mut s = LlnScenario::default();
-    s.stack.br.rdc = Some("nullrdc".into());
+    s.stack.br.rdc = Some(RdcName::Nullrdc);
     s.stack.br.keep_radio_on = true;
     assert!(e(s).contains("stack.br.keep_radio_on"));
-    let mut s = LlnScenario::default();
-    s.stack.br.rdc = Some("lpp".into());
-    assert!(e(s).contains("stack.br.rdc"));
-    let mut s = LlnScenario::default();
-    s.stack.csma_backoff = "aloha".into();
-    assert!(e(s).contains("stack.csma_backoff"));
     assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
-    let mut s = LlnScenario::default();
-    s.stack.route_table_full = "fifo".into();
-    assert!(e(s).contains("stack.route_table_full"));
-    let mut s = LlnScenario::default();
-    s.stack.mote = "micaz".into();
-    assert!(e(s).contains("stack.mote"));
-    let mut s = LlnScenario::default();
-    s.stack.br.mote = Some("telosb".into());
-    assert!(e(s).contains("stack.br.mote"));
-    let mut s = LlnScenario::default();
-    s.radio.medium = "ray".into();
-    assert!(e(s).contains("radio.medium"));
     let mut s = LlnScenario::default();
     s.radio.mrm = Some(MrmKeys::default());
     assert!(e(s).contains("radio.mrm is MRM's"));
     let mut s = LlnScenario::default();
-    s.radio.medium = "mrm".into();
+    s.radio.medium = Medium::Mrm;
     s.radio.success_ratio_rx = 0.5;
     assert!(e(s).contains("UDGM's"));
     let mut s = LlnScenario::default();
-    s.radio.medium = "mrm".into();
+    s.radio.medium = Medium::Mrm;
     s.radio.mrm = Some(MrmKeys { full_reception: 1.0, ..MrmKeys::default() });
     assert!(e(s).contains("radio.mrm.full_reception"));
+}
+
+/// A named value a key does not take is refused where the scenario is read: the message shows
+/// the line, the value, and the values the key takes.
+#[test]
+fn values_a_key_does_not_take_are_refused_when_read() {
+    for (table, line, takes) in [
+        ("stack", "rdc = \"xmac\"", "`nullrdc` or `contikimac`"),
+        ("stack.br", "rdc = \"lpp\"", "`nullrdc` or `contikimac`"),
+        ("stack", "mac = \"tdma\"", "`nullmac` or `csma`"),
+        ("stack", "csma_backoff = \"aloha\"", "`timebase` or `binary_exponential`"),
+        ("stack", "route_table_full = \"fifo\"", "`refuse` or `evict_lru`"),
+        ("stack", "mote = \"micaz\"", "`z1` or `sky`"),
+        ("stack.br", "mote = \"telosb\"", "`z1` or `sky`"),
+        ("radio", "medium = \"ray\"", "`udgm` or `mrm`"),
+        ("topology", "routing = \"aodv\"", "`rpl_storing_minhop`"),
+        ("workload", "kind = \"poisson\"", "`periodic_blocking`, `continuous`, `burst`, `baseline`, `collect`"),
+        ("endpoint", "give_up = \"never\"", "`at_last_send` or `after_last_timer`"),
+    ] {
+        let e = LlnScenario::from_toml(&format!("[{table}]\n{line}\n")).unwrap_err().to_string();
+        assert!(e.contains(line) && e.contains("unknown variant") && e.contains(takes), "{table}.{line}: {e}");
+    }
 }
 
 #[test]
@@ -123,11 +124,11 @@ fn the_platform_sets_each_mote_s_cpu_clock() {
     let clocks = |s: &LlnScenario| s.resolve().unwrap().mesh.cpu_clocks_hz;
     let mut s = LlnScenario::default();
     assert!(clocks(&s).iter().all(|&c| c == CPU_REFERENCE_HZ));
-    s.stack.br.mote = Some("sky".into());
+    s.stack.br.mote = Some(Mote::Sky);
     let c = clocks(&s);
     assert_eq!((c[0], c.len()), (SKY_CPU_HZ, 9));
     assert!(c[1..].iter().all(|&c| c == CPU_REFERENCE_HZ));
-    s.stack.mote = "sky".into();
+    s.stack.mote = Mote::Sky;
     s.stack.br.mote = None;
     assert!(clocks(&s).iter().all(|&c| c == SKY_CPU_HZ));
 }
