@@ -15,9 +15,7 @@ fn coapcc(args: &[&str]) -> (bool, String, String) {
 fn presets_lists_every_name_with_a_description() {
     let (ok, out, _) = coapcc(&["presets"]);
     assert!(ok);
-    for name in
-        ["thesis", "nitk-gst-cooja", "nitk-gsrtc-cooja", "nitk-cocoapp-grid6x6", "nitk-cocoapp-load-chain20-2.5"]
-    {
+    for name in ["thesis", "nitk-gst-cooja", "nitk-gsrtc-cooja", "nitk-cocoapp-grid6x6", "nitk-cocoapp-mobile-rwp"] {
         let line = out.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{name}"));
         assert!(line.len() > name.len() + 10, "{line}");
     }

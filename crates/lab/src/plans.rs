@@ -19,7 +19,7 @@ pub struct Overrides {
     pub reps: Option<u32>,
     /// Simulated seconds per replication (mesh plans), for every matrix.
     pub duration_s: Option<f64>,
-    /// NITK: also the CoCoA++ offered-load levels (the `nitk-cocoapp-load-…` presets).
+    /// NITK: also the CoCoA++ offered-load levels (the matrices over `workload.offered_load_kbps`).
     pub loads: bool,
 }
 
@@ -32,13 +32,7 @@ pub fn plan(name: &str, o: &Overrides) -> Result<String, Error> {
     if let Some(toml::Value::Array(matrices)) = doc.get_mut("matrices") {
         let before = matrices.len();
         // the load levels only when asked for
-        matrices.retain(|m| {
-            o.loads
-                || !m
-                    .get("preset")
-                    .and_then(|p| p.as_array())
-                    .is_some_and(|p| p.iter().any(|v| v.as_str().is_some_and(|n| n.starts_with("nitk-cocoapp-load-"))))
-        });
+        matrices.retain(|m| o.loads || !m.as_table().is_some_and(|t| t.contains_key(LOAD_KEY)));
         changed |= matrices.len() != before;
     }
     if let Some(r) = o.reps {
@@ -64,6 +58,9 @@ pub fn plan(name: &str, o: &Overrides) -> Result<String, Error> {
     Ok(if changed { toml::to_string(&doc)? } else { text.to_string() })
 }
 
+/// The key the offered-load matrices vary.
+const LOAD_KEY: &str = "workload.offered_load_kbps";
+
 fn matrices_mut(doc: &mut toml::Table) -> impl Iterator<Item = &mut toml::Table> {
     doc.get_mut("matrices").and_then(|m| m.as_array_mut()).into_iter().flatten().filter_map(|m| m.as_table_mut())
 }
@@ -80,7 +77,7 @@ mod tests {
             let doc: toml::Table = PLANS.iter().find(|p| p.0 == plan_name).unwrap().1.parse().unwrap();
             let matrices = doc["matrices"].as_array().unwrap();
             let mut listed = Vec::new();
-            for m in matrices {
+            for m in matrices.iter().filter(|m| !m.as_table().unwrap().contains_key(LOAD_KEY)) {
                 let name = m["preset"].as_array().unwrap()[0].as_str().unwrap().to_string();
                 let cc: Vec<String> = m["cc"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
                 let s = netsim::lln::LlnScenario::from_toml(netsim::lln::presets::text(&name).unwrap()).unwrap();
@@ -104,11 +101,19 @@ mod tests {
         for c in &p.cells {
             let s: &netsim::lln::LlnScenario = c.scenario.as_any().downcast_ref().unwrap();
             assert_eq!((s.reps, s.duration_s), (3, 50.0));
-            assert!(!s.name.starts_with("nitk-cocoapp-load-"), "loads only when asked for");
+            assert_eq!(s.workload.offered_load_kbps, 0.0, "loads only when asked for");
         }
         let with_loads = crate::sweep::parse_plan(&plan("nitk", &Overrides { loads: true, ..o }).unwrap()).unwrap();
-        // 8 topologies × 5 levels × 2 algorithms more
+        // 8 topologies × 5 levels × 2 algorithms more, each a level of the NITK load sweep
         assert_eq!(with_loads.cells.len(), p.cells.len() + 8 * 5 * 2);
+        let mut levels = std::collections::BTreeMap::new();
+        for c in &with_loads.cells {
+            let s: &netsim::lln::LlnScenario = c.scenario.as_any().downcast_ref().unwrap();
+            *levels.entry(format!("{}", s.workload.offered_load_kbps)).or_insert(0) += 1;
+        }
+        for l in ["0.5", "1", "1.5", "2", "2.5"] {
+            assert_eq!(levels[l], 8 * 2, "{l} kbit/s: every topology, both algorithms");
+        }
         // the thesis: the error-prone cells keep twice the replications
         let t =
             crate::sweep::parse_plan(&plan("thesis", &Overrides { reps: Some(3), ..Overrides::default() }).unwrap())
