@@ -4,8 +4,6 @@
 //! relaying), named by a plan's `[base]`, its cells run, stored and summarised like any other.
 //! Expected values are worked out by hand from the line's rule.
 
-use std::any::Any;
-
 use coap_cc::{CcConfig, Duration, Instant};
 use coap_endpoint::{Config, Endpoint, Request};
 use netmodel::workload::Batches;
@@ -72,20 +70,8 @@ impl WorldScenario for LineScenario {
     fn seed_mut(&mut self) -> &mut u64 {
         &mut self.seed
     }
-    fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap()
-    }
-    fn canonical(&self) -> String {
-        serde_json::to_string(self).unwrap()
-    }
-    fn clone_box(&self) -> Box<dyn WorldScenario> {
-        Box::new(self.clone())
-    }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         Ok(Box::new(LineRun { s: self, cc: CcConfig::parse(&self.cc).map_err(|e| e.to_string())? }))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

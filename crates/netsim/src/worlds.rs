@@ -45,24 +45,44 @@ pub trait World: Send + Sync {
     }
 }
 
-/// A resolved scenario of some [`World`].
-pub trait WorldScenario: Send + Sync + fmt::Debug {
+/// A resolved scenario of some [`World`]. What every scenario can do as data (JSON, copies) comes
+/// with [`Stored`], implemented for every serialisable, clonable scenario.
+pub trait WorldScenario: Stored {
     /// Its world.
     fn world(&self) -> &'static dyn World;
     /// Replications.
     fn reps(&self) -> u32;
     /// The master seed.
     fn seed_mut(&mut self) -> &mut u64;
+    /// Readies a run (transport, routes, …) whose replications run on any thread.
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String>;
+}
+
+/// A scenario as data; implemented for every [`WorldScenario`] that is `Serialize + Clone`.
+pub trait Stored: Send + Sync + fmt::Debug {
     /// The scenario as JSON (what results record).
     fn to_json(&self) -> serde_json::Value;
     /// The scenario as JSON text, fields in declaration order (what a sweep's cell id hashes).
     fn canonical(&self) -> String;
     /// A boxed copy.
     fn clone_box(&self) -> Box<dyn WorldScenario>;
-    /// Readies a run (transport, routes, …) whose replications run on any thread.
-    fn runner(&self) -> Result<Box<dyn Runner + '_>, String>;
     /// The concrete scenario, for callers that know its type.
     fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: WorldScenario + serde::Serialize + Clone + 'static> Stored for T {
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("scenarios serialize")
+    }
+    fn canonical(&self) -> String {
+        serde_json::to_string(self).expect("scenarios serialize")
+    }
+    fn clone_box(&self) -> Box<dyn WorldScenario> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 impl Clone for Box<dyn WorldScenario> {
@@ -132,10 +152,6 @@ pub fn of_text(text: &str) -> Result<&'static dyn World, String> {
     text.parse::<toml::Table>().map_or(Ok(&Bottleneck as &dyn World), |t| of(&t))
 }
 
-fn json<T: serde::Serialize>(s: &T) -> serde_json::Value {
-    serde_json::to_value(s).expect("scenarios serialize")
-}
-
 impl World for Bottleneck {
     fn env(&self) -> &'static str {
         ""
@@ -168,21 +184,9 @@ impl WorldScenario for Scenario {
     fn seed_mut(&mut self) -> &mut u64 {
         &mut self.seed
     }
-    fn to_json(&self) -> serde_json::Value {
-        json(self)
-    }
-    fn canonical(&self) -> String {
-        serde_json::to_string(self).expect("scenarios serialize")
-    }
-    fn clone_box(&self) -> Box<dyn WorldScenario> {
-        Box::new(self.clone())
-    }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         let transport = self.transport().map_err(|e| e.to_string())?;
         Ok(Box::new(BottleneckRun { scenario: self, transport }))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -234,21 +238,9 @@ impl WorldScenario for LlnScenario {
     fn seed_mut(&mut self) -> &mut u64 {
         &mut self.seed
     }
-    fn to_json(&self) -> serde_json::Value {
-        json(self)
-    }
-    fn canonical(&self) -> String {
-        serde_json::to_string(self).expect("scenarios serialize")
-    }
-    fn clone_box(&self) -> Box<dyn WorldScenario> {
-        Box::new(self.clone())
-    }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         let resolved = self.resolve().map_err(|e| e.to_string())?;
         Ok(Box::new(MeshRun { scenario: self, resolved }))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
