@@ -22,6 +22,7 @@ pub mod lln;
 pub mod queue;
 pub mod record;
 pub mod scenario;
+mod skip;
 pub mod summary;
 pub mod tcp;
 pub mod tcp_stack;

@@ -104,7 +104,7 @@ pub enum NetworkReport {
     /// The wired reference bottleneck.
     Bottleneck(BottleneckReport),
     /// The low-power mesh.
-    Mesh(crate::lln::MeshRun),
+    Mesh(crate::lln::run::MeshRun),
     /// A real network (`coapcc load`): nothing modelled, nothing counted.
     Real,
     /// A network model of another crate (a world added with [`crate::worlds::register`]): its
@@ -135,16 +135,10 @@ pub struct ExchangeStats {
     /// Exchanges by number of retransmissions (index = retransmissions).
     pub retransmissions_hist: Vec<u64>,
     /// Background NON messages sent and taken by their sink ([`crate::udp::Background`]).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub background_sent: u64,
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub background_delivered: u64,
-}
-
-/// Whether a counter is zero: what the records leave out of their JSON
-/// (`skip_serializing_if`).
-pub(crate) fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
-    *v == T::default()
 }
 
 impl ExchangeStats {

@@ -240,16 +240,16 @@ impl WorldScenario for LlnScenario {
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         let resolved = self.resolve().map_err(|e| e.to_string())?;
-        Ok(Box::new(MeshRun { scenario: self, resolved }))
+        Ok(Box::new(MeshRunner { scenario: self, resolved }))
     }
 }
 
-struct MeshRun<'a> {
+struct MeshRunner<'a> {
     scenario: &'a LlnScenario,
     resolved: lln::Resolved,
 }
 
-impl Runner for MeshRun<'_> {
+impl Runner for MeshRunner<'_> {
     fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
         lln::run_rep(self.scenario, &self.resolved, rep, progress)
     }

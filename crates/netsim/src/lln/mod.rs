@@ -10,62 +10,23 @@
 //! to exchange 50 messages successfully"); clients with fewer successes have none.
 
 pub mod presets;
+pub(crate) mod run;
 pub mod scenario;
 pub mod summary;
 
 use coap_cc::Instant;
 use coap_endpoint::{Config, Endpoint};
 use netmodel::mesh::routing::{Routes, NONE};
-use netmodel::mesh::{Mesh, MeshReport};
+use netmodel::mesh::Mesh;
 use netmodel::{HostId, Periodic, Stream};
-use serde::Serialize;
 
 use crate::engine;
 use crate::record::{ClientRecord, ClientSpan, Detail, ExchangeRecord, NetworkReport, RepResult};
 use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
+pub use run::{MeshRun, Route};
 pub use scenario::{LlnScenario, Resolved};
 pub use summary::{LlnMetrics, MeshSummary};
-
-/// One client's route.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Route {
-    /// The client's node id.
-    pub client: u32,
-    /// Its server's node id.
-    pub server: u32,
-    /// Hops of a request (None: no route).
-    pub hops: Option<u32>,
-    /// Hops of the response.
-    pub hops_back: Option<u32>,
-}
-
-/// What the mesh leaves of one replication.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct MeshRun {
-    /// The medium's counters.
-    #[serde(flatten)]
-    pub report: MeshReport,
-    /// Each client's route.
-    pub routes: Vec<Route>,
-    /// The request's CoAP bytes (for goodput).
-    pub request_bytes: u32,
-    /// The run's length, ns.
-    pub duration_ns: u64,
-    /// CLOUD's burst: each burst client's time from the burst's start to the end of its last
-    /// exchange, s (empty without a burst).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub burst_completion_s: Vec<f64>,
-    /// CLOUD's burst: how many clients it had.
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
-    pub burst_clients: u32,
-    /// The time series' window, ns (0: no time series; RTTCOAP's collection has one).
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
-    pub window_ns: u64,
-    /// CLOUD's baseline: the clients ran one after the other (per-server metrics apply).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub chained: bool,
-}
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
 pub fn run_rep(

@@ -121,7 +121,7 @@ pub struct LlnMetrics {
     pub burst_completion_s: Vec<f64>,
     /// CLOUD's burst: burst clients, all replications (those missing from
     /// `burst_completion_s` did not finish within the run).
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub burst_clients: u64,
     /// CLOUD's baseline: per-server throughput and exchange duration (chained runs only).
     #[serde(skip_serializing_if = "Option::is_none")]

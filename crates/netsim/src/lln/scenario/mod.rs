@@ -219,22 +219,22 @@ pub struct Stack {
     /// Frames the radio holds while the CPU is busy.
     pub rx_fifo_frames: u32,
     /// CPU: a client's CoAP processing of a request it originates, µs (0: none).
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub client_app_us: u32,
     /// The firmware's console: one byte of blocking `printf` output, ns (0: output costs
     /// nothing). MSPSim's UART shifts a byte out in 8·UBR + 1 cycles: 69,125 ns on a Z1 or Sky at
     /// 8 MHz and 115,200 baud (real hardware, with start and stop bits: 86,806 ns).
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub uart_byte_ns: u32,
     /// Bytes a client prints after it sends a request.
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub client_log_request_bytes: u32,
     /// Bytes a client prints when a response arrives, before its next request.
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub client_log_response_bytes: u32,
     /// Routes a mote's table holds (UIP_CONF_MAX_ROUTES; 0: unbounded). Only where RPL forms
     /// its DODAG (`topology.rpl_startup`): the converged tree is a table that holds them all.
-    #[serde(skip_serializing_if = "crate::record::is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub max_routes: u32,
     /// What a full route table does with a new route: `refuse` it (and the DAO goes no further:
     /// the GST firmware's Contiki) or `evict_lru` (Contiki 3.0).
