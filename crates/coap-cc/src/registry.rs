@@ -223,17 +223,6 @@ factory!(EifelParams, |p, _name| Eifel::new(p.clone()));
 factory!(PeakHopperParams, |p, _name| PeakHopper::new(p.clone()));
 factory!(BasicParams, |p, _name| BasicRto::new(p.clone()));
 
-impl DefaultConfig {
-    fn validate(&self) -> Result<(), Violation> {
-        self.params.validate()
-    }
-}
-impl FasorConfig {
-    fn validate(&self) -> Result<(), Violation> {
-        self.params.validate()
-    }
-}
-
 /// A configured algorithm: the factory of its per-destination controllers.
 #[derive(Debug, Clone)]
 pub struct CcConfig {

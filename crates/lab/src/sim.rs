@@ -105,7 +105,7 @@ impl Runs {
         match self {
             Runs::Bottleneck(_, runs) => {
                 interrupted(stop, runs.iter().map(|r| (r.scenario.cc.as_str(), r.reps.len(), r.scenario.reps)), asked)?;
-                check_complete(runs)
+                check_complete(truncations(runs))
             }
             Runs::Mesh(_, runs) => crate::sim_mesh::check(stop, runs, asked),
         }
@@ -482,9 +482,8 @@ pub(crate) fn cut_short(who: &str, cut: u64, reps: impl Display, key: &str, limi
     format!("{who}: {cut} of {reps} replication(s) cut at {key} = {limit} s before every client finished")
 }
 
-/// An [`crate::Incomplete`] error if a replication of `runs` was truncated.
-pub(crate) fn check_complete(runs: &[Run<Scenario>]) -> Result<(), Error> {
-    let cut = truncations(runs);
+/// An [`crate::Incomplete`] error naming the runs `cut` short (their sentences), if any.
+pub(crate) fn check_complete(cut: Vec<String>) -> Result<(), Error> {
     if cut.is_empty() {
         Ok(())
     } else {
@@ -548,16 +547,22 @@ pub(crate) const RTO_COLUMNS: [&str; 6] = ["rep", "client", "exchange", "armed_s
 /// RTO armed when the previous one expired, the last one `expired = false` if the exchange
 /// ended while it ran.
 pub(crate) fn rto_rows(rep: u32, client: u32, e: &netsim::ExchangeRecord) -> Vec<[String; 6]> {
-    let mut at = e.start_ns;
-    let armed = e.expired_rtos_ns.iter().map(|&t| (t, true)).chain(e.last_rto_ns.map(|t| (t, false)));
-    armed
-        .map(|(t, expired)| {
-            let row =
-                [rep.to_string(), client.to_string(), e.index.to_string(), secs(at), secs(t), expired.to_string()];
-            at += t;
-            row
+    armed_rtos(e)
+        .map(|(at, t, expired)| {
+            [rep.to_string(), client.to_string(), e.index.to_string(), secs(at), secs(t), expired.to_string()]
         })
         .collect()
+}
+
+/// Every RTO armed for an exchange, as (armed at, RTO, expired), ns: each armed when the
+/// previous one expired, the last one unexpired if the exchange ended while it ran.
+pub(crate) fn armed_rtos(e: &netsim::ExchangeRecord) -> impl Iterator<Item = (u64, u64, bool)> + '_ {
+    let armed = e.expired_rtos_ns.iter().map(|&t| (t, true)).chain(e.last_rto_ns.map(|t| (t, false)));
+    armed.scan(e.start_ns, |at, (t, expired)| {
+        let row = (*at, t, expired);
+        *at += t;
+        Some(row)
+    })
 }
 
 /// The per-client tables' columns after their leading ones (`sim --out`'s `cc`, a sweep's

@@ -76,12 +76,7 @@ pub(crate) fn run(
 pub(crate) fn check(stop: &Stop, runs: &[Run], asked: usize) -> Result<(), Error> {
     let done = runs.iter().map(|r| (algorithm(r), r.reps.len(), r.scenario.reps));
     crate::sim::interrupted(stop, done, asked)?;
-    let cut = truncations(runs);
-    if cut.is_empty() {
-        Ok(())
-    } else {
-        Err(Box::new(crate::Incomplete(cut.join("; "))))
-    }
+    crate::sim::check_complete(truncations(runs))
 }
 
 /// One sentence per run whose clients, taking turns, had not all finished when the run's
@@ -124,8 +119,7 @@ pub(crate) fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
             }
             if let NetworkReport::Mesh(m) = &rep.network {
                 for n in &m.report.nodes {
-                    let st = &n.stats;
-                    nodes.write_record(cc.iter().cloned().chain([
+                    let head = [
                         rep.rep.to_string(),
                         n.id.to_string(),
                         serde_json::to_value(n.role)?.as_str().unwrap_or("").to_string(),
@@ -133,18 +127,9 @@ pub(crate) fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
                         format!("{:.4}", n.y),
                         n.parent.map(|p| p.to_string()).unwrap_or_default(),
                         n.rank.map(|p| p.to_string()).unwrap_or_default(),
-                        st.originated.to_string(),
-                        st.forwarded.to_string(),
-                        st.delivered.to_string(),
-                        st.frames_sent.to_string(),
-                        st.frames_received.to_string(),
-                        st.drops.total().to_string(),
-                        // nullrdc: the radio is always on
-                        if st.radio_on_ns > 0 { st.radio_on_ns } else { m.duration_ns }.to_string(),
-                        st.rpl_frames_sent.to_string(),
-                        st.rpl_frames_received.to_string(),
-                        st.rpl_dropped.to_string(),
-                    ]))?;
+                    ];
+                    let counts = crate::tables::node_counts(n, m.duration_ns).map(|v| v.to_string());
+                    nodes.write_record(cc.iter().cloned().chain(head).chain(counts))?;
                 }
             }
         }

@@ -168,10 +168,7 @@ fn exchange_rows(ex: &mut Table, rto: &mut Table, cc: &str, params: &str, rep: u
     ex.int(7, i64::from(e.retransmissions));
     ex.int(8, i64::from(e.duplicates));
     ex.int(9, e.expired_rtos_ns.len() as i64);
-    // each RTO armed when the previous one expired; the last `expired = false` if it ran out
-    let mut at = e.start_ns;
-    let armed = e.expired_rtos_ns.iter().map(|&t| (t, true)).chain(e.last_rto_ns.map(|t| (t, false)));
-    for (t, expired) in armed {
+    for (at, t, expired) in crate::sim::armed_rtos(e) {
         rto.text(0, cc.to_string());
         rto.text(1, params.to_string());
         rto.int(2, i64::from(rep));
@@ -180,7 +177,6 @@ fn exchange_rows(ex: &mut Table, rto: &mut Table, cc: &str, params: &str, rep: u
         rto.float(5, secs(at));
         rto.float(6, secs(t));
         rto.bool(7, expired);
-        at += t;
     }
 }
 
@@ -217,7 +213,6 @@ fn nodes(runs: &[Run<LlnScenario>]) -> Table {
         for rep in &r.reps {
             let NetworkReport::Mesh(m) = &rep.network else { continue };
             for n in &m.report.nodes {
-                let st = &n.stats;
                 t.text(0, cc.clone());
                 t.text(1, params.clone());
                 t.int(2, i64::from(rep.rep));
@@ -230,20 +225,7 @@ fn nodes(runs: &[Run<LlnScenario>]) -> Table {
                 t.float(6, n.y);
                 parents.push(n.parent.map(|p| p as i64));
                 ranks.push(n.rank.map(|r| r as i64));
-                let counts = [
-                    st.originated,
-                    st.forwarded,
-                    st.delivered,
-                    st.frames_sent,
-                    st.frames_received,
-                    st.drops.total(),
-                    // nullrdc: the radio is always on
-                    if st.radio_on_ns > 0 { st.radio_on_ns } else { m.duration_ns },
-                    st.rpl_frames_sent,
-                    st.rpl_frames_received,
-                    st.rpl_dropped,
-                ];
-                for (i, v) in counts.into_iter().enumerate() {
+                for (i, v) in node_counts(n, m.duration_ns).into_iter().enumerate() {
                     t.int(9 + i, v as i64);
                 }
             }
@@ -252,6 +234,24 @@ fn nodes(runs: &[Run<LlnScenario>]) -> Table {
     t.columns[7].1 = optional(parents);
     t.columns[8].1 = optional(ranks);
     t
+}
+
+/// A mote's counts, the last ten columns of [`NODE_COLUMNS`] (nodes.csv writes the same).
+pub(crate) fn node_counts(n: &netmodel::mesh::NodeReport, run_ns: u64) -> [u64; 10] {
+    let st = &n.stats;
+    [
+        st.originated,
+        st.forwarded,
+        st.delivered,
+        st.frames_sent,
+        st.frames_received,
+        st.drops.total(),
+        // nullrdc: the radio is always on
+        if st.radio_on_ns > 0 { st.radio_on_ns } else { run_ns },
+        st.rpl_frames_sent,
+        st.rpl_frames_received,
+        st.rpl_dropped,
+    ]
 }
 
 /// Whole numbers, or numbers with NaN when any is missing.

@@ -183,6 +183,13 @@ pub enum Carry {
     },
 }
 
+impl Carry {
+    /// ANRW's FB2: the carry takes the place of the weak estimate's update of the overall RTO.
+    fn replaces_weak_update(self) -> bool {
+        self == Carry::Fb2 { weak_update: false }
+    }
+}
+
 /// How a strong estimate weighs in the overall RTO.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StrongWeight {
@@ -560,7 +567,7 @@ impl Controller for Cocoa {
                 if let StrongWeight::GeometricSeries(gp) = &self.family.weight {
                     self.weight.on_weak(gp);
                 }
-                if self.family.carry != (Carry::Fb2 { weak_update: false }) {
+                if !self.family.carry.replaces_weak_update() {
                     let w = self.estimate_weight(self.p.weak_weight);
                     self.rto = w * e + (1.0 - w) * self.rto;
                 }

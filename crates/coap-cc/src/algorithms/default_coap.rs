@@ -80,6 +80,13 @@ pub struct DefaultConfig {
 
 crate::params::delegate_params!(DefaultConfig, params);
 
+impl DefaultConfig {
+    /// Checks the parameters; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        self.params.validate()
+    }
+}
+
 /// DefaultCoAP and its carry-over variants (Full Backoff, GST).
 #[derive(Debug, Clone)]
 pub struct DefaultCoap {

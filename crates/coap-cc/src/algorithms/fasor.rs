@@ -119,6 +119,13 @@ pub struct FasorConfig {
 
 crate::params::delegate_params!(FasorConfig, params);
 
+impl FasorConfig {
+    /// Checks the parameters; on failure, the offending key and the rule it breaks.
+    pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
+        self.params.validate()
+    }
+}
+
 /// FASOR's states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {

@@ -42,12 +42,9 @@ pub fn text(name: &str) -> Option<&'static str> {
     PRESETS.iter().find(|p| p.0 == name).map(|p| p.1)
 }
 
-/// Whether a scenario's TOML text is a mesh scenario (`env = "lln"`).
+/// Whether a scenario's TOML text is a mesh scenario (the world its `env` names).
 pub fn is_mesh(text: &str) -> bool {
-    text.parse::<toml::Table>()
-        .ok()
-        .and_then(|t| t.get("env").and_then(|v| v.as_str().map(|s| s == "lln")))
-        .unwrap_or(false)
+    crate::worlds::of_text(text).is_ok_and(|w| w.kind() == "mesh")
 }
 
 /// A preset's one-line description: its `description` key, or its first comment line.
