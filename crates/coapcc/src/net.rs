@@ -7,8 +7,7 @@ use coap_cc::CcConfig;
 use coap_endpoint::Request;
 use coap_wire::Code;
 use netsim::loss::ErrorProfile;
-use netsim::{Scenario, Summary, WorkloadKind};
-use runstats::{Distribution, Tail};
+use netsim::{Scenario, WorkloadKind};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -444,43 +443,6 @@ async fn observe(at: Observed<'_>, mut req: Request, secs: f64, args: &ClientArg
     Ok(())
 }
 
-/// The statistics `load` reports, from its clients' streamed ones: the fields of `sim --json`
-/// that apply, the RTT quantiles by the simulator's definition (`runstats::distribution`).
-fn load_summary(r: &coap_net::load::LoadResult) -> Summary {
-    let mut hist: Vec<u64> = Vec::new();
-    for c in &r.clients {
-        runstats::add_histogram(&mut hist, &c.retransmissions_hist);
-    }
-    let fcts: Vec<f64> = r.clients.iter().filter_map(|c| c.fct()).map(|d| d.as_secs_f64()).collect();
-    let (rtt_s, rtt_s_relative_error) = runstats::distribution(std::iter::once(&r.rtts));
-    let mut s = Summary {
-        clients_without_fct: (r.clients.len() - fcts.len()) as u64,
-        fct_s: Distribution::of(fcts),
-        // a refused request (4.01 after the Echo repeat) is an exchange that failed; a failed
-        // block-wise transfer, one whose blocks were answered
-        exchanges: r.clients.iter().map(|c| c.tally.exchanges + c.refused).sum(),
-        failed_exchanges: r
-            .clients
-            .iter()
-            .map(|c| (c.tally.failed + c.refused + c.failed_transfers).min(c.tally.exchanges + c.refused))
-            .sum(),
-        retransmissions_hist: hist,
-        rtt_s,
-        rtt_s_relative_error,
-        unnecessary_retx_per_client: Tail::of(r.clients.iter().map(|c| c.tally.duplicates as f64).collect()),
-        max_expired_rto_per_client_s: Tail::of(
-            r.clients.iter().map(|c| c.tally.max_expired_rto.as_secs_f64()).collect(),
-        ),
-        lln: None,
-        network: netsim::summary::NetworkSummary::Real,
-        events: 0,
-        truncated_reps: 0,
-        warnings: Vec::new(),
-    };
-    s.warnings = s.warnings_of(r.clients.len() as u64);
-    s
-}
-
 /// `client`'s Ctrl-C: its exchange did not end.
 fn interrupted(uri: &str) -> Error {
     Box::new(crate::Incomplete(format!("interrupted with 1 exchange in flight to {uri}")))
@@ -561,9 +523,8 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 coap_net::MAX_FINISHED
             );
         }
-        let s = load_summary(&result);
-        let requests: u64 =
-            s.exchanges + s.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum::<u64>();
+        let s = lab::load::summary(&result);
+        let requests = lab::load::requests_sent(s.exchanges, &s.retransmissions_hist);
         if args.json {
             let v = serde_json::json!({
                 "fct_s": s.fct_s,

@@ -10,6 +10,7 @@
 //!   mesh cells, [`svg`] for its plots).
 //! * [`tables`]: the result tables as typed columns, for data frames built in memory.
 //! * [`algorithms`]: the registry as text and JSON.
+//! * [`load`]: the statistics of a real run (`coapcc load`), by the simulator's definitions.
 //! * [`stop`]: stopping early and keeping what finished; [`progress`]: the progress display on
 //!   stderr; [`wall`]: the one place that reads the wall clock.
 
@@ -46,6 +47,7 @@ pub fn usage(message: impl Into<String>) -> Box<dyn std::error::Error + Send + S
 }
 
 pub mod algorithms;
+pub mod load;
 pub mod plans;
 pub mod progress;
 pub mod report;
