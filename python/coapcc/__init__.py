@@ -96,7 +96,7 @@ class SimResult:
 
     def __repr__(self) -> str:
         runs = self.summary.get("runs", [self.summary])
-        algos = ", ".join(r["scenario"]["cc"] for r in runs)
+        algos = ", ".join("tcp" if r["scenario"].get("transport") == "tcp" else r["scenario"]["cc"] for r in runs)
         return f"<coapcc.SimResult {algos}{' (incomplete)' if self.incomplete else ''}>"
 
 
@@ -149,7 +149,8 @@ def sim(
         scenario: a TOML scenario file (``docs/scenario.md``); default: the ``thesis`` preset.
         preset: a named preset instead (:func:`presets` lists them), e.g. ``"nitk-gst-cooja"``.
         cc: an algorithm ``NAME[:key=value,...]`` or a list of them, compared on the same seeds
-            (:func:`algorithms` lists them); default: the scenario's.
+            (:func:`algorithms` lists them), ``tcp[:key=value,...]`` among them for CoAP over
+            TCP (the scenario's ``transport``); default: the scenario's.
         reps: replications; default: the scenario's.
         seed: master seed; default: the scenario's.
         threads: worker threads (default: all cores); results do not depend on it.

@@ -22,7 +22,7 @@ def test_every_row_groups_under_the_documented_idiom(tmp_path):
     assert ("tcp", "defaults") in sizes.index
     # a sweep's table, through coapcc.sweep and through pandas directly
     plan = tmp_path / "plan.toml"
-    plan.write_text('seed = 1\n[matrix]\ncc = ["default", "tcp"]\nclients = [2]\n[base]\nexchanges = 5\n')
+    plan.write_text('seed = 1\n[matrix]\nstack = ["default", "tcp"]\nclients = [2]\n[base]\nexchanges = 5\n')
     df = coapcc.sweep(plan, tmp_path / "out", threads=1)
     assert df.groupby(["cc", "cc_params"]).size().sum() == len(df) == 2 * 2
     raw = pd.read_csv(tmp_path / "out" / "clients.csv")

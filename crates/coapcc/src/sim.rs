@@ -12,8 +12,9 @@ use netsim::{Detail, Scenario, WorkloadKind};
 /// to the `thesis` preset (docs/scenario.md).
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Congestion control, `NAME[:key=value,...]` (see `coapcc algorithms`). Repeat to compare
-    /// algorithms on the same scenario and seeds. [default: the scenario's `cc`; thesis: default]
+    /// Congestion control, `NAME[:key=value,...]` (see `coapcc algorithms`), or
+    /// `tcp[:key=value,...]` for CoAP over TCP (the scenario's `transport`). Repeat to compare
+    /// them on the same scenario and seeds. [default: the scenario's; thesis: default]
     #[arg(long = "cc", value_name = "SPEC")]
     pub(crate) cc: Vec<String>,
     /// Number of clients. [default: the scenario's; thesis: 50]
@@ -152,7 +153,7 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
         s.reps,
         s.seed
     );
-    let w = runs.iter().map(|r| r.scenario.cc.chars().count()).max().unwrap_or(0).max("algorithm".len());
+    let w = runs.iter().map(|r| r.scenario.stack().chars().count()).max().unwrap_or(0).max("algorithm".len());
     let _ = writeln!(
         out,
         "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>8} {:>13} {:>7}",
@@ -181,7 +182,7 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
         let _ = writeln!(
             out,
             "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9.2} {:>8.0} {:>13} {:>6.1}%",
-            r.scenario.cc,
+            r.scenario.stack(),
             fmt_s(m.fct_s.p10),
             fmt_s(m.fct_s.p50),
             fmt_s(m.fct_s.p90),
@@ -198,7 +199,7 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     if !cut.is_empty() {
         let _ = write!(out, "\nINCOMPLETE: {}\n", cut.join("\nINCOMPLETE: "));
     }
-    out += &warning_lines(runs.iter().map(|r| (r.scenario.cc.as_str(), &r.summary)));
+    out += &warning_lines(runs.iter().map(|r| (r.scenario.stack(), &r.summary)));
     let events: u64 = runs.iter().map(|r| r.summary.events).sum();
     let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
     let reps = if s.reps == 1 { String::new() } else { format!(", summed over the {} replications", s.reps) };

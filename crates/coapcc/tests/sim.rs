@@ -229,7 +229,7 @@ fn tcp_in_sim_for_both_workloads() {
         let a = without_wall_clock(json(&[&args[..], &["--threads", "1"]].concat()));
         let b = without_wall_clock(json(&[&args[..], &["--threads", "2"]].concat()));
         assert_eq!(a, b);
-        assert_eq!(a["scenario"]["cc"], "tcp");
+        assert_eq!((&a["scenario"]["transport"], &a["scenario"]["cc"]), (&"tcp".into(), &"".into()));
         assert_eq!(a["exchanges"], 3 * 10 * 50);
         assert_eq!(a["failed_exchanges"], 0);
     }

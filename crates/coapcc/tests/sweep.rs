@@ -12,7 +12,7 @@ fn coapcc(args: &[&str]) -> (bool, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-const PLAN: &str = "seed = 7\nreps = 2\n[matrix]\ncc = [\"default\", \"fasor\", \"tcp\"]\nbuffer = [2500, 1410000]\nclients = [5, 30]\n";
+const PLAN: &str = "seed = 7\nreps = 2\n[matrix]\nstack = [\"default\", \"fasor\", \"tcp\"]\nbuffer = [2500, 1410000]\nclients = [5, 30]\n";
 
 #[test]
 fn two_shards_merged_equal_one_run_and_resumption_skips_finished_cells() {

@@ -72,12 +72,15 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
         let s = &v["scenario"];
         let params = v["cell"]["params"].as_object().cloned().unwrap_or_default();
         let id = v["cell"]["id"].as_str().unwrap_or_default().to_string();
-        let cc = s["cc"].as_str().unwrap_or("?");
-        let algo =
-            params.get("cc").and_then(|x| x.as_str()).unwrap_or_else(|| cc.split(':').next().unwrap_or(cc)).to_string();
+        // the algorithm as the plan wrote it (`stack` or `cc`), else the resolved one's name
+        let stack = crate::sim::stack_of(s);
+        let written = params.get("stack").or(params.get("cc")).and_then(|x| x.as_str());
+        let algo = written.unwrap_or_else(|| stack.split(':').next().unwrap_or(&stack)).to_string();
         let extra = params
             .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "cc" | "buffer" | "reps" | "workload" | "clients" | "errors"))
+            .filter(|(k, _)| {
+                !matches!(k.as_str(), "stack" | "cc" | "buffer" | "reps" | "workload" | "clients" | "errors")
+            })
             .filter(|(k, _)| !k.ends_with("buffer_bytes"))
             .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
             .collect();

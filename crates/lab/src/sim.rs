@@ -86,7 +86,7 @@ impl Runs {
     /// The summaries' warnings, a line each.
     pub fn warning_lines(&self) -> String {
         match self {
-            Runs::Bottleneck(_, runs) => warning_lines(runs.iter().map(|r| (r.scenario.cc.as_str(), &r.summary))),
+            Runs::Bottleneck(_, runs) => warning_lines(runs.iter().map(|r| (r.scenario.stack(), &r.summary))),
             Runs::Mesh(_, runs) => warning_lines(runs.iter().map(|r| (crate::sim_mesh::algorithm(r), &r.summary))),
         }
     }
@@ -104,7 +104,7 @@ impl Runs {
     pub fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
         match self {
             Runs::Bottleneck(_, runs) => {
-                interrupted(stop, runs.iter().map(|r| (r.scenario.cc.as_str(), r.reps.len(), r.scenario.reps)), asked)?;
+                interrupted(stop, runs.iter().map(|r| (r.scenario.stack(), r.reps.len(), r.scenario.reps)), asked)?;
                 check_complete(truncations(runs))
             }
             Runs::Mesh(_, runs) => crate::sim_mesh::check(stop, runs, asked),
@@ -137,9 +137,9 @@ pub fn run(
         }
     }
     let base = scenario(req)?;
-    let specs = if req.cc.is_empty() { vec![base.cc.clone()] } else { req.cc.clone() };
+    let specs = if req.cc.is_empty() { vec![base.stack()] } else { req.cc.clone() };
     let scenarios: Vec<Scenario> =
-        specs.iter().map(|cc| Scenario { cc: cc.clone(), ..base.clone() }.resolve()).collect::<Result<_, _>>()?;
+        specs.iter().map(|spec| base.with_stack(spec)?.resolve()).collect::<Result<_, _>>()?;
     let workers = Workers::new(req.threads)?;
     if !req.ignore_memory {
         check_memory(&scenarios, workers.threads(), req.detail)?;
@@ -430,7 +430,7 @@ pub fn spelled<T: Serialize>(v: &T) -> String {
 
 /// The summaries' warnings ([`netsim::Summary::warnings_of`]), a `WARNING:` line each after a
 /// blank line, named by algorithm; empty when there are none.
-pub fn warning_lines<'a>(runs: impl Iterator<Item = (&'a str, &'a netsim::Summary)>) -> String {
+pub fn warning_lines<'a, N: Display>(runs: impl Iterator<Item = (N, &'a netsim::Summary)>) -> String {
     let lines: Vec<String> =
         runs.flat_map(|(cc, s)| s.warnings.iter().map(move |w| format!("WARNING: {cc}: {w}\n"))).collect();
     if lines.is_empty() {
@@ -442,15 +442,15 @@ pub fn warning_lines<'a>(runs: impl Iterator<Item = (&'a str, &'a netsim::Summar
 
 /// An [`crate::Incomplete`] error if `stop` cut the runs short: `runs` gives each reported run's
 /// algorithm, its finished and its asked replications; `asked` is how many runs were asked for.
-pub(crate) fn interrupted<'a>(
+pub(crate) fn interrupted<N: Display>(
     stop: &Stop,
-    runs: impl Iterator<Item = (&'a str, usize, u32)>,
+    runs: impl Iterator<Item = (N, usize, u32)>,
     asked: usize,
 ) -> Result<(), Error> {
     if !stop.is_set() {
         return Ok(());
     }
-    let runs: Vec<(&str, usize, u32)> = runs.collect();
+    let runs: Vec<(N, usize, u32)> = runs.collect();
     if runs.len() == asked && runs.iter().all(|&(_, done, of)| done == of as usize) {
         return Ok(()); // stopped after the last replication had started
     }
@@ -473,7 +473,7 @@ pub fn truncations(runs: &[Run<Scenario>]) -> Vec<String> {
 /// What a run's truncated replications mean, in one sentence.
 fn truncation(r: &Run<Scenario>) -> String {
     let (s, cut) = (&r.scenario, r.summary.truncated_reps);
-    cut_short(&s.cc, cut, s.reps, "max_time_s", s.max_time_s) + "; their unfinished clients have no FCT"
+    cut_short(&s.stack(), cut, s.reps, "max_time_s", s.max_time_s) + "; their unfinished clients have no FCT"
 }
 
 /// `who`'s `cut` of `reps` replications cut at `key` = `limit` s, in one sentence (a run of either
@@ -494,6 +494,16 @@ pub(crate) fn check_complete(cut: Vec<String>) -> Result<(), Error> {
 /// Nanoseconds as seconds with 9 decimals: the time format of every CSV file.
 pub(crate) fn secs(ns: u64) -> String {
     format!("{:.9}", ns as f64 / 1e9)
+}
+
+/// A resolved scenario's stack ([`Scenario::stack`]) from its JSON, of either world: `tcp[:...]`
+/// for a bottleneck over TCP, else its `cc`.
+pub(crate) fn stack_of(scenario: &serde_json::Value) -> String {
+    if scenario["transport"] == "tcp" {
+        serde_json::from_value::<netsim::tcp::TcpParams>(scenario["tcp"].clone()).map_or("tcp".into(), |p| p.to_spec())
+    } else {
+        scenario["cc"].as_str().unwrap_or_default().to_string()
+    }
 }
 
 /// The `cc` and `cc_params` columns of every CSV, from a resolved spec: the algorithm's name
@@ -593,7 +603,7 @@ pub(crate) fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error>
     let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
     rto.write_record(["cc", "cc_params"].into_iter().chain(RTO_COLUMNS))?;
     for r in runs {
-        let cc = cc_columns(&r.scenario.cc);
+        let cc = cc_columns(&r.scenario.stack());
         for rep in &r.reps {
             for c in &rep.clients {
                 clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, c.client, c)))?;

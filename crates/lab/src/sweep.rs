@@ -5,8 +5,10 @@
 //! default, or any name of `coapcc presets`, mesh presets included), an optional `[base]`
 //! scenario table (any key of that scenario) and a `[matrix]` table whose values are lists.
 //! Matrix keys are scenario keys, dotted for nested ones (`downlink.delay_ms`,
-//! `radio.success_ratio_tx`), plus `buffer` (both directions' `buffer_bytes` of the bottleneck)
-//! and `preset` (a list of presets: each cell starts from its own). A plan may also hold several
+//! `radio.success_ratio_tx`), plus `buffer` (both directions' `buffer_bytes` of the bottleneck),
+//! `stack` (what `sim --cc` lists: an algorithm over UDP or `tcp[:key=value,...]`, written into
+//! the bottleneck's `transport` and `cc` or `[tcp]`) and `preset` (a list of presets: each cell
+//! starts from its own). A plan may also hold several
 //! `[[matrices]]` (their cells are united). `reps` left out: 1 for the bottleneck, the preset's
 //! own count for a mesh preset.
 //!
@@ -63,6 +65,9 @@ pub struct Plan {
 }
 
 fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    if key == STACK {
+        return set_stack(table, &value);
+    }
     if key == "buffer" {
         set_path(table, "uplink.buffer_bytes", value.clone())?;
         return set_path(table, "downlink.buffer_bytes", value);
@@ -78,6 +83,28 @@ fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<()
             .ok_or_else(|| format!("matrix key '{key}': '{p}' is not a table"))?;
     }
     t.insert(last.to_string(), value);
+    Ok(())
+}
+
+/// The matrix key that lists stacks to compare as `sim --cc` does: an algorithm over UDP, or
+/// `tcp[:key=value,...]` for CoAP over TCP. It sets the scenario's own keys (`transport`, then
+/// `cc` or the `[tcp]` table), which each name one thing.
+const STACK: &str = "stack";
+
+/// Writes a `stack` value into a cell's table as the scenario's keys.
+fn set_stack(table: &mut toml::Table, value: &toml::Value) -> Result<(), String> {
+    let spec = value.as_str().ok_or_else(|| format!("matrix key 'stack': {value} is not a string"))?;
+    let s = netsim::Scenario::default().with_stack(spec).map_err(|e| format!("matrix key 'stack': {e}"))?;
+    table.insert("transport".into(), toml::Value::try_from(s.transport).map_err(|e| e.to_string())?);
+    match s.tcp {
+        Some(p) => {
+            table.insert("tcp".into(), toml::Value::try_from(p).map_err(|e| e.to_string())?);
+        }
+        None => {
+            table.remove("tcp");
+            table.insert("cc".into(), spec.into());
+        }
+    }
     Ok(())
 }
 
@@ -378,7 +405,8 @@ pub struct SweepOutcome {
 }
 
 /// A cell's value in a parameter column of the tidy table, from its resolved scenario's JSON:
-/// `cc` and `cc_params` split from its resolved algorithm ([`crate::sim::cc_columns`]), `buffer`
+/// `cc` and `cc_params` split from its resolved stack (the algorithm, or `tcp`:
+/// [`crate::sim::cc_columns`]), `buffer`
 /// the bottleneck's (`UP/DOWN` if the directions differ), `preset` the scenario's name, any
 /// other key (dotted for nested ones) its value; empty where the scenario has no such key (a
 /// bottleneck key in a mesh cell).
@@ -390,7 +418,7 @@ fn resolved_value(scenario: &serde_json::Value, key: &str) -> String {
     };
     match key {
         "cc" | "cc_params" => {
-            let [name, params] = crate::sim::cc_columns(scenario["cc"].as_str().unwrap_or_default());
+            let [name, params] = crate::sim::cc_columns(&crate::sim::stack_of(scenario));
             if key == "cc" {
                 name
             } else {
@@ -415,7 +443,7 @@ fn resolved_value(scenario: &serde_json::Value, key: &str) -> String {
 fn plan_keys(plan: &Plan) -> Vec<String> {
     let mut keys: Vec<String> = vec!["cc".into(), "cc_params".into()];
     for c in &plan.cells {
-        for k in c.params.keys() {
+        for k in c.params.keys().filter(|k| *k != STACK) {
             if !keys.contains(k) {
                 keys.push(k.clone());
             }
@@ -835,7 +863,29 @@ mod tests {
         assert_eq!(s.downlink.delay_ms, 100.0);
         assert!(parse_plan("[matrix]\nclientz = [1]\n").unwrap_err().contains("unknown field `clientz`"));
         assert!(parse_plan("[matrix]\nclients = 1\n").unwrap_err().contains("must be a non-empty list"));
-        assert!(parse_plan("[matrix]\ncc = [\"tcp\", \"nope\"]\n").unwrap_err().contains("unknown algorithm 'nope'"));
+        assert!(parse_plan("[matrix]\nstack = [\"tcp\", \"nope\"]\n")
+            .unwrap_err()
+            .contains("unknown algorithm 'nope'"));
+    }
+
+    #[test]
+    fn stack_lists_algorithms_and_tcp_together() {
+        let p = parse_plan("[matrix]\nstack = [\"cocoa\", \"tcp:sack=false\"]\n").unwrap();
+        let s: Vec<&Scenario> = p.cells.iter().map(|c| c.scenario.as_any().downcast_ref().unwrap()).collect();
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[0].transport, s[0].cc.as_str()),
+            (netsim::TransportKind::Udp, "cocoa:max_retransmit=20,aging=false")
+        );
+        assert_eq!((s[1].transport, s[1].stack().as_str()), (netsim::TransportKind::Tcp, "tcp:sack=false"));
+        // the tidy table's columns: cc and cc_params carry the stack; `stack` is not repeated
+        assert_eq!(plan_keys(&p), ["cc", "cc_params"]);
+        let json = serde_json::to_value(s[1]).unwrap();
+        assert_eq!(resolved_value(&json, "cc"), "tcp");
+        assert_eq!(resolved_value(&json, "cc_params"), "sack=false");
+        // `cc` names an algorithm only
+        let e = parse_plan("[matrix]\ncc = [\"tcp\"]\n").unwrap_err();
+        assert!(e.contains("transport = \"tcp\""), "{e}");
     }
 
     #[test]

@@ -110,18 +110,19 @@ pub fn of(runs: &Runs) -> Vec<(&'static str, Table)> {
     }
 }
 
-/// A scenario kind's runs: both kinds name their algorithm in `scenario.cc`.
+/// A scenario kind's runs: what each calls its stack (the bottleneck's may be TCP; the mesh's
+/// is always `cc`).
 trait Named {
-    fn cc(&self) -> &str;
+    fn cc(&self) -> String;
 }
 impl Named for Scenario {
-    fn cc(&self) -> &str {
-        &self.cc
+    fn cc(&self) -> String {
+        self.stack()
     }
 }
 impl Named for LlnScenario {
-    fn cc(&self) -> &str {
-        &self.cc
+    fn cc(&self) -> String {
+        self.cc.clone()
     }
 }
 
@@ -131,7 +132,7 @@ fn common<S: Named>(runs: &[Run<S>], name: impl Fn(u32) -> u32) -> Vec<(&'static
         Table::with(&names(&EXCHANGE_COLUMNS), &[text, text, int, int, int, float, float, int, int, int]);
     let mut rto = Table::with(&names(&RTO_COLUMNS), &[text, text, int, int, int, float, float, flag]);
     for r in runs {
-        let [cc, params] = cc_columns(r.scenario.cc());
+        let [cc, params] = cc_columns(&r.scenario.cc());
         for rep in &r.reps {
             for c in &rep.clients {
                 client_row(&mut clients, &cc, &params, rep, name(c.client), c);

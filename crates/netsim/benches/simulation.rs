@@ -22,7 +22,11 @@ fn simulation(c: &mut Criterion) {
     heavy.uplink.buffer_bytes = 1_410_000;
     heavy.downlink.buffer_bytes = 1_410_000;
     cell(c, "400 clients, infinite buffer, default (collapse)", heavy);
-    cell(c, "100 clients, 2500 B, tcp", Scenario { clients: 100, cc: "tcp".into(), ..Scenario::thesis() });
+    cell(
+        c,
+        "100 clients, 2500 B, tcp",
+        Scenario { clients: 100, transport: netsim::TransportKind::Tcp, ..Scenario::thesis() },
+    );
 }
 
 /// The mesh: one replication of each NITK CoCoA++ preset's static topology (cocoa, 1080 s), and

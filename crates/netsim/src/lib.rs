@@ -32,6 +32,6 @@ pub mod worlds;
 
 pub use netmodel::{loss, WorkloadKind};
 pub use record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
-pub use scenario::{Scenario, ScenarioError, Transport};
+pub use scenario::{Scenario, ScenarioError, Transport, TransportKind};
 pub use summary::Summary;
 pub use world::{run_rep, run_rep_with, Progress, Recorder};

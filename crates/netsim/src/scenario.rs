@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use netmodel::loss::{ErrorProfile, LossModel};
 use netmodel::{BottleneckSpec, HopSpec, LinkSpec, WorkloadKind, WorkloadSpec};
 
+use crate::tcp::TcpParams;
+
 /// A complete scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -21,7 +23,17 @@ pub struct Scenario {
     pub seed: u64,
     /// Replications.
     pub reps: u32,
-    /// The congestion-control algorithm, `name[:key=value,...]` (see `coapcc algorithms`).
+    /// How the clients reach the server: CoAP over UDP with `cc`, or CoAP over TCP (RFC 8323)
+    /// with the TCP model and its `[tcp]` parameters. Written only when it is `tcp`.
+    #[serde(skip_serializing_if = "TransportKind::is_udp")]
+    pub transport: TransportKind,
+    /// The TCP model's parameters (`transport = "tcp"` only): Linux 4.9 as the testbed
+    /// configured it, key by key. Resolved: every key, with `tcp`; absent with `udp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpParams>,
+    /// The congestion-control algorithm over UDP, `name[:key=value,...]` (see `coapcc
+    /// algorithms`). Not used over TCP, whose own congestion control runs: a resolved TCP
+    /// scenario has it empty (and no `cc_defaults`).
     pub cc: String,
     /// Parameters applied to the algorithm wherever it has them, before those given in `cc`
     /// (the testbed: MAX_RETRANSMIT 20, CoCoA aging off).
@@ -65,7 +77,26 @@ impl Default for Scenario {
     }
 }
 
-/// How the clients talk to the server.
+/// The `transport` key: which protocol carries CoAP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// CoAP over UDP (RFC 7252), its retransmissions timed by `cc`.
+    #[default]
+    Udp,
+    /// CoAP over TCP (RFC 8323), the simulator's TCP model configured by `[tcp]`.
+    Tcp,
+}
+
+impl TransportKind {
+    /// UDP, the default (left out of a scenario's JSON).
+    pub fn is_udp(&self) -> bool {
+        *self == TransportKind::Udp
+    }
+}
+
+/// How the clients talk to the server, resolved: the algorithm's or the TCP model's whole
+/// configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Transport {
     /// CoAP over UDP (RFC 7252) with a congestion-control algorithm.
@@ -160,6 +191,8 @@ impl Scenario {
             name: "thesis".into(),
             seed: 1,
             reps: 1,
+            transport: TransportKind::Udp,
+            tcp: None,
             cc: "default".into(),
             cc_defaults: [("max_retransmit", "20"), ("aging", "false")]
                 .into_iter()
@@ -224,22 +257,67 @@ impl Scenario {
     /// The algorithm's configuration: its defaults, then `cc_defaults` where it has the
     /// parameter, then the parameters written in `cc`.
     pub fn cc_config(&self) -> Result<CcConfig, ScenarioError> {
-        cc_with_defaults(&self.cc, &self.cc_defaults, "`tcp` is CoAP over TCP, not a UDP congestion-control algorithm")
+        cc_with_defaults(
+            &self.cc,
+            &self.cc_defaults,
+            "`tcp` is a transport, not a congestion-control algorithm: write transport = \"tcp\" \
+             (and the TCP model's parameters in a [tcp] table)",
+        )
     }
 
-    /// The transport `cc` names: `tcp[:key=value,...]` or a UDP algorithm.
+    /// The transport with its whole configuration: `cc`'s algorithm over UDP, or the `[tcp]`
+    /// parameters (the MSS derived from the smaller MTU and the IP header) over TCP.
     pub fn transport(&self) -> Result<Transport, ScenarioError> {
-        let (name, _) = coap_cc::split_spec(&self.cc).map_err(|e| ScenarioError(format!("cc: {e}")))?;
+        match self.transport {
+            TransportKind::Tcp => {
+                let mut p = self.tcp.clone().unwrap_or_default();
+                p.validate().map_err(ScenarioError)?;
+                p.mss = self.uplink.mtu.min(self.downlink.mtu).saturating_sub(self.ip_header_bytes + 20).max(8);
+                Ok(Transport::Tcp(p))
+            }
+            TransportKind::Udp => {
+                if self.tcp.is_some() {
+                    return Err(ScenarioError(
+                        "scenario: a [tcp] table needs transport = \"tcp\" (the clients use UDP)".into(),
+                    ));
+                }
+                let (name, _) = coap_cc::split_spec(&self.cc).map_err(|e| ScenarioError(format!("cc: {e}")))?;
+                if name != "tcp" {
+                    if let Err(e) = CcConfig::new(name) {
+                        return Err(ScenarioError(format!("cc: {}", spec_error(&e))));
+                    }
+                }
+                self.cc_config().map(Transport::Udp)
+            }
+        }
+    }
+
+    /// What the tools call this scenario's stack in tables and listings: the resolved `cc`
+    /// over UDP, `tcp[:key=value,...]` (the parameters that differ from Linux's) over TCP.
+    pub fn stack(&self) -> String {
+        match (self.transport, &self.tcp) {
+            (TransportKind::Tcp, Some(p)) => p.to_spec(),
+            (TransportKind::Tcp, None) => "tcp".into(),
+            (TransportKind::Udp, _) => self.cc.clone(),
+        }
+    }
+
+    /// This scenario with the stack a tool's list names (`sim --cc`, `coapcc.sim(cc=[...])`):
+    /// `tcp[:key=value,...]` is CoAP over TCP with those parameters; any other name is `cc`
+    /// over UDP.
+    pub fn with_stack(&self, spec: &str) -> Result<Scenario, ScenarioError> {
+        let mut s = self.clone();
+        let (name, _) = coap_cc::split_spec(spec).map_err(|e| ScenarioError(format!("cc: {}", spec_error(&e))))?;
         if name == "tcp" {
-            let params = self.cc.split_once(':').map_or("", |p| p.1);
-            let mut p = crate::tcp::TcpParams::parse(params).map_err(ScenarioError)?;
-            p.mss = self.uplink.mtu.min(self.downlink.mtu).saturating_sub(self.ip_header_bytes + 20).max(8);
-            return Ok(Transport::Tcp(p));
+            let params = spec.split_once(':').map_or("", |p| p.1);
+            s.transport = TransportKind::Tcp;
+            s.tcp = Some(TcpParams::parse(params).map_err(ScenarioError)?);
+        } else {
+            s.transport = TransportKind::Udp;
+            s.tcp = None;
+            s.cc = spec.to_string();
         }
-        if let Err(e) = CcConfig::new(name) {
-            return Err(ScenarioError(format!("cc: {}", spec_error(&e))));
-        }
-        self.cc_config().map(Transport::Udp)
+        Ok(s)
     }
 
     /// The header sizes against the MTU and each other: every IP packet (each fragment too)
@@ -289,10 +367,15 @@ impl Scenario {
         let mut s = self.clone();
         let transport = self.transport()?;
         let tcp = matches!(transport, Transport::Tcp(_));
-        s.cc = match transport {
-            Transport::Udp(cc) => cc.to_string(),
-            Transport::Tcp(p) => p.to_spec(),
-        };
+        match transport {
+            Transport::Udp(cc) => s.cc = cc.to_string(),
+            Transport::Tcp(p) => {
+                // TCP's own congestion control runs: no algorithm, no algorithm defaults
+                s.tcp = Some(TcpParams { mss: TcpParams::default().mss, ..p });
+                s.cc = String::new();
+                s.cc_defaults.clear();
+            }
+        }
         // the links as written, their loss models too (checked even when an error profile
         // replaces them below: a probability of 2.0 is a mistake whether or not this run uses it)
         for (name, l) in [("uplink", &s.uplink), ("downlink", &s.downlink)] {
@@ -401,8 +484,8 @@ mod tests {
         assert!(m.contains("udp_header_bytes (64364) must be at most 64363"), "{m}");
         assert!(e("udp_header_bytes = 4294967200").contains("udp_header_bytes"));
         // over TCP a segment needs 20 + 8 bytes besides the IP header: 296 − 28 = 268
-        assert!(Scenario::from_toml("cc = \"tcp\"\nip_header_bytes = 268").unwrap().resolve().is_ok());
-        assert!(e("cc = \"tcp\"\nip_header_bytes = 269").contains("uplink.mtu − 28 = 268 over TCP"));
+        assert!(Scenario::from_toml("transport = \"tcp\"\nip_header_bytes = 268").unwrap().resolve().is_ok());
+        assert!(e("transport = \"tcp\"\nip_header_bytes = 269").contains("uplink.mtu − 28 = 268 over TCP"));
     }
 
     #[test]
@@ -439,12 +522,46 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("scenario: uplink.buffer_bytes (100) is smaller than one packet"));
-        let s = Scenario { cc: "tcp:initial_rto=1".into(), ..Scenario::thesis() };
-        assert_eq!(s.resolve().unwrap().cc, "tcp:initial_rto=1");
-        let s = Scenario { cc: "tcp:foo=1".into(), ..Scenario::thesis() };
-        assert!(s.resolve().unwrap_err().to_string().contains("tcp has no parameter 'foo'"));
         let s = Scenario { cc: "fasor:k=x".into(), ..Scenario::thesis() };
         assert!(s.resolve().unwrap_err().to_string().starts_with("cc: fasor: bad value 'x' for k"));
+    }
+
+    #[test]
+    fn the_transport_is_its_own_key_and_cc_names_only_an_algorithm() {
+        // TCP: its [tcp] table over Linux's defaults; no algorithm, no algorithm defaults
+        let s = Scenario::from_toml("transport = \"tcp\"\ncc = \"cocoa\"\n[tcp]\ninitial_rto = 1.0\n").unwrap();
+        let r = s.resolve().unwrap();
+        assert_eq!((r.transport, r.cc.as_str(), r.cc_defaults.len()), (TransportKind::Tcp, "", 0));
+        assert_eq!(r.tcp.as_ref().map(|p| p.initial_rto), Some(1.0));
+        assert_eq!(r.stack(), "tcp:initial_rto=1");
+        // the MSS comes from the smaller MTU less the IP and TCP headers: 296 − 20 − 20
+        assert!(matches!(r.transport(), Ok(Transport::Tcp(p)) if p.mss == 256));
+        // the resolved scenario reads back as itself
+        let back: Scenario = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back.resolve().unwrap(), r);
+        // a UDP scenario's JSON has neither key (it is the default)
+        let udp = serde_json::to_value(Scenario::thesis().resolve().unwrap()).unwrap();
+        assert!(udp.get("transport").is_none() && udp.get("tcp").is_none(), "{udp}");
+        // tcp is not an algorithm: the error says where it goes
+        let e = Scenario { cc: "tcp".into(), ..Scenario::thesis() }.resolve().unwrap_err().to_string();
+        assert!(e.contains("write transport = \"tcp\""), "{e}");
+        let e = Scenario::from_toml("[tcp]\nsack = false\n").unwrap().resolve().unwrap_err().to_string();
+        assert!(e.contains("a [tcp] table needs transport = \"tcp\""), "{e}");
+        let e = Scenario::from_toml("transport = \"tcp\"\n[tcp]\nfoo = 1\n").unwrap_err().to_string();
+        assert!(e.contains("unknown field `foo`"), "{e}");
+        let e = Scenario::from_toml("transport = \"tcp\"\n[tcp]\nrto = \"bsd\"\n").unwrap_err().to_string();
+        assert!(e.contains("linux") && e.contains("rfc6298"), "{e}");
+        let e = Scenario::from_toml("transport = \"tcp\"\n[tcp]\nmin_rto = 0.0\n").unwrap().resolve().unwrap_err();
+        assert!(e.to_string().contains("0 < min_rto"), "{e}");
+        let e = Scenario::from_toml("transport = \"quic\"").unwrap_err().to_string();
+        assert!(e.contains("udp") && e.contains("tcp"), "{e}");
+        // a tool's list names TCP as `tcp[:key=value,...]`
+        let s = Scenario::thesis().with_stack("tcp:sack=false").unwrap().resolve().unwrap();
+        assert_eq!((s.transport, s.stack().as_str()), (TransportKind::Tcp, "tcp:sack=false"));
+        let s = s.with_stack("cocoa").unwrap();
+        assert_eq!((s.transport, s.tcp.is_none(), s.cc.as_str()), (TransportKind::Udp, true, "cocoa"));
+        let e = Scenario::thesis().with_stack("tcp:foo=1").unwrap_err().to_string();
+        assert!(e.contains("tcp has no parameter 'foo'"), "{e}");
     }
 }
 
@@ -456,19 +573,29 @@ mod file_tests {
     fn the_example_file_is_the_preset() {
         let text = include_str!("../../../scenarios/thesis.toml");
         assert_eq!(Scenario::from_toml(text).unwrap(), Scenario::thesis());
-        // and it spells out every key itself (read on its own, not over the preset)
+        // and it spells out every key itself (read on its own, not over the preset), the
+        // transport too, which the preset's serialisation leaves out as the default
         let file: toml::Table = toml::from_str(text).unwrap();
-        assert_eq!(file, toml::Table::try_from(Scenario::thesis()).unwrap());
+        let mut preset = toml::Table::try_from(Scenario::thesis()).unwrap();
+        preset.insert("transport".into(), "udp".into());
+        assert_eq!(file, preset);
     }
 
-    /// The TCP line the file spells out is the TCP model's defaults, every parameter named.
+    /// The commented-out [tcp] table the file spells out is the TCP model's defaults, every
+    /// parameter named.
     #[test]
-    fn the_example_files_tcp_line_is_the_default() {
+    fn the_example_files_tcp_table_is_the_default() {
         let text = include_str!("../../../scenarios/thesis.toml");
-        let line = text.lines().find_map(|l| l.strip_prefix("# cc = \"tcp:")).expect("the tcp line");
-        let spec = line.trim_end_matches('"');
-        let p = crate::tcp::TcpParams::parse(spec).unwrap();
+        let block: String = text
+            .lines()
+            .skip_while(|l| *l != "# [tcp]")
+            .filter_map(|l| l.strip_prefix("# "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let table: toml::Table = toml::from_str(&block).unwrap();
+        let tcp = table["tcp"].as_table().unwrap();
+        let p: crate::tcp::TcpParams = tcp.clone().try_into().unwrap();
         assert_eq!(p, crate::tcp::TcpParams::default());
-        assert_eq!(spec.split(',').count(), p.table().len(), "every parameter is spelled out");
+        assert_eq!(tcp.len(), p.table().len(), "every parameter is spelled out");
     }
 }

@@ -106,13 +106,13 @@ fn one_tcp_client_continuous() {
     // bytes → 104-byte segment. Responses piggyback the ACK of the request, the next request
     // the ACK of the response: no pure ACK, no Nagle wait.
     let fixed = ser(48.0, 60_000.0) + 0.200 + ser(104.0, 30_000.0) + 0.400; // 0.6341333 s
-    let s = run_scn(Scenario { cc: "tcp".into(), clients: 1, ..Scenario::thesis() });
+    let s = run_scn(Scenario { transport: netsim::TransportKind::Tcp, clients: 1, ..Scenario::thesis() });
     let fct = s.fct_s.p50;
     assert!(fct >= 50.0 * fixed + 1.0 && fct <= 50.0 * fixed + 2.0, "{fct}"); // + 100 hops of 10..20 ms
     assert!((fct - 33.2).abs() < 0.15, "{fct}"); // the calibration point; UDP's is 33.0
     assert_eq!(s.retransmissions_hist, vec![50]);
     // 20 seeds: the median sits at the mean-hop value 50 · (fixed + 0.030) = 33.207 s
-    let s = run_scn(Scenario { cc: "tcp".into(), clients: 1, reps: 20, ..Scenario::thesis() });
+    let s = run_scn(Scenario { transport: netsim::TransportKind::Tcp, clients: 1, reps: 20, ..Scenario::thesis() });
     assert!((s.fct_s.p50 - 50.0 * (fixed + 0.030)).abs() < 0.03, "{}", s.fct_s.p50);
 }
 
@@ -136,15 +136,19 @@ fn one_tcp_client_random_pays_handshakes_and_csm() {
     let first = 2.0 * ser(40.0, 60_000.0) + ser(45.0, 30_000.0) + ser(104.0, 30_000.0) + 2.0 * 0.630;
     let gap = ser(40.0, 60_000.0) + ser(40.0, 30_000.0) - ser(52.0, 60_000.0);
     let expected = 10.0 * (handshake + first + 4.0 * rtt) + 9.0 * gap; // 46.259 s
-    let mut scn =
-        Scenario { cc: "tcp".into(), clients: 1, workload: netsim::WorkloadKind::Random, ..Scenario::thesis() };
+    let mut scn = Scenario {
+        transport: netsim::TransportKind::Tcp,
+        clients: 1,
+        workload: netsim::WorkloadKind::Random,
+        ..Scenario::thesis()
+    };
     scn.batch_min = 5;
     scn.batch_max = 5;
     let s = run_scn(scn.clone());
     assert!((s.fct_s.p50 - expected).abs() < 0.1, "{} vs {expected}", s.fct_s.p50);
     assert!(s.fct_s.p50 > 45.0, "markedly longer than the continuous 33.2 s");
     // the textbook's receiver delays its ACK of the server's CSM by 200 ms in every batch
-    scn.cc = "tcp:quickack=false".into();
+    scn = scn.with_stack("tcp:quickack=false").unwrap();
     let s = run_scn(scn);
     assert!((s.fct_s.p50 - (expected + 10.0 * 0.200)).abs() < 0.1, "{} vs {}", s.fct_s.p50, expected + 2.0);
 }
@@ -152,7 +156,8 @@ fn one_tcp_client_random_pays_handshakes_and_csm() {
 #[test]
 fn tcp_with_many_clients_completes_and_is_deterministic() {
     for workload in [netsim::WorkloadKind::Continuous, netsim::WorkloadKind::Random] {
-        let scn = Scenario { cc: "tcp".into(), clients: 50, reps: 2, workload, ..Scenario::thesis() };
+        let scn =
+            Scenario { transport: netsim::TransportKind::Tcp, clients: 50, reps: 2, workload, ..Scenario::thesis() };
         let a = run_scn(scn.clone());
         let b = run_scn(scn);
         assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
@@ -167,7 +172,8 @@ fn tcp_with_many_clients_completes_and_is_deterministic() {
 fn tcp_connections_that_cannot_be_established_fail_their_exchanges_and_the_run_ends() {
     // no SYN retries and 18 % link errors: some handshakes fail for good
     for workload in [netsim::WorkloadKind::Continuous, netsim::WorkloadKind::Random] {
-        let mut scn = Scenario { cc: "tcp:syn_retries=0".into(), clients: 20, reps: 3, workload, ..Scenario::thesis() };
+        let mut scn =
+            Scenario { clients: 20, reps: 3, workload, ..Scenario::thesis() }.with_stack("tcp:syn_retries=0").unwrap();
         scn.errors = netsim::loss::ErrorProfile::High;
         let s = run_scn(scn);
         assert_eq!(s.exchanges, 3 * 20 * 50, "{workload:?}");
@@ -191,7 +197,8 @@ fn a_truncated_replication_gives_its_unfinished_clients_no_fct() {
     // one exchange takes at least one fixed RTT (≈ 0.63 s, above): 50 of them need ≥ 31 s, so
     // none of the clients finishes its workload by a 5 s cut, over UDP or TCP
     for cc in ["default", "tcp"] {
-        let s = Scenario { cc: cc.into(), clients: 5, max_time_s: 5.0, ..Scenario::thesis() }.resolve().unwrap();
+        let s =
+            Scenario { clients: 5, max_time_s: 5.0, ..Scenario::thesis() }.with_stack(cc).unwrap().resolve().unwrap();
         let r = run_rep(&s, &s.transport().unwrap(), 0, None);
         assert!(r.truncated);
         let sum = Summary::new(std::slice::from_ref(&r));

@@ -1,13 +1,17 @@
-//! `tcp:key=value,...`: the TCP model's parameters. The defaults are the reference testbed's
+//! The TCP model's parameters: a scenario's `[tcp]` table (with `transport = "tcp"`), or
+//! `tcp:key=value,...` where the tools list what to compare (`sim --cc`). The defaults are the reference testbed's
 //! Linux 4.9 (Debian 9) as configured there; every Linux mechanism has a switch whose other
 //! position is the textbook behaviour (the mechanisms and their sources: [`super`]).
 
 use super::rtt::RtoRule;
 
-/// TCP parameters (`tcp:key=value,...`).
-#[derive(Debug, Clone, PartialEq)]
+/// TCP parameters (a scenario's `[tcp]` table, or `tcp:key=value,...`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TcpParams {
-    /// Maximum segment size: the MTU less 40 header bytes.
+    /// Maximum segment size: the MTU less 40 header bytes (derived from the scenario's MTU and
+    /// IP header, not a key).
+    #[serde(skip)]
     pub mss: u32,
     /// Initial congestion window, segments (Linux: 10, RFC 6928).
     pub init_cwnd: u32,
@@ -108,7 +112,7 @@ impl TcpParams {
             let flag =
                 || v.parse::<bool>().map_err(|_| format!("tcp: bad value '{v}' for {k}: expected true or false"));
             match k {
-                "init_cwnd" => p.init_cwnd = int()?.max(1),
+                "init_cwnd" => p.init_cwnd = int()?,
                 "initial_rto" => p.initial_rto = num()?,
                 "min_rto" => p.min_rto = num()?,
                 "max_rto" => p.max_rto = num()?,
@@ -126,12 +130,7 @@ impl TcpParams {
                 }
                 "sack" => p.sack = flag()?,
                 "frto" => p.frto = flag()?,
-                "early_retrans" => {
-                    p.early_retrans = int()?;
-                    if p.early_retrans > 4 {
-                        return Err(format!("tcp: bad value '{v}' for early_retrans: expected 0 to 4"));
-                    }
-                }
+                "early_retrans" => p.early_retrans = int()?,
                 "rack" => p.rack = flag()?,
                 "slow_start_after_idle" => p.slow_start_after_idle = flag()?,
                 "quickack" => p.quickack = flag()?,
@@ -146,10 +145,33 @@ impl TcpParams {
                 }
             }
         }
-        if !(p.min_rto > 0.0 && p.min_rto <= p.max_rto && p.initial_rto > 0.0) {
-            return Err("tcp: need 0 < min_rto <= max_rto and initial_rto > 0".into());
-        }
+        p.validate()?;
         Ok(p)
+    }
+
+    /// Checks the values a key's type lets through (a `[tcp]` table is read by serde; `parse`
+    /// checks its numbers as it reads them).
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.min_rto > 0.0 && self.min_rto <= self.max_rto && self.initial_rto > 0.0 && self.max_rto.is_finite()) {
+            return Err("tcp: need 0 < min_rto <= max_rto (finite) and initial_rto > 0".into());
+        }
+        if self.init_cwnd == 0 {
+            return Err("tcp: init_cwnd must be at least 1 (segment)".into());
+        }
+        if self.early_retrans > 4 {
+            return Err(format!("tcp: bad value '{}' for early_retrans: expected 0 to 4", self.early_retrans));
+        }
+        for (k, v) in [
+            ("initial_rto", self.initial_rto),
+            ("delayed_ack", self.delayed_ack),
+            ("fin_timeout", self.fin_timeout),
+            ("time_wait", self.time_wait),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(format!("tcp: {k} must be a finite number >= 0"));
+            }
+        }
+        Ok(())
     }
 
     /// `tcp[:key=value,...]` with the parameters that differ from the defaults.

@@ -21,7 +21,8 @@
 use coap_cc::estimator::Rfc6298;
 
 /// Which rule turns samples into an RTO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RtoRule {
     /// Linux's `tcp_rtt_estimator` and `__tcp_set_rto`.
     Linux,
