@@ -25,7 +25,7 @@ use crate::record::{ClientRecord, ClientSpan, Detail, ExchangeRecord, NetworkRep
 use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
 pub use run::{MeshRun, Route};
-pub use scenario::{LlnScenario, Resolved};
+pub use scenario::{LlnScenario, Resolved, Traffic};
 pub use summary::{LlnMetrics, MeshSummary};
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
@@ -63,10 +63,9 @@ pub fn run_rep(
     let mut burst: Option<BurstGroup> = None;
     let mut workload =
         Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep).with_parallel(res.outstanding);
-    if w.kind == scenario::Pattern::Burst {
+    if let Traffic::Burst(b) = &res.traffic {
         // CLOUD's burst: `continuous` clients drawn for this replication (uniform, without
         // replacement) run from 0; every other starts at start_s with its requests back to back
-        let b = w.burst.clone().unwrap_or_default();
         let mut order: Vec<usize> = (0..clients.len()).collect();
         let mut rng = netmodel::Stream::BurstGroups.rng(scn.seed, rep);
         let keep = (b.continuous as usize).min(order.len());
@@ -85,9 +84,8 @@ pub fn run_rep(
         workload = workload.open_loop(steps.clone());
     }
     // CLOUD's baseline: each client (server) in turn; the run lasts until the last is done
-    let chained = w.kind == scenario::Pattern::Baseline;
-    if chained {
-        let b = w.baseline.clone().unwrap_or_default();
+    let chained = matches!(res.traffic, Traffic::Baseline(_));
+    if let Traffic::Baseline(b) = &res.traffic {
         workload = workload.chained((b.gap_s * 1e9).round() as u64, b.exchanges as u64);
     }
     let mut stack = stack(scn, res, rep);
@@ -95,7 +93,10 @@ pub fn run_rep(
         // every source sends its share to the collector
         let sources: Vec<HostId> = res.clients.iter().map(|&(c, _)| HostId(c)).collect();
         let sink = HostId(res.clients.first().map_or(0, |c| c.1));
-        let payload = w.collect.as_ref().map_or(0, |c| c.payload_bytes);
+        let payload = match &res.traffic {
+            Traffic::Collect(c) => c.payload_bytes,
+            _ => 0,
+        };
         stack =
             stack.with_background(Background::new(&sources, sink, steps.clone(), duration_ns, payload, scn.seed, rep));
     }
@@ -124,11 +125,10 @@ pub fn run_rep(
             duration_ns,
             burst_completion_s,
             burst_clients,
-            window_ns: w
-                .collect
-                .as_ref()
-                .filter(|_| w.kind == scenario::Pattern::Collect)
-                .map_or(0, |c| (c.window_s * 1e9).round() as u64),
+            window_ns: match &res.traffic {
+                Traffic::Collect(c) => (c.window_s * 1e9).round() as u64,
+                _ => 0,
+            },
             chained,
         })
     })

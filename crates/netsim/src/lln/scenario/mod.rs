@@ -552,6 +552,50 @@ pub enum Outstanding {
     Word(String),
 }
 
+/// The workload's kind together with the keys only it reads: `kind` and its own table
+/// (`[workload.burst]`, `[workload.baseline]`, `[workload.collect]`) as one value. The file keeps
+/// them apart (`kind` a word, each kind's keys a table of its name) so that a kind left at its
+/// defaults needs no table; [`LlnWorkload::traffic`] joins them, and what runs reads only this.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Traffic {
+    /// Each client sends every `interval_ms` (or at `offered_load_kbps`), one exchange at a time.
+    PeriodicBlocking,
+    /// Each client sends its next request as soon as the last one ends.
+    Continuous,
+    /// CLOUD's burst: groups of clients start together.
+    Burst(BurstKeys),
+    /// CLOUD's baseline: the clients one after the other.
+    Baseline(BaselineKeys),
+    /// RTTCOAP's collection: every mote sends to the collector.
+    Collect(CollectKeys),
+}
+
+impl LlnWorkload {
+    /// `kind` with its own table (its defaults where the file leaves the table out). A table
+    /// of another kind is refused: nothing would read it.
+    pub fn traffic(&self) -> Result<Traffic, ScenarioError> {
+        let tables = [
+            ("burst", self.burst.is_some(), Pattern::Burst),
+            ("baseline", self.baseline.is_some(), Pattern::Baseline),
+            ("collect", self.collect.is_some(), Pattern::Collect),
+        ];
+        if let Some((name, ..)) = tables.iter().find(|(_, given, kind)| *given && *kind != self.kind) {
+            let kind = serde_json::to_value(self.kind).ok().and_then(|v| v.as_str().map(str::to_string));
+            return Err(ScenarioError(format!(
+                "scenario: workload.{name} holds the keys of kind = \"{name}\", but kind = \"{}\" (remove the table, or set the kind)",
+                kind.unwrap_or_default()
+            )));
+        }
+        Ok(match self.kind {
+            Pattern::PeriodicBlocking => Traffic::PeriodicBlocking,
+            Pattern::Continuous => Traffic::Continuous,
+            Pattern::Burst => Traffic::Burst(self.burst.clone().unwrap_or_default()),
+            Pattern::Baseline => Traffic::Baseline(self.baseline.clone().unwrap_or_default()),
+            Pattern::Collect => Traffic::Collect(self.collect.clone().unwrap_or_default()),
+        })
+    }
+}
+
 impl Outstanding {
     fn is_one(&self) -> bool {
         *self == Outstanding::Count(1)

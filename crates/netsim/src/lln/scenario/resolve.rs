@@ -26,6 +26,8 @@ pub struct Resolved {
     pub mesh: MeshSpec,
     /// The algorithm.
     pub cc: CcConfig,
+    /// The workload's kind with its own keys.
+    pub traffic: Traffic,
     /// Exchanges a back-to-back client keeps open at once.
     pub outstanding: u32,
     /// `collect`: the sources' arrivals.
@@ -240,7 +242,11 @@ impl LlnScenario {
         let br_hz = s.br.mote.map_or(mote_hz, Mote::clock_hz);
         let cpu_clocks_hz = (0..nodes.len()).map(|i| if i == root { br_hz } else { mote_hz }).collect();
         let w = &self.workload;
-        let collect = (w.kind == Pattern::Collect).then(|| w.collect.clone().unwrap_or_default());
+        let traffic = w.traffic()?;
+        let collect = match &traffic {
+            Traffic::Collect(c) => Some(c.clone()),
+            _ => None,
+        };
         if let Some(c) = &collect {
             if c.kbps.is_empty() || c.kbps.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
                 return bad("workload.collect.kbps", "needs one rate > 0 per step");
@@ -263,15 +269,14 @@ impl LlnScenario {
             Outstanding::Word(word) if word == "nstart" => self.cc_config()?.build().nstart().clamp(1, 1 << 16) as u32,
             _ => return bad("workload.outstanding", "must be a number >= 1 or \"nstart\""),
         };
-        if let Some(b) = &w.baseline {
-            if !(b.gap_s >= 0.0 && b.gap_s.is_finite()) || b.exchanges == 0 {
+        match &traffic {
+            Traffic::Baseline(b) if !(b.gap_s >= 0.0 && b.gap_s.is_finite()) || b.exchanges == 0 => {
                 return bad("workload.baseline", "needs gap_s >= 0 and exchanges >= 1");
             }
-        }
-        if let Some(b) = &w.burst {
-            if !(b.start_s >= 0.0 && b.start_s.is_finite()) || b.exchanges == 0 {
+            Traffic::Burst(b) if !(b.start_s >= 0.0 && b.start_s.is_finite()) || b.exchanges == 0 => {
                 return bad("workload.burst", "needs start_s >= 0 and exchanges >= 1");
             }
+            _ => {}
         }
         if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
             return bad("workload.start_spread_ms", "must be a finite number >= 0");
@@ -452,7 +457,7 @@ impl LlnScenario {
                 step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
             }
         });
-        let intervals_ns = if w.kind != Pattern::PeriodicBlocking {
+        let intervals_ns = if traffic != Traffic::PeriodicBlocking {
             vec![0; clients.len()]
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
@@ -475,6 +480,7 @@ impl LlnScenario {
         Ok(Resolved {
             mesh,
             cc: self.cc_config()?,
+            traffic,
             outstanding,
             open_loop,
             background,

@@ -192,3 +192,19 @@ fn explicit_nodes_need_no_layout_and_a_preset_takes_them() {
     let s: LlnScenario = table.try_into().unwrap();
     assert_eq!((s.topology.layout.clone(), s.nodes().unwrap().len()), (None, 3));
 }
+
+#[test]
+fn a_workload_kind_carries_its_own_keys_and_only_its_own() {
+    let traffic = |text: &str| LlnScenario::from_toml(text).unwrap().resolve().map(|r| r.traffic);
+    // the kind's table, its defaults where left out
+    let t = traffic("[workload]\nkind = \"burst\"\n[workload.burst]\nstart_s = 10.0\n").unwrap();
+    assert_eq!(t, Traffic::Burst(BurstKeys { start_s: 10.0, ..BurstKeys::default() }));
+    assert_eq!(traffic("[workload]\nkind = \"baseline\"\n").unwrap(), Traffic::Baseline(BaselineKeys::default()));
+    assert_eq!(traffic("[workload]\nkind = \"continuous\"\n").unwrap(), Traffic::Continuous);
+    assert_eq!(traffic("").unwrap(), Traffic::PeriodicBlocking);
+    // another kind's table would be read by nothing: refused, naming both
+    let e = traffic("[workload]\nkind = \"continuous\"\n[workload.burst]\nstart_s = 10.0\n").unwrap_err().to_string();
+    assert!(e.contains("workload.burst holds the keys of kind = \"burst\", but kind = \"continuous\""), "{e}");
+    let e = traffic("[workload.collect]\nkbps = [1.0]\n").unwrap_err().to_string();
+    assert!(e.contains("kind = \"periodic_blocking\""), "{e}");
+}
