@@ -25,8 +25,12 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
+from .controller import Controller, ControllerError, Exchange, Rng
 
-__all__ = ["SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning", "__version__"]
+__all__ = [
+    "SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning", "Controller",
+    "ControllerError", "Exchange", "Rng", "__version__",
+]
 
 #: The version of coapcc (the Python package and the simulator it carries).
 __version__: str = _native.VERSION
@@ -133,7 +137,7 @@ def _buffer(buffer: Union[int, str, None]) -> Optional[int]:
 def sim(
     scenario: Optional[PathLike] = None,
     preset: Optional[str] = None,
-    cc: Union[str, Sequence[str], None] = None,
+    cc: Union[str, Any, Sequence[Any], None] = None,
     reps: Optional[int] = None,
     seed: Optional[int] = None,
     *,
@@ -150,7 +154,9 @@ def sim(
         preset: a named preset instead (:func:`presets` lists them), e.g. ``"nitk-gst-cooja"``.
         cc: an algorithm ``NAME[:key=value,...]`` or a list of them, compared on the same seeds
             (:func:`algorithms` lists them), ``tcp[:key=value,...]`` among them for CoAP over
-            TCP (the scenario's ``transport``); default: the scenario's.
+            TCP (the scenario's ``transport``), or a :class:`Controller` subclass written in
+            Python (alone, as ``(Class, {"key": value})`` or as ``functools.partial``);
+            default: the scenario's.
         reps: replications; default: the scenario's.
         seed: master seed; default: the scenario's.
         threads: worker threads (default: all cores); results do not depend on it.
@@ -163,6 +169,7 @@ def sim(
 
     Raises:
         ValueError: with the command line's message, for any bad input.
+        ControllerError: a controller written in Python raised (its cause) or returned nonsense.
     """
     if scenario is not None and preset is not None:
         raise ValueError("give a scenario file or a preset, not both")
@@ -182,12 +189,19 @@ def sim(
         except OSError as e:
             raise ValueError(f"cannot read {path}: {e.strerror}") from None
         origin = str(path)
-    if isinstance(cc, str) or cc is None:
-        ccs = [cc] if cc else []
-    elif isinstance(cc, (list, tuple)) and all(isinstance(c, str) for c in cc):
-        ccs = list(cc)
+    from .controller import spec
+
+    one_with_params = isinstance(cc, tuple) and len(cc) == 2 and isinstance(cc[1], dict)
+    if isinstance(cc, list) or (isinstance(cc, tuple) and not one_with_params):
+        given = list(cc)
     else:
-        raise ValueError(f"cc must be an algorithm's name (NAME[:key=value,...]) or a list of them, not {cc!r}")
+        given = [cc] if cc else []
+    try:
+        ccs = [spec(c) for c in given]
+    except TypeError as e:
+        raise ValueError(
+            f"cc must be an algorithm's name (NAME[:key=value,...]), a coapcc.Controller subclass, or a list of them: {e}"
+        ) from None
     buffer_bytes = _buffer(buffer)
     directory = None
     if out is not None:

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+mod controller;
+
 use lab::stop::Stop;
 use lab::sweep::{self, Plan, SweepOutcome};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -19,8 +21,18 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 /// every 20 ms (Python runs its signal handlers only on the thread that holds the GIL, and a
 /// call that released it would see Ctrl-C only when it returns). When a handler raises
 /// (KeyboardInterrupt), `stop` is set, the work winds down (the replications running then
-/// finish and what finished is written), and the exception is raised.
+/// finish and what finished is written), and the exception is raised. A controller written in
+/// Python that fails stops the work too, and its `ControllerError` is raised.
 fn interruptible<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    controller::clear_failure();
+    let out = watch(py, stop, work);
+    match controller::take_failure() {
+        Some(e) => Err(e),
+        None => out,
+    }
+}
+
+fn watch<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T + Send) -> PyResult<T> {
     std::thread::scope(|scope| {
         let handle = scope.spawn(work);
         let join = |h: std::thread::ScopedJoinHandle<'_, T>| {
@@ -38,6 +50,9 @@ fn interruptible<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T 
             });
             if finished {
                 return join(handle);
+            }
+            if controller::failed() {
+                stop.set();
             }
             if let Err(e) = py.check_signals() {
                 stop.set();
@@ -224,5 +239,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(finish, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(notes, m)?)?;
+    m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
+    m.add_class::<controller::Exchange>()?;
+    m.add_class::<controller::Rng>()?;
+    m.add("ControllerError", m.py().get_type::<controller::ControllerError>())?;
     Ok(())
 }

@@ -90,8 +90,11 @@ impl ExchangeTimer {
     pub fn new(rto: Duration, start: Start, marking: Marking) -> Self {
         ExchangeTimer::from_secs(rto.as_secs_f64(), start, marking)
     }
-    /// As [`ExchangeTimer::new`], from seconds (the built-in algorithms compute in seconds).
-    pub(crate) fn from_secs(initial: f64, start: Start, marking: Marking) -> Self {
+    /// As [`ExchangeTimer::new`], from seconds. The built-in algorithms compute in seconds and
+    /// the timer keeps the value as given (it is rounded to nanoseconds only where it is armed):
+    /// an algorithm that computes in seconds too, as one written in Python does, reproduces
+    /// theirs to the bit.
+    pub fn from_secs(initial: f64, start: Start, marking: Marking) -> Self {
         ExchangeTimer {
             armed: initial,
             initial,
@@ -119,6 +122,19 @@ impl ExchangeTimer {
     pub fn retransmit(&mut self, rto: Duration) {
         self.retransmissions += 1;
         self.armed = rto.as_secs_f64();
+    }
+    /// [`ExchangeTimer::retransmit`] with the RTO in seconds, kept as given.
+    pub fn retransmit_secs(&mut self, rto: f64) {
+        self.retransmissions += 1;
+        self.armed = rto;
+    }
+    /// The RTO armed now, seconds, as the algorithm gave it.
+    pub fn rto_secs(&self) -> f64 {
+        self.armed
+    }
+    /// The RTO armed for the first transmission, seconds, as the algorithm gave it.
+    pub fn initial_rto_secs(&self) -> f64 {
+        self.initial
     }
     /// The RTO to arm now.
     pub fn rto(&self) -> Duration {

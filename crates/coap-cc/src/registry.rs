@@ -37,8 +37,9 @@ pub struct Algorithm {
     pub source: &'static str,
     /// One line on what it does.
     pub summary: &'static str,
-    /// Its default configuration.
-    pub make: fn() -> Box<dyn ControllerFactory>,
+    /// Its default configuration; called with the name it is registered under (one
+    /// constructor may serve several names, as [`ControllerFactory::build`] may).
+    pub make: fn(&'static str) -> Box<dyn ControllerFactory>,
 }
 
 /// Every registered algorithm, in a fixed order: DefaultCoAP and its variants first, then the
@@ -48,136 +49,136 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "default",
         "RFC 7252 §4.2, §4.8",
         "initial RTO U[2,3] s, binary exponential backoff, no RTT estimation",
-        || dflt(DefaultParams::default(), Carry::None),
+        |_| dflt(DefaultParams::default(), Carry::None),
     ),
-    alg("default_b", "Betzler et al. (CoAP_B); RFC 7252", "DefaultCoAP with ACK_TIMEOUT = 1 s", || {
+    alg("default_b", "Betzler et al. (CoAP_B); RFC 7252", "DefaultCoAP with ACK_TIMEOUT = 1 s", |_| {
         dflt(DefaultParams { ack_timeout: 1.0, ..DefaultParams::default() }, Carry::None)
     }),
     alg(
         "default_fb1",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
         "DefaultCoAP; the backed-off RTO carries into the next exchange",
-        || dflt(DefaultParams::default(), Carry::Fb1),
+        |_| dflt(DefaultParams::default(), Carry::Fb1),
     ),
     alg(
         "default_fb2",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
         "as default_fb1, halving the carried RTO after each clean exchange",
-        || dflt(DefaultParams::default(), Carry::Fb2),
+        |_| dflt(DefaultParams::default(), Carry::Fb2),
     ),
     alg(
         "cocoa",
         "draft-ietf-core-cocoa-03; Betzler et al. (CoCoA+)",
         "strong/weak RFC 6298 estimators, variable backoff factor",
-        || cocoa(CocoaParams::default(), Family::COCOA),
+        |_| cocoa(CocoaParams::default(), Family::COCOA),
     ),
     alg(
         "cocoa4",
         "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03",
         "CoCoA with NSTART = 4 and the exponential blind RTO",
-        || cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, Family::COCOA),
+        |_| cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, Family::COCOA),
     ),
     alg(
         "cocoa_strong",
         "Californium CocoaStrong (Betzler et al.)",
         "CoCoA without the weak estimator: retransmitted exchanges give no sample",
-        || cocoa(CocoaParams { weak_max_retransmissions: 0, ..CocoaParams::default() }, Family::COCOA),
+        |_| cocoa(CocoaParams { weak_max_retransmissions: 0, ..CocoaParams::default() }, Family::COCOA),
     ),
     alg(
         "cocoa_fb1",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
         "CoCoA; the backed-off RTO carries into the next exchange",
-        || cocoa(CocoaParams::default(), Family::FB1),
+        |_| cocoa(CocoaParams::default(), Family::FB1),
     ),
     alg(
         "cocoa_fb2",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
         "CoCoA; max(RTO, weak estimate) backed off carries into the next exchange",
-        || cocoa(CocoaParams::default(), Family::FB2),
+        |_| cocoa(CocoaParams::default(), Family::FB2),
     ),
     alg(
         "linux_rto",
         "Linux tcp_rtt_estimator; Californium LinuxRto",
         "Linux TCP's RTO estimator (mdev/mdev_max), Karn's rule",
-        || Box::new(LinuxParams::default()),
+        |_| Box::new(LinuxParams::default()),
     ),
     alg(
         "fasor",
         "draft-ietf-core-fasor-02; Järvinen et al., GLOBECOM 2018",
         "Fast-Slow RTO: fast RFC 6298 series, slowrto after ambiguous ACKs",
-        || fasor(FasorParams::default(), FasorVariant::Fasor),
+        |_| fasor(FasorParams::default(), FasorVariant::Fasor),
     ),
     alg(
         "fasor_slow",
         "Järvinen (Helsinki thesis 2019), development variant",
         "RFC 6298; slowrto, doubling, after retransmissions",
-        || fasor(FasorParams::default(), FasorVariant::Slow),
+        |_| fasor(FasorParams::default(), FasorVariant::Slow),
     ),
     alg(
         "fasor_fastslow",
         "Järvinen (Helsinki thesis 2019), development variant",
         "after retransmissions: fast probe, then slowrto doubling",
-        || fasor(FasorParams::default(), FasorVariant::FastSlow),
+        |_| fasor(FasorParams::default(), FasorVariant::FastSlow),
     ),
     alg(
         "fasor_k4",
         "draft-ietf-core-fasor-02 without the first-sample tuning",
         "FASOR with plain RFC 6298 initialisation (first RTO 3R)",
-        || fasor(FasorParams { first_rttvar: FirstRttvar::Rfc6298, ..FasorParams::default() }, FasorVariant::Fasor),
+        |_| fasor(FasorParams { first_rttvar: FirstRttvar::Rfc6298, ..FasorParams::default() }, FasorVariant::Fasor),
     ),
     alg(
         "fasor_token",
         "Järvinen et al.; accurate RTT via the token",
         "FASOR; transmission number in the token, every sample unambiguous",
-        || fasor(FasorParams { rtt_marking: MarkingKind::Token, ..FasorParams::default() }, FasorVariant::Fasor),
+        |_| fasor(FasorParams { rtt_marking: MarkingKind::Token, ..FasorParams::default() }, FasorVariant::Fasor),
     ),
     alg(
         "fasor_option",
         "draft-ietf-core-fasor-02 §4.4 (Retransmission Count option)",
         "FASOR; transmission number in option 65028, probe and fallback",
-        || fasor(FasorParams { rtt_marking: MarkingKind::Option, ..FasorParams::default() }, FasorVariant::Fasor),
+        |_| fasor(FasorParams { rtt_marking: MarkingKind::Option, ..FasorParams::default() }, FasorVariant::Fasor),
     ),
     alg(
         "rtt_coap",
         "Ancillotti & Bruno, WWIC 2018 (constants chosen, not from the paper)",
         "rate-based pacing from short/long-term RTT, accurate samples",
-        || Box::new(RttCoapParams::default()),
+        |_| Box::new(RttCoapParams::default()),
     ),
     alg(
         "gst",
         "Rathod & Tahiliani 2020 (GST-CoAP)",
         "default_fb2 with geometric halving (1/2)^count of the carried RTO",
-        || dflt(DefaultParams::default(), Carry::Gst),
+        |_| dflt(DefaultParams::default(), Carry::Gst),
     ),
     alg(
         "eifel",
         "Ludwig & Sklower, CCR 2000 (Eifel timer), adapted to CoAP",
         "Eifel gains 1/3 and 1/9, Karn sampling and carry-over",
-        || Box::new(EifelParams::default()),
+        |_| Box::new(EifelParams::default()),
     ),
     alg(
         "gsrtc",
         "Rathod & Tahiliani 2021 (GSRTC)",
         "cocoa_fb2 with a geometric-series weight of strong samples",
-        || cocoa(CocoaParams::default(), Family::gsrtc(GsrtcParams::default())),
+        |_| cocoa(CocoaParams::default(), Family::gsrtc(GsrtcParams::default())),
     ),
     alg(
         "cocoa_pp",
         "Rathod et al. 2019 (CoCoA++), constants per source code, unverified",
         "CoCoA with a probabilistic backoff factor from CDG delay gradients",
-        || cocoa(CocoaParams::default(), Family::pp(PpParams::default())),
+        |_| cocoa(CocoaParams::default(), Family::pp(PpParams::default())),
     ),
     alg(
         "peakhopper",
         "Šimůnek et al. (PH-RTO); Californium PeakhopperRto",
         "peak-hopping RTO over unambiguous samples",
-        || Box::new(PeakHopperParams::default()),
+        |_| Box::new(PeakHopperParams::default()),
     ),
     alg(
         "basic_rto",
         "Californium BasicRto (Betzler et al.'s baseline)",
         "one RFC 6298 estimator fed with every sample, retransmitted exchanges' too",
-        || Box::new(BasicParams::default()),
+        |_| Box::new(BasicParams::default()),
     ),
 ];
 
@@ -185,7 +186,7 @@ const fn alg(
     name: &'static str,
     source: &'static str,
     summary: &'static str,
-    make: fn() -> Box<dyn ControllerFactory>,
+    make: fn(&'static str) -> Box<dyn ControllerFactory>,
 ) -> Algorithm {
     Algorithm { name, source, summary, make }
 }
@@ -371,7 +372,11 @@ pub fn register(algorithm: Algorithm) -> Result<&'static Algorithm, RegisterErro
     if !well_formed {
         return Err(RegisterError::BadName(name));
     }
-    (algorithm.make)().validate().map_err(|(key, rule)| RegisterError::Invalid { algorithm: name, key, rule })?;
+    (algorithm.make)(algorithm.name).validate().map_err(|(key, rule)| RegisterError::Invalid {
+        algorithm: name,
+        key,
+        rule,
+    })?;
     registered::add(algorithm)
 }
 
@@ -470,7 +475,7 @@ impl CcConfig {
     /// The algorithm's defaults.
     pub fn new(name: &str) -> Result<Self, SpecError> {
         let algorithm = algorithm(name).ok_or_else(|| SpecError::UnknownAlgorithm(name.to_string()))?;
-        Ok(CcConfig { algorithm, factory: (algorithm.make)() })
+        Ok(CcConfig { algorithm, factory: (algorithm.make)(algorithm.name) })
     }
 
     /// A configuration from a factory built by the caller (a configuration object carrying more
@@ -562,7 +567,7 @@ impl CcConfig {
 impl fmt::Display for CcConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use fmt::Write;
-        let base = values(&*(self.algorithm.make)());
+        let base = values(&*(self.algorithm.make)(self.algorithm.name));
         let mut out = String::from(self.name());
         let mut sep = ':';
         let mut i = 0;
@@ -602,7 +607,7 @@ mod tests {
             name: "registry_test_fixed",
             source: "this test",
             summary: "the stand-in under a name",
-            make: || Box::new(StandIn::default()),
+            make: |_| Box::new(StandIn::default()),
         };
         register(entry).unwrap();
         let cfg = CcConfig::parse("registry_test_fixed:rto=0.5").unwrap();
@@ -626,7 +631,7 @@ mod tests {
         }
         let invalid = Algorithm {
             name: "registry_test_invalid",
-            make: || {
+            make: |_| {
                 let mut s = StandIn::default();
                 s.params.nstart = 0;
                 Box::new(s)

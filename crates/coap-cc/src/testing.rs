@@ -124,7 +124,7 @@ static STAND_IN: Algorithm = Algorithm {
     name: "stand_in",
     source: "coap_cc::testing",
     summary: "fixed RTO × backoff^n, no randomness; records its calls (tests only)",
-    make: || Box::new(StandIn::default()),
+    make: |_| Box::new(StandIn::default()),
 };
 
 /// A stand-in configuration: first RTO `rto`, each retransmission's `backoff` times the one

@@ -59,7 +59,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     name: "min_rtt",
     source: "coapcc's examples/custom-algorithm (a toy, from no paper)",
     summary: "factor x the smallest RTT seen + a margin; doubling backoff; Karn's rule",
-    make: || Box::new(MinRttParams::default()),
+    make: |_| Box::new(MinRttParams::default()),
 };
 
 /// Registers `min_rtt` (once per process; later calls return the same entry).

@@ -1,0 +1,43 @@
+"""DefaultCoAP (RFC 7252 §4.2, §4.8) written in Python: a coapcc.Controller, line for line the
+built-in ``default`` algorithm, so the two give the same results to the bit on the same seeds.
+
+    import coapcc
+    from default_coap import DefaultCoap
+    coapcc.sim(clients=50, cc=["default", DefaultCoap])   # the same numbers twice
+
+RFC 7252 §4.2: a Confirmable request's first timeout is drawn uniformly between ACK_TIMEOUT and
+ACK_TIMEOUT x ACK_RANDOM_FACTOR; each timeout doubles it, and after MAX_RETRANSMIT
+retransmissions the exchange is given up. No RTT is measured: completions teach it nothing.
+"""
+
+import coapcc
+
+#: The smallest RTO any algorithm arms, s (coap-cc's RTO_FLOOR).
+RTO_FLOOR = 0.001
+
+
+class DefaultCoap(coapcc.Controller):
+    """RFC 7252's retransmission timer: initial RTO U[2, 3] s, binary exponential backoff."""
+
+    name = "py_default"
+    source = "RFC 7252 §4.2, §4.8 (examples/python/default_coap.py)"
+
+    def __init__(self, ack_timeout=2.0, ack_random_factor=1.5, max_retransmit=4, nstart=1, rto_max=60.0):
+        self.ack_timeout = ack_timeout
+        self.ack_random_factor = ack_random_factor
+        self.max_retransmit = max_retransmit
+        self.nstart = nstart
+        self.rto_max = rto_max
+
+    def start(self, now, ex, rng):
+        # the same draw as the built-in: one uniform from the client's stream
+        return rng.uniform(self.ack_timeout, self.ack_timeout * self.ack_random_factor)
+
+    def on_timeout(self, now, ex, rng):
+        if ex.retransmissions >= self.max_retransmit:
+            return None
+        # doubled, within [RTO_FLOOR, rto_max]
+        return min(max(ex.rto * 2.0, RTO_FLOOR), max(self.rto_max, RTO_FLOOR))
+
+    def current_rto(self):
+        return self.ack_timeout

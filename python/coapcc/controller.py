@@ -1,0 +1,140 @@
+"""Congestion-control algorithms written in Python, run by the simulator like the built-in ones.
+
+Subclass :class:`Controller` and pass the class where an algorithm's name goes::
+
+    class MinRtt(coapcc.Controller):
+        '''RTO = factor x the smallest unambiguous RTT seen + margin; 2 s before any sample.'''
+        def __init__(self, factor=2.0, margin=0.5, max_retransmit=4):
+            self.factor, self.margin, self.max_retransmit = factor, margin, max_retransmit
+            self.min_rtt = None
+        def start(self, now, ex, rng):
+            return 2.0 if self.min_rtt is None else self.factor * self.min_rtt + self.margin
+        def on_timeout(self, now, ex, rng):
+            return None if ex.retransmissions >= self.max_retransmit else 2 * ex.rto
+        def on_complete(self, now, ex, rtt, unambiguous):
+            if unambiguous:
+                self.min_rtt = rtt if self.min_rtt is None else min(self.min_rtt, rtt)
+
+    coapcc.sim(cc=[MinRtt, (MinRtt, {"margin": 0.1}), "cocoa"])
+
+One instance serves one destination (a client's server), as a Rust controller does. Its
+parameters are the keyword arguments of ``__init__``, each with a default (``int``, ``float`` or
+``bool``): scenario defaults such as the testbed's ``max_retransmit = 20`` apply to a parameter of
+that name, and ``NAME:key=value`` works as for the built-ins. The class is registered under
+``name`` (default: its class name in snake case) the first time it is used.
+
+Time is float seconds: ``now`` since the run's start, RTOs and RTTs in seconds. Randomness comes
+only from the ``rng`` passed to :meth:`Controller.start` and :meth:`Controller.on_timeout` (the
+simulator's stream for that client, the built-ins' draws), so a run is reproducible from its seed.
+An exception, or an RTO that is not a finite number of seconds > 0, stops the run with
+:class:`ControllerError` (its cause is the original exception, with its traceback).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+from typing import Any, Dict, Optional, Tuple, Type, Union
+
+from . import _native
+
+#: One exchange as a controller sees it: ``rto`` (armed now, s), ``initial_rto``,
+#: ``retransmissions``, ``confirmable``, ``outstanding`` (exchanges to the destination already
+#: outstanding when it started) and ``state``, three floats of the algorithm's own, kept with the
+#: exchange between calls (zeros at its start).
+Exchange = _native.Exchange
+#: The simulator's random stream, lent for one call: ``uniform(lo, hi)``, ``random()``,
+#: ``next_u64()``.
+Rng = _native.Rng
+#: A controller written in Python failed (raised, or returned an RTO that is not a finite number
+#: of seconds > 0); the run was stopped.
+ControllerError = _native.ControllerError
+
+
+class Controller:
+    """The base class of a congestion-control algorithm written in Python (see the module)."""
+
+    #: The name it is registered under; default: the class name in snake case.
+    name: Optional[str] = None
+    #: Where it comes from (shown by :func:`coapcc.algorithms`).
+    source: str = "a Python class"
+    #: One line on what it does.
+    summary: str = ""
+    #: Exchanges to a destination it lets be outstanding at once (RFC 7252's NSTART).
+    nstart: int = 1
+
+    def start(self, now: float, ex: Exchange, rng: Rng) -> float:
+        """The RTO of a new exchange's first transmission, s. ``ex.state`` may be set here."""
+        raise NotImplementedError(f"{type(self).__name__} must define start(now, ex, rng)")
+
+    def on_timeout(self, now: float, ex: Exchange, rng: Rng) -> Optional[float]:
+        """The armed RTO expired: the RTO of the retransmission, s, or ``None`` to give the
+        exchange up. ``ex.retransmissions`` counts those before this one. Default: give up."""
+        return None
+
+    def on_complete(self, now: float, ex: Exchange, rtt: float, unambiguous: bool) -> None:
+        """The exchange's answer arrived: its RTT, s, from the transmission it answers
+        (``unambiguous``) or, after retransmissions, from the first (ambiguous)."""
+
+    def on_failure(self, now: float, ex: Exchange) -> None:
+        """The exchange was given up."""
+
+    def current_rto(self) -> float:
+        """The RTO the next exchange starts from, s, for reports (default: unknown, 0)."""
+        return 0.0
+
+    def srtt(self) -> Optional[float]:
+        """The smoothed RTT, s, if the algorithm keeps one."""
+        return None
+
+
+#: A Python algorithm where an algorithm's name goes: the class, or the class with parameters.
+PyAlgorithm = Union[Type[Controller], Tuple[Type[Controller], Dict[str, Any]], "functools.partial[Controller]"]
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _register(cls: type) -> str:
+    """Registers ``cls`` (again: a redefined class takes its name over) and returns the name."""
+    if not (isinstance(cls, type) and issubclass(cls, Controller)):
+        raise TypeError(f"{cls!r} is not a subclass of coapcc.Controller")
+    name = cls.name or _snake(cls.__name__)
+    params = []
+    for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is p.empty:
+            raise TypeError(f"{cls.__name__}: parameter '{p.name}' needs a default (the algorithm's default configuration)")
+        params.append((p.name, p.default))
+    _native.register_controller(name, cls, params, cls.source, cls.summary or (cls.__doc__ or "").strip().split("\n")[0])
+    return name
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    raise TypeError(f"a controller's parameter is an int, a float or a bool, not {v!r}")
+
+
+def spec(algorithm: Union[str, PyAlgorithm]) -> str:
+    """The ``NAME[:key=value,...]`` of an algorithm given by name, by class, as ``(class,
+    {parameters})`` or as ``functools.partial(class, **parameters)``; a class is registered."""
+    if isinstance(algorithm, str):
+        return algorithm
+    if isinstance(algorithm, functools.partial):
+        cls, params = algorithm.func, dict(algorithm.keywords)
+        if algorithm.args:
+            raise TypeError("give a controller's parameters by keyword")
+    elif isinstance(algorithm, tuple) and len(algorithm) == 2 and isinstance(algorithm[1], dict):
+        cls, params = algorithm
+    else:
+        cls, params = algorithm, {}
+    name = _register(cls)
+    if not params:
+        return name
+    return name + ":" + ",".join(f"{k}={_text(v)}" for k, v in params.items())

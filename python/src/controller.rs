@@ -1,0 +1,545 @@
+//! Controllers written in Python (`coapcc.Controller` subclasses) behind coap-cc's interface.
+//!
+//! A class is registered under a name (`register_controller`); from then on the name works
+//! wherever a built-in algorithm's does (`coapcc.sim(cc=[...])`, scenario files, plans), because
+//! the name is in coap-cc's registry: its constructor ([`make`]) finds the class in this
+//! module's table and returns a [`PyFactory`], whose parameters are the keyword arguments of the
+//! class's `__init__` (integers, floats, booleans) and whose `build` makes an instance.
+//! Registering a name again (a class redefined in a notebook) replaces the class behind it.
+//!
+//! Time crosses as float seconds: `now` is the simulated time since the run's start, every RTO
+//! and RTT is in seconds. The RTOs a controller returns are kept as given
+//! ([`ExchangeTimer::from_secs`]), as the built-ins' are, so a Python re-implementation of a
+//! built-in gives its results to the bit. Randomness comes through the [`Rng`] the simulator
+//! passes to `start` and `on_timeout`: the same ChaCha8 stream and the same draws as the
+//! built-ins' (`coap_cc::rng`), so a run is reproducible from its seed.
+//!
+//! An exception in the Python code, or an RTO that is not a finite number of seconds > 0, stops
+//! the run: it is recorded here with the simulated time (the first one wins), every controller
+//! then gives its exchanges up at once so the replications running end quickly, and the call
+//! raises `coapcc.ControllerError` with the original exception as its cause (and so its
+//! traceback).
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use coap_cc::params::{ParamInfo, Params, SetError};
+use coap_cc::{
+    Algorithm, Completion, Controller, ControllerFactory, Duration, ExchangeTimer, Instant, Marking, Metrics, RngCore,
+    Sample, Start,
+};
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+pyo3::create_exception!(
+    coapcc,
+    ControllerError,
+    PyRuntimeError,
+    "A controller written in Python failed or returned nonsense; the run was stopped."
+);
+
+/// A keyword argument of a controller class, with its type and value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// `int`.
+    Int(i64),
+    /// `float`.
+    Float(f64),
+    /// `bool`.
+    Bool(bool),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Float(v) => write!(f, "{v}"),
+            Value::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl Value {
+    /// `text` read as a value of this one's type.
+    fn parse(&self, text: &str) -> Result<Value, SetError> {
+        let bad = |expected| SetError::BadValue { expected };
+        match self {
+            Value::Int(_) => text.parse().map(Value::Int).map_err(|_| bad("an integer")),
+            Value::Float(_) => {
+                text.parse::<f64>().ok().filter(|v| v.is_finite()).map(Value::Float).ok_or(bad("a finite number"))
+            }
+            Value::Bool(_) => text.parse().map(Value::Bool).map_err(|_| bad("true or false")),
+        }
+    }
+
+    fn to_object(self, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(match self {
+            Value::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
+            Value::Float(v) => v.into_pyobject(py)?.into_any().unbind(),
+            Value::Bool(v) => pyo3::types::PyBool::new(py, v).to_owned().into_any().unbind(),
+        })
+    }
+}
+
+/// A registered class: the class object and its parameters' names and defaults.
+struct Class {
+    class: Py<PyAny>,
+    /// The class's own name, for messages.
+    title: String,
+    params: Vec<(&'static str, Value)>,
+}
+
+impl fmt::Debug for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Class").field("title", &self.title).field("params", &self.params).finish()
+    }
+}
+
+/// Every registered class by name (bounded by what the program registers).
+static CLASSES: RwLock<Vec<(&'static str, Arc<Class>)>> = RwLock::new(Vec::new());
+
+fn class_of(name: &str) -> Option<Arc<Class>> {
+    let table = CLASSES.read().unwrap_or_else(|p| p.into_inner());
+    table.iter().find(|(n, _)| *n == name).map(|(_, c)| Arc::clone(c))
+}
+
+/// A string that lives until the process ends (the registry's names and parameters' keys are
+/// `&'static str`); bounded by what the program registers.
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+/// coap-cc's constructor of every Python algorithm: the class registered under `name`.
+fn make(name: &'static str) -> Box<dyn ControllerFactory> {
+    let class = class_of(name);
+    let values = class.as_ref().map_or_else(Vec::new, |c| c.params.iter().map(|p| p.1).collect());
+    Box::new(PyFactory { class, values })
+}
+
+/// Registers `class` under `name` with its parameters (name, default): `name` then works
+/// wherever an algorithm's name does. A name of a built-in, or of another crate's algorithm, is
+/// refused; a Python class's name is taken over by the new class.
+#[pyfunction]
+#[pyo3(signature = (name, class, params, source="", summary=""))]
+pub fn register_controller(
+    py: Python<'_>,
+    name: &str,
+    class: Py<PyAny>,
+    params: Vec<(String, Bound<'_, PyAny>)>,
+    source: &str,
+    summary: &str,
+) -> PyResult<()> {
+    let title = class.bind(py).getattr("__name__").and_then(|n| n.extract::<String>()).unwrap_or_else(|_| name.into());
+    let mut typed = Vec::new();
+    for (key, default) in params {
+        let v = if let Ok(b) = default.downcast::<pyo3::types::PyBool>() {
+            Value::Bool(b.is_true())
+        } else if let Ok(i) = default.extract::<i64>() {
+            Value::Int(i)
+        } else if let Ok(f) = default.extract::<f64>() {
+            Value::Float(f)
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "{title}: parameter '{key}' has the default {default}; a controller's parameters are int, float or bool"
+            )));
+        };
+        typed.push((leak(&key), v));
+    }
+    let entry = Arc::new(Class { class, title, params: typed });
+    let mut table = CLASSES.write().unwrap_or_else(|p| p.into_inner());
+    if let Some(slot) = table.iter_mut().find(|(n, _)| *n == name) {
+        slot.1 = entry;
+        return Ok(());
+    }
+    if coap_cc::registry::algorithm(name).is_some() {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "'{name}' names an algorithm already (`coapcc.algorithms()`): give the class another `name`"
+        )));
+    }
+    let name = leak(name);
+    table.push((name, entry));
+    drop(table);
+    let algorithm = Algorithm { name, source: leak(source), summary: leak(summary), make };
+    if let Err(e) = coap_cc::register(algorithm) {
+        CLASSES.write().unwrap_or_else(|p| p.into_inner()).retain(|(n, _)| *n != name);
+        return Err(pyo3::exceptions::PyValueError::new_err(e.to_string()));
+    }
+    Ok(())
+}
+
+/// A Python algorithm's configuration: its class and its parameters' values.
+#[derive(Debug, Clone)]
+struct PyFactory {
+    class: Option<Arc<Class>>,
+    values: Vec<Value>,
+}
+
+impl Params for PyFactory {
+    fn set(&mut self, key: &str, value: &str) -> Result<(), SetError> {
+        let Some(class) = &self.class else { return Err(SetError::Unknown) };
+        let i = class.params.iter().position(|p| p.0 == key).ok_or(SetError::Unknown)?;
+        self.values[i] = self.values[i].parse(value)?;
+        Ok(())
+    }
+    fn describe(&self, f: &mut dyn FnMut(ParamInfo<'_>)) {
+        if let Some(class) = &self.class {
+            for ((name, _), value) in class.params.iter().zip(&self.values) {
+                f(ParamInfo { name, value, doc: "a keyword argument of the class's __init__" });
+            }
+        }
+    }
+}
+
+impl ControllerFactory for PyFactory {
+    fn build(&self, name: &'static str) -> Box<dyn Controller> {
+        let Some(class) = self.class.clone() else {
+            fail_with(format!("{name}: no Python class is registered under this name"), None);
+            return Box::new(PyController::broken(name));
+        };
+        Python::with_gil(|py| match instance(py, &class, &self.values) {
+            Ok((obj, nstart)) => {
+                Box::new(PyController { name, class, values: self.values.clone(), obj: Some(obj), nstart })
+                    as Box<dyn Controller>
+            }
+            Err(e) => {
+                fail(py, e, format!("{}(...) (making a controller)", class.title));
+                Box::new(PyController::broken(name))
+            }
+        })
+    }
+}
+
+/// An instance of `class` with these parameters, and its NSTART.
+fn instance(py: Python<'_>, class: &Class, values: &[Value]) -> PyResult<(Py<PyAny>, usize)> {
+    let kwargs = PyDict::new(py);
+    for ((key, _), v) in class.params.iter().zip(values) {
+        kwargs.set_item(*key, v.to_object(py)?)?;
+    }
+    let obj = class.class.bind(py).call((), Some(&kwargs))?;
+    let nstart = match obj.getattr("nstart") {
+        Ok(n) => n.extract::<usize>()?.max(1),
+        Err(_) => 1,
+    };
+    Ok((obj.unbind(), nstart))
+}
+
+/// Set when a controller failed: every controller then gives up at once.
+static FAILED: AtomicBool = AtomicBool::new(false);
+/// The first failure, as the exception the call raises.
+static FAILURE: Mutex<Option<PyErr>> = Mutex::new(None);
+
+/// Forgets an earlier run's failure (each call into the simulator starts clean).
+pub fn clear_failure() {
+    FAILED.store(false, Ordering::SeqCst);
+    *FAILURE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
+/// A controller failed during this run.
+pub fn failed() -> bool {
+    FAILED.load(Ordering::SeqCst)
+}
+
+/// The failure to raise, if a controller failed.
+pub fn take_failure() -> Option<PyErr> {
+    FAILURE.lock().unwrap_or_else(|p| p.into_inner()).take()
+}
+
+/// Records a failure (the first one wins): a `ControllerError` saying what and when, caused by
+/// `cause` when Python raised.
+fn fail_with(what: String, cause: Option<(Python<'_>, PyErr)>) {
+    let mut slot = FAILURE.lock().unwrap_or_else(|p| p.into_inner());
+    if slot.is_none() {
+        let e = ControllerError::new_err(what);
+        if let Some((py, cause)) = cause {
+            e.set_cause(py, Some(cause));
+        }
+        *slot = Some(e);
+    }
+    FAILED.store(true, Ordering::SeqCst);
+}
+
+fn fail(py: Python<'_>, e: PyErr, what: String) {
+    let text = format!("{what} raised {e}");
+    fail_with(text, Some((py, e)));
+}
+
+/// One exchange as a controller sees it: its timer's values (seconds) and three floats of the
+/// algorithm's own per-exchange state (`state`, kept with the exchange between calls).
+#[pyclass(module = "coapcc")]
+pub struct Exchange {
+    /// The RTO armed now, s.
+    #[pyo3(get)]
+    rto: f64,
+    /// The RTO armed for the first transmission, s.
+    #[pyo3(get)]
+    initial_rto: f64,
+    /// Retransmissions so far.
+    #[pyo3(get)]
+    retransmissions: u32,
+    /// A Confirmable request.
+    #[pyo3(get)]
+    confirmable: bool,
+    /// Exchanges to the destination already outstanding when this one started.
+    #[pyo3(get)]
+    outstanding: usize,
+    /// The algorithm's per-exchange state: three floats (zeros when the exchange starts).
+    #[pyo3(get, set)]
+    state: [f64; 3],
+}
+
+/// How three floats ride in the timer's state words.
+#[derive(Debug, Clone, Copy)]
+struct Floats([f64; 3]);
+
+impl coap_cc::TimerState for Floats {
+    fn encode(self) -> [u64; coap_cc::TIMER_STATE_WORDS] {
+        self.0.map(f64::to_bits)
+    }
+    fn decode(words: [u64; coap_cc::TIMER_STATE_WORDS]) -> Self {
+        Floats(words.map(f64::from_bits))
+    }
+}
+
+impl Exchange {
+    fn of(t: &ExchangeTimer, outstanding: usize) -> Exchange {
+        Exchange {
+            rto: t.rto_secs(),
+            initial_rto: t.initial_rto_secs(),
+            retransmissions: t.retransmissions(),
+            confirmable: t.confirmable(),
+            outstanding,
+            state: t.state::<Floats>().0,
+        }
+    }
+}
+
+/// The simulator's random stream, lent to `start` and `on_timeout` for the call only.
+#[pyclass(module = "coapcc")]
+pub struct Rng {
+    /// The stream; `None` once the call has returned.
+    rng: Option<*mut (dyn RngCore + 'static)>,
+}
+
+// SAFETY: the pointer is dereferenced only while it is `Some`, i.e. during `lend`'s call, and
+// only by a method holding the GIL (`uniform` and the others never release it), so no two
+// threads reach the stream at once; after the call a handle kept elsewhere holds `None`.
+unsafe impl Send for Rng {}
+// SAFETY: as for `Send`: every access holds the GIL.
+unsafe impl Sync for Rng {}
+
+impl Rng {
+    fn with<T>(&self, f: impl FnOnce(&mut dyn RngCore) -> T) -> PyResult<T> {
+        let Some(rng) = self.rng else {
+            return Err(ControllerError::new_err(
+                "the random stream is lent for the call only: draw from it inside start or on_timeout",
+            ));
+        };
+        // SAFETY: `Some` only during `lend`'s call, which holds the unique borrow it came from
+        Ok(f(unsafe { &mut *rng }))
+    }
+}
+
+#[pymethods]
+impl Rng {
+    /// A uniform draw in [lo, hi), as the built-in algorithms draw (`coap_cc::rng::uniform`).
+    fn uniform(&self, lo: f64, hi: f64) -> PyResult<f64> {
+        self.with(|r| coap_cc::rng::uniform(r, lo, hi))
+    }
+    /// A uniform draw in [0, 1).
+    fn random(&self) -> PyResult<f64> {
+        self.with(|r| coap_cc::rng::unit(r))
+    }
+    /// The stream's next 64 bits.
+    fn next_u64(&self) -> PyResult<u64> {
+        self.with(|r| r.next_u64())
+    }
+}
+
+/// Calls `f` with a Python [`Rng`] that lends `rng` for the call's duration only.
+fn lend<'py, T>(py: Python<'py>, rng: &mut dyn RngCore, f: impl FnOnce(&Bound<'py, Rng>) -> T) -> PyResult<T> {
+    let ptr: *mut (dyn RngCore + '_) = rng;
+    // SAFETY: only the lifetime is erased, and the pointer is taken back before this function
+    // returns, so Python reaches the stream only while the borrow is live
+    let ptr: *mut (dyn RngCore + 'static) = unsafe { std::mem::transmute(ptr) };
+    let handle = Bound::new(py, Rng { rng: Some(ptr) })?;
+    let out = f(&handle);
+    handle.borrow_mut().rng = None;
+    Ok(out)
+}
+
+/// A Python instance behind coap-cc's [`Controller`].
+struct PyController {
+    name: &'static str,
+    class: Arc<Class>,
+    values: Vec<Value>,
+    /// `None` when the class could not be made (the run is stopping).
+    obj: Option<Py<PyAny>>,
+    nstart: usize,
+}
+
+impl fmt::Debug for PyController {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (Python class {})", self.name, self.class.title)
+    }
+}
+
+/// What a controller does once the run is stopping: give every exchange up at once.
+const WINDING_DOWN_RTO: f64 = 1.0;
+
+impl PyController {
+    fn broken(name: &'static str) -> Self {
+        let class = Arc::new(Class { class: Python::with_gil(|py| py.None()), title: name.into(), params: Vec::new() });
+        PyController { name, class, values: Vec::new(), obj: None, nstart: 1 }
+    }
+
+    /// The instance, unless the run is stopping.
+    fn live(&self) -> Option<&Py<PyAny>> {
+        self.obj.as_ref().filter(|_| !failed())
+    }
+
+    /// An RTO a method returned: a finite number of seconds > 0, else a failure.
+    fn rto(&self, py: Python<'_>, method: &str, now: f64, v: &Bound<'_, PyAny>) -> Option<f64> {
+        match v.extract::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => Some(x),
+            Ok(x) => {
+                fail_with(
+                    format!(
+                        "{}.{method} returned {x} at simulated time {now} s: an RTO must be a finite number of seconds > 0",
+                        self.class.title
+                    ),
+                    None,
+                );
+                None
+            }
+            Err(e) => {
+                fail(py, e, format!("{}.{method}'s return value {v} at simulated time {now} s", self.class.title));
+                None
+            }
+        }
+    }
+
+    /// Calls `method` on the instance with `args`; a failure is recorded and gives `None`.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        now: f64,
+        args: impl IntoPyObject<'py, Target = PyTuple>,
+    ) -> Option<Bound<'py, PyAny>> {
+        let obj = self.live()?.bind(py);
+        match obj.call_method1(method, args) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                fail(py, e, format!("{}.{method} at simulated time {now} s", self.class.title));
+                None
+            }
+        }
+    }
+}
+
+fn secs(t: Instant) -> f64 {
+    t.as_nanos() as f64 / 1e9
+}
+
+/// The timer's per-exchange state back from the Python [`Exchange`].
+fn keep_state(t: &mut ExchangeTimer, ex: &Bound<'_, Exchange>) {
+    t.set_state(Floats(ex.borrow().state));
+}
+
+impl Controller for PyController {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn nstart(&self) -> usize {
+        self.nstart
+    }
+    fn start(&mut self, now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
+        let mut timer = ExchangeTimer::from_secs(WINDING_DOWN_RTO, start, Marking::None);
+        if self.live().is_none() {
+            return timer;
+        }
+        let at = secs(now);
+        Python::with_gil(|py| {
+            let Ok(ex) = Bound::new(py, Exchange::of(&timer, start.outstanding)) else { return };
+            let out = lend(py, rng, |r| self.call(py, "start", at, (at, ex.clone(), r.clone())));
+            if let Some(rto) = out.ok().flatten().and_then(|v| self.rto(py, "start", at, &v)) {
+                timer = ExchangeTimer::from_secs(rto, start, Marking::None);
+                keep_state(&mut timer, &ex);
+            }
+        });
+        timer
+    }
+    fn on_timeout(&mut self, now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
+        self.live()?;
+        let at = secs(now);
+        Python::with_gil(|py| {
+            let e = Bound::new(py, Exchange::of(ex, 0)).ok()?;
+            let out = lend(py, rng, |r| self.call(py, "on_timeout", at, (at, e.clone(), r.clone()))).ok()??;
+            if out.is_none() {
+                return None;
+            }
+            let rto = self.rto(py, "on_timeout", at, &out)?;
+            keep_state(ex, &e);
+            ex.retransmit_secs(rto);
+            Some(ex.rto())
+        })
+    }
+    fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
+        if self.live().is_none() {
+            return;
+        }
+        let at = secs(now);
+        let (rtt, unambiguous) = match done.sample(now) {
+            Sample::Unambiguous { rtt, .. } => (rtt.as_secs_f64(), true),
+            Sample::Ambiguous { rtt, .. } => (rtt.as_secs_f64(), false),
+        };
+        Python::with_gil(|py| {
+            if let Ok(e) = Bound::new(py, Exchange::of(ex, 0)) {
+                self.call(py, "on_complete", at, (at, e, rtt, unambiguous));
+            }
+        });
+    }
+    fn on_failure(&mut self, now: Instant, ex: &ExchangeTimer) {
+        if self.live().is_none() {
+            return;
+        }
+        let at = secs(now);
+        Python::with_gil(|py| {
+            if let Ok(e) = Bound::new(py, Exchange::of(ex, 0)) {
+                self.call(py, "on_failure", at, (at, e));
+            }
+        });
+    }
+    fn reset(&mut self) {
+        if self.live().is_none() {
+            return;
+        }
+        // a fresh instance with the same parameters: no history
+        Python::with_gil(|py| match instance(py, &self.class, &self.values) {
+            Ok((obj, nstart)) => {
+                self.obj = Some(obj);
+                self.nstart = nstart;
+            }
+            Err(e) => fail(py, e, format!("{}(...) (resetting a controller)", self.class.title)),
+        });
+    }
+    fn metrics(&self) -> Metrics {
+        let (rto, srtt) = Python::with_gil(|py| {
+            let Some(obj) = self.obj.as_ref() else { return (0.0, None) };
+            let obj = obj.bind(py);
+            let rto = obj.call_method0("current_rto").and_then(|v| v.extract::<f64>()).unwrap_or(0.0);
+            let srtt = obj.call_method0("srtt").and_then(|v| v.extract::<Option<f64>>()).unwrap_or(None);
+            (rto, srtt)
+        });
+        let d = |s: f64| Duration::from_secs_f64(if s.is_finite() && s > 0.0 { s } else { 0.0 });
+        let mut m = Metrics::default();
+        m.rto = d(rto);
+        m.srtt = srtt.map(d);
+        m
+    }
+    fn rto_bounds(&self) -> (Duration, Duration) {
+        (Duration::from_secs_f64(coap_cc::controller::RTO_FLOOR), Duration::from_secs_f64(1e9))
+    }
+}

@@ -1,0 +1,109 @@
+"""Controllers written in Python (coapcc.Controller): identity with the built-ins, parameters,
+errors."""
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+import coapcc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+from default_coap import DefaultCoap  # noqa: E402
+
+
+def numbers(run):
+    """A run's results without what names the algorithm or measures the wall clock."""
+    return {k: v for k, v in run.items() if k not in ("scenario", "wall_s", "events_per_s")}
+
+
+@pytest.mark.parametrize("keys", [
+    {"clients": 20, "reps": 2},
+    {"clients": 10, "workload": "random", "errors": "medium", "reps": 2},
+    {"clients": 40, "buffer": "infinite"},
+])
+def test_default_coap_in_python_gives_the_builtins_results_to_the_bit(keys):
+    r = coapcc.sim(cc=["default", DefaultCoap], **keys)
+    builtin, python = r.summary["runs"]
+    assert python["scenario"]["cc"] == "py_default:max_retransmit=20"  # the testbed's default applied
+    assert numbers(python) == numbers(builtin)
+    c = r.clients()
+    a = c[c.cc == "default"].drop(columns=["cc"]).reset_index(drop=True)
+    b = c[c.cc == "py_default"].drop(columns=["cc"]).reset_index(drop=True)
+    assert len(a) > 0 and a.equals(b)
+    e = r.rtos()
+    assert e[e.cc == "default"].drop(columns=["cc"]).reset_index(drop=True).equals(
+        e[e.cc == "py_default"].drop(columns=["cc"]).reset_index(drop=True))
+
+
+def test_parameters_are_keyword_arguments_and_work_as_the_builtins_do():
+    r = coapcc.sim(clients=5, exchanges=5, cc=[(DefaultCoap, {"ack_timeout": 1.0}), "default:ack_timeout=1"])
+    python, builtin = r.summary["runs"]
+    assert python["scenario"]["cc"] == "py_default:ack_timeout=1,max_retransmit=20"
+    assert numbers(python) == numbers(builtin)
+    listed = {a["name"]: a for a in coapcc.algorithms()}["py_default"]
+    assert [p["name"] for p in listed["parameters"]] == ["ack_timeout", "ack_random_factor", "max_retransmit", "nstart", "rto_max"]
+    with pytest.raises(ValueError, match="bad value"):
+        coapcc.sim(clients=2, exchanges=2, cc="py_default:ack_timeout=soon")
+
+
+class Fixed(coapcc.Controller):
+    """A fixed RTO (for the tests)."""
+
+    NAN, KEEP_RNG = 1, 2
+
+    def __init__(self, rto=1.0, fail_at=-1, mode=0):
+        self.rto, self.fail_at, self.mode = rto, fail_at, mode
+        self.calls = 0
+
+    def start(self, now, ex, rng):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            return 1 / 0
+        if self.mode == Fixed.NAN:
+            return math.nan
+        if self.mode == Fixed.KEEP_RNG:
+            Fixed.kept = rng
+        return self.rto
+
+    def on_timeout(self, now, ex, rng):
+        return None if ex.retransmissions >= 4 else 2 * ex.rto
+
+
+def test_an_exception_stops_the_run_with_the_simulated_time_and_its_cause():
+    with pytest.raises(coapcc.ControllerError, match=r"Fixed.start at simulated time [0-9.]+ s raised") as e:
+        coapcc.sim(clients=3, cc=(Fixed, {"fail_at": 7}))
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert e.value.__cause__.__traceback__ is not None
+
+
+def test_a_timer_that_is_not_a_positive_number_stops_the_run():
+    with pytest.raises(coapcc.ControllerError, match=r"Fixed.start returned NaN .*finite number of seconds > 0"):
+        coapcc.sim(clients=2, cc=(Fixed, {"mode": Fixed.NAN}))
+    with pytest.raises(coapcc.ControllerError, match=r"returned -2 .*finite number of seconds > 0"):
+        coapcc.sim(clients=2, cc=(Fixed, {"rto": -2.0}))
+
+
+def test_the_random_stream_is_lent_for_the_call_only():
+    coapcc.sim(clients=1, exchanges=1, cc=(Fixed, {"mode": Fixed.KEEP_RNG}))
+    with pytest.raises(coapcc.ControllerError, match="for the call only"):
+        Fixed.kept.uniform(0.0, 1.0)
+
+
+def test_a_name_of_a_builtin_and_bad_classes_are_refused():
+    class Cocoa(coapcc.Controller):
+        def start(self, now, ex, rng):
+            return 1.0
+
+    with pytest.raises(ValueError, match="names an algorithm already"):
+        coapcc.sim(clients=1, cc=Cocoa)
+    with pytest.raises(ValueError, match="not a subclass of coapcc.Controller"):
+        coapcc.sim(clients=1, cc=[int])
+
+    class NoDefault(coapcc.Controller):
+        def __init__(self, k):
+            self.k = k
+
+    with pytest.raises(ValueError, match="needs a default"):
+        coapcc.sim(clients=1, cc=NoDefault)
