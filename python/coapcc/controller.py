@@ -109,7 +109,9 @@ def _register(cls: type) -> str:
         if p.default is p.empty:
             raise TypeError(f"{cls.__name__}: parameter '{p.name}' needs a default (the algorithm's default configuration)")
         params.append((p.name, p.default))
-    _native.register_controller(name, cls, params, cls.source, cls.summary or (cls.__doc__ or "").strip().split("\n")[0])
+    overrides = [m for m in ("on_complete", "on_failure") if getattr(cls, m) is not getattr(Controller, m)]
+    summary = cls.summary or (cls.__doc__ or "").strip().split("\n")[0]
+    _native.register_controller(name, cls, params, cls.source, summary, overrides)
     return name
 
 

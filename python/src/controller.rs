@@ -89,6 +89,10 @@ struct Class {
     /// The class's own name, for messages.
     title: String,
     params: Vec<(&'static str, Value)>,
+    /// It defines `on_complete` and `on_failure` itself (the base class's do nothing, and
+    /// are not called: a call into Python is the cost of a Python algorithm).
+    on_complete: bool,
+    on_failure: bool,
 }
 
 impl fmt::Debug for Class {
@@ -122,7 +126,7 @@ fn make(name: &'static str) -> Box<dyn ControllerFactory> {
 /// wherever an algorithm's name does. A name of a built-in, or of another crate's algorithm, is
 /// refused; a Python class's name is taken over by the new class.
 #[pyfunction]
-#[pyo3(signature = (name, class, params, source="", summary=""))]
+#[pyo3(signature = (name, class, params, source="", summary="", overrides=Vec::new()))]
 pub fn register_controller(
     py: Python<'_>,
     name: &str,
@@ -130,6 +134,7 @@ pub fn register_controller(
     params: Vec<(String, Bound<'_, PyAny>)>,
     source: &str,
     summary: &str,
+    overrides: Vec<String>,
 ) -> PyResult<()> {
     let title = class.bind(py).getattr("__name__").and_then(|n| n.extract::<String>()).unwrap_or_else(|_| name.into());
     let mut typed = Vec::new();
@@ -147,7 +152,9 @@ pub fn register_controller(
         };
         typed.push((leak(&key), v));
     }
-    let entry = Arc::new(Class { class, title, params: typed });
+    let has = |m: &str| overrides.iter().any(|o| o == m);
+    let entry =
+        Arc::new(Class { class, title, params: typed, on_complete: has("on_complete"), on_failure: has("on_failure") });
     let mut table = CLASSES.write().unwrap_or_else(|p| p.into_inner());
     if let Some(slot) = table.iter_mut().find(|(n, _)| *n == name) {
         slot.1 = entry;
@@ -198,7 +205,7 @@ impl ControllerFactory for PyFactory {
             fail_with(format!("{name}: no Python class is registered under this name"), None);
             return Box::new(PyController::broken(name));
         };
-        Python::with_gil(|py| match instance(py, &class, &self.values) {
+        with_gil(|py| match instance(py, &class, &self.values) {
             Ok((obj, nstart)) => {
                 Box::new(PyController { name, class, values: self.values.clone(), obj: Some(obj), nstart })
                     as Box<dyn Controller>
@@ -390,7 +397,13 @@ const WINDING_DOWN_RTO: f64 = 1.0;
 
 impl PyController {
     fn broken(name: &'static str) -> Self {
-        let class = Arc::new(Class { class: Python::with_gil(|py| py.None()), title: name.into(), params: Vec::new() });
+        let class = Arc::new(Class {
+            class: with_gil(|py| py.None()),
+            title: name.into(),
+            params: Vec::new(),
+            on_complete: false,
+            on_failure: false,
+        });
         PyController { name, class, values: Vec::new(), obj: None, nstart: 1 }
     }
 
@@ -439,6 +452,54 @@ impl PyController {
     }
 }
 
+/// A Python thread state kept for a simulator thread for the thread's life (its GIL released):
+/// without it every call into Python from a thread Python does not know makes a thread state
+/// and throws it away again, which costs more than the call.
+struct KeptThreadState {
+    gil: pyo3::ffi::PyGILState_STATE,
+    saved: *mut pyo3::ffi::PyThreadState,
+}
+
+impl Drop for KeptThreadState {
+    fn drop(&mut self) {
+        // SAFETY: undoes `keep_thread_state`'s calls on the thread that made them, in reverse
+        unsafe {
+            pyo3::ffi::PyEval_RestoreThread(self.saved);
+            pyo3::ffi::PyGILState_Release(self.gil);
+        }
+    }
+}
+
+thread_local! {
+    static KEPT: std::cell::RefCell<Option<KeptThreadState>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Gives this thread a Python thread state for its life, if it has none (a simulator thread);
+/// a thread Python made (the interpreter's, a Dask worker's) has its own and is left alone.
+fn keep_thread_state() {
+    KEPT.with(|k| {
+        if k.borrow().is_some() {
+            return;
+        }
+        // SAFETY: on a thread without a thread state (so not holding the GIL): make one and
+        // take the GIL, then release the GIL keeping the state; `Drop` undoes both
+        unsafe {
+            if !pyo3::ffi::PyGILState_GetThisThreadState().is_null() {
+                return;
+            }
+            let gil = pyo3::ffi::PyGILState_Ensure();
+            let saved = pyo3::ffi::PyEval_SaveThread();
+            *k.borrow_mut() = Some(KeptThreadState { gil, saved });
+        }
+    });
+}
+
+/// [`Python::with_gil`] from a simulator thread, its thread state kept.
+fn with_gil<T>(f: impl for<'py> FnOnce(Python<'py>) -> T) -> T {
+    keep_thread_state();
+    Python::with_gil(f)
+}
+
 fn secs(t: Instant) -> f64 {
     t.as_nanos() as f64 / 1e9
 }
@@ -461,7 +522,7 @@ impl Controller for PyController {
             return timer;
         }
         let at = secs(now);
-        Python::with_gil(|py| {
+        with_gil(|py| {
             let Ok(ex) = Bound::new(py, Exchange::of(&timer, start.outstanding)) else { return };
             let out = lend(py, rng, |r| self.call(py, "start", at, (at, ex.clone(), r.clone())));
             if let Some(rto) = out.ok().flatten().and_then(|v| self.rto(py, "start", at, &v)) {
@@ -474,7 +535,7 @@ impl Controller for PyController {
     fn on_timeout(&mut self, now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
         self.live()?;
         let at = secs(now);
-        Python::with_gil(|py| {
+        with_gil(|py| {
             let e = Bound::new(py, Exchange::of(ex, 0)).ok()?;
             let out = lend(py, rng, |r| self.call(py, "on_timeout", at, (at, e.clone(), r.clone()))).ok()??;
             if out.is_none() {
@@ -487,7 +548,7 @@ impl Controller for PyController {
         })
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
-        if self.live().is_none() {
+        if !self.class.on_complete || self.live().is_none() {
             return;
         }
         let at = secs(now);
@@ -495,18 +556,18 @@ impl Controller for PyController {
             Sample::Unambiguous { rtt, .. } => (rtt.as_secs_f64(), true),
             Sample::Ambiguous { rtt, .. } => (rtt.as_secs_f64(), false),
         };
-        Python::with_gil(|py| {
+        with_gil(|py| {
             if let Ok(e) = Bound::new(py, Exchange::of(ex, 0)) {
                 self.call(py, "on_complete", at, (at, e, rtt, unambiguous));
             }
         });
     }
     fn on_failure(&mut self, now: Instant, ex: &ExchangeTimer) {
-        if self.live().is_none() {
+        if !self.class.on_failure || self.live().is_none() {
             return;
         }
         let at = secs(now);
-        Python::with_gil(|py| {
+        with_gil(|py| {
             if let Ok(e) = Bound::new(py, Exchange::of(ex, 0)) {
                 self.call(py, "on_failure", at, (at, e));
             }
@@ -517,7 +578,7 @@ impl Controller for PyController {
             return;
         }
         // a fresh instance with the same parameters: no history
-        Python::with_gil(|py| match instance(py, &self.class, &self.values) {
+        with_gil(|py| match instance(py, &self.class, &self.values) {
             Ok((obj, nstart)) => {
                 self.obj = Some(obj);
                 self.nstart = nstart;
@@ -526,7 +587,7 @@ impl Controller for PyController {
         });
     }
     fn metrics(&self) -> Metrics {
-        let (rto, srtt) = Python::with_gil(|py| {
+        let (rto, srtt) = with_gil(|py| {
             let Some(obj) = self.obj.as_ref() else { return (0.0, None) };
             let obj = obj.bind(py);
             let rto = obj.call_method0("current_rto").and_then(|v| v.extract::<f64>()).unwrap_or(0.0);

@@ -49,7 +49,9 @@ fn watch<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T + Send) 
                 false
             });
             if finished {
-                return join(handle);
+                // joined with the GIL released: the thread may still need it to end (its Python
+                // thread state is released as it exits)
+                return py.allow_threads(|| join(handle));
             }
             if controller::failed() {
                 stop.set();

@@ -37,13 +37,26 @@ def test_default_coap_in_python_gives_the_builtins_results_to_the_bit(keys):
         e[e.cc == "py_default"].drop(columns=["cc"]).reset_index(drop=True))
 
 
+@pytest.mark.parametrize("preset,params", [
+    ("nitk-gst-cooja", "ack_timeout=3,timer_tick=0.0078125"),  # Erbium's ticks
+    ("cloud-m2m-nullrdc", ""),  # RFC 7252's values
+])
+@pytest.mark.filterwarnings("ignore::coapcc.ResultWarning")  # 120 s: most CLOUD clients are not done
+def test_default_coap_in_python_gives_the_builtins_results_on_a_mesh(preset, params):
+    r = coapcc.sim(preset=preset, cc=["default", DefaultCoap], duration=120.0, reps=2)
+    builtin, python = r.summary["runs"]
+    assert builtin["scenario"]["cc"].partition(":")[2] == python["scenario"]["cc"].partition(":")[2] == params
+    assert builtin["exchanges"] > 0
+    assert numbers(python) == numbers(builtin)
+
+
 def test_parameters_are_keyword_arguments_and_work_as_the_builtins_do():
     r = coapcc.sim(clients=5, exchanges=5, cc=[(DefaultCoap, {"ack_timeout": 1.0}), "default:ack_timeout=1"])
     python, builtin = r.summary["runs"]
     assert python["scenario"]["cc"] == "py_default:ack_timeout=1,max_retransmit=20"
     assert numbers(python) == numbers(builtin)
     listed = {a["name"]: a for a in coapcc.algorithms()}["py_default"]
-    assert [p["name"] for p in listed["parameters"]] == ["ack_timeout", "ack_random_factor", "max_retransmit", "nstart", "rto_max"]
+    assert [p["name"] for p in listed["parameters"]] == ["ack_timeout", "ack_random_factor", "max_retransmit", "nstart", "rto_max", "timer_tick"]
     with pytest.raises(ValueError, match="bad value"):
         coapcc.sim(clients=2, exchanges=2, cc="py_default:ack_timeout=soon")
 
