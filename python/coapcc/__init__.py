@@ -261,11 +261,15 @@ def _plan_text(plan: Union[PathLike, str]) -> str:
         raise ValueError(f"cannot read {path}: {e.strerror}") from None
 
 
-def _run_cell(text: str, cell_id: str) -> Tuple[str, str, bytes]:
+def _run_cell(text: str, cell_id: str, controllers: Sequence[type] = ()) -> Tuple[str, str, bytes]:
     """A Dask task: one cell of the plan, run on the worker; its files come back to the client
-    (no shared filesystem needed)."""
+    (no shared filesystem needed). The plan's Python controllers are registered on the worker
+    first (Dask ships the classes: by reference to an importable module, or by value)."""
     from . import _native as native
+    from .controller import _register
 
+    for cls in controllers:
+        _register(cls)
     js, csv = native.run_cell(text, cell_id)
     return cell_id, js, bytes(csv)
 
@@ -278,6 +282,7 @@ def sweep(
     threads: Optional[int] = None,
     force: bool = False,
     on_cell: Optional[Callable[[str], None]] = None,
+    controllers: Sequence[type] = (),
 ):
     """Runs a plan, as ``coapcc sweep`` does, and returns its tidy table (``clients.csv``).
 
@@ -295,12 +300,21 @@ def sweep(
         threads: with no client, worker threads (default: all cores).
         force: mix results with another plan's already in ``out`` (refused otherwise).
         on_cell: called with each cell's id once its files are written.
+        controllers: :class:`Controller` subclasses the plan names (by their ``name``, in
+            ``cc`` or ``stack``), registered here and on every Dask worker.
 
     Raises:
         ValueError: with the command line's message, for a bad plan or a directory of another plan.
+        ControllerError: a controller written in Python failed; the cells that finished before
+            are kept, none after.
     """
     import pandas as pd
 
+    from .controller import _register
+
+    controllers = list(controllers)
+    for cls in controllers:
+        _register(cls)
     text = _plan_text(plan)
     _check_whole("threads", threads, 1)
     out = Path(out)
@@ -318,7 +332,7 @@ def sweep(
         todo = _native.prepare(text, str(out), force)
         _, cells = _native.plan_cells(text)
         start = time.monotonic()
-        futures = [client.submit(_run_cell, text, cid, key=f"coapcc-cell-{cid}", pure=False) for cid in todo]
+        futures = [client.submit(_run_cell, text, cid, controllers, key=f"coapcc-cell-{cid}", pure=False) for cid in todo]
         ran = 0
         try:
             for fut in as_completed(futures):

@@ -24,9 +24,9 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 /// finish and what finished is written), and the exception is raised. A controller written in
 /// Python that fails stops the work too, and its `ControllerError` is raised.
 fn interruptible<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T + Send) -> PyResult<T> {
-    controller::clear_failure();
+    let run = controller::Run::begin(stop);
     let out = watch(py, stop, work);
-    match controller::take_failure() {
+    match run.end() {
         Some(e) => Err(e),
         None => out,
     }
@@ -52,9 +52,6 @@ fn watch<T: Send>(py: Python<'_>, stop: &Stop, work: impl FnOnce() -> T + Send) 
                 // joined with the GIL released: the thread may still need it to end (its Python
                 // thread state is released as it exits)
                 return py.allow_threads(|| join(handle));
-            }
-            if controller::failed() {
-                stop.set();
             }
             if let Err(e) = py.check_signals() {
                 stop.set();
@@ -180,12 +177,15 @@ fn prepare(text: &str, out: PathBuf, force: bool) -> PyResult<Vec<String>> {
 /// Runs one cell of the plan; returns its files: (cells/ID.json text, cells/ID.clients.csv bytes).
 #[pyfunction]
 fn run_cell(py: Python<'_>, text: String, id: String) -> PyResult<(String, Py<PyBytes>)> {
-    let r = py
-        .allow_threads(|| {
-            let p = sweep::parse_plan(&text)?;
-            sweep::run_cell_of(&p, &id).map_err(|e| e.to_string())
-        })
-        .map_err(err)?;
+    let run = controller::Run::begin(&Stop::default());
+    let r = py.allow_threads(|| {
+        let p = sweep::parse_plan(&text)?;
+        sweep::run_cell_of(&p, &id).map_err(|e| e.to_string())
+    });
+    if let Some(e) = run.end() {
+        return Err(e);
+    }
+    let r = r.map_err(err)?;
     Ok((r.json, PyBytes::new(py, &r.clients_csv).unbind()))
 }
 

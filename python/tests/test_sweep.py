@@ -90,3 +90,51 @@ def test_another_plan_into_the_same_directory_is_refused(tmp_path):
     coapcc.sweep(PLAN, tmp_path / "out")
     with pytest.raises(ValueError, match="holds results of another plan"):
         coapcc.sweep(PLAN.replace("seed = 7", "seed = 8"), tmp_path / "out")
+
+
+PY_PLAN = """seed = 3
+reps = 2
+[matrix]
+cc = ["py_default", "py_default:ack_timeout=1"]
+clients = [3, 5]
+"""
+
+
+def test_a_plan_runs_python_controllers_locally_and_on_dask_alike(dask_client, tmp_path):
+    import sys
+
+    import cloudpickle
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "python"))
+    import default_coap
+
+    # the workers cannot import the example's module: Dask ships the class by value
+    cloudpickle.register_pickle_by_value(default_coap)
+    local = coapcc.sweep(PY_PLAN, tmp_path / "local", controllers=[default_coap.DefaultCoap])
+    dask = coapcc.sweep(PY_PLAN, tmp_path / "dask", client=dask_client, controllers=[default_coap.DefaultCoap])
+    assert len(cells(tmp_path / "local")) == 4
+    assert cells(tmp_path / "dask") == cells(tmp_path / "local")
+    key = ["cell", "rep", "client"]
+    assert dask.sort_values(key).reset_index(drop=True).equals(local.sort_values(key).reset_index(drop=True))
+    assert set(local.cc) == {"py_default"}
+
+
+class Breaks(coapcc.Controller):
+    """Fails at its third exchange."""
+
+    def __init__(self):
+        self.n = 0
+
+    def start(self, now, ex, rng):
+        self.n += 1
+        if self.n == 3:
+            raise KeyError("three")
+        return 1.0
+
+
+def test_a_failing_controller_stops_a_sweep_and_keeps_none_of_its_cells(tmp_path):
+    plan = 'seed = 1\n[matrix]\ncc = ["breaks"]\nclients = [2, 3]\n'
+    with pytest.raises(coapcc.ControllerError, match="Breaks.start at simulated time") as e:
+        coapcc.sweep(plan, tmp_path / "out", controllers=[Breaks])
+    assert isinstance(e.value.__cause__, KeyError)
+    assert list((tmp_path / "out" / "cells").glob("*.json")) == []

@@ -176,6 +176,9 @@ pub struct Outcome {
 pub fn run_library(req: &Request, out: Option<&Path>, stop: &Stop) -> Result<Outcome, Error> {
     let req = Request { detail: Detail::Exchanges, ..req.clone() };
     let (runs, asked) = run(&req, stop, |_, _| None)?;
+    if stop.is_abandoned() {
+        return Err("the run was abandoned: its results are not written".into());
+    }
     if let Some(dir) = out {
         runs.write_out(dir)?;
     }

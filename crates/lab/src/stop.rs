@@ -10,17 +10,37 @@ use std::sync::{Arc, OnceLock};
 
 /// A shared stop flag; cloning shares it.
 #[derive(Debug, Clone, Default)]
-pub struct Stop(Arc<AtomicBool>);
+pub struct Stop(Arc<Flags>);
+
+#[derive(Debug, Default)]
+struct Flags {
+    stop: AtomicBool,
+    abandon: AtomicBool,
+}
 
 impl Stop {
     /// Asks the run to stop: no replication or cell starts after this.
     pub fn set(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.stop.store(true, Ordering::SeqCst);
     }
 
     /// Whether the run was asked to stop.
     pub fn is_set(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.stop.load(Ordering::SeqCst)
+    }
+
+    /// Stops the run and disowns what finishes from now on: its results are known to be wrong
+    /// (a controller written in Python failed, and the others gave their exchanges up so that
+    /// the run ends quickly). A sweep then stores no further cell, and a simulation writes no
+    /// files.
+    pub fn abandon(&self) {
+        self.0.abandon.store(true, Ordering::SeqCst);
+        self.set();
+    }
+
+    /// Whether the run was abandoned ([`Stop::abandon`]).
+    pub fn is_abandoned(&self) -> bool {
+        self.0.abandon.load(Ordering::SeqCst)
     }
 
     /// The process's Ctrl-C flag: the first SIGINT sets it and says what happens; a second ends

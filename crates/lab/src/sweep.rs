@@ -347,8 +347,8 @@ pub fn run_cell_of(plan: &Plan, id: &str) -> Result<CellResults, Error> {
 /// Runs one cell and writes its results; `false` if `stop` cut it short (nothing written).
 fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop) -> Result<bool, Error> {
     match compute_cell(cell, plan_keys, plan_hash, stop)? {
-        Some(files) => files.store(dir).map(|()| true),
-        None => Ok(false),
+        Some(files) if !stop.is_abandoned() => files.store(dir).map(|()| true),
+        _ => Ok(false),
     }
 }
 
