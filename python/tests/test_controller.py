@@ -120,3 +120,32 @@ def test_a_name_of_a_builtin_and_bad_classes_are_refused():
 
     with pytest.raises(ValueError, match="needs a default"):
         coapcc.sim(clients=1, cc=NoDefault)
+
+
+def test_the_tutorials_min_rtt_arms_what_its_rule_says():
+    from min_rtt import MinRtt
+
+    r = coapcc.sim(clients=10, exchanges=20, cc=(MinRtt, {"margin": 0.25}))
+    ex, rto = r.exchanges(), r.rtos()
+    first = rto.sort_values("armed_s").groupby(["rep", "client", "exchange"]).rto_s.first()
+    checked = 0
+    for (rep, client), rows in ex.groupby(["rep", "client"]):
+        seen = []  # the unambiguous RTTs so far (no retransmission: the only transmission's)
+        for _, e in rows.sort_values("exchange").iterrows():
+            expected = 2.0 if not seen else min(2.0 * min(seen) + 0.25, 60.0)
+            assert first[(rep, client, e.exchange)] == pytest.approx(expected, abs=2e-9), (client, e.exchange)
+            checked += 1
+            if e.retransmissions == 0 and not math.isnan(e.rtt_s):
+                seen.append(e.rtt_s)
+    assert checked == 10 * 20
+
+
+def test_the_tutorial_script_draws_its_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    import subprocess
+
+    script = Path(__file__).resolve().parents[2] / "examples" / "python" / "min_rtt.py"
+    out = tmp_path / "min_rtt.png"
+    p = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert out.stat().st_size > 10_000 and "GST 3x3 mesh" in p.stdout
