@@ -17,4 +17,3 @@ pub mod report;
 pub mod sim;
 mod sim_lln;
 pub mod stdout;
-mod uri;

@@ -242,9 +242,9 @@ const CLIENT_MAX_BODY: usize = 16 << 20;
 /// Runs `coapcc client`.
 pub fn client(args: &ClientArgs) -> Result<(), Error> {
     runtime()?.block_on(async {
-        let uri = crate::uri::parse(&args.uri).await?;
+        let uri = lab::uri::parse(&args.uri).await?;
         // over TCP the UDP endpoint below is not used
-        let cc = match transport(&uri, &args.uri, args.cc.as_deref())? {
+        let cc = match lab::load::transport(&uri, &args.uri, args.cc.as_deref()).map_err(|e| e as Error)? {
             Some(cc) => cc,
             None => CcConfig::parse("default")?,
         };
@@ -480,36 +480,18 @@ pub struct LoadArgs {
 
 /// Runs `coapcc load`.
 pub fn load(args: &LoadArgs) -> Result<(), Error> {
-    if args.clients == 0 || args.exchanges == 0 {
-        return Err(crate::usage("--clients and --exchanges must be at least 1"));
-    }
-    let sockets = coap_net::within_fd_budget(args.clients as usize);
-    if sockets < args.clients as usize {
-        return Err(format!(
-            "--clients {} needs a socket per client, but the open-file limit leaves {sockets}: raise it (`ulimit -n {}`) or run fewer clients",
-            args.clients,
-            args.clients as u64 + 64
-        )
-        .into());
-    }
+    let req = lab::load::Request {
+        server: args.server.clone(),
+        clients: args.clients,
+        exchanges: args.exchanges,
+        workload: if args.workload == "random" { WorkloadKind::Random } else { WorkloadKind::Continuous },
+        cc: args.cc.clone(),
+        seed: args.seed,
+        bind: args.bind,
+    };
     runtime()?.block_on(async {
-        let uri = crate::uri::parse(&args.server).await?;
-        let cc = transport(&uri, &args.server, args.cc.as_deref())?;
-        let workload = if args.workload == "random" { WorkloadKind::Random } else { WorkloadKind::Continuous };
-        let spec = coap_net::load::LoadSpec {
-            server: uri.addr,
-            request: Request { code: Code::GET, options: uri.options, payload: Vec::new(), confirmable: true },
-            clients: args.clients,
-            exchanges: args.exchanges,
-            workload,
-            batch: (1, 10),
-            cc: cc.clone(),
-            seed: args.seed.unwrap_or_else(coap_net::os_seed),
-            bind: args.bind,
-        };
-        let watch = lab::wall::Stopwatch::start();
-        let result = coap_net::load::run(&spec, ctrl_c()).await.map_err(|e| named(&args.server, e))?;
-        let wall_s = watch.seconds();
+        let outcome = lab::load::run(&req, ctrl_c()).await.map_err(|e| e as Error)?;
+        let (result, wall_s) = (&outcome.result, outcome.wall_s);
         if result.echo_challenges > 0 {
             eprintln!(
                 "coapcc load: the server challenged {} new source(s) with Echo (RFC 9175); each repeated its first request with the Echo, and the challenged exchange is left out of the statistics (start the server with --no-echo to avoid them)",
@@ -523,32 +505,12 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
                 coap_net::MAX_FINISHED
             );
         }
-        let s = lab::load::summary(&result);
-        let requests = lab::load::requests_sent(s.exchanges, &s.retransmissions_hist);
+        let (s, requests) = (&outcome.summary, outcome.requests());
         if args.json {
-            let v = serde_json::json!({
-                "fct_s": s.fct_s,
-                "exchanges": s.exchanges,
-                "failed_exchanges": s.failed_exchanges,
-                "retransmissions_hist": s.retransmissions_hist,
-                "rtt_s": s.rtt_s,
-                "unnecessary_retx_per_client": s.unnecessary_retx_per_client,
-                "max_expired_rto_per_client_s": s.max_expired_rto_per_client_s,
-                "requests_sent": requests,
-                "wall_s": wall_s,
-                "requests_per_s": requests as f64 / wall_s.max(1e-9),
-                "interrupted": result.interrupted,
-                "in_flight": result.in_flight,
-                "echo_challenges": result.echo_challenges,
-                "early_retirements": result.early_retirements,
-                "cc": cc.as_ref().map_or("tcp".to_string(), |c| c.to_string()),
-                "clients": args.clients,
-                "workload": args.workload,
-                "server": args.server,
-            });
+            let v = outcome.to_json(&req);
             crate::stdout::json(&v)?;
         } else {
-            let name = cc.as_ref().map_or("tcp".to_string(), |c| c.to_string());
+            let name = outcome.stack();
             crate::stdout::write(&format!(
                 "{} clients × {} exchanges against {} with {name}\n\
                  FCT s: p10 {:.3}  median {:.3}  p90 {:.3}  max {:.3}\n\
@@ -587,35 +549,6 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
         }
         Ok(())
     })
-}
-
-/// The congestion control that a URI's scheme and `--cc` choose: `None` is CoAP over TCP (the
-/// scheme chooses the transport; a `--cc` that contradicts it is an error).
-fn transport(uri: &crate::uri::CoapUri, text: &str, cc: Option<&str>) -> Result<Option<CcConfig>, Error> {
-    match (uri.tcp, cc) {
-        (true, None | Some("tcp")) => Ok(None),
-        (true, Some(c)) => Err(format!(
-            "--cc {c} conflicts with {text}: a coap+tcp:// URI runs CoAP over TCP, whose congestion control is TCP's (--cc tcp); use a coap:// URI for {c}"
-        )
-        .into()),
-        (false, Some("tcp")) => {
-            Err(format!("--cc tcp needs a coap+tcp:// URI (the URI's scheme chooses the transport), not {text}").into())
-        }
-        (false, c) => {
-            CcConfig::parse(c.unwrap_or("default")).map(Some).map_err(|e| netsim::scenario::spec_error(&e).into())
-        }
-    }
-}
-
-/// A network error naming the address it concerns (unless it already does).
-fn named(addr: &str, e: std::io::Error) -> Error {
-    let text = e.to_string();
-    let host = addr.split("://").nth(1).and_then(|r| r.split('/').next()).unwrap_or(addr);
-    if text.contains(host) {
-        text.into()
-    } else {
-        format!("{addr}: {text}").into()
-    }
 }
 
 /// Arguments of `coapcc relay`.

@@ -10,7 +10,8 @@
 //!   mesh cells, [`svg`] for its plots).
 //! * [`tables`]: the result tables as typed columns, for data frames built in memory.
 //! * [`algorithms`]: the registry as text and JSON.
-//! * [`load`]: the statistics of a real run (`coapcc load`), by the simulator's definitions.
+//! * [`load`]: a real run (`coapcc load`: clients of the real stack against a server) and its
+//!   statistics, by the simulator's definitions; [`uri`]: `coap://` URIs.
 //! * [`stop`]: stopping early and keeping what finished; [`progress`]: the progress display on
 //!   stderr; [`wall`]: the one place that reads the wall clock.
 
@@ -58,4 +59,5 @@ pub mod stop;
 mod svg;
 pub mod sweep;
 pub mod tables;
+pub mod uri;
 pub mod wall;
