@@ -28,7 +28,7 @@ from . import _native
 from .controller import Controller, ControllerError, Exchange, Rng
 
 __all__ = [
-    "SimResult", "sim", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning", "Controller",
+    "SimResult", "sim", "load", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning", "Controller",
     "ControllerError", "Exchange", "Rng", "__version__",
 ]
 
@@ -238,6 +238,45 @@ def sim(
         for w in run.get("warnings", []):
             warnings.warn(f"{run['scenario']['cc']}: {w}", ResultWarning, stacklevel=2)
     return result
+
+
+def load(
+    server: str,
+    cc: Any = None,
+    clients: int = 10,
+    exchanges: int = 50,
+    *,
+    workload: str = "continuous",
+    seed: Optional[int] = None,
+    bind: str = "0.0.0.0:0",
+) -> Dict[str, Any]:
+    """Real clients against a real server, as ``coapcc load --json`` runs them: ``clients``
+    concurrent clients (each its own UDP socket, endpoint and controller) of ``exchanges`` GETs of
+    the ``server`` URI each (``coap://HOST:PORT/PATH``; ``coap+tcp://`` for CoAP over TCP).
+    Returns the object ``load --json`` prints: the statistics of ``sim --json`` that apply
+    (the same definitions), requests sent, wall time.
+
+    Args:
+        cc: an algorithm's name, ``NAME[:key=value,...]``, or a :class:`Controller` subclass
+            (alone or with parameters, as for :func:`sim`); default: ``default``.
+        workload: ``"continuous"``, or ``"random"`` batches of 1 to 10 with the controller reset
+            between them.
+        seed: the clients' random streams (default: from the OS).
+        bind: the local address of the clients' sockets.
+
+    Raises:
+        ValueError: bad input, or the server cannot be reached.
+        ControllerError: a controller written in Python raised or returned nonsense.
+    """
+    from .controller import spec
+
+    for name, value, low in (("clients", clients, 1), ("exchanges", exchanges, 1), ("seed", seed, 0)):
+        _check_whole(name, value, low)
+    try:
+        text = spec(cc) if cc is not None else None
+    except TypeError as e:
+        raise ValueError(f"cc must be an algorithm's name or a coapcc.Controller subclass: {e}") from None
+    return json.loads(_native.load(server, text, clients, exchanges, workload, seed, bind))
 
 
 def algorithms() -> List[Dict[str, Any]]:

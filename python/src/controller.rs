@@ -7,7 +7,8 @@
 //! class's `__init__` (integers, floats, booleans) and whose `build` makes an instance.
 //! Registering a name again (a class redefined in a notebook) replaces the class behind it.
 //!
-//! Time crosses as float seconds: `now` is the simulated time since the run's start, every RTO
+//! Time crosses as float seconds: `now` is the run's clock (in the simulator the simulated time
+//! since the run's start; on the real stack the time since the client started), every RTO
 //! and RTT is in seconds. The RTOs a controller returns are kept as given
 //! ([`ExchangeTimer::from_secs`]), as the built-ins' are, so a Python re-implementation of a
 //! built-in gives its results to the bit. Randomness comes through the [`Rng`] the simulator
@@ -15,7 +16,7 @@
 //! built-ins' (`coap_cc::rng`), so a run is reproducible from its seed.
 //!
 //! An exception in the Python code, or an RTO that is not a finite number of seconds > 0, stops
-//! the run: it is recorded here with the simulated time (the first one wins), every controller
+//! the run: it is recorded here with the run's time `t` (the first one wins), every controller
 //! then gives its exchanges up at once so the replications running end quickly, and the call
 //! raises `coapcc.ControllerError` with the original exception as its cause (and so its
 //! traceback).
@@ -456,7 +457,7 @@ impl PyController {
             Ok(x) => {
                 fail_with(
                     format!(
-                        "{}.{method} returned {x} at simulated time {now} s: an RTO must be a finite number of seconds > 0",
+                        "{}.{method} returned {x} at t = {now} s: an RTO must be a finite number of seconds > 0",
                         self.class.title
                     ),
                     None,
@@ -464,7 +465,7 @@ impl PyController {
                 None
             }
             Err(e) => {
-                fail(py, e, format!("{}.{method}'s return value {v} at simulated time {now} s", self.class.title));
+                fail(py, e, format!("{}.{method}'s return value {v} at t = {now} s", self.class.title));
                 None
             }
         }
@@ -482,7 +483,7 @@ impl PyController {
         match obj.call_method1(method, args) {
             Ok(v) => Some(v),
             Err(e) => {
-                fail(py, e, format!("{}.{method} at simulated time {now} s", self.class.title));
+                fail(py, e, format!("{}.{method} at t = {now} s", self.class.title));
                 None
             }
         }

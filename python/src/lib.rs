@@ -143,6 +143,45 @@ fn sim<'py>(
     Ok((summary, d, incomplete))
 }
 
+/// `coapcc load`: real clients (this process's UDP or TCP sockets) against `server`; returns
+/// the JSON `load --json` prints. The algorithm may be a Python controller's name.
+#[pyfunction]
+#[pyo3(signature = (server, cc=None, clients=10, exchanges=50, workload="continuous", seed=None, bind="0.0.0.0:0"))]
+#[allow(clippy::too_many_arguments)]
+fn load(
+    py: Python<'_>,
+    server: String,
+    cc: Option<String>,
+    clients: u32,
+    exchanges: u32,
+    workload: &str,
+    seed: Option<u64>,
+    bind: &str,
+) -> PyResult<String> {
+    let bind: std::net::SocketAddr =
+        bind.parse().map_err(|_| err(format!("bind must be HOST:PORT with an IP address, not '{bind}'")))?;
+    let workload = match workload {
+        "continuous" => netsim::WorkloadKind::Continuous,
+        "random" => netsim::WorkloadKind::Random,
+        w => return Err(err(format!("workload must be continuous or random, not '{w}'"))),
+    };
+    let req = lab::load::Request { server, clients, exchanges, workload, cc, seed, bind };
+    let stop = Stop::default();
+    interruptible(py, &stop, || {
+        let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+        let outcome = rt.block_on(async {
+            let stopped = async {
+                while !stop.is_set() {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+            };
+            lab::load::run(&req, stopped).await.map_err(|e| e.to_string())
+        })?;
+        serde_json::to_string(&outcome.to_json(&req)).map_err(|e| e.to_string())
+    })?
+    .map_err(err)
+}
+
 /// `coapcc algorithms --json`.
 #[pyfunction]
 fn algorithms_json() -> PyResult<String> {
@@ -233,6 +272,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(plan_cells, m)?)?;
     m.add_function(wrap_pyfunction!(prepare, m)?)?;

@@ -134,7 +134,7 @@ class Breaks(coapcc.Controller):
 
 def test_a_failing_controller_stops_a_sweep_and_keeps_none_of_its_cells(tmp_path):
     plan = 'seed = 1\n[matrix]\ncc = ["breaks"]\nclients = [2, 3]\n'
-    with pytest.raises(coapcc.ControllerError, match="Breaks.start at simulated time") as e:
+    with pytest.raises(coapcc.ControllerError, match="Breaks.start at t = ") as e:
         coapcc.sweep(plan, tmp_path / "out", controllers=[Breaks])
     assert isinstance(e.value.__cause__, KeyError)
     assert list((tmp_path / "out" / "cells").glob("*.json")) == []
