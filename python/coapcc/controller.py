@@ -18,8 +18,8 @@ Subclass :class:`Controller` and pass the class where an algorithm's name goes::
     coapcc.sim(cc=[MinRtt, (MinRtt, {"margin": 0.1}), "cocoa"])
 
 One instance serves one destination (a client's server), as a Rust controller does. Its
-parameters are the keyword arguments of ``__init__``, each with a default (``int``, ``float`` or
-``bool``): scenario defaults such as the testbed's ``max_retransmit = 20`` apply to a parameter of
+parameters are the keyword arguments of ``__init__``, each with a default (``int``, ``float``,
+``bool`` or ``str``, a word such as ``"overall"``): scenario defaults such as the testbed's ``max_retransmit = 20`` apply to a parameter of
 that name, and ``NAME:key=value`` works as for the built-ins. The class is registered under
 ``name`` (default: its class name in snake case) the first time it is used.
 
@@ -120,7 +120,9 @@ def _text(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
-    raise TypeError(f"a controller's parameter is an int, a float or a bool, not {v!r}")
+    if isinstance(v, str) and v and all(c.isalnum() or c in "_.-" for c in v):
+        return v
+    raise TypeError(f"a controller's parameter is an int, a float, a bool or a word, not {v!r}")
 
 
 def spec(algorithm: Union[str, PyAlgorithm]) -> str:

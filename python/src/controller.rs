@@ -42,7 +42,7 @@ pyo3::create_exception!(
 );
 
 /// A keyword argument of a controller class, with its type and value.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// `int`.
     Int(i64),
@@ -50,6 +50,8 @@ pub enum Value {
     Float(f64),
     /// `bool`.
     Bool(bool),
+    /// `str` (a choice among words, as a built-in's `vbf_from = overall`).
+    Text(String),
 }
 
 impl fmt::Display for Value {
@@ -58,6 +60,7 @@ impl fmt::Display for Value {
             Value::Int(v) => write!(f, "{v}"),
             Value::Float(v) => write!(f, "{v}"),
             Value::Bool(v) => write!(f, "{v}"),
+            Value::Text(v) => f.write_str(v),
         }
     }
 }
@@ -72,14 +75,16 @@ impl Value {
                 text.parse::<f64>().ok().filter(|v| v.is_finite()).map(Value::Float).ok_or(bad("a finite number"))
             }
             Value::Bool(_) => text.parse().map(Value::Bool).map_err(|_| bad("true or false")),
+            Value::Text(_) => Ok(Value::Text(text.to_string())),
         }
     }
 
-    fn to_object(self, py: Python<'_>) -> PyResult<PyObject> {
+    fn to_object(&self, py: Python<'_>) -> PyResult<PyObject> {
         Ok(match self {
             Value::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
             Value::Float(v) => v.into_pyobject(py)?.into_any().unbind(),
-            Value::Bool(v) => pyo3::types::PyBool::new(py, v).to_owned().into_any().unbind(),
+            Value::Bool(v) => pyo3::types::PyBool::new(py, *v).to_owned().into_any().unbind(),
+            Value::Text(v) => v.into_pyobject(py)?.into_any().unbind(),
         })
     }
 }
@@ -119,7 +124,7 @@ fn leak(s: &str) -> &'static str {
 /// coap-cc's constructor of every Python algorithm: the class registered under `name`.
 fn make(name: &'static str) -> Box<dyn ControllerFactory> {
     let class = class_of(name);
-    let values = class.as_ref().map_or_else(Vec::new, |c| c.params.iter().map(|p| p.1).collect());
+    let values = class.as_ref().map_or_else(Vec::new, |c| c.params.iter().map(|p| p.1.clone()).collect());
     Box::new(PyFactory { class, values })
 }
 
@@ -146,9 +151,11 @@ pub fn register_controller(
             Value::Int(i)
         } else if let Ok(f) = default.extract::<f64>() {
             Value::Float(f)
+        } else if let Ok(s) = default.downcast::<pyo3::types::PyString>() {
+            Value::Text(s.to_string())
         } else {
             return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                "{title}: parameter '{key}' has the default {default}; a controller's parameters are int, float or bool"
+                "{title}: parameter '{key}' has the default {default}; a controller's parameters are int, float, bool or str"
             )));
         };
         typed.push((leak(&key), v));

@@ -190,3 +190,22 @@ def test_a_python_controller_that_fails_on_the_real_stack_raises(server):
     with pytest.raises(coapcc.ControllerError, match="Fixed.start at t = ") as e:
         coapcc.load(server, cc=(Fixed, {"fail_at": 2}), clients=1, exchanges=5, bind="127.0.0.1:0")
     assert isinstance(e.value.__cause__, ZeroDivisionError)
+
+
+@pytest.mark.parametrize("keys", [
+    {"clients": 20, "reps": 2},
+    {"clients": 10, "workload": "random", "errors": "medium", "reps": 2},
+    {"clients": 100, "buffer": "infinite"},
+    {"preset": "nitk-gsrtc-cooja", "duration": 300.0, "reps": 2},  # Betzler's Contiki readings, aging on
+    {"preset": "cloud-m2m-nullrdc", "duration": 300.0, "reps": 2},  # CLOUD's: estimator aging, exp blind RTO
+])
+@pytest.mark.filterwarnings("ignore::coapcc.ResultWarning")
+def test_cocoa_in_python_gives_the_builtins_results_to_the_bit(keys):
+    from cocoa import Cocoa
+
+    r = coapcc.sim(cc=["cocoa", Cocoa], **keys)
+    builtin, python = r.summary["runs"]
+    # the scenario's readings applied to both alike
+    assert builtin["scenario"]["cc"].partition(":")[2] == python["scenario"]["cc"].partition(":")[2]
+    assert builtin["exchanges"] > 0
+    assert numbers(python) == numbers(builtin)
