@@ -272,6 +272,9 @@ def load(
 
     for name, value, low in (("clients", clients, 1), ("exchanges", exchanges, 1), ("seed", seed, 0)):
         _check_whole(name, value, low)
+    for name, value in (("clients", clients), ("exchanges", exchanges)):
+        if value >= 2**32:
+            raise ValueError(f"{name} must be below 2^32, not {value}")
     try:
         text = spec(cc) if cc is not None else None
     except TypeError as e:

@@ -186,6 +186,14 @@ def test_a_python_controller_drives_real_exchanges(server):
     assert v["retransmissions_hist"] == [15]
 
 
+def test_load_refuses_bad_input_with_value_errors():
+    for bad in ({"clients": 0}, {"exchanges": 2**32}, {"workload": "bursty"}, {"bind": "nowhere"}):
+        with pytest.raises(ValueError):
+            coapcc.load("coap://127.0.0.1:9/test", **bad)
+    with pytest.raises(ValueError, match="only coap:// and coap\\+tcp://"):
+        coapcc.load("http://127.0.0.1/test", clients=1, exchanges=1)
+
+
 def test_a_python_controller_that_fails_on_the_real_stack_raises(server):
     with pytest.raises(coapcc.ControllerError, match="Fixed.start at t = ") as e:
         coapcc.load(server, cc=(Fixed, {"fail_at": 2}), clients=1, exchanges=5, bind="127.0.0.1:0")
