@@ -478,6 +478,18 @@ impl PyController {
         }
     }
 
+    /// `v`, or `None` with the failure recorded: Python could not make the call's objects (out
+    /// of memory), and an exchange timed without the controller would be a wrong result.
+    fn recorded<T>(&self, py: Python<'_>, method: &str, now: f64, v: PyResult<T>) -> Option<T> {
+        match v {
+            Ok(v) => Some(v),
+            Err(e) => {
+                fail(py, e, format!("{}.{method} at t = {now} s (preparing the call)", self.class.title));
+                None
+            }
+        }
+    }
+
     /// Calls `method` on the instance with `args`; a failure is recorded and gives `None`.
     fn call<'py>(
         &self,
@@ -568,9 +580,11 @@ impl Controller for PyController {
         }
         let at = secs(now);
         with_gil(|py| {
-            let Ok(ex) = Bound::new(py, Exchange::of(&timer, start.outstanding)) else { return };
+            let made = Bound::new(py, Exchange::of(&timer, start.outstanding));
+            let Some(ex) = self.recorded(py, "start", at, made) else { return };
             let out = lend(py, rng, |r| self.call(py, "start", at, (at, ex.clone(), r.clone())));
-            if let Some(rto) = out.ok().flatten().and_then(|v| self.rto(py, "start", at, &v)) {
+            if let Some(rto) = self.recorded(py, "start", at, out).flatten().and_then(|v| self.rto(py, "start", at, &v))
+            {
                 timer = ExchangeTimer::from_secs(rto, start, Marking::None);
                 keep_state(&mut timer, &ex);
             }
@@ -581,8 +595,9 @@ impl Controller for PyController {
         self.live()?;
         let at = secs(now);
         with_gil(|py| {
-            let e = Bound::new(py, Exchange::of(ex, 0)).ok()?;
-            let out = lend(py, rng, |r| self.call(py, "on_timeout", at, (at, e.clone(), r.clone()))).ok()??;
+            let e = self.recorded(py, "on_timeout", at, Bound::new(py, Exchange::of(ex, 0)))?;
+            let out = lend(py, rng, |r| self.call(py, "on_timeout", at, (at, e.clone(), r.clone())));
+            let out = self.recorded(py, "on_timeout", at, out)??;
             if out.is_none() {
                 return None;
             }
@@ -602,7 +617,7 @@ impl Controller for PyController {
             Sample::Ambiguous { rtt, .. } => (rtt.as_secs_f64(), false),
         };
         with_gil(|py| {
-            if let Ok(e) = Bound::new(py, Exchange::of(ex, 0)) {
+            if let Some(e) = self.recorded(py, "on_complete", at, Bound::new(py, Exchange::of(ex, 0))) {
                 self.call(py, "on_complete", at, (at, e, rtt, unambiguous));
             }
         });
@@ -613,7 +628,7 @@ impl Controller for PyController {
         }
         let at = secs(now);
         with_gil(|py| {
-            if let Ok(e) = Bound::new(py, Exchange::of(ex, 0)) {
+            if let Some(e) = self.recorded(py, "on_failure", at, Bound::new(py, Exchange::of(ex, 0))) {
                 self.call(py, "on_failure", at, (at, e));
             }
         });
