@@ -40,8 +40,8 @@ from typing import Any, Dict, Optional, Tuple, Type, Union
 from . import _native
 
 #: One exchange as a controller sees it: ``rto`` (armed now, s), ``initial_rto``,
-#: ``retransmissions``, ``confirmable``, ``outstanding`` (exchanges to the destination already
-#: outstanding when it started) and ``state``, three floats of the algorithm's own, kept with the
+#: ``retransmissions``, ``confirmable``, ``outstanding`` (in ``start``: exchanges to the destination
+#: already outstanding; 0 in later calls) and ``state``, three floats of the algorithm's own, kept with the
 #: exchange between calls (zeros at its start).
 Exchange = _native.Exchange
 #: The simulator's random stream, lent for one call: ``uniform(lo, hi)``, ``random()``,

@@ -116,9 +116,17 @@ fn class_of(name: &str) -> Option<Arc<Class>> {
 }
 
 /// A string that lives until the process ends (the registry's names and parameters' keys are
-/// `&'static str`); bounded by what the program registers.
+/// `&'static str`), made once per distinct text: registering a class again (each `coapcc.sim`
+/// with it does) adds nothing.
 fn leak(s: &str) -> &'static str {
-    Box::leak(s.to_string().into_boxed_str())
+    static KEPT: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&k) = kept.iter().find(|k| **k == s) {
+        return k;
+    }
+    let k: &'static str = Box::leak(s.to_string().into_boxed_str());
+    kept.push(k);
+    k
 }
 
 /// coap-cc's constructor of every Python algorithm: the class registered under `name`.
@@ -168,20 +176,21 @@ pub fn register_controller(
         slot.1 = entry;
         return Ok(());
     }
-    if coap_cc::registry::algorithm(name).is_some() {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "'{name}' names an algorithm already (`coapcc.algorithms()`): give the class another `name`"
-        )));
-    }
+    // the class goes in first: registering builds its default configuration through `make`
     let name = leak(name);
     table.push((name, entry));
     drop(table);
     let algorithm = Algorithm { name, source: leak(source), summary: leak(summary), make };
-    if let Err(e) = coap_cc::register(algorithm) {
+    coap_cc::register(algorithm).map(drop).map_err(|e| {
         CLASSES.write().unwrap_or_else(|p| p.into_inner()).retain(|(n, _)| *n != name);
-        return Err(pyo3::exceptions::PyValueError::new_err(e.to_string()));
-    }
-    Ok(())
+        let why = match e {
+            coap_cc::RegisterError::Taken(_) => {
+                format!("'{name}' names an algorithm already (`coapcc.algorithms()`): give the class another `name`")
+            }
+            e => e.to_string(),
+        };
+        pyo3::exceptions::PyValueError::new_err(why)
+    })
 }
 
 /// A Python algorithm's configuration: its class and its parameters' values.
@@ -209,35 +218,26 @@ impl Params for PyFactory {
 
 impl ControllerFactory for PyFactory {
     fn build(&self, name: &'static str) -> Box<dyn Controller> {
-        let Some(class) = self.class.clone() else {
-            fail_with(format!("{name}: no Python class is registered under this name"), None);
-            return Box::new(PyController::broken(name));
-        };
-        with_gil(|py| match instance(py, &class, &self.values) {
-            Ok((obj, nstart)) => {
-                Box::new(PyController { name, class, values: self.values.clone(), obj: Some(obj), nstart })
-                    as Box<dyn Controller>
-            }
-            Err(e) => {
-                fail(py, e, format!("{}(...) (making a controller)", class.title));
-                Box::new(PyController::broken(name))
-            }
-        })
+        let mut c = PyController { name, factory: self.clone(), obj: None, nstart: 1 };
+        c.renew("making a controller");
+        Box::new(c)
     }
 }
 
-/// An instance of `class` with these parameters, and its NSTART.
-fn instance(py: Python<'_>, class: &Class, values: &[Value]) -> PyResult<(Py<PyAny>, usize)> {
-    let kwargs = PyDict::new(py);
-    for ((key, _), v) in class.params.iter().zip(values) {
-        kwargs.set_item(*key, v.to_object(py)?)?;
+impl PyFactory {
+    /// An instance of the class with these parameters, and its NSTART.
+    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize)> {
+        let kwargs = PyDict::new(py);
+        for ((key, _), v) in class.params.iter().zip(&self.values) {
+            kwargs.set_item(*key, v.to_object(py)?)?;
+        }
+        let obj = class.class.bind(py).call((), Some(&kwargs))?;
+        let nstart = match obj.getattr("nstart") {
+            Ok(n) => n.extract::<usize>()?.max(1),
+            Err(_) => 1,
+        };
+        Ok((obj.unbind(), nstart))
     }
-    let obj = class.class.bind(py).call((), Some(&kwargs))?;
-    let nstart = match obj.getattr("nstart") {
-        Ok(n) => n.extract::<usize>()?.max(1),
-        Err(_) => 1,
-    };
-    Ok((obj.unbind(), nstart))
 }
 
 /// Set when a controller failed: every controller then gives up at once.
@@ -333,7 +333,8 @@ pub struct Exchange {
     /// A Confirmable request.
     #[pyo3(get)]
     confirmable: bool,
-    /// Exchanges to the destination already outstanding when this one started.
+    /// In `start`: exchanges to the destination already outstanding (CoCoA's blind RTO); 0 in
+    /// the later calls, which the timer does not keep it for.
     #[pyo3(get)]
     outstanding: usize,
     /// The algorithm's per-exchange state: three floats (zeros when the exchange starts).
@@ -424,8 +425,8 @@ fn lend<'py, T>(py: Python<'py>, rng: &mut dyn RngCore, f: impl FnOnce(&Bound<'p
 /// A Python instance behind coap-cc's [`Controller`].
 struct PyController {
     name: &'static str,
-    class: Arc<Class>,
-    values: Vec<Value>,
+    /// Its class and parameters: what `reset` makes a fresh instance of.
+    factory: PyFactory,
     /// `None` when the class could not be made (the run is stopping).
     obj: Option<Py<PyAny>>,
     nstart: usize,
@@ -433,7 +434,7 @@ struct PyController {
 
 impl fmt::Debug for PyController {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (Python class {})", self.name, self.class.title)
+        write!(f, "{} (Python class {})", self.name, self.title())
     }
 }
 
@@ -441,15 +442,31 @@ impl fmt::Debug for PyController {
 const WINDING_DOWN_RTO: f64 = 1.0;
 
 impl PyController {
-    fn broken(name: &'static str) -> Self {
-        let class = Arc::new(Class {
-            class: with_gil(|py| py.None()),
-            title: name.into(),
-            params: Vec::new(),
-            on_complete: false,
-            on_failure: false,
+    /// The class's name, for messages.
+    fn title(&self) -> &str {
+        self.factory.class.as_ref().map_or(self.name, |c| &c.title)
+    }
+
+    /// Whether the class defines `method` itself (`on_complete`, `on_failure`).
+    fn defines(&self, method: fn(&Class) -> bool) -> bool {
+        self.factory.class.as_deref().is_some_and(method)
+    }
+
+    /// A fresh instance with the factory's parameters, no history (when built, and at `reset`);
+    /// a failure is recorded and leaves none.
+    fn renew(&mut self, why: &str) {
+        self.obj = None;
+        let Some(class) = self.factory.class.clone() else {
+            fail_with(format!("{}: no Python class is registered under this name", self.name), None);
+            return;
+        };
+        with_gil(|py| match self.factory.instance(py, &class) {
+            Ok((obj, nstart)) => {
+                self.obj = Some(obj);
+                self.nstart = nstart;
+            }
+            Err(e) => fail(py, e, format!("{}(...) ({why})", class.title)),
         });
-        PyController { name, class, values: Vec::new(), obj: None, nstart: 1 }
     }
 
     /// The instance, unless the run is stopping.
@@ -465,14 +482,14 @@ impl PyController {
                 fail_with(
                     format!(
                         "{}.{method} returned {x} at t = {now} s: an RTO must be a finite number of seconds > 0",
-                        self.class.title
+                        self.title()
                     ),
                     None,
                 );
                 None
             }
             Err(e) => {
-                fail(py, e, format!("{}.{method}'s return value {v} at t = {now} s", self.class.title));
+                fail(py, e, format!("{}.{method}'s return value {v} at t = {now} s", self.title()));
                 None
             }
         }
@@ -484,7 +501,7 @@ impl PyController {
         match v {
             Ok(v) => Some(v),
             Err(e) => {
-                fail(py, e, format!("{}.{method} at t = {now} s (preparing the call)", self.class.title));
+                fail(py, e, format!("{}.{method} at t = {now} s (preparing the call)", self.title()));
                 None
             }
         }
@@ -502,7 +519,7 @@ impl PyController {
         match obj.call_method1(method, args) {
             Ok(v) => Some(v),
             Err(e) => {
-                fail(py, e, format!("{}.{method} at t = {now} s", self.class.title));
+                fail(py, e, format!("{}.{method} at t = {now} s", self.title()));
                 None
             }
         }
@@ -608,7 +625,7 @@ impl Controller for PyController {
         })
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
-        if !self.class.on_complete || self.live().is_none() {
+        if !self.defines(|c| c.on_complete) || self.live().is_none() {
             return;
         }
         let at = secs(now);
@@ -623,7 +640,7 @@ impl Controller for PyController {
         });
     }
     fn on_failure(&mut self, now: Instant, ex: &ExchangeTimer) {
-        if !self.class.on_failure || self.live().is_none() {
+        if !self.defines(|c| c.on_failure) || self.live().is_none() {
             return;
         }
         let at = secs(now);
@@ -637,14 +654,7 @@ impl Controller for PyController {
         if self.live().is_none() {
             return;
         }
-        // a fresh instance with the same parameters: no history
-        with_gil(|py| match instance(py, &self.class, &self.values) {
-            Ok((obj, nstart)) => {
-                self.obj = Some(obj);
-                self.nstart = nstart;
-            }
-            Err(e) => fail(py, e, format!("{}(...) (resetting a controller)", self.class.title)),
-        });
+        self.renew("resetting a controller");
     }
     fn metrics(&self) -> Metrics {
         let (rto, srtt) = with_gil(|py| {

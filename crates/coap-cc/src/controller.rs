@@ -120,8 +120,7 @@ impl ExchangeTimer {
     /// Counts a retransmission and arms `rto` for it: what [`Controller::on_timeout`] does
     /// before it returns `Some(rto)`.
     pub fn retransmit(&mut self, rto: Duration) {
-        self.retransmissions += 1;
-        self.armed = rto.as_secs_f64();
+        self.retransmit_secs(rto.as_secs_f64());
     }
     /// [`ExchangeTimer::retransmit`] with the RTO in seconds, kept as given.
     pub fn retransmit_secs(&mut self, rto: f64) {
@@ -293,8 +292,7 @@ pub(crate) fn double(ex: &mut ExchangeTimer, max_retransmit: u32, cap: f64) -> O
     if ex.retransmissions >= max_retransmit {
         return None;
     }
-    ex.retransmissions += 1;
-    ex.armed = clamp_rto(ex.armed * 2.0, cap);
+    ex.retransmit_secs(clamp_rto(ex.armed * 2.0, cap));
     Some(ex.rto())
 }
 

@@ -281,12 +281,6 @@ impl Scenario {
                         "scenario: a [tcp] table needs transport = \"tcp\" (the clients use UDP)".into(),
                     ));
                 }
-                let (name, _) = coap_cc::split_spec(&self.cc).map_err(|e| ScenarioError(format!("cc: {e}")))?;
-                if name != "tcp" {
-                    if let Err(e) = CcConfig::new(name) {
-                        return Err(ScenarioError(format!("cc: {}", spec_error(&e))));
-                    }
-                }
                 self.cc_config().map(Transport::Udp)
             }
         }
@@ -302,17 +296,19 @@ impl Scenario {
         }
     }
 
-    /// This scenario with the stack a tool's list names (`sim --cc`, `coapcc.sim(cc=[...])`):
-    /// `tcp[:key=value,...]` is CoAP over TCP with those parameters; any other name is `cc`
-    /// over UDP.
+    /// This scenario with the stack a tool's list names (`sim --cc`, `coapcc.sim(cc=[...])`, a
+    /// plan's `stack`): `tcp[:key=value,...]` is CoAP over TCP with those parameters; any other
+    /// name is `cc` over UDP. An unknown name is refused here, where `tcp` is one of the choices
+    /// (so the message names it, [`spec_error`]).
     pub fn with_stack(&self, spec: &str) -> Result<Scenario, ScenarioError> {
         let mut s = self.clone();
-        let (name, _) = coap_cc::split_spec(spec).map_err(|e| ScenarioError(format!("cc: {}", spec_error(&e))))?;
+        let (name, _) = coap_cc::split_spec(spec).map_err(|e| ScenarioError(format!("cc: {e}")))?;
         if name == "tcp" {
             let params = spec.split_once(':').map_or("", |p| p.1);
             s.transport = TransportKind::Tcp;
             s.tcp = Some(TcpParams::parse(params).map_err(ScenarioError)?);
         } else {
+            CcConfig::new(name).map_err(|e| ScenarioError(format!("cc: {}", spec_error(&e))))?;
             s.transport = TransportKind::Udp;
             s.tcp = None;
             s.cc = spec.to_string();
@@ -369,9 +365,10 @@ impl Scenario {
         let tcp = matches!(transport, Transport::Tcp(_));
         match transport {
             Transport::Udp(cc) => s.cc = cc.to_string(),
-            Transport::Tcp(p) => {
-                // TCP's own congestion control runs: no algorithm, no algorithm defaults
-                s.tcp = Some(TcpParams { mss: TcpParams::default().mss, ..p });
+            Transport::Tcp(_) => {
+                // TCP's own congestion control runs: no algorithm, no algorithm defaults; the
+                // table written out whole (its MSS is derived where it runs)
+                s.tcp = Some(self.tcp.clone().unwrap_or_default());
                 s.cc = String::new();
                 s.cc_defaults.clear();
             }

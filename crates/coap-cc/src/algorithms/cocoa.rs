@@ -533,8 +533,7 @@ impl Controller for Cocoa {
         if let BackoffFactor::Probabilistic(pp) = &self.family.backoff {
             next = next.clamp(pp.timer_floor, pp.timer_ceiling);
         }
-        ex.retransmissions += 1;
-        ex.armed = clamp_rto(next, self.timer_cap());
+        ex.retransmit_secs(clamp_rto(next, self.timer_cap()));
         Some(ex.rto())
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {

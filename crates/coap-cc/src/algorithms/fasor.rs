@@ -285,8 +285,8 @@ impl Controller for Fasor {
         if ex.retransmissions >= self.p.max_retransmit {
             return None;
         }
-        ex.retransmissions += 1;
-        ex.armed = self.armed(&ex.state(), ex.retransmissions, rng);
+        let rto = self.armed(&ex.state(), ex.retransmissions + 1, rng);
+        ex.retransmit_secs(rto);
         Some(ex.rto())
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {

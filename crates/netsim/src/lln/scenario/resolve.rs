@@ -244,7 +244,7 @@ impl LlnScenario {
         let w = &self.workload;
         let traffic = w.traffic()?;
         let collect = match &traffic {
-            Traffic::Collect(c) => Some(c.clone()),
+            Traffic::Collect(c) => Some(c),
             _ => None,
         };
         if let Some(c) = &collect {
@@ -457,7 +457,7 @@ impl LlnScenario {
                 step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
             }
         });
-        let intervals_ns = if traffic != Traffic::PeriodicBlocking {
+        let intervals_ns = if !matches!(traffic, Traffic::PeriodicBlocking) {
             vec![0; clients.len()]
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
