@@ -12,6 +12,8 @@
 
 pub mod clock;
 pub mod driver;
+#[cfg(target_os = "linux")]
+pub mod emulate;
 pub mod load;
 pub mod relay;
 pub mod resources;

@@ -40,6 +40,32 @@ pub struct LoadSpec {
     pub seed: u64,
     /// Local address to bind the clients' sockets to (port 0).
     pub bind: SocketAddr,
+    /// Client `i` binds the `i`-th address after `bind`'s (`bind` itself for client 0): one
+    /// source address per client, as the IP-level emulator tells clients apart.
+    pub bind_each: bool,
+    /// CoAP over TCP: the connections' deadlines ([`crate::tcp::CLIENT_LIMITS`] by default;
+    /// none at all leaves a connection to TCP's own retries, as in the simulator).
+    pub tcp_limits: coap_endpoint::StreamLimits,
+}
+
+impl LoadSpec {
+    /// Client `c`'s local address.
+    pub fn bind_of(&self, c: u32) -> SocketAddr {
+        if !self.bind_each {
+            return self.bind;
+        }
+        let ip: std::net::IpAddr = match self.bind.ip() {
+            std::net::IpAddr::V4(a) => std::net::Ipv4Addr::from(u32::from(a).wrapping_add(c)).into(),
+            std::net::IpAddr::V6(a) => std::net::Ipv6Addr::from(u128::from(a).wrapping_add(c.into())).into(),
+        };
+        SocketAddr::new(ip, self.bind.port())
+    }
+
+    /// The TCP connections' local address of client `c`: `None` (the OS chooses) unless bound.
+    fn tcp_local(&self, c: u32) -> Option<SocketAddr> {
+        let b = self.bind_of(c);
+        (!b.ip().is_unspecified() || b.port() != 0).then_some(b)
+    }
 }
 
 /// One client's exchanges, folded as they end: constant memory whatever the run's length.
@@ -142,7 +168,7 @@ pub async fn run(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
         // it on connected sockets only): a run against a closed port ends at once
         let logs = crate::Logs { retired: Some(retired), ..Default::default() };
         let opts = crate::ClientOptions { connect: Some(spec.server), logs };
-        handles.push(crate::client_with(spec.bind, cc.clone(), seed, opts).await?);
+        handles.push(crate::client_with(spec.bind_of(c), cc.clone(), seed, opts).await?);
         stats.push(st);
     }
     let mut tasks = tokio::task::JoinSet::new();
@@ -253,15 +279,23 @@ fn report(
     }
 }
 
-/// CoAP over TCP: continuous clients connect and exchange CSMs before the clock starts; random
-/// clients open a connection per batch (its set-up counts in the batch's first exchange) and
-/// release it after.
+/// CoAP over TCP: continuous clients connect and exchange CSMs before the clock starts (all at
+/// once); random clients open a connection per batch (its set-up counts in the batch's first
+/// exchange) and release it after.
 async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let clock = crate::Clock::new();
+    let connect = |c: u32| crate::tcp::connect_from(spec.server, spec.tcp_local(c), spec.tcp_limits);
     let mut pre = Vec::new();
     if spec.workload == WorkloadKind::Continuous {
-        for _ in 0..spec.clients {
-            pre.push(Some(crate::tcp::connect(spec.server).await?));
+        let mut set = tokio::task::JoinSet::new();
+        for c in 0..spec.clients {
+            let conn = connect(c);
+            set.spawn(async move { (c, conn.await) });
+        }
+        pre.resize_with(spec.clients as usize, || None);
+        while let Some(r) = set.join_next().await {
+            let (c, conn) = r.map_err(std::io::Error::other)?;
+            pre[c as usize] = Some(conn?);
         }
     } else {
         pre.resize_with(spec.clients as usize, || None);
@@ -288,7 +322,7 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                         old.release().await;
                     }
                     setup_start = Some(clock.now());
-                    conn = crate::tcp::connect(spec.server).await.ok();
+                    conn = crate::tcp::connect_from(spec.server, spec.tcp_local(c as u32), spec.tcp_limits).await.ok();
                 }
                 let start = setup_start.take().unwrap_or_else(|| clock.now());
                 let outcome = match &conn {

@@ -115,7 +115,7 @@ impl<E> PartialOrd for Timed<E> {
 }
 
 /// The relay's schedule: a heap of due deliveries and wake-ups; packets' bytes wait in `held`.
-struct Pending<E> {
+pub(crate) struct Pending<E> {
     heap: BinaryHeap<Timed<E>>,
     held: HashMap<PacketId, (Packet, Vec<u8>)>,
     seq: u64,
@@ -126,9 +126,21 @@ struct Pending<E> {
 }
 
 impl<E> Pending<E> {
+    /// An empty schedule; `overhead` bytes are counted on top of each datagram handed over.
+    pub(crate) fn new(overhead: u32) -> Self {
+        Pending { heap: BinaryHeap::new(), held: HashMap::new(), seq: 0, last: Instant::ZERO, next_packet: 0, overhead }
+    }
+
     /// Hands a datagram that arrived at `t` to the model (no earlier than its previous call: the
     /// upstream sockets' readers may hand over slightly out of order).
-    fn offer<M: Medium<Event = E>>(&mut self, medium: &mut M, t: Instant, from: HostId, to: HostId, bytes: Vec<u8>) {
+    pub(crate) fn offer<M: Medium<Event = E>>(
+        &mut self,
+        medium: &mut M,
+        t: Instant,
+        from: HostId,
+        to: HostId,
+        bytes: Vec<u8>,
+    ) {
         let now = t.max(self.last);
         self.last = now;
         let size = bytes.len() as u32 + self.overhead;
@@ -136,6 +148,34 @@ impl<E> Pending<E> {
         self.next_packet = self.next_packet.wrapping_add(1);
         self.held.insert(packet.id, (packet, bytes));
         medium.send(now, packet, self);
+    }
+}
+
+impl<E> Pending<E> {
+    /// When the next delivery or wake-up is due.
+    pub(crate) fn next_at(&self) -> Option<Instant> {
+        self.heap.peek().map(|d| Instant::from_nanos(d.at))
+    }
+
+    /// The next packet due by `now` with its bytes, the model's wake-ups due before it handled
+    /// on the way; `None` when nothing more is due.
+    pub(crate) fn next_due<M: Medium<Event = E>>(&mut self, medium: &mut M, now: Instant) -> Option<(Packet, Vec<u8>)> {
+        while self.heap.peek().is_some_and(|d| d.at <= now.as_nanos()) {
+            let d = self.heap.pop().expect("peeked");
+            match d.due {
+                Due::Wake(e) => {
+                    let at = Instant::from_nanos(d.at).max(self.last);
+                    self.last = at;
+                    medium.handle(at, e, self);
+                }
+                Due::Deliver(id) => {
+                    if let Some(held) = self.held.remove(&id) {
+                        return Some(held);
+                    }
+                }
+            }
+        }
+        None
     }
 }
 
@@ -294,14 +334,7 @@ pub async fn run<M: Medium>(
         socket_errors: 0,
         last_notice: None,
     };
-    let mut pending: Pending<M::Event> = Pending {
-        heap: BinaryHeap::new(),
-        held: HashMap::new(),
-        seq: 0,
-        last: Instant::ZERO,
-        next_packet: 0,
-        overhead,
-    };
+    let mut pending: Pending<M::Event> = Pending::new(overhead);
     let mut late_drops = 0;
     let mut buf = vec![0u8; 65536];
     // sweep for idle mappings a few times per timeout
@@ -309,7 +342,7 @@ pub async fn run<M: Medium>(
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(stop);
     loop {
-        let next = pending.heap.peek().map(|d| clock.tokio(Instant::from_nanos(d.at)));
+        let next = pending.next_at().map(|t| clock.tokio(t));
         tokio::select! {
             _ = &mut stop => break,
             _ = sweep.tick() => clients.expire(clock.now()),
@@ -325,29 +358,18 @@ pub async fn run<M: Medium>(
             }
             _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
                 let now = clock.now();
-                while pending.heap.peek().is_some_and(|d| d.at <= now.as_nanos()) {
-                    let d = pending.heap.pop().expect("peeked");
-                    match d.due {
-                        Due::Wake(e) => {
-                            let at = Instant::from_nanos(d.at).max(pending.last);
-                            pending.last = at;
-                            medium.handle(at, e, &mut pending);
+                while let Some((packet, bytes)) = pending.next_due(&mut medium, now) {
+                    let host = if packet.to == SERVER { packet.from } else { packet.to };
+                    let Some(client) = clients.by_host.get(&host).copied() else {
+                        late_drops += 1; // its mapping expired while the packet was in flight
+                        continue;
+                    };
+                    if packet.to == SERVER {
+                        if let Some(m) = clients.by_addr.get(&client) {
+                            let _ = m.socket.send(&bytes).await;
                         }
-                        Due::Deliver(id) => {
-                            let Some((packet, bytes)) = pending.held.remove(&id) else { continue };
-                            let host = if packet.to == SERVER { packet.from } else { packet.to };
-                            let Some(client) = clients.by_host.get(&host).copied() else {
-                                late_drops += 1; // its mapping expired while the packet was in flight
-                                continue;
-                            };
-                            if packet.to == SERVER {
-                                if let Some(m) = clients.by_addr.get(&client) {
-                                    let _ = m.socket.send(&bytes).await;
-                                }
-                            } else {
-                                let _ = listener.send_to(&bytes, client).await;
-                            }
-                        }
+                    } else {
+                        let _ = listener.send_to(&bytes, client).await;
                     }
                 }
             }

@@ -394,8 +394,26 @@ pub async fn connect(server: SocketAddr) -> std::io::Result<TcpClient> {
 /// Connects to `server`, exchanges CSMs, and returns once the server's CSM arrived; errors name
 /// the server. A server whose CSM does not come within `limits.csm` is a `TimedOut` error.
 pub async fn connect_with(server: SocketAddr, limits: StreamLimits) -> std::io::Result<TcpClient> {
+    connect_from(server, None, limits).await
+}
+
+/// [`connect_with`] from the local address `local` (port 0: any), if given.
+pub async fn connect_from(
+    server: SocketAddr,
+    local: Option<SocketAddr>,
+    limits: StreamLimits,
+) -> std::io::Result<TcpClient> {
     let named = |e: std::io::Error| std::io::Error::new(e.kind(), format!("{server}: {e}"));
-    let mut stream = TcpStream::connect(server).await.map_err(named)?;
+    let mut stream = match local {
+        None => TcpStream::connect(server).await.map_err(named)?,
+        Some(local) => {
+            let socket =
+                if local.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() };
+            let socket = socket.map_err(named)?;
+            socket.bind(local).map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {local}: {e}")))?;
+            socket.connect(server).await.map_err(named)?
+        }
+    };
     let clock = Clock::new();
     let mut conn = StreamConnection::new(server, MAX_MESSAGE_SIZE, None).with_limits(clock.now(), limits);
     let write_limit = write_limit(&limits);

@@ -11,6 +11,8 @@ pub(crate) fn usage(message: impl Into<String>) -> Box<dyn std::error::Error + S
 pub mod algorithms;
 mod args;
 mod dump;
+#[cfg(target_os = "linux")]
+pub mod emulate;
 pub mod experiments;
 pub mod net;
 pub mod report;

@@ -58,6 +58,10 @@ enum Command {
     Load(net::LoadArgs),
     /// A userspace link emulator: relay UDP through the reference bottleneck in real time.
     Relay(net::RelayArgs),
+    /// IP-level emulation: real stacks (the kernel's TCP, any CoAP implementation) through the
+    /// reference bottleneck in real time, between two network namespaces (root).
+    #[cfg(target_os = "linux")]
+    Emulate(coapcc::emulate::Args),
 }
 
 /// Arguments of `coapcc presets`.
@@ -101,6 +105,8 @@ fn main() -> ExitCode {
         Command::Client(args) => net::client(&args),
         Command::Load(args) => net::load(&args),
         Command::Relay(args) => net::relay(&args),
+        #[cfg(target_os = "linux")]
+        Command::Emulate(args) => coapcc::emulate::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -40,6 +40,11 @@ pub struct ServerArgs {
     /// its CSM, and finish every frame it begins, within 10 s.)
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     idle_timeout: f64,
+    /// TCP: no CSM or frame deadline (by default a peer's CSM, and each frame it begins, must
+    /// come within 10 s): a connection lasts as long as TCP keeps it (and --idle-timeout), as in
+    /// the simulator.
+    #[arg(long)]
+    no_deadlines: bool,
     /// TCP: connections kept at once. When they are all open, the one that has carried no
     /// request for longest is closed to make room for a new one. Lowered to what the open-file
     /// limit (`ulimit -n`) leaves.
@@ -78,7 +83,13 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
         return runtime()?.block_on(async {
             let cfg = coap_net::tcp::TcpServerConfig {
                 max_connections: args.max_connections as usize,
-                limits: coap_net::tcp::server_limits(coap_cc::Duration::from_secs_f64(args.idle_timeout)),
+                limits: {
+                    let mut l = coap_net::tcp::server_limits(coap_cc::Duration::from_secs_f64(args.idle_timeout));
+                    if args.no_deadlines {
+                        (l.csm, l.frame) = (None, None);
+                    }
+                    l
+                },
                 max_per_source: args.max_per_source as usize,
             };
             let s = coap_net::tcp::serve_with(args.bind, cfg)
@@ -473,6 +484,15 @@ pub struct LoadArgs {
     /// Local address for the clients' sockets (HOST:PORT).
     #[arg(long, default_value = "0.0.0.0:0", value_parser = crate::args::socket_addr)]
     bind: SocketAddr,
+    /// One source address per client: client i binds the i-th address after --bind's (client 0
+    /// --bind's own), as `coapcc emulate` tells its clients apart (10.201.0.1 and on there).
+    #[arg(long)]
+    bind_each: bool,
+    /// CoAP over TCP: no application deadlines (by default the server's CSM and each frame must
+    /// come within 10 s and each response within 120 s); a connection then lasts as long as TCP
+    /// keeps it, as in the simulator.
+    #[arg(long)]
+    no_deadlines: bool,
     /// Print one JSON object (the fields of `coapcc sim --json` that apply).
     #[arg(long)]
     json: bool,
@@ -488,6 +508,8 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
         cc: args.cc.clone(),
         seed: args.seed,
         bind: args.bind,
+        bind_each: args.bind_each,
+        deadlines: !args.no_deadlines,
     };
     runtime()?.block_on(async {
         let outcome = lab::load::run(&req, ctrl_c()).await.map_err(|e| e as Error)?;
@@ -584,15 +606,23 @@ pub struct RelayArgs {
     mapping_timeout: f64,
 }
 
-/// Runs `coapcc relay`.
-pub fn relay(args: &RelayArgs) -> Result<(), Error> {
-    let mut s = match &args.scenario {
+/// The wired bottleneck's scenario of `relay` and `emulate`: `path`'s (or the `thesis` preset)
+/// with the command line's overrides, resolved. `tool` names the command in the error for a
+/// scenario of another network.
+pub(crate) fn wired_scenario(
+    path: Option<&std::path::Path>,
+    buffer: Option<u64>,
+    errors: Option<&str>,
+    seed: Option<u64>,
+    tool: &str,
+) -> Result<Scenario, Error> {
+    let mut s = match path {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
             let world = netsim::worlds::of_text(&text).map_err(|e| format!("{}: {e}", p.display()))?;
             if world.kind() != "bottleneck" {
                 return Err(format!(
-                    "{}: a {} scenario (env = \"{}\"); the relay emulates the wired bottleneck only",
+                    "{}: a {} scenario (env = \"{}\"); {tool} emulates the wired bottleneck only",
                     p.display(),
                     world.title(),
                     world.env()
@@ -603,17 +633,22 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
         }
         None => Scenario::thesis(),
     };
-    if let Some(b) = args.buffer {
+    if let Some(b) = buffer {
         s.uplink.buffer_bytes = b;
         s.downlink.buffer_bytes = b;
     }
-    if let Some(e) = &args.errors {
+    if let Some(e) = errors {
         s.errors = ErrorProfile::parse(e).ok_or("bad --errors")?;
     }
-    if let Some(seed) = args.seed {
+    if let Some(seed) = seed {
         s.seed = seed;
     }
-    let s = s.resolve()?;
+    Ok(s.resolve()?)
+}
+
+/// Runs `coapcc relay`.
+pub fn relay(args: &RelayArgs) -> Result<(), Error> {
+    let s = wired_scenario(args.scenario.as_deref(), args.buffer, args.errors.as_deref(), args.seed, "the relay")?;
     runtime()?.block_on(async {
         eprintln!(
             "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {} (Ctrl-C stops)",

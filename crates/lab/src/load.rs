@@ -32,6 +32,12 @@ pub struct Request {
     pub seed: Option<u64>,
     /// Local address for the clients' sockets.
     pub bind: SocketAddr,
+    /// One local address per client: client `i` binds the `i`-th address after `bind`'s.
+    pub bind_each: bool,
+    /// CoAP over TCP: keep the connections' deadlines (the server's CSM and each frame within
+    /// 10 s, each response within 120 s); without them a connection lasts as long as TCP keeps
+    /// it, as in the simulator.
+    pub deadlines: bool,
 }
 
 /// What a load run did.
@@ -112,6 +118,12 @@ pub async fn run(req: &Request, stop: impl Future<Output = ()>) -> Result<Outcom
         cc: cc.clone(),
         seed: req.seed.unwrap_or_else(coap_net::os_seed),
         bind: req.bind,
+        bind_each: req.bind_each,
+        tcp_limits: if req.deadlines {
+            coap_net::tcp::CLIENT_LIMITS
+        } else {
+            coap_endpoint::StreamLimits { csm: None, frame: None, idle: None, response: None }
+        },
     };
     let watch = crate::wall::Stopwatch::start();
     let result = coap_net::load::run(&spec, stop).await.map_err(|e| named(&req.server, e))?;

@@ -1,0 +1,289 @@
+//! IP-level emulation: real stacks (the kernel's TCP, any CoAP implementation over UDP or TCP)
+//! through a network model of `netmodel` driven by the wall clock.
+//!
+//! Two network namespaces, one for the clients and one for the server, each with a TUN device
+//! ([`DEVICE`]) whose packets this process reads and writes. The server namespace has
+//! [`SERVER_ADDR`]; the clients' namespace has one address per client ([`client_addr`]: client
+//! `i` is `10.201.0.0 + i + 1`), so that hundreds of kernel TCP connections, or hundreds of CoAP
+//! clients, share one namespace and are still told apart. Each packet from client `i` is handed to
+//! the model from client `i`'s host to the server's ([`Hosts`]); each packet from the server to
+//! client `i`'s address from the server's host to client `i`'s; what the model delivers is
+//! written into the other namespace when it arrives. The model sees the IP packet's total
+//! length; the devices' MTU is the model's, so the kernels' TCP segments fit it (MSS = MTU − 40).
+//!
+//! Both namespaces get the same sysctls ([`EmulatorConfig::sysctls`]: the kernel's TCP as the
+//! experiment wants it; `net.ipv4.tcp_*` are per namespace) and route attributes
+//! ([`EmulatorConfig::route_attrs`], e.g. `rto_min 200ms`); IPv6 is off in both, so no stray
+//! router solicitations cross the model.
+//!
+//! # Setup and clean-up
+//! [`Emulator::setup`] needs root and `/dev/net/tun` (a clear error otherwise) and iproute2's
+//! `ip`. It first removes what emulators no longer running left behind (`netns::sweep`); its own
+//! namespaces are removed, and what runs in them killed, when the [`Emulator`] is dropped. The
+//! TUN devices live only as long as this process holds them.
+//!
+//! # Bounds
+//! Packets are held only while the model holds them (its buffers bound them); the TCP tally
+//! follows at most [`EmulatorConfig::max_flows`] connections. Packets that are not IPv4 between a
+//! client address and the server are dropped and counted.
+
+pub mod netns;
+pub mod packet;
+pub mod tally;
+pub mod tun;
+
+use std::future::Future;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use coap_cc::Instant;
+use netmodel::{HostId, Medium};
+
+use crate::clock::Clock;
+use crate::relay::Pending;
+use netns::Namespace;
+use tally::{Tally, TcpReport};
+use tun::Tun;
+
+/// The server's address, in its namespace.
+pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(10, 200, 0, 1);
+/// The clients' addresses follow this one.
+pub const CLIENT_BASE: Ipv4Addr = Ipv4Addr::new(10, 201, 0, 0);
+/// Clients at most (the clients' /16).
+pub const MAX_CLIENTS: u32 = 65_534;
+/// The TUN device's name in each namespace.
+pub const DEVICE: &str = "coapcc0";
+
+/// Client `i`'s address.
+pub fn client_addr(i: u32) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(CLIENT_BASE) + i + 1)
+}
+
+/// The client an address belongs to, if it is one of `clients` clients'.
+pub fn client_of(a: Ipv4Addr, clients: u32) -> Option<u32> {
+    let i = u32::from(a).checked_sub(u32::from(CLIENT_BASE) + 1)?;
+    (i < clients).then_some(i)
+}
+
+/// The model's hosts for the server and each client.
+#[derive(Debug, Clone)]
+pub struct Hosts {
+    /// The server's host.
+    pub server: HostId,
+    /// Client `i`'s host.
+    pub clients: Vec<HostId>,
+}
+
+impl Hosts {
+    /// The wired bottleneck's: the server is host 0 ([`crate::relay::SERVER`]), client `i` host `i + 1`.
+    pub fn wired(clients: u32) -> Hosts {
+        Hosts { server: crate::relay::SERVER, clients: (1..=clients).map(HostId).collect() }
+    }
+}
+
+/// How to set the namespaces up.
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    /// Client addresses (1 to [`MAX_CLIENTS`]).
+    pub clients: u32,
+    /// MTU of both devices, bytes (the model's; at least 68).
+    pub mtu: u32,
+    /// Sysctls written in both namespaces (`net/ipv4/tcp_sack` style keys, values as text).
+    pub sysctls: Vec<(String, String)>,
+    /// Route attributes of both namespaces' routes (e.g. `["rto_min", "200ms"]`).
+    pub route_attrs: Vec<String>,
+    /// TCP connections the tally follows at once (65,536 by default).
+    pub max_flows: usize,
+}
+
+impl EmulatorConfig {
+    /// `clients` clients, MTU `mtu`, the kernel's defaults.
+    pub fn new(clients: u32, mtu: u32) -> Self {
+        EmulatorConfig { clients, mtu, sysctls: Vec::new(), route_attrs: Vec::new(), max_flows: 65_536 }
+    }
+}
+
+/// What the emulator counted.
+#[derive(Debug, Clone)]
+pub struct EmulateStats<R> {
+    /// The model's own report.
+    pub network: R,
+    /// Packets from the clients handed to the model.
+    pub up_packets: u64,
+    /// Packets from the server handed to the model.
+    pub down_packets: u64,
+    /// Packets dropped as not IPv4 between a client address and the server.
+    pub foreign: u64,
+    /// Packets the model delivered that a device refused.
+    pub write_errors: u64,
+    /// What the TCP segments showed.
+    pub tcp: TcpReport,
+}
+
+/// The namespaces, their devices, and the emulation between them.
+#[derive(Debug)]
+pub struct Emulator {
+    clients_ns: Namespace,
+    server_ns: Namespace,
+    tuns: Option<(OwnedFd, OwnedFd)>,
+    cfg: EmulatorConfig,
+    /// Sysctls this kernel does not have (not written).
+    pub missing_sysctls: Vec<String>,
+    /// Namespaces of emulators no longer running that setup removed.
+    pub swept: Vec<String>,
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+impl Emulator {
+    /// Makes the namespaces and devices, sets the addresses, routes and sysctls.
+    pub fn setup(cfg: EmulatorConfig) -> io::Result<Emulator> {
+        let bad = |m: String| io::Error::new(io::ErrorKind::InvalidInput, m);
+        if cfg.clients == 0 || cfg.clients > MAX_CLIENTS {
+            return Err(bad(format!("clients must be 1 to {MAX_CLIENTS}, not {}", cfg.clients)));
+        }
+        if !(68..=65_535).contains(&cfg.mtu) {
+            return Err(bad(format!("the MTU must be 68 to 65535 bytes, not {}", cfg.mtu)));
+        }
+        netns::check_privileges()?;
+        let swept = netns::sweep()?;
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = |side: &str| format!("{}{}-{n}-{side}", netns::PREFIX, std::process::id());
+        let clients_ns = Namespace::create(&name("c"))?;
+        let server_ns = Namespace::create(&name("s"))?;
+        let mut settings: Vec<(String, String)> =
+            ["all", "default"].iter().map(|w| (format!("net/ipv6/conf/{w}/disable_ipv6"), "1".to_string())).collect();
+        settings.extend(cfg.sysctls.iter().cloned());
+        let mut missing = Vec::new();
+        for ns in [&clients_ns, &server_ns] {
+            missing = ns.sysctls(&settings)?;
+        }
+        let tun_c = clients_ns.run_in(|| tun::create(DEVICE))?;
+        let tun_s = server_ns.run_in(|| tun::create(DEVICE))?;
+        let attrs = cfg.route_attrs.join(" ");
+        let mut c = format!("link set {DEVICE} mtu {} up\n", cfg.mtu);
+        for i in 0..cfg.clients {
+            c += &format!("addr add {}/32 dev {DEVICE}\n", client_addr(i));
+        }
+        c += &format!("route add {SERVER_ADDR}/32 dev {DEVICE} {attrs}\n");
+        netns::ip(&["-n", clients_ns.name(), "-batch", "-"], Some(&c))?;
+        let s = format!(
+            "link set {DEVICE} mtu {} up\naddr add {SERVER_ADDR}/32 dev {DEVICE}\nroute add {CLIENT_BASE}/16 dev {DEVICE} {attrs}\n",
+            cfg.mtu
+        );
+        netns::ip(&["-n", server_ns.name(), "-batch", "-"], Some(&s))?;
+        Ok(Emulator { clients_ns, server_ns, tuns: Some((tun_c, tun_s)), cfg, missing_sysctls: missing, swept })
+    }
+
+    /// The clients' namespace.
+    pub fn clients_ns(&self) -> &Namespace {
+        &self.clients_ns
+    }
+
+    /// The server's namespace.
+    pub fn server_ns(&self) -> &Namespace {
+        &self.server_ns
+    }
+
+    /// Emulates `medium` between the namespaces until `stop` completes (once per emulator).
+    pub async fn run<M: Medium>(
+        &mut self,
+        hosts: &Hosts,
+        mut medium: M,
+        stop: impl Future<Output = ()>,
+    ) -> io::Result<EmulateStats<M::Report>> {
+        let (fc, fs) = self.tuns.take().ok_or_else(|| io::Error::other("the emulator already ran"))?;
+        if hosts.clients.len() < self.cfg.clients as usize {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "fewer hosts than clients"));
+        }
+        let (tun_c, tun_s) = (Tun::new(fc)?, Tun::new(fs)?);
+        let clients = self.cfg.clients;
+        let client_index: std::collections::HashMap<HostId, u32> =
+            hosts.clients.iter().take(clients as usize).enumerate().map(|(i, h)| (*h, i as u32)).collect();
+        let clock = Clock::new();
+        let mut pending: Pending<M::Event> = Pending::new(0);
+        let mut tally = Tally::new(clients, self.cfg.max_flows);
+        let (mut up_packets, mut down_packets, mut foreign, mut write_errors) = (0u64, 0u64, 0u64, 0u64);
+        let (mut bc, mut bs) = (vec![0u8; 65_536], vec![0u8; 65_536]);
+        let mut sweep = tokio::time::interval(std::time::Duration::from_secs(60));
+        sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        medium.start(&mut pending);
+        tokio::pin!(stop);
+        loop {
+            let next = pending.next_at().map(|t| clock.tokio(t));
+            tokio::select! {
+                _ = &mut stop => break,
+                _ = sweep.tick() => tally.sweep(clock.now()),
+                r = tun_c.recv(&mut bc) => {
+                    let Ok(n) = r else { continue };
+                    let now = clock.now();
+                    let ip = packet::parse(&bc[..n]).filter(|p| p.dst == SERVER_ADDR);
+                    let Some((ip, i)) = ip.and_then(|p| Some((p, client_of(p.src, clients)?))) else {
+                        foreign += 1;
+                        continue;
+                    };
+                    if let Some(t) = &ip.tcp {
+                        tally.sent(i, true, t, now);
+                    }
+                    up_packets += 1;
+                    pending.offer(&mut medium, now, hosts.clients[i as usize], hosts.server, bc[..n].to_vec());
+                }
+                r = tun_s.recv(&mut bs) => {
+                    let Ok(n) = r else { continue };
+                    let now = clock.now();
+                    let ip = packet::parse(&bs[..n]).filter(|p| p.src == SERVER_ADDR);
+                    let Some((ip, i)) = ip.and_then(|p| Some((p, client_of(p.dst, clients)?))) else {
+                        foreign += 1;
+                        continue;
+                    };
+                    if let Some(t) = &ip.tcp {
+                        tally.sent(i, false, t, now);
+                    }
+                    down_packets += 1;
+                    pending.offer(&mut medium, now, hosts.server, hosts.clients[i as usize], bs[..n].to_vec());
+                }
+                _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
+                    let now = clock.now();
+                    while let Some((p, bytes)) = pending.next_due(&mut medium, now) {
+                        let up = p.to == hosts.server;
+                        let host = if up { p.from } else { p.to };
+                        if let (Some(&i), Some(t)) = (client_index.get(&host), packet::parse(&bytes).and_then(|ip| ip.tcp)) {
+                            tally.delivered(i, up, &t);
+                        }
+                        let out = if up { &tun_s } else { &tun_c };
+                        if out.send(&bytes).is_err() {
+                            write_errors += 1;
+                        }
+                    }
+                }
+            }
+        }
+        medium.finish(clock.now().max(Instant::ZERO));
+        Ok(EmulateStats {
+            network: medium.report(),
+            up_packets,
+            down_packets,
+            foreign,
+            write_errors,
+            tcp: tally.report().clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_addresses_map_both_ways() {
+        assert_eq!(client_addr(0), Ipv4Addr::new(10, 201, 0, 1));
+        assert_eq!(client_addr(299), Ipv4Addr::new(10, 201, 1, 44));
+        assert_eq!(client_of(Ipv4Addr::new(10, 201, 1, 44), 300), Some(299));
+        assert_eq!(client_of(Ipv4Addr::new(10, 201, 1, 44), 299), None);
+        assert_eq!(client_of(CLIENT_BASE, 10), None);
+        assert_eq!(client_of(SERVER_ADDR, 10), None);
+        assert_eq!(client_of(client_addr(MAX_CLIENTS - 1), MAX_CLIENTS), Some(MAX_CLIENTS - 1));
+    }
+}

@@ -1,0 +1,310 @@
+//! `coapcc emulate`: real stacks through the wired bottleneck at the IP level
+//! ([`coap_net::emulate`]): a namespace for the clients (one address each) and one for the
+//! server, joined through the bottleneck model on the wall clock, with the testbed's TCP
+//! configuration in both; optionally the server's and the clients' commands run inside them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use coap_net::emulate::{self, Emulator, EmulatorConfig, Hosts};
+use netsim::tcp::TcpParams;
+
+type Error = Box<dyn std::error::Error>;
+
+/// Arguments of `coapcc emulate`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example (CoAP over the kernel's TCP, 10 clients, the 2500-byte buffer):\n  \
+    coapcc emulate --clients 10 --buffer 2500 \\\n    \
+    --server-exec 'coapcc server --tcp --bind $COAPCC_SERVER:5683 --no-deadlines --max-per-source 100000' \\\n    \
+    --clients-exec 'coapcc load --server coap+tcp://$COAPCC_SERVER/test --clients 10 --bind $COAPCC_CLIENT:0 --bind-each --no-deadlines --json > load.json' \\\n    \
+    --report emulate.json\n\n\
+    The server's namespace has 10.200.0.1 ($COAPCC_SERVER); client i has 10.201.0.1 + i ($COAPCC_CLIENT is the\n\
+    first). Without --clients-exec it runs until Ctrl-C (or --duration) and prints the namespaces' names, for\n\
+    `ip netns exec NAME ...`. Needs root, /dev/net/tun and iproute2.")]
+pub struct Args {
+    /// A scenario file (the simulator's, wired bottleneck): its links, buffers, MTU, hop jitter,
+    /// error models, and its [tcp] table for the kernels' TCP. Default: the `thesis` preset.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Client addresses (one per client; default: the scenario's clients).
+    #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
+    clients: Option<u32>,
+    /// Buffer of both directions, bytes (or `infinite`).
+    #[arg(long, value_parser = crate::sim::parse_buffer, allow_negative_numbers = true)]
+    buffer: Option<u64>,
+    /// Link-error profile of both directions.
+    #[arg(long, value_parser = ["none", "low", "medium", "high"])]
+    errors: Option<String>,
+    /// Seed of the loss and jitter draws.
+    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
+    seed: Option<u64>,
+    /// A shell command run in the server's namespace from the start (killed at the end).
+    #[arg(long, value_name = "CMD")]
+    server_exec: Option<String>,
+    /// A shell command run in the clients' namespace once the server listens (see --wait-port);
+    /// the emulation ends when it exits, and its exit status is ours.
+    #[arg(long, value_name = "CMD")]
+    clients_exec: Option<String>,
+    /// With --server-exec: before the clients start, wait (at most 10 s) until something in the
+    /// server's namespace listens on this TCP port or has bound this UDP port.
+    #[arg(long, value_name = "PORT", default_value_t = 5683)]
+    wait_port: u16,
+    /// Stop after this many seconds (default: when the clients' command ends, or Ctrl-C).
+    #[arg(long, value_name = "SECS", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
+    duration: Option<f64>,
+    /// Leave the namespaces' TCP at this kernel's defaults instead of the scenario's [tcp].
+    #[arg(long)]
+    kernel_defaults: bool,
+    /// Write what was counted as JSON: the model's links, the TCP segments per client
+    /// (retransmissions, the longest wait before a segment was sent again, duplicates
+    /// delivered) and the kernels' TCP counters of both namespaces (as `nstat` names them).
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+}
+
+/// The kernel settings that stand for the TCP model's parameters: sysctls (per namespace) and
+/// route attributes; and the parameters no per-namespace setting reaches, with the kernel's
+/// behaviour instead.
+pub fn kernel_tcp(p: &TcpParams) -> (Vec<(String, String)>, Vec<String>, Vec<String>) {
+    let b = |v: bool| if v { "1" } else { "0" }.to_string();
+    let sysctls: Vec<(&str, String)> = vec![
+        ("tcp_congestion_control", "reno".into()),
+        ("tcp_timestamps", "0".into()),
+        ("tcp_syn_retries", p.syn_retries.min(127).to_string()),
+        ("tcp_synack_retries", p.syn_retries.min(255).to_string()),
+        ("tcp_retries2", p.retries2.to_string()),
+        ("tcp_sack", b(p.sack)),
+        ("tcp_dsack", b(p.sack)),
+        ("tcp_frto", if p.frto { "2" } else { "0" }.into()),
+        ("tcp_early_retrans", p.early_retrans.to_string()),
+        ("tcp_recovery", b(p.rack)),
+        ("tcp_slow_start_after_idle", b(p.slow_start_after_idle)),
+        ("tcp_orphan_retries", p.orphan_retries.to_string()),
+        ("tcp_fin_timeout", (p.fin_timeout.round() as u64).to_string()),
+        ("tcp_rto_max_ms", ((p.max_rto * 1e3).round() as u64).to_string()),
+    ];
+    let sysctls = sysctls.into_iter().map(|(k, v)| (format!("net/ipv4/{k}"), v)).collect();
+    let attrs = vec![
+        "rto_min".to_string(),
+        format!("{}ms", (p.min_rto * 1e3).round() as u64),
+        "initcwnd".to_string(),
+        p.init_cwnd.to_string(),
+    ];
+    let mut fixed = vec![
+        format!("initial_rto {} s (the kernel's is 1 s)", p.initial_rto),
+        format!("delayed_ack {} s (the kernel's adapts between 40 and 200 ms)", p.delayed_ack),
+    ];
+    if !p.quickack {
+        fixed.push("quickack=false (the kernel's quick-ACK mode is always on)".into());
+    }
+    if !p.retries_by_time || !p.linux_close || p.time_wait != 60.0 {
+        fixed.push("retries_by_time/linux_close/time_wait (the kernel's are Linux's)".into());
+    }
+    (sysctls, attrs, fixed)
+}
+
+/// The kernel's TCP counters in the calling thread's namespace, `nstat`'s names (`TcpExtTCPLossProbes`).
+fn counters() -> std::io::Result<BTreeMap<String, u64>> {
+    let mut out = BTreeMap::new();
+    for file in ["snmp", "netstat"] {
+        let text = std::fs::read_to_string(format!("/proc/thread-self/net/{file}"))?;
+        let lines: Vec<&str> = text.lines().collect();
+        for pair in lines.chunks(2) {
+            let [names, values] = pair else { continue };
+            let (Some((group, names)), Some((_, values))) = (names.split_once(':'), values.split_once(':')) else {
+                continue;
+            };
+            if !group.starts_with("Tcp") {
+                continue;
+            }
+            for (n, v) in names.split_whitespace().zip(values.split_whitespace()) {
+                if let Ok(v) = v.parse::<u64>() {
+                    out.insert(format!("{group}{n}"), v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether something in the calling thread's namespace listens on TCP `port` or bound UDP `port`.
+fn listening(port: u16) -> bool {
+    let hex = format!(":{port:04X}");
+    let check = |file: &str, state: Option<&str>| {
+        std::fs::read_to_string(format!("/proc/thread-self/net/{file}")).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.get(1).is_some_and(|a| a.ends_with(&hex)) && state.is_none_or(|s| f.get(3) == Some(&s))
+            })
+        })
+    };
+    check("tcp", Some("0A")) || check("udp", None)
+}
+
+/// Runs `coapcc emulate`.
+pub fn run(args: &Args) -> Result<(), Error> {
+    let s = crate::net::wired_scenario(
+        args.scenario.as_deref(),
+        args.buffer,
+        args.errors.as_deref(),
+        args.seed,
+        "coapcc emulate",
+    )?;
+    let clients = args.clients.unwrap_or(s.clients);
+    if clients > emulate::MAX_CLIENTS {
+        return Err(crate::usage(format!("--clients: at most {}", emulate::MAX_CLIENTS)));
+    }
+    let mut cfg = EmulatorConfig::new(clients, s.uplink.mtu.min(s.downlink.mtu));
+    let tcp = s.tcp.clone().unwrap_or_default();
+    let (sysctls, attrs, fixed) = kernel_tcp(&tcp);
+    if !args.kernel_defaults {
+        (cfg.sysctls, cfg.route_attrs) = (sysctls, attrs);
+    }
+    let mut emu = Emulator::setup(cfg).map_err(|e| format!("cannot set the emulation up: {e}"))?;
+    for name in &emu.swept {
+        eprintln!("coapcc emulate: removed {name}, left by an emulator no longer running");
+    }
+    let (cns, sns) = (emu.clients_ns().name().to_string(), emu.server_ns().name().to_string());
+    eprintln!(
+        "coapcc emulate: clients {} to {} in namespace {cns}, server {} in {sns}; up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, MTU {}, errors {}",
+        emulate::client_addr(0),
+        emulate::client_addr(clients - 1),
+        emulate::SERVER_ADDR,
+        s.uplink.rate_bps,
+        s.uplink.delay_ms,
+        s.downlink.rate_bps,
+        s.downlink.delay_ms,
+        s.uplink.buffer_bytes,
+        s.downlink.buffer_bytes,
+        s.uplink.mtu.min(s.downlink.mtu),
+        lab::sim::spelled(&s.errors)
+    );
+    if args.kernel_defaults {
+        eprintln!("coapcc emulate: TCP: this kernel's defaults");
+    } else {
+        eprintln!(
+            "coapcc emulate: TCP: the scenario's [tcp] (reno, timestamps off); not settable per namespace: {}",
+            fixed.join("; ")
+        );
+    }
+    if !emu.missing_sysctls.is_empty() {
+        eprintln!("coapcc emulate: this kernel lacks {} (left as they are)", emu.missing_sysctls.join(", "));
+    }
+    let env = [
+        ("COAPCC_SERVER", emulate::SERVER_ADDR.to_string()),
+        ("COAPCC_CLIENT", emulate::client_addr(0).to_string()),
+        ("COAPCC_CLIENTS", clients.to_string()),
+    ];
+    let spawn = |ns: &coap_net::emulate::netns::Namespace, cmd: &str| {
+        let mut c = ns.command("sh");
+        c.args(["-c", cmd]).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
+        tokio::process::Command::from(c).kill_on_drop(true).spawn()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let watch = lab::wall::Stopwatch::start();
+    let (stats, status) = rt.block_on(async {
+        let mut server = match &args.server_exec {
+            Some(cmd) => Some(spawn(emu.server_ns(), cmd).map_err(|e| format!("--server-exec: {e}"))?),
+            None => None,
+        };
+        if let (Some(srv), true) = (server.as_mut(), args.clients_exec.is_some()) {
+            let port = args.wait_port;
+            let mut ready = false;
+            for _ in 0..200 {
+                if let Some(st) = srv.try_wait()? {
+                    return Err(format!("--server-exec ended ({st}) before the clients started").into());
+                }
+                if emu.server_ns().run_in(|| Ok(listening(port)))? {
+                    ready = true;
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            if !ready {
+                return Err(format!(
+                    "nothing listens on port {port} in the server's namespace after 10 s (--wait-port)"
+                )
+                .into());
+            }
+        }
+        let mut clients_cmd = match &args.clients_exec {
+            Some(cmd) => Some(spawn(emu.clients_ns(), cmd).map_err(|e| format!("--clients-exec: {e}"))?),
+            None => {
+                eprintln!(
+                    "coapcc emulate: running (Ctrl-C stops); e.g. ip netns exec {cns} coapcc client coap://{}/test",
+                    emulate::SERVER_ADDR
+                );
+                None
+            }
+        };
+        let duration = args.duration;
+        let status = std::sync::Mutex::new(None);
+        let stop = async {
+            let clients_done = async {
+                match clients_cmd.as_mut() {
+                    Some(c) => {
+                        let st = c.wait().await;
+                        *status.lock().unwrap_or_else(|e| e.into_inner()) = Some(st);
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            let timer = async {
+                match duration {
+                    Some(d) => tokio::time::sleep(std::time::Duration::from_secs_f64(d)).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = clients_done => {}
+                _ = timer => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        };
+        let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
+        let stats = emu.run(&Hosts::wired(clients), medium, stop).await?;
+        if let Some(mut srv) = server {
+            let _ = srv.start_kill();
+            let _ = srv.wait().await;
+        }
+        let status = status.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok::<_, Error>((stats, status))
+    })?;
+    let wall_s = watch.seconds();
+    let kernel_c = emu.clients_ns().run_in(counters)?;
+    let kernel_s = emu.server_ns().run_in(counters)?;
+    let (up, down) = (stats.network.uplink, stats.network.downlink);
+    eprintln!(
+        "coapcc emulate: {wall_s:.1} s; up {} packets ({} buffer drops, {} error drops), down {} packets ({} buffer drops, {} error drops); {} foreign packets dropped; TCP data segments up {} ({} retransmitted), down {} ({} retransmitted, {} delivered twice)",
+        up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops, stats.foreign,
+        stats.tcp.up.data_segments, stats.tcp.up.retransmissions, stats.tcp.down.data_segments, stats.tcp.down.retransmissions, stats.tcp.down.duplicates
+    );
+    if let Some(path) = &args.report {
+        let dir = |d: &emulate::tally::DirCounts| serde_json::json!({"data_segments": d.data_segments, "retransmissions": d.retransmissions, "duplicates": d.duplicates});
+        let per_client: Vec<serde_json::Value> = stats
+            .tcp
+            .clients
+            .iter()
+            .map(|c| serde_json::json!({"retransmissions": c.retransmissions, "max_gap_s": c.max_gap.as_secs_f64(), "duplicates": c.duplicates}))
+            .collect();
+        let v = serde_json::json!({
+            "clients": clients,
+            "wall_s": wall_s,
+            "scenario": { "uplink": s.uplink, "downlink": s.downlink, "server_hop": s.server_hop, "errors": lab::sim::spelled(&s.errors), "seed": s.seed },
+            "tcp_config": if args.kernel_defaults { serde_json::json!("kernel defaults") } else { serde_json::to_value(&tcp)? },
+            "network": stats.network,
+            "packets": { "up": stats.up_packets, "down": stats.down_packets, "foreign": stats.foreign, "write_errors": stats.write_errors },
+            "tcp": { "up": dir(&stats.tcp.up), "down": dir(&stats.tcp.down), "untracked": stats.tcp.untracked, "clients": per_client },
+            "kernel": { "clients": kernel_c, "server": kernel_s },
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    drop(emu);
+    match status {
+        Some(Ok(st)) if !st.success() => Err(format!("--clients-exec ended with {st}").into()),
+        Some(Err(e)) => Err(format!("--clients-exec: {e}").into()),
+        _ => Ok(()),
+    }
+}
