@@ -1,0 +1,142 @@
+//! `coapcc emulate` as a user runs it: killed with SIGKILL (no clean-up of its own), it leaves
+//! its namespaces and the processes in them; the next `coapcc emulate` removes both. And a whole
+//! run with the server's and clients' commands inside the namespaces.
+//!
+//! They need root, `/dev/net/tun` and iproute2's `ip`; elsewhere they are skipped with a message,
+//! unless `COAPCC_EMULATE` is set (as `scripts/test` does): then a missing requirement fails them.
+#![cfg(target_os = "linux")]
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use tokio::time::Instant;
+
+fn available() -> bool {
+    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let why = if !root {
+        Some("not root")
+    } else if !std::path::Path::new("/dev/net/tun").exists() {
+        Some("no /dev/net/tun")
+    } else if Command::new("ip").arg("-V").output().is_err() {
+        Some("no `ip` (iproute2)")
+    } else {
+        None
+    };
+    match why {
+        None => true,
+        Some(w) if std::env::var_os("COAPCC_EMULATE").is_some() => panic!("COAPCC_EMULATE is set but {w}"),
+        Some(w) => {
+            eprintln!("skipped: IP-level emulation needs root, /dev/net/tun and iproute2 ({w})");
+            false
+        }
+    }
+}
+
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let prefix = format!("coapcc-{pid}-");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(&prefix))
+        .map(String::from)
+        .collect()
+}
+
+fn pids_in(ns: &str) -> Vec<u32> {
+    let out = Command::new("ip").args(["netns", "pids", ns]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
+
+/// Whether `pid` runs (a zombie left for its parent to reap does not).
+fn runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+}
+
+#[test]
+fn after_sigkill_the_next_start_removes_what_was_left() {
+    if !available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    let mut victim = Command::new(bin)
+        .args(["emulate", "--clients", "3", "--duration", "60", "--server-exec", "exec sleep 300"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = victim.id();
+    // wait (at most 10 s) for its namespaces and the process in the server's
+    let t = Instant::now();
+    let (names, sleeper) = loop {
+        let names = namespaces_of(pid);
+        let server = names.iter().find(|n| n.ends_with("-s")).cloned();
+        if let Some(p) = server.and_then(|s| pids_in(&s).first().copied()) {
+            break (names, p);
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "the emulator did not set up within 10 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(names.len(), 2);
+    victim.kill().unwrap(); // SIGKILL
+    victim.wait().unwrap();
+    // the crash left them behind
+    assert_eq!(namespaces_of(pid).len(), 2);
+    assert!(runs(sleeper));
+    // the next start removes them, and says so
+    let next = Command::new(bin)
+        .args(["emulate", "--clients", "1", "--duration", "0.1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let next_pid = next.id();
+    let next = next.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{said}");
+    for n in &names {
+        assert!(said.contains(&format!("removed {n}")), "{said}");
+    }
+    assert!(namespaces_of(pid).is_empty());
+    assert!(namespaces_of(next_pid).is_empty(), "the clean run left its own");
+    assert!(!runs(sleeper), "the process left in the namespace still runs");
+    // no device of ours is left where it could be seen (the devices lived in the namespaces)
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&links.stdout).contains("coapcc0"));
+}
+
+#[test]
+fn a_kernel_tcp_load_runs_through_the_emulator() {
+    if !available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    let dir = tempfile::tempdir().unwrap();
+    let (load, report) = (dir.path().join("load.json"), dir.path().join("emulate.json"));
+    let out = Command::new(bin)
+        .args(["emulate", "--clients", "10", "--buffer", "2500"])
+        .args(["--server-exec", &format!("{bin} server --tcp --bind $COAPCC_SERVER:5683 --no-deadlines")])
+        .args([
+            "--clients-exec",
+            &format!(
+                "{bin} load --server coap+tcp://$COAPCC_SERVER/test --clients $COAPCC_CLIENTS --exchanges 3 --bind $COAPCC_CLIENT:0 --bind-each --no-deadlines --json > {}",
+                load.display()
+            ),
+        ])
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let l: serde_json::Value = serde_json::from_slice(&std::fs::read(&load).unwrap()).unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!((l["exchanges"].as_u64(), l["failed_exchanges"].as_u64()), (Some(30), Some(0)));
+    // every exchange crossed the model: at least the 30 requests up and 30 responses down
+    assert!(r["tcp"]["up"]["data_segments"].as_u64().unwrap() >= 30);
+    assert!(r["tcp"]["down"]["data_segments"].as_u64().unwrap() >= 30);
+    assert_eq!(r["tcp"]["clients"].as_array().unwrap().len(), 10);
+    assert_eq!(r["tcp_config"]["early_retrans"].as_u64(), Some(3));
+    // the kernels' counters were read in the namespaces: the server accepted 10 connections
+    assert_eq!(r["kernel"]["server"]["TcpPassiveOpens"].as_u64(), Some(10));
+    assert_eq!(r["kernel"]["clients"]["TcpActiveOpens"].as_u64(), Some(10));
+    // a response needs at least the path's 600 ms of propagation
+    assert!(l["rtt_s"]["min"].as_f64().unwrap() > 0.6);
+}
