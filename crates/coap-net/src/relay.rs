@@ -141,9 +141,22 @@ impl<E> Pending<E> {
         to: HostId,
         bytes: Vec<u8>,
     ) {
+        let size = bytes.len() as u32 + self.overhead;
+        self.offer_sized(medium, t, from, to, size, bytes);
+    }
+
+    /// [`Pending::offer`] with the size the model is told given.
+    pub(crate) fn offer_sized<M: Medium<Event = E>>(
+        &mut self,
+        medium: &mut M,
+        t: Instant,
+        from: HostId,
+        to: HostId,
+        size: u32,
+        bytes: Vec<u8>,
+    ) {
         let now = t.max(self.last);
         self.last = now;
-        let size = bytes.len() as u32 + self.overhead;
         let packet = Packet { id: PacketId(self.next_packet), from, to, size, note: 0 };
         self.next_packet = self.next_packet.wrapping_add(1);
         self.held.insert(packet.id, (packet, bytes));

@@ -1,7 +1,8 @@
-//! `coapcc emulate`: real stacks through the wired bottleneck at the IP level
+//! `coapcc emulate`: real stacks through the modelled networks at the IP level
 //! ([`coap_net::emulate`]): a namespace for the clients (one address each) and one for the
-//! server, joined through the bottleneck model on the wall clock, with the testbed's TCP
-//! configuration in both; optionally the server's and the clients' commands run inside them.
+//! server, joined through the wired bottleneck (with the testbed's TCP configuration in both
+//! namespaces) or a mesh (its client motes and its server) on the wall clock; optionally the
+//! server's and the clients' commands run inside them.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,11 +24,17 @@ type Error = Box<dyn std::error::Error>;
     first). Without --clients-exec it runs until Ctrl-C (or --duration) and prints the namespaces' names, for\n\
     `ip netns exec NAME ...`. Needs root, /dev/net/tun and iproute2.")]
 pub struct Args {
-    /// A scenario file (the simulator's, wired bottleneck): its links, buffers, MTU, hop jitter,
-    /// error models, and its [tcp] table for the kernels' TCP. Default: the `thesis` preset.
-    #[arg(long, value_name = "FILE")]
+    /// A scenario file (the simulator's). The wired bottleneck's: its links, buffers, MTU, hop
+    /// jitter, error models, and its [tcp] table for the kernels' TCP (default: the `thesis`
+    /// preset). A mesh's (`env = "lln"`): its motes, radio and routing, with its client motes
+    /// as the clients and its one server as the server (UDP only).
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     scenario: Option<PathBuf>,
-    /// Client addresses (one per client; default: the scenario's clients).
+    /// A named preset instead of --scenario (`coapcc presets`), e.g. nitk-cocoapp-grid6x6.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
+    /// Client addresses (one per client; default: the scenario's clients; on a mesh, its first N
+    /// client motes).
     #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
     clients: Option<u32>,
     /// Buffer of both directions, bytes (or `infinite`).
@@ -50,7 +57,8 @@ pub struct Args {
     /// server's namespace listens on this TCP port or has bound this UDP port.
     #[arg(long, value_name = "PORT", default_value_t = 5683)]
     wait_port: u16,
-    /// Stop after this many seconds (default: when the clients' command ends, or Ctrl-C).
+    /// Stop after this many seconds (default: when the clients' command ends, or Ctrl-C or
+    /// SIGTERM; after SIGKILL the next start removes what was left).
     #[arg(long, value_name = "SECS", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
     /// Leave the namespaces' TCP at this kernel's defaults instead of the scenario's [tcp].
@@ -144,13 +152,28 @@ fn listening(port: u16) -> bool {
 
 /// Runs `coapcc emulate`.
 pub fn run(args: &Args) -> Result<(), Error> {
-    let s = crate::net::wired_scenario(
-        args.scenario.as_deref(),
-        args.buffer,
-        args.errors.as_deref(),
-        args.seed,
-        "coapcc emulate",
-    )?;
+    let (label, text) = match (&args.scenario, &args.preset) {
+        (Some(p), _) => {
+            let t = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            (p.display().to_string(), Some(t))
+        }
+        (None, Some(name)) => {
+            let Some(t) = netsim::lln::presets::text(name) else {
+                return Err(crate::usage(format!("--preset: no preset {name:?} (see `coapcc presets`)")));
+            };
+            (name.clone(), Some(t.to_string()))
+        }
+        (None, None) => (String::new(), None),
+    };
+    match text {
+        Some(t) if netsim::lln::presets::is_mesh(&t) => run_mesh(args, &label, &t),
+        t => run_wired(args, t.as_deref().map(|t| (label.as_str(), t))),
+    }
+}
+
+/// The wired bottleneck, with the scenario's TCP in both namespaces.
+fn run_wired(args: &Args, source: Option<(&str, &str)>) -> Result<(), Error> {
+    let s = crate::net::wired_scenario(source, args.buffer, args.errors.as_deref(), args.seed, "coapcc emulate")?;
     let clients = args.clients.unwrap_or(s.clients);
     if clients > emulate::MAX_CLIENTS {
         return Err(crate::usage(format!("--clients: at most {}", emulate::MAX_CLIENTS)));
@@ -158,36 +181,113 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let mut cfg = EmulatorConfig::new(clients, s.uplink.mtu.min(s.downlink.mtu));
     let tcp = s.tcp.clone().unwrap_or_default();
     let (sysctls, attrs, fixed) = kernel_tcp(&tcp);
-    if !args.kernel_defaults {
+    let tcp_note = if args.kernel_defaults {
+        "TCP: this kernel's defaults".to_string()
+    } else {
         (cfg.sysctls, cfg.route_attrs) = (sysctls, attrs);
-    }
-    let mut emu = Emulator::setup(cfg).map_err(|e| format!("cannot set the emulation up: {e}"))?;
-    for name in &emu.swept {
-        eprintln!("coapcc emulate: removed {name}, left by an emulator no longer running");
-    }
-    let (cns, sns) = (emu.clients_ns().name().to_string(), emu.server_ns().name().to_string());
-    eprintln!(
-        "coapcc emulate: clients {} to {} in namespace {cns}, server {} in {sns}; up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, MTU {}, errors {}",
-        emulate::client_addr(0),
-        emulate::client_addr(clients - 1),
-        emulate::SERVER_ADDR,
+        format!("TCP: the scenario's [tcp] (reno, timestamps off); not settable per namespace: {}", fixed.join("; "))
+    };
+    let banner = format!(
+        "up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, MTU {}, errors {}\ncoapcc emulate: {tcp_note}",
         s.uplink.rate_bps,
         s.uplink.delay_ms,
         s.downlink.rate_bps,
         s.downlink.delay_ms,
         s.uplink.buffer_bytes,
         s.downlink.buffer_bytes,
-        s.uplink.mtu.min(s.downlink.mtu),
+        cfg.mtu,
         lab::sim::spelled(&s.errors)
     );
-    if args.kernel_defaults {
-        eprintln!("coapcc emulate: TCP: this kernel's defaults");
-    } else {
-        eprintln!(
-            "coapcc emulate: TCP: the scenario's [tcp] (reno, timestamps off); not settable per namespace: {}",
-            fixed.join("; ")
-        );
+    let scenario = serde_json::json!({
+        "network": "bottleneck",
+        "uplink": s.uplink, "downlink": s.downlink, "server_hop": s.server_hop,
+        "errors": lab::sim::spelled(&s.errors), "seed": s.seed,
+        "tcp": if args.kernel_defaults { serde_json::json!("kernel defaults") } else { serde_json::to_value(&tcp)? },
+    });
+    let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
+    drive(args, cfg, Hosts::wired(clients), medium, banner, scenario, |r: &netmodel::BottleneckReport| {
+        let (up, down) = (r.uplink, r.downlink);
+        format!(
+            "up {} packets ({} buffer drops, {} error drops), down {} packets ({} buffer drops, {} error drops)",
+            up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops
+        )
+    })
+}
+
+/// A mesh: the server is its first client's server, the clients that server's client motes (or
+/// cloud hosts), in the scenario's order; UDP only.
+fn run_mesh(args: &Args, label: &str, text: &str) -> Result<(), Error> {
+    if args.buffer.is_some() || args.errors.is_some() {
+        return Err(crate::usage("--buffer and --errors are the wired bottleneck's; a mesh scenario sets its own"));
     }
+    let mut scn = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?;
+    if let Some(seed) = args.seed {
+        scn.seed = seed;
+    }
+    let res = scn.resolve().map_err(|e| format!("{label}: {e}"))?;
+    // the first client's server, and the clients that talk to it (a mesh with several servers
+    // keeps the others' clients out: the emulator joins one server's namespace)
+    let Some(&(_, server)) = res.clients.first() else {
+        return Err(format!("{label}: no clients").into());
+    };
+    let own: Vec<netmodel::HostId> =
+        res.clients.iter().filter(|c| c.1 == server).map(|c| netmodel::HostId(c.0)).collect();
+    let left_out = res.clients.len() - own.len();
+    let available = own.len() as u32;
+    let clients = args.clients.unwrap_or(available);
+    if clients > available {
+        return Err(crate::usage(format!("--clients: {label} has {available} clients of its first server")));
+    }
+    let hosts = own[..clients as usize].to_vec();
+    let motes = res.mesh.nodes.len() as u32;
+    let place = |h: u32| if h >= motes { format!("cloud host {h}") } else { format!("mote {}", h + 1) };
+    let others = if left_out > 0 { format!(" ({left_out} clients of other servers left out)") } else { String::new() };
+    let banner = format!(
+        "mesh {label}: {motes} motes; the server is {}, the clients {}{others}; UDP only (the mesh carries CoAP over 6LoWPAN)",
+        place(server),
+        hosts.iter().map(|h| place(h.0)).collect::<Vec<_>>().join(", ")
+    );
+    let scenario = serde_json::json!({ "network": "mesh", "name": scn.name, "seed": scn.seed, "server_host": server,
+        "client_hosts": hosts.iter().map(|h| h.0).collect::<Vec<_>>() });
+    let medium = netmodel::mesh::Mesh::new(res.mesh.clone(), scn.seed, 0);
+    let cfg = EmulatorConfig::new(clients, 1280);
+    drive(
+        args,
+        cfg,
+        Hosts::mesh(netmodel::HostId(server), hosts),
+        medium,
+        banner,
+        scenario,
+        |r: &netmodel::mesh::MeshReport| format!("{} motes reported", r.nodes.len()),
+    )
+}
+
+/// Sets the namespaces up, runs the commands, emulates `medium` until the clients' command ends
+/// (or --duration, or Ctrl-C), and reports.
+fn drive<M: netmodel::Medium>(
+    args: &Args,
+    cfg: EmulatorConfig,
+    hosts: Hosts,
+    medium: M,
+    banner: String,
+    scenario: serde_json::Value,
+    describe: impl Fn(&M::Report) -> String,
+) -> Result<(), Error>
+where
+    M::Report: serde::Serialize,
+{
+    let clients = cfg.clients;
+    let mut emu = Emulator::setup(cfg).map_err(|e| format!("cannot set the emulation up: {e}"))?;
+    for name in &emu.swept {
+        eprintln!("coapcc emulate: removed {name}, left by an emulator no longer running");
+    }
+    let (cns, sns) = (emu.clients_ns().name().to_string(), emu.server_ns().name().to_string());
+    eprintln!(
+        "coapcc emulate: clients {} to {} in namespace {cns}, server {} in {sns}; {banner}",
+        emulate::client_addr(0),
+        emulate::client_addr(clients - 1),
+        emulate::SERVER_ADDR,
+    );
     if !emu.missing_sysctls.is_empty() {
         eprintln!("coapcc emulate: this kernel lacks {} (left as they are)", emu.missing_sysctls.join(", "));
     }
@@ -256,14 +356,22 @@ pub fn run(args: &Args) -> Result<(), Error> {
                     None => std::future::pending().await,
                 }
             };
+            let term = async {
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(mut s) => {
+                        s.recv().await;
+                    }
+                    Err(_) => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = clients_done => {}
                 _ = timer => {}
                 _ = tokio::signal::ctrl_c() => {}
+                _ = term => {}
             }
         };
-        let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
-        let stats = emu.run(&Hosts::wired(clients), medium, stop).await?;
+        let stats = emu.run(&hosts, medium, stop).await?;
         if let Some(mut srv) = server {
             let _ = srv.start_kill();
             let _ = srv.wait().await;
@@ -274,10 +382,9 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let wall_s = watch.seconds();
     let kernel_c = emu.clients_ns().run_in(counters)?;
     let kernel_s = emu.server_ns().run_in(counters)?;
-    let (up, down) = (stats.network.uplink, stats.network.downlink);
     eprintln!(
-        "coapcc emulate: {wall_s:.1} s; up {} packets ({} buffer drops, {} error drops), down {} packets ({} buffer drops, {} error drops); {} foreign packets dropped; TCP data segments up {} ({} retransmitted), down {} ({} retransmitted, {} delivered twice)",
-        up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops, stats.foreign,
+        "coapcc emulate: {wall_s:.1} s; {}; {} foreign packets dropped; TCP data segments up {} ({} retransmitted), down {} ({} retransmitted, {} delivered twice)",
+        describe(&stats.network), stats.foreign,
         stats.tcp.up.data_segments, stats.tcp.up.retransmissions, stats.tcp.down.data_segments, stats.tcp.down.retransmissions, stats.tcp.down.duplicates
     );
     if let Some(path) = &args.report {
@@ -291,8 +398,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         let v = serde_json::json!({
             "clients": clients,
             "wall_s": wall_s,
-            "scenario": { "uplink": s.uplink, "downlink": s.downlink, "server_hop": s.server_hop, "errors": lab::sim::spelled(&s.errors), "seed": s.seed },
-            "tcp_config": if args.kernel_defaults { serde_json::json!("kernel defaults") } else { serde_json::to_value(&tcp)? },
+            "scenario": scenario,
             "network": stats.network,
             "packets": { "up": stats.up_packets, "down": stats.down_packets, "foreign": stats.foreign, "write_errors": stats.write_errors },
             "tcp": { "up": dir(&stats.tcp.up), "down": dir(&stats.tcp.down), "untracked": stats.tcp.untracked, "clients": per_client },

@@ -606,30 +606,28 @@ pub struct RelayArgs {
     mapping_timeout: f64,
 }
 
-/// The wired bottleneck's scenario of `relay` and `emulate`: `path`'s (or the `thesis` preset)
-/// with the command line's overrides, resolved. `tool` names the command in the error for a
-/// scenario of another network.
+/// The wired bottleneck's scenario of `relay` and `emulate`: `source`'s (a label for errors and
+/// the TOML text; by default the `thesis` preset) with the command line's overrides, resolved.
+/// `tool` names the command in the error for a scenario of another network.
 pub(crate) fn wired_scenario(
-    path: Option<&std::path::Path>,
+    source: Option<(&str, &str)>,
     buffer: Option<u64>,
     errors: Option<&str>,
     seed: Option<u64>,
     tool: &str,
 ) -> Result<Scenario, Error> {
-    let mut s = match path {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-            let world = netsim::worlds::of_text(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut s = match source {
+        Some((label, text)) => {
+            let world = netsim::worlds::of_text(text).map_err(|e| format!("{label}: {e}"))?;
             if world.kind() != "bottleneck" {
                 return Err(format!(
-                    "{}: a {} scenario (env = \"{}\"); {tool} emulates the wired bottleneck only",
-                    p.display(),
+                    "{label}: a {} scenario (env = \"{}\"); {tool} emulates the wired bottleneck only",
                     world.title(),
                     world.env()
                 )
                 .into());
             }
-            Scenario::from_toml(&text).map_err(|e| format!("{}: {e}", p.display()))?
+            Scenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?
         }
         None => Scenario::thesis(),
     };
@@ -648,7 +646,13 @@ pub(crate) fn wired_scenario(
 
 /// Runs `coapcc relay`.
 pub fn relay(args: &RelayArgs) -> Result<(), Error> {
-    let s = wired_scenario(args.scenario.as_deref(), args.buffer, args.errors.as_deref(), args.seed, "the relay")?;
+    let text = match &args.scenario {
+        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?),
+        None => None,
+    };
+    let label = args.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let source = text.as_deref().map(|t| (label.as_str(), t));
+    let s = wired_scenario(source, args.buffer, args.errors.as_deref(), args.seed, "the relay")?;
     runtime()?.block_on(async {
         eprintln!(
             "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {} (Ctrl-C stops)",

@@ -8,8 +8,10 @@
 //! clients, share one namespace and are still told apart. Each packet from client `i` is handed to
 //! the model from client `i`'s host to the server's ([`Hosts`]); each packet from the server to
 //! client `i`'s address from the server's host to client `i`'s; what the model delivers is
-//! written into the other namespace when it arrives. The model sees the IP packet's total
-//! length; the devices' MTU is the model's, so the kernels' TCP segments fit it (MSS = MTU − 40).
+//! written into the other namespace when it arrives. The wired bottleneck sees the IP packet's
+//! total length, and the devices' MTU is its own, so the kernels' TCP segments fit it (MSS =
+//! MTU − 40); a mesh sees the UDP payload (the CoAP message), as in the simulator, and carries
+//! UDP only ([`Size`]).
 //!
 //! Both namespaces get the same sysctls ([`EmulatorConfig::sysctls`]: the kernel's TCP as the
 //! experiment wants it; `net.ipv4.tcp_*` are per namespace) and route attributes
@@ -67,19 +69,45 @@ pub fn client_of(a: Ipv4Addr, clients: u32) -> Option<u32> {
     (i < clients).then_some(i)
 }
 
-/// The model's hosts for the server and each client.
+/// What the model is told a packet's size is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Size {
+    /// The IP packet's total length (the wired bottleneck: its links carry IP packets).
+    Ip,
+    /// The UDP payload's length (the mesh: its frames add the compressed IPv6/UDP headers to the
+    /// CoAP message's size themselves); packets other than UDP are dropped (foreign).
+    UdpPayload,
+}
+
+/// The model's hosts for the server and each client, and how it sizes packets.
 #[derive(Debug, Clone)]
 pub struct Hosts {
     /// The server's host.
     pub server: HostId,
     /// Client `i`'s host.
     pub clients: Vec<HostId>,
+    /// The size the model is given.
+    pub size: Size,
 }
 
 impl Hosts {
-    /// The wired bottleneck's: the server is host 0 ([`crate::relay::SERVER`]), client `i` host `i + 1`.
+    /// The wired bottleneck's: the server is host 0 ([`crate::relay::SERVER`]), client `i` host
+    /// `i + 1`; IP sizes.
     pub fn wired(clients: u32) -> Hosts {
-        Hosts { server: crate::relay::SERVER, clients: (1..=clients).map(HostId).collect() }
+        Hosts { server: crate::relay::SERVER, clients: (1..=clients).map(HostId).collect(), size: Size::Ip }
+    }
+
+    /// A mesh's: the server's and the clients' motes (or cloud hosts); UDP payload sizes.
+    pub fn mesh(server: HostId, clients: Vec<HostId>) -> Hosts {
+        Hosts { server, clients, size: Size::UdpPayload }
+    }
+
+    /// The size of `ip` for the model, if it can carry it.
+    fn size_of(&self, ip: &packet::Ipv4) -> Option<u32> {
+        match self.size {
+            Size::Ip => Some(u32::from(ip.len)),
+            Size::UdpPayload => ip.udp_payload,
+        }
     }
 }
 
@@ -220,7 +248,7 @@ impl Emulator {
                     let Ok(n) = r else { continue };
                     let now = clock.now();
                     let ip = packet::parse(&bc[..n]).filter(|p| p.dst == SERVER_ADDR);
-                    let Some((ip, i)) = ip.and_then(|p| Some((p, client_of(p.src, clients)?))) else {
+                    let Some((ip, i, size)) = ip.and_then(|p| Some((p, client_of(p.src, clients)?, hosts.size_of(&p)?))) else {
                         foreign += 1;
                         continue;
                     };
@@ -228,13 +256,13 @@ impl Emulator {
                         tally.sent(i, true, t, now);
                     }
                     up_packets += 1;
-                    pending.offer(&mut medium, now, hosts.clients[i as usize], hosts.server, bc[..n].to_vec());
+                    pending.offer_sized(&mut medium, now, hosts.clients[i as usize], hosts.server, size, bc[..n].to_vec());
                 }
                 r = tun_s.recv(&mut bs) => {
                     let Ok(n) = r else { continue };
                     let now = clock.now();
                     let ip = packet::parse(&bs[..n]).filter(|p| p.src == SERVER_ADDR);
-                    let Some((ip, i)) = ip.and_then(|p| Some((p, client_of(p.dst, clients)?))) else {
+                    let Some((ip, i, size)) = ip.and_then(|p| Some((p, client_of(p.dst, clients)?, hosts.size_of(&p)?))) else {
                         foreign += 1;
                         continue;
                     };
@@ -242,7 +270,7 @@ impl Emulator {
                         tally.sent(i, false, t, now);
                     }
                     down_packets += 1;
-                    pending.offer(&mut medium, now, hosts.server, hosts.clients[i as usize], bs[..n].to_vec());
+                    pending.offer_sized(&mut medium, now, hosts.server, hosts.clients[i as usize], size, bs[..n].to_vec());
                 }
                 _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
                     let now = clock.now();

@@ -15,6 +15,8 @@ pub struct Ipv4 {
     pub len: u16,
     /// The TCP segment, for protocol 6.
     pub tcp: Option<TcpSeg>,
+    /// The UDP payload's length, for protocol 17.
+    pub udp_payload: Option<u32>,
 }
 
 /// A TCP segment's ports, sequence space and flags.
@@ -58,8 +60,10 @@ pub fn parse(b: &[u8]) -> Option<Ipv4> {
     let (src, dst) = (addr(12), addr(16));
     // a fragment other than the first has no TCP header
     let first_fragment = u16::from_be_bytes([b[6], b[7]]) & 0x1fff == 0;
-    let tcp = if b[9] == 6 && first_fragment { tcp(&b[ihl..usize::from(len)]) } else { None };
-    Some(Ipv4 { src, dst, len, tcp })
+    let body = &b[ihl..usize::from(len)];
+    let tcp = if b[9] == 6 && first_fragment { tcp(body) } else { None };
+    let udp_payload = (b[9] == 17 && first_fragment && body.len() >= 8).then(|| body.len() as u32 - 8);
+    Some(Ipv4 { src, dst, len, tcp, udp_payload })
 }
 
 fn tcp(t: &[u8]) -> Option<TcpSeg> {
@@ -128,8 +132,9 @@ mod tests {
         assert_eq!(t.seq_len(), 1);
         let d = parse(&build(a, b, Some((1, 2, 100, 0x11, 70)), 0)).unwrap().tcp.unwrap();
         assert_eq!((d.payload, d.fin, d.seq_len()), (70, true, 71));
+        assert_eq!(ip.udp_payload, None);
         let u = parse(&build(a, b, None, 60)).unwrap();
-        assert_eq!((u.len, u.tcp), (88, None));
+        assert_eq!((u.len, u.tcp, u.udp_payload), (88, None, Some(60)));
         // every truncation of a valid packet is refused or read within its bytes
         for n in 0..p.len() {
             assert_eq!(parse(&p[..n]), None, "{n} bytes");
