@@ -91,6 +91,9 @@ pub fn kernel_tcp(p: &TcpParams) -> (Vec<(String, String)>, Vec<String>, Vec<Str
         ("tcp_orphan_retries", p.orphan_retries.to_string()),
         ("tcp_fin_timeout", (p.fin_timeout.round() as u64).to_string()),
         ("tcp_rto_max_ms", ((p.max_rto * 1e3).round() as u64).to_string()),
+        // the testbed had no control-block sharing (RFC 2140): a connection does not start
+        // from the RTT and window its predecessors to the same host left in the route cache
+        ("tcp_no_metrics_save", "1".into()),
     ];
     let sysctls = sysctls.into_iter().map(|(k, v)| (format!("net/ipv4/{k}"), v)).collect();
     let attrs = vec![
