@@ -396,7 +396,7 @@ where
             .tcp
             .clients
             .iter()
-            .map(|c| serde_json::json!({"retransmissions": c.retransmissions, "max_gap_s": c.max_gap.as_secs_f64(), "duplicates": c.duplicates}))
+            .map(|c| serde_json::json!({"retransmissions": c.retransmissions, "max_gap_s": c.max_gap.as_secs_f64(), "max_gap_down_s": c.max_gap_down.as_secs_f64(), "duplicates": c.duplicates}))
             .collect();
         let v = serde_json::json!({
             "clients": clients,

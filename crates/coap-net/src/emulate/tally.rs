@@ -37,6 +37,8 @@ pub struct ClientCounts {
     pub retransmissions: u64,
     /// The longest time between two transmissions of the same segment it sent (SYN included).
     pub max_gap: Duration,
+    /// The same of the server's segments to it.
+    pub max_gap_down: Duration,
     /// Duplicates delivered on its connections, either way.
     pub duplicates: u64,
 }
@@ -161,10 +163,14 @@ impl Tally {
         let data = s.payload > 0;
         dir.data_segments += data as u64;
         dir.retransmissions += (data && again) as u64;
-        if let (true, Some(c)) = (up, self.report.clients.get_mut(client as usize)) {
-            c.retransmissions += (data && again) as u64;
-            if let Some(g) = gap {
-                c.max_gap = c.max_gap.max(g);
+        if let Some(c) = self.report.clients.get_mut(client as usize) {
+            match (up, gap) {
+                (true, g) => {
+                    c.retransmissions += (data && again) as u64;
+                    c.max_gap = c.max_gap.max(g.unwrap_or(Duration::ZERO));
+                }
+                (false, Some(g)) => c.max_gap_down = c.max_gap_down.max(g),
+                (false, None) => {}
             }
         }
     }
@@ -240,9 +246,11 @@ mod tests {
         let r = t.report();
         assert_eq!(r.up, DirCounts { data_segments: 3, retransmissions: 1, duplicates: 0 });
         assert_eq!(r.down, DirCounts { data_segments: 2, retransmissions: 1, duplicates: 1 });
-        // the SYN's 2 s backoff is the longest wait; the data's only 0.9 s
+        // the SYN's 2 s backoff is the longest wait; the data's only 0.9 s; the server's response
+        // went again after 0.5 s
         let c = r.clients[1];
         assert_eq!((c.retransmissions, c.max_gap, c.duplicates), (1, Duration::from_secs(2), 1));
+        assert_eq!(c.max_gap_down, Duration::from_millis(500));
         assert_eq!(r.clients[0], ClientCounts::default());
     }
 
