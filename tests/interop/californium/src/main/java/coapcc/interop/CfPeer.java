@@ -1,7 +1,10 @@
 package coapcc.interop;
 
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -30,6 +33,13 @@ import org.eclipse.californium.elements.config.UdpConfig;
  * cf-peer client METHOD URI [FILE]     one request (payload: FILE's bytes); the response's
  *                                      payload on stdout, its code on stderr; exit 0 on 2.xx,
  *                                      1 on another code, 2 on no response within 30 s
+ * cf-peer load URI CLIENTS EXCHANGES FIRST
+ *                                      CLIENTS clients, client i on its own endpoint bound to
+ *                                      the IPv4 address FIRST + i, each EXCHANGES GETs one after
+ *                                      the other (CON, Californium's default RTO and
+ *                                      retransmissions); prints "fct_s SECONDS" for each client
+ *                                      whose last exchange was answered (first request to last
+ *                                      response), then "failed N" (exchanges without a response)
  * </pre>
  */
 public final class CfPeer {
@@ -106,6 +116,54 @@ public final class CfPeer {
         return r.isSuccess() ? 0 : 1;
     }
 
+    private static int load(Configuration cfg, String uri, int clients, int exchanges, String first) throws Exception {
+        int base = ByteBuffer.wrap(InetAddress.getByName(first).getAddress()).getInt();
+        double[] fct = new double[clients];
+        AtomicInteger failed = new AtomicInteger();
+        Thread[] threads = new Thread[clients];
+        for (int i = 0; i < clients; i++) {
+            InetAddress local = InetAddress.getByAddress(ByteBuffer.allocate(4).putInt(base + i).array());
+            CoapClient c = new CoapClient(uri);
+            c.setEndpoint(new CoapEndpoint.Builder().setConfiguration(cfg)
+                    .setInetSocketAddress(new InetSocketAddress(local, 0)).build());
+            c.setTimeout(3_600_000L);
+            int k = i;
+            fct[k] = -1;
+            threads[i] = new Thread(() -> {
+                long t0 = System.nanoTime();
+                boolean last = false;
+                for (int e = 0; e < exchanges; e++) {
+                    try {
+                        CoapResponse r = c.get();
+                        last = r != null;
+                    } catch (Exception ex) {
+                        last = false;
+                    }
+                    if (!last) {
+                        failed.incrementAndGet();
+                    }
+                }
+                if (last) {
+                    fct[k] = (System.nanoTime() - t0) / 1e9;
+                }
+                c.shutdown();
+            });
+        }
+        for (Thread t : threads) {
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        for (double f : fct) {
+            if (f >= 0) {
+                System.out.println("fct_s " + f);
+            }
+        }
+        System.out.println("failed " + failed.get());
+        return 0;
+    }
+
     public static void main(String[] args) throws Exception {
         Configuration cfg = Configuration.createStandardWithoutFile();
         int code;
@@ -114,8 +172,10 @@ public final class CfPeer {
             code = 0;
         } else if ((args.length == 3 || args.length == 4) && args[0].equals("client")) {
             code = client(cfg, args[1], args[2], args.length == 4 ? args[3] : null);
+        } else if (args.length == 5 && args[0].equals("load")) {
+            code = load(cfg, args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), args[4]);
         } else {
-            System.err.println("usage: cf-peer server PORT | cf-peer client METHOD URI [FILE]");
+            System.err.println("usage: cf-peer server PORT | cf-peer client METHOD URI [FILE] | cf-peer load URI CLIENTS EXCHANGES FIRST");
             code = 64;
         }
         System.exit(code);
