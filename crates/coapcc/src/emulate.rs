@@ -102,10 +102,10 @@ pub fn kernel_tcp(p: &TcpParams) -> (Vec<(String, String)>, Vec<String>, Vec<Str
         "initcwnd".to_string(),
         p.init_cwnd.to_string(),
     ];
-    let mut fixed = vec![
-        format!("initial_rto {} s (the kernel's is 1 s)", p.initial_rto),
-        format!("delayed_ack {} s (the kernel's adapts between 40 and 200 ms)", p.delayed_ack),
-    ];
+    let mut fixed = vec![format!("delayed_ack {} s (the kernel's adapts between 40 and 200 ms)", p.delayed_ack)];
+    if p.initial_rto != 1.0 {
+        fixed.push(format!("initial_rto {} s (the kernel's is 1 s)", p.initial_rto));
+    }
     if !p.quickack {
         fixed.push("quickack=false (the kernel's quick-ACK mode is always on)".into());
     }

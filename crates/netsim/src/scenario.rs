@@ -526,11 +526,11 @@ mod tests {
     #[test]
     fn the_transport_is_its_own_key_and_cc_names_only_an_algorithm() {
         // TCP: its [tcp] table over Linux's defaults; no algorithm, no algorithm defaults
-        let s = Scenario::from_toml("transport = \"tcp\"\ncc = \"cocoa\"\n[tcp]\ninitial_rto = 1.0\n").unwrap();
+        let s = Scenario::from_toml("transport = \"tcp\"\ncc = \"cocoa\"\n[tcp]\ninitial_rto = 2.0\n").unwrap();
         let r = s.resolve().unwrap();
         assert_eq!((r.transport, r.cc.as_str(), r.cc_defaults.len()), (TransportKind::Tcp, "", 0));
-        assert_eq!(r.tcp.as_ref().map(|p| p.initial_rto), Some(1.0));
-        assert_eq!(r.stack(), "tcp:initial_rto=1");
+        assert_eq!(r.tcp.as_ref().map(|p| p.initial_rto), Some(2.0));
+        assert_eq!(r.stack(), "tcp:initial_rto=2");
         // the MSS comes from the smaller MTU less the IP and TCP headers: 296 − 20 − 20
         assert!(matches!(r.transport(), Ok(Transport::Tcp(p)) if p.mss == 256));
         // the resolved scenario reads back as itself

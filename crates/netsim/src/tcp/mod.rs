@@ -1,7 +1,7 @@
 //! A TCP endpoint for the simulator's CoAP-over-TCP runs: Linux's TCP as the reference testbed
 //! ran it (Debian 9's Linux 4.9: NewReno, no timestamps, no Fast Open, no metrics cache, SYN and
-//! SYN/ACK retries 40, delayed ACK on a constant 200 ms timer, Nagle on, initial RTO 2 s, RTO
-//! within [200 ms, 120 s]; docs/bottleneck.md), with every behaviour the reference configuration
+//! SYN/ACK retries 40, delayed ACK on a constant 200 ms timer, Nagle on, RTO
+//! within [200 ms, 120 s], initial RTO Linux's 1 s where the thesis states 2 s; docs/bottleneck.md), with every behaviour the reference configuration
 //! left at Linux's default modelled and switchable to the textbook's (`tcp:key=value`;
 //! [`TcpParams`]). Sans-IO like everything the simulator drives: segments and time in, segments
 //! out.

@@ -15,7 +15,8 @@ pub struct TcpParams {
     pub mss: u32,
     /// Initial congestion window, segments (Linux: 10, RFC 6928).
     pub init_cwnd: u32,
-    /// RTO before any sample, s (the thesis: 2).
+    /// RTO before any sample, s (Linux's TCP_TIMEOUT_INIT: 1, in 4.9 as in 6.x and not settable
+    /// there; the thesis states 2, which a Linux 4.9 host could not have used).
     pub initial_rto: f64,
     /// Lower bound of the RTO, s (Linux TCP_RTO_MIN: 0.2).
     pub min_rto: f64,
@@ -69,7 +70,7 @@ impl Default for TcpParams {
         TcpParams {
             mss: 296 - 40,
             init_cwnd: 10,
-            initial_rto: 2.0,
+            initial_rto: 1.0,
             min_rto: 0.2,
             max_rto: 120.0,
             syn_retries: 40,
@@ -209,7 +210,7 @@ impl TcpParams {
     pub fn table(&self) -> Vec<(&'static str, String, &'static str)> {
         vec![
             ("init_cwnd", self.init_cwnd.to_string(), "Initial congestion window, segments (Linux, RFC 6928)."),
-            ("initial_rto", self.initial_rto.to_string(), "RTO before any sample, s (the thesis: 2)."),
+            ("initial_rto", self.initial_rto.to_string(), "RTO before any sample, s (Linux: 1; the thesis states 2)."),
             ("min_rto", self.min_rto.to_string(), "Linux's rto_min, s: the least variance term of the RTO."),
             ("max_rto", self.max_rto.to_string(), "Upper bound of the RTO, s (Linux)."),
             ("syn_retries", self.syn_retries.to_string(), "SYN and SYN/ACK retransmissions (the testbed: 40)."),
@@ -295,8 +296,8 @@ mod tests {
     #[test]
     fn params_parse_and_round_trip() {
         assert_eq!(TcpParams::parse("").unwrap(), TcpParams::default());
-        let p = TcpParams::parse("initial_rto=1,nagle=false,rto=rfc6298,sack=false").unwrap();
-        assert_eq!(p.to_spec(), "tcp:initial_rto=1,nagle=false,rto=rfc6298,sack=false");
+        let p = TcpParams::parse("initial_rto=2,nagle=false,rto=rfc6298,sack=false").unwrap();
+        assert_eq!(p.to_spec(), "tcp:initial_rto=2,nagle=false,rto=rfc6298,sack=false");
         assert_eq!(TcpParams::parse(&p.to_spec()["tcp:".len()..]).unwrap(), p);
         assert!(TcpParams::parse("rto=1").unwrap_err().contains("linux or rfc6298"));
         assert!(TcpParams::parse("foo=1").unwrap_err().contains("valid parameters"));

@@ -176,23 +176,24 @@ fn a_lost_syn_is_retried_after_the_initial_rto_and_leaves_3_s() {
     let p = TcpParams::default();
     let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
     let _lost = c.poll_segment(t(0.0)).unwrap();
-    assert_eq!(c.poll_timeout(), Some(t(2.0))); // the thesis' initial RTO
-    c.on_timeout(t(2.0));
-    let syn = c.poll_segment(t(2.0)).unwrap();
+    assert_eq!(c.poll_timeout(), Some(t(1.0))); // Linux's initial RTO
+    c.on_timeout(t(1.0));
+    let syn = c.poll_segment(t(1.0)).unwrap();
     assert_eq!((syn.flags, syn.retransmission), (SYN, true));
-    assert_eq!(c.poll_timeout(), Some(t(6.0))); // doubled
-    s.on_segment(t(2.3), &syn);
-    pump(t(2.6), &mut s, &mut c);
+    assert_eq!(c.poll_timeout(), Some(t(3.0))); // doubled
+    s.on_segment(t(1.3), &syn);
+    pump(t(1.6), &mut s, &mut c);
     assert!(c.is_established());
     assert_eq!(c.rto(), 3.0, "no sample from a retransmitted SYN: Linux's 3 s fallback");
 }
 
-/// SYN retries 2: SYNs at 0, 2 and 6 s; at 14 s Linux's limit, (2^3 − 1)·2 s = 14 s after the
-/// first SYN, is reached — and the count (2 retries) too.
+/// SYN retries 2 with an initial RTO of 2 s: SYNs at 0, 2 and 6 s; at 14 s Linux's limit,
+/// (2^3 − 1)·2 s = 14 s after the first SYN, is reached — and the count (2 retries) too.
 #[test]
 fn syn_retries_run_out() {
     for by_time in [true, false] {
-        let mut c = Tcp::connect(TcpParams { syn_retries: 2, retries_by_time: by_time, ..TcpParams::default() });
+        let p = TcpParams { syn_retries: 2, retries_by_time: by_time, initial_rto: 2.0, ..TcpParams::default() };
+        let mut c = Tcp::connect(p);
         let mut now = t(0.0);
         let mut sent = Vec::new();
         while !c.has_failed() {
