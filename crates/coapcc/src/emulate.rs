@@ -26,8 +26,8 @@ type Error = Box<dyn std::error::Error>;
 pub struct Args {
     /// A scenario file (the simulator's). The wired bottleneck's: its links, buffers, MTU, hop
     /// jitter, error models, and its [tcp] table for the kernels' TCP (default: the `thesis`
-    /// preset). A mesh's (`env = "lln"`): its motes, radio and routing, with its client motes
-    /// as the clients and its one server as the server (UDP only).
+    /// preset). A mesh's (`env = "lln"`): its motes, radio and routing, with its first client's
+    /// server as the server and that server's clients as the clients (UDP only).
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     scenario: Option<PathBuf>,
     /// A named preset instead of --scenario (`coapcc presets`), e.g. nitk-cocoapp-grid6x6.

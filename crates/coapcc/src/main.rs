@@ -59,7 +59,7 @@ enum Command {
     /// A userspace link emulator: relay UDP through the reference bottleneck in real time.
     Relay(net::RelayArgs),
     /// IP-level emulation: real stacks (the kernel's TCP, any CoAP implementation) through the
-    /// reference bottleneck in real time, between two network namespaces (root).
+    /// reference bottleneck or a mesh in real time, between two network namespaces (root).
     #[cfg(target_os = "linux")]
     Emulate(coapcc::emulate::Args),
 }

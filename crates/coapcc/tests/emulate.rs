@@ -133,7 +133,7 @@ fn a_kernel_tcp_load_runs_through_the_emulator() {
     assert!(r["tcp"]["up"]["data_segments"].as_u64().unwrap() >= 30);
     assert!(r["tcp"]["down"]["data_segments"].as_u64().unwrap() >= 30);
     assert_eq!(r["tcp"]["clients"].as_array().unwrap().len(), 10);
-    assert_eq!(r["tcp_config"]["early_retrans"].as_u64(), Some(3));
+    assert_eq!(r["scenario"]["tcp"]["early_retrans"].as_u64(), Some(3));
     // the kernels' counters were read in the namespaces: the server accepted 10 connections
     assert_eq!(r["kernel"]["server"]["TcpPassiveOpens"].as_u64(), Some(10));
     assert_eq!(r["kernel"]["clients"]["TcpActiveOpens"].as_u64(), Some(10));
