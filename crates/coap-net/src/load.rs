@@ -280,8 +280,8 @@ fn report(
 }
 
 /// CoAP over TCP: continuous clients connect and exchange CSMs before the clock starts (all at
-/// once); random clients open a connection per batch (its set-up counts in the batch's first
-/// exchange) and release it after.
+/// once; a client whose connection fails fails its exchanges); random clients open a connection
+/// per batch (its set-up counts in the batch's first exchange) and release it after.
 async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let clock = crate::Clock::new();
     let connect = |c: u32| crate::tcp::connect_from(spec.server, spec.tcp_local(c), spec.tcp_limits);
@@ -293,9 +293,18 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
             set.spawn(async move { (c, conn.await) });
         }
         pre.resize_with(spec.clients as usize, || None);
+        // a client whose connection fails (its SYN retries run out, or the server resets it)
+        // fails its exchanges, as in the simulator; only when every one fails is it the run's error
+        let mut first_error = None;
         while let Some(r) = set.join_next().await {
             let (c, conn) = r.map_err(std::io::Error::other)?;
-            pre[c as usize] = Some(conn?);
+            match conn {
+                Ok(k) => pre[c as usize] = Some(k),
+                Err(e) => first_error = first_error.or(Some(e)),
+            }
+        }
+        if let (Some(e), true) = (first_error, pre.iter().all(Option::is_none)) {
+            return Err(e);
         }
     } else {
         pre.resize_with(spec.clients as usize, || None);
