@@ -11,26 +11,17 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::time::Instant;
 
-use coap_net::emulate::{client_addr, Emulator, EmulatorConfig, Hosts, SERVER_ADDR};
-use netmodel::bottleneck::{BottleneckSpec, HopSpec, LinkSpec};
+use coap_net::emulate::{client_addr, EmulateStats, Emulator, EmulatorConfig, Hosts, SERVER_ADDR};
+use netmodel::bottleneck::{BottleneckReport, BottleneckSpec, HopSpec, LinkSpec};
 use netmodel::loss::LossModel;
 
 /// Whether the emulation can run here; says why not, or fails where it must run.
 fn available() -> bool {
-    let why = if !rustix::process::geteuid().is_root() {
-        Some("not root")
-    } else if !std::path::Path::new("/dev/net/tun").exists() {
-        Some("no /dev/net/tun")
-    } else if std::process::Command::new("ip").arg("-V").output().is_err() {
-        Some("no `ip` (iproute2)")
-    } else {
-        None
-    };
-    match why {
-        None => true,
-        Some(w) if std::env::var_os("COAPCC_EMULATE").is_some() => panic!("COAPCC_EMULATE is set but {w}"),
-        Some(w) => {
-            eprintln!("skipped: IP-level emulation needs root, /dev/net/tun and iproute2 ({w})");
+    match coap_net::emulate::netns::requirements() {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("COAPCC_EMULATE").is_some() => panic!("COAPCC_EMULATE is set but {e}"),
+        Err(e) => {
+            eprintln!("skipped: IP-level emulation cannot run here: {e}");
             false
         }
     }
@@ -53,6 +44,36 @@ fn config(clients: u32) -> EmulatorConfig {
     let mut cfg = EmulatorConfig::new(clients, 296);
     cfg.sysctls = vec![("net/ipv4/tcp_timestamps".into(), "0".into())];
     cfg
+}
+
+/// The emulator running over [`links`] with 2500-byte buffers, on the current runtime.
+struct Running {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<(Emulator, std::io::Result<EmulateStats<BottleneckReport>>)>,
+}
+
+impl Running {
+    fn start(mut emu: Emulator, clients: u32) -> Running {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let medium = netmodel::Bottleneck::new(&links(2500), coap_net::relay::SERVER, 1, 0);
+        let task = tokio::spawn(async move {
+            let hosts = Hosts::wired(clients);
+            let st = emu
+                .run(&hosts, medium, async {
+                    let _ = stopped.await;
+                })
+                .await;
+            (emu, st)
+        });
+        Running { stop, task }
+    }
+
+    /// Stops it; what it counted (its namespaces are removed here).
+    async fn stop(self) -> EmulateStats<BottleneckReport> {
+        self.stop.send(()).unwrap();
+        let (_emu, st) = self.task.await.unwrap();
+        st.unwrap()
+    }
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -78,17 +99,7 @@ fn a_udp_exchange_takes_the_links_delay() {
     let client = emu.clients_ns().run_in(|| std::net::UdpSocket::bind((client_addr(3), 0))).unwrap();
     let rt = runtime();
     rt.block_on(async move {
-        let mut emu = emu;
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let medium = netmodel::Bottleneck::new(&links(2500), coap_net::relay::SERVER, 1, 0);
-        let task = tokio::spawn(async move {
-            let st = emu
-                .run(&Hosts::wired(10), medium, async {
-                    let _ = stop_rx.await;
-                })
-                .await;
-            (emu, st)
-        });
+        let running = Running::start(emu, 10);
         let echo = std::thread::spawn(move || {
             server.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
             let mut buf = [0u8; 1500];
@@ -116,9 +127,7 @@ fn a_udp_exchange_takes_the_links_delay() {
         assert_eq!(n, 200);
         let expected = 17.067 + 200.0 + 15.0 + 15.0 + 60.8 + 400.0;
         assert!(ms >= expected - 1.0 && ms <= expected + SLACK_MS, "{ms:.3} ms, expected {expected:.3} ms");
-        stop_tx.send(()).unwrap();
-        let (_emu, st) = task.await.unwrap();
-        let st = st.unwrap();
+        let st = running.stop().await;
         assert_eq!((st.up_packets, st.down_packets), (1, 1));
         assert_eq!((st.network.uplink.offered, st.network.downlink.offered), (1, 1));
     });
@@ -149,17 +158,7 @@ fn a_tcp_exchange_takes_the_links_delay() {
     let rt = runtime();
     rt.block_on(async move {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut emu = emu;
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let medium = netmodel::Bottleneck::new(&links(2500), coap_net::relay::SERVER, 1, 0);
-        let task = tokio::spawn(async move {
-            let st = emu
-                .run(&Hosts::wired(10), medium, async {
-                    let _ = stop_rx.await;
-                })
-                .await;
-            (emu, st)
-        });
+        let running = Running::start(emu, 10);
         let listener = tokio::net::TcpListener::from_std(listener).unwrap();
         let server = tokio::spawn(async move {
             let (mut s, _) = listener.accept().await.unwrap();
@@ -185,9 +184,7 @@ fn a_tcp_exchange_takes_the_links_delay() {
         assert!(ms >= expected - 1.0 && ms <= expected + SLACK_MS, "{ms:.3} ms, expected {expected:.3} ms");
         drop(conn);
         let _ = tokio::time::timeout(deadline, server).await;
-        stop_tx.send(()).unwrap();
-        let (_emu, st) = task.await.unwrap();
-        let st = st.unwrap();
+        let st = running.stop().await;
         // one data segment each way, none retransmitted
         assert_eq!((st.tcp.up.data_segments, st.tcp.down.data_segments), (1, 1));
         assert_eq!((st.tcp.up.retransmissions, st.tcp.down.retransmissions), (0, 0));
@@ -205,17 +202,7 @@ fn the_uplink_buffer_drops_what_does_not_fit() {
     let client = emu.clients_ns().run_in(|| std::net::UdpSocket::bind((client_addr(1), 0))).unwrap();
     let rt = runtime();
     rt.block_on(async move {
-        let mut emu = emu;
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let medium = netmodel::Bottleneck::new(&links(2500), coap_net::relay::SERVER, 1, 0);
-        let task = tokio::spawn(async move {
-            let st = emu
-                .run(&Hosts::wired(2), medium, async {
-                    let _ = stop_rx.await;
-                })
-                .await;
-            (emu, st)
-        });
+        let running = Running::start(emu, 2);
         // twenty 250-byte IP packets (within the 296-byte MTU) at once: one takes
         // 250·8/60000 s = 33.3 ms to send, so all arrive while the first is on the link; the
         // 2500-byte buffer (the packet being sent included) holds ten: ten reach the server,
@@ -236,9 +223,7 @@ fn the_uplink_buffer_drops_what_does_not_fit() {
         })
         .await
         .unwrap();
-        stop_tx.send(()).unwrap();
-        let (_emu, st) = task.await.unwrap();
-        let st = st.unwrap();
+        let st = running.stop().await;
         assert!(sent_ms < 30.0, "the burst took {sent_ms:.1} ms: not a burst");
         assert_eq!(got, 10);
         assert_eq!((st.network.uplink.offered, st.network.uplink.buffer_drops), (20, 10));

@@ -37,15 +37,8 @@ pub struct Args {
     /// client motes).
     #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
     clients: Option<u32>,
-    /// Buffer of both directions, bytes (or `infinite`).
-    #[arg(long, value_parser = crate::sim::parse_buffer, allow_negative_numbers = true)]
-    buffer: Option<u64>,
-    /// Link-error profile of both directions.
-    #[arg(long, value_parser = ["none", "low", "medium", "high"])]
-    errors: Option<String>,
-    /// Seed of the loss and jitter draws.
-    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    link: crate::net::LinkOverrides,
     /// A shell command run in the server's namespace from the start (killed at the end).
     #[arg(long, value_name = "CMD")]
     server_exec: Option<String>,
@@ -176,7 +169,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
 
 /// The wired bottleneck, with the scenario's TCP in both namespaces.
 fn run_wired(args: &Args, source: Option<(&str, &str)>) -> Result<(), Error> {
-    let s = crate::net::wired_scenario(source, args.buffer, args.errors.as_deref(), args.seed, "coapcc emulate")?;
+    let s = crate::net::wired_scenario(source, &args.link, "coapcc emulate")?;
     let clients = args.clients.unwrap_or(s.clients);
     if clients > emulate::MAX_CLIENTS {
         return Err(crate::usage(format!("--clients: at most {}", emulate::MAX_CLIENTS)));
@@ -220,11 +213,11 @@ fn run_wired(args: &Args, source: Option<(&str, &str)>) -> Result<(), Error> {
 /// A mesh: the server is its first client's server, the clients that server's client motes (or
 /// cloud hosts), in the scenario's order; UDP only.
 fn run_mesh(args: &Args, label: &str, text: &str) -> Result<(), Error> {
-    if args.buffer.is_some() || args.errors.is_some() {
+    if args.link.buffer.is_some() || args.link.errors.is_some() {
         return Err(crate::usage("--buffer and --errors are the wired bottleneck's; a mesh scenario sets its own"));
     }
     let mut scn = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?;
-    if let Some(seed) = args.seed {
+    if let Some(seed) = args.link.seed {
         scn.seed = seed;
     }
     let res = scn.resolve().map_err(|e| format!("{label}: {e}"))?;

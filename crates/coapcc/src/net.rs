@@ -573,6 +573,20 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
     })
 }
 
+/// The wired bottleneck's overrides on the command lines of `relay` and `emulate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LinkOverrides {
+    /// Buffer of both directions, bytes (or `infinite`).
+    #[arg(long, value_parser = crate::sim::parse_buffer, allow_negative_numbers = true)]
+    pub(crate) buffer: Option<u64>,
+    /// Link-error profile of both directions.
+    #[arg(long, value_parser = ["none", "low", "medium", "high"])]
+    pub(crate) errors: Option<String>,
+    /// Seed of the loss and jitter draws.
+    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
+    pub(crate) seed: Option<u64>,
+}
+
 /// Arguments of `coapcc relay`.
 #[derive(Debug, clap::Args)]
 pub struct RelayArgs {
@@ -585,15 +599,8 @@ pub struct RelayArgs {
     /// A scenario file (the simulator's): its links, buffers, hop jitter and error models.
     #[arg(long, value_name = "FILE")]
     scenario: Option<PathBuf>,
-    /// Buffer of both directions, bytes (or `infinite`).
-    #[arg(long, value_parser = crate::sim::parse_buffer, allow_negative_numbers = true)]
-    buffer: Option<u64>,
-    /// Link-error profile of both directions.
-    #[arg(long, value_parser = ["none", "low", "medium", "high"])]
-    errors: Option<String>,
-    /// Seed of the loss and jitter draws.
-    #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    link: LinkOverrides,
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long, value_name = "SECS", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     duration: Option<f64>,
@@ -611,9 +618,7 @@ pub struct RelayArgs {
 /// `tool` names the command in the error for a scenario of another network.
 pub(crate) fn wired_scenario(
     source: Option<(&str, &str)>,
-    buffer: Option<u64>,
-    errors: Option<&str>,
-    seed: Option<u64>,
+    link: &LinkOverrides,
     tool: &str,
 ) -> Result<Scenario, Error> {
     let mut s = match source {
@@ -631,14 +636,14 @@ pub(crate) fn wired_scenario(
         }
         None => Scenario::thesis(),
     };
-    if let Some(b) = buffer {
+    if let Some(b) = link.buffer {
         s.uplink.buffer_bytes = b;
         s.downlink.buffer_bytes = b;
     }
-    if let Some(e) = errors {
+    if let Some(e) = &link.errors {
         s.errors = ErrorProfile::parse(e).ok_or("bad --errors")?;
     }
-    if let Some(seed) = seed {
+    if let Some(seed) = link.seed {
         s.seed = seed;
     }
     Ok(s.resolve()?)
@@ -652,7 +657,7 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
     };
     let label = args.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
     let source = text.as_deref().map(|t| (label.as_str(), t));
-    let s = wired_scenario(source, args.buffer, args.errors.as_deref(), args.seed, "the relay")?;
+    let s = wired_scenario(source, &args.link, "the relay")?;
     runtime()?.block_on(async {
         eprintln!(
             "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {} (Ctrl-C stops)",

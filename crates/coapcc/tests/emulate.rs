@@ -11,21 +11,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 fn available() -> bool {
-    let root = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    let why = if !root {
-        Some("not root")
-    } else if !std::path::Path::new("/dev/net/tun").exists() {
-        Some("no /dev/net/tun")
-    } else if Command::new("ip").arg("-V").output().is_err() {
-        Some("no `ip` (iproute2)")
-    } else {
-        None
-    };
-    match why {
-        None => true,
-        Some(w) if std::env::var_os("COAPCC_EMULATE").is_some() => panic!("COAPCC_EMULATE is set but {w}"),
-        Some(w) => {
-            eprintln!("skipped: IP-level emulation needs root, /dev/net/tun and iproute2 ({w})");
+    match coap_net::emulate::netns::requirements() {
+        Ok(()) => true,
+        Err(e) if std::env::var_os("COAPCC_EMULATE").is_some() => panic!("COAPCC_EMULATE is set but {e}"),
+        Err(e) => {
+            eprintln!("skipped: IP-level emulation cannot run here: {e}");
             false
         }
     }

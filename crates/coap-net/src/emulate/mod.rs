@@ -175,7 +175,7 @@ impl Emulator {
         if !(68..=65_535).contains(&cfg.mtu) {
             return Err(bad(format!("the MTU must be 68 to 65535 bytes, not {}", cfg.mtu)));
         }
-        netns::check_privileges()?;
+        netns::requirements()?;
         let swept = netns::sweep()?;
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = |side: &str| format!("{}{}-{n}-{side}", netns::PREFIX, std::process::id());

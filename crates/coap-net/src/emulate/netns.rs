@@ -146,6 +146,13 @@ pub fn sweep() -> io::Result<Vec<String>> {
     Ok(removed)
 }
 
+/// Whether IP-level emulation can run here: root, `/dev/net/tun` and iproute2's `ip`; an error
+/// that says what is missing.
+pub fn requirements() -> io::Result<()> {
+    check_privileges()?;
+    ip(&["-V"], None).map(|_| ())
+}
+
 /// Whether this process may make namespaces and TUN devices; an error that says what is missing.
 pub fn check_privileges() -> io::Result<()> {
     if !rustix::process::geteuid().is_root() {
