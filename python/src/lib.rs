@@ -165,7 +165,8 @@ fn load(
         "random" => netsim::WorkloadKind::Random,
         w => return Err(err(format!("workload must be continuous or random, not '{w}'"))),
     };
-    let req = lab::load::Request { server, clients, exchanges, workload, cc, seed, bind, bind_each: false, deadlines: true };
+    let req =
+        lab::load::Request { server, clients, exchanges, workload, cc, seed, bind, bind_each: false, deadlines: true };
     let stop = Stop::default();
     interruptible(py, &stop, || {
         let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
