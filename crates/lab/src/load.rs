@@ -188,6 +188,7 @@ pub fn summary(r: &LoadResult) -> Summary {
             r.clients.iter().map(|c| c.tally.max_expired_rto.as_secs_f64()).collect(),
         ),
         lln: None,
+        tcp: None,
         network: NetworkSummary::Real,
         events: 0,
         truncated_reps: 0,

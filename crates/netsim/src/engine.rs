@@ -86,6 +86,8 @@ pub struct Records {
     pub exchanges: Vec<ExchangeRecord>,
     /// Every exchange's RTT and retransmissions.
     pub stats: ExchangeStats,
+    /// CoAP over TCP: the TCP endpoints' counters.
+    pub tcp: Option<crate::record::TcpCounters>,
 }
 
 /// How a run ended.

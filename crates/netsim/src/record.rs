@@ -179,6 +179,26 @@ pub struct RepResult<N = NetworkReport> {
     pub end_ns: u64,
     /// The run reached `max_time_s` before every client finished: unfinished exchanges are missing.
     pub truncated: bool,
+    /// CoAP over TCP: the TCP endpoints' counters.
+    pub tcp: Option<TcpCounters>,
+}
+
+/// The TCP endpoints' counters of a run (or of several, summed): the clients' connections and
+/// the server's, apart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TcpCounters {
+    /// The clients' connections.
+    pub clients: crate::tcp::TcpStats,
+    /// The connections the servers accepted.
+    pub servers: crate::tcp::TcpStats,
+}
+
+impl TcpCounters {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &TcpCounters) {
+        self.clients.add(&o.clients);
+        self.servers.add(&o.servers);
+    }
 }
 
 impl<N> RepResult<N> {
@@ -193,6 +213,7 @@ impl<N> RepResult<N> {
             events: self.events,
             end_ns: self.end_ns,
             truncated: self.truncated,
+            tcp: self.tcp,
         }
     }
 }

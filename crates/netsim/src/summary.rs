@@ -147,6 +147,9 @@ pub struct Summary {
     /// The mesh literature's metrics (mesh runs only).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub lln: Option<crate::lln::LlnMetrics>,
+    /// CoAP over TCP: the TCP endpoints' counters, summed over the replications.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<crate::record::TcpCounters>,
     /// The network model's own statistics.
     pub network: NetworkSummary,
     /// Events processed.
@@ -205,6 +208,10 @@ impl Summary {
             unnecessary_retx_per_client: Tail::of(clients.clone().map(|c| c.duplicates as f64).collect()),
             max_expired_rto_per_client_s: Tail::of(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
             lln: crate::lln::summary::lln_metrics(reps),
+            tcp: reps.iter().filter_map(|r| r.tcp).reduce(|mut a, b| {
+                a.add(&b);
+                a
+            }),
             network,
             events: reps.iter().map(|r| r.events).sum(),
             truncated_reps: reps.iter().filter(|r| r.truncated).count() as u64,

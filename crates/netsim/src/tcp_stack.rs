@@ -484,6 +484,16 @@ impl Stack for TcpStack {
 
     fn finish(self) -> Records {
         let mut out = Records::default();
+        let mut tcp = crate::record::TcpCounters::default();
+        for h in &self.hosts {
+            for c in h.client.iter().flat_map(|cl| &cl.conns) {
+                tcp.clients.add(&c.tcp.stats);
+            }
+            for s in &h.accepted {
+                tcp.servers.add(&s.tcp.stats);
+            }
+        }
+        out.tcp = Some(tcp);
         for &c in &self.clients {
             let cl = self.hosts[c.index()].client.as_ref().expect("a workload host");
             let mut rec = ClientRecord {

@@ -77,6 +77,7 @@ impl<R> Observer<R> for Recorder<'_> {
             events: end.events,
             end_ns: end.end_ns,
             truncated: end.truncated,
+            tcp: records.tcp,
         }
     }
 }

@@ -206,3 +206,29 @@ fn a_truncated_replication_gives_its_unfinished_clients_no_fct() {
         assert!(sum.fct_s.p50.is_nan());
     }
 }
+
+/// CoAP over TCP reports its endpoints' counters per side. One client with nothing lost: no
+/// data segment is retransmitted, probed or timed out on either side. With a queue far longer
+/// than the handshake's RTT (400 clients, infinite buffer) and nothing dropped, the server's
+/// responses are probed and time out (docs/tcp-mechanisms.md), all of it spurious: the clients
+/// receive data they already had. A UDP run has no such section.
+#[test]
+fn tcp_counters_come_per_side() {
+    let tcp = |clients: u32, buffer: u64| {
+        let mut s = Scenario { clients, reps: 1, ..Scenario::thesis() }.with_stack("tcp").unwrap();
+        s.uplink.buffer_bytes = buffer;
+        s.downlink.buffer_bytes = buffer;
+        run_scn(s)
+    };
+    let one = tcp(1, 2500).tcp.expect("a TCP run's counters");
+    for side in [one.clients, one.servers] {
+        assert_eq!((side.retransmissions, side.loss_probes, side.timeouts), (0, 0, 0));
+    }
+    let many = tcp(400, 1_410_000);
+    assert_eq!(bn(&many).drops.down_buffer + bn(&many).drops.up_buffer, 0);
+    let c = many.tcp.unwrap();
+    assert!(c.servers.loss_probes > 0 && c.servers.timeouts > 0, "{c:?}");
+    assert!(c.clients.spurious_received > 0, "{c:?}");
+    let udp = run_scn(Scenario { clients: 1, reps: 1, ..Scenario::thesis() });
+    assert!(udp.tcp.is_none());
+}

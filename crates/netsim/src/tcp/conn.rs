@@ -82,8 +82,8 @@ enum Rexmit {
     New,
 }
 
-/// Counters of one endpoint.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Counters of one endpoint (summed over endpoints by [`TcpStats::add`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TcpStats {
     /// Data segments sent again (RTO, fast or early retransmit, loss probe).
     pub retransmissions: u64,
@@ -95,6 +95,20 @@ pub struct TcpStats {
     pub loss_probes: u64,
     /// Timeouts F-RTO found spurious (and undid).
     pub spurious_rtos: u64,
+    /// Retransmission timeouts of an RTO above 60 s (the literature's measure of backoff).
+    pub timeouts_over_60s: u64,
+}
+
+impl TcpStats {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &TcpStats) {
+        self.retransmissions += o.retransmissions;
+        self.spurious_received += o.spurious_received;
+        self.timeouts += o.timeouts;
+        self.loss_probes += o.loss_probes;
+        self.spurious_rtos += o.spurious_rtos;
+        self.timeouts_over_60s += o.timeouts_over_60s;
+    }
 }
 
 /// One end of a TCP connection.

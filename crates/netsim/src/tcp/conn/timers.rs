@@ -69,6 +69,7 @@ impl Tcp {
     /// `tcp_retransmit_timer`.
     pub(super) fn retransmit_timer(&mut self, now: Instant) {
         self.stats.timeouts += 1;
+        self.stats.timeouts_over_60s += (self.rto > 60.0) as u64;
         if matches!(self.state, State::SynSent | State::SynReceived) {
             let gave_up = if self.state == State::SynSent {
                 self.timed_out(now, self.syn_tries, self.p.syn_retries, self.p.initial_rto, self.first_syn_at)
