@@ -39,7 +39,7 @@ use coap_endpoint::{
 };
 use coap_wire::{Code, Message};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::{broadcast, mpsc, oneshot, Notify};
 
 use crate::clock::Clock;
@@ -64,11 +64,21 @@ pub struct TcpServerConfig {
     pub limits: StreamLimits,
     /// Connections one source address keeps at once (further ones are closed at accept).
     pub max_per_source: usize,
+    /// The listening socket's backlog (1024 by default; the kernel caps it at `net.core.somaxconn`).
+    /// It bounds both the connections waiting for accept and, on Linux, the handshakes in
+    /// progress: past it the kernel answers SYNs with SYN cookies or drops them (tokio's default,
+    /// 128, made hundreds of clients connecting at once through a slow link meet that).
+    pub backlog: u32,
 }
 
 impl Default for TcpServerConfig {
     fn default() -> Self {
-        TcpServerConfig { max_connections: 1024, limits: server_limits(Duration::from_secs(60)), max_per_source: 256 }
+        TcpServerConfig {
+            max_connections: 1024,
+            limits: server_limits(Duration::from_secs(60)),
+            max_per_source: 256,
+            backlog: 1024,
+        }
     }
 }
 
@@ -184,7 +194,10 @@ pub async fn serve(bind: SocketAddr) -> std::io::Result<TcpServer> {
 
 /// Serves the resources over RFC 8323 on `bind`.
 pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Result<TcpServer> {
-    let listener = TcpListener::bind(bind).await?;
+    let socket = if bind.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    socket.set_reuseaddr(true)?;
+    socket.bind(bind)?;
+    let listener = socket.listen(cfg.backlog)?;
     let local = listener.local_addr()?;
     let stats = Arc::new(ServerStats::default());
     let tcp_stats = Arc::new(TcpStats::default());

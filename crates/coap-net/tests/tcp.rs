@@ -263,7 +263,12 @@ fn bad_input_aborts_the_connection_not_the_server() {
 fn strict_server(max: usize) -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
     let ms = coap_cc::Duration::from_millis(300);
     let limits = coap_endpoint::StreamLimits { csm: Some(ms), frame: Some(ms), idle: Some(ms), response: None };
-    server_with(coap_net::tcp::TcpServerConfig { max_connections: max, limits, max_per_source: 256 })
+    server_with(coap_net::tcp::TcpServerConfig {
+        max_connections: max,
+        limits,
+        max_per_source: 256,
+        ..Default::default()
+    })
 }
 
 fn server_with(cfg: coap_net::tcp::TcpServerConfig) -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
@@ -382,7 +387,12 @@ fn a_client_gives_up_on_a_server_that_never_answers() {
 #[test]
 fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
     let limits = coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60));
-    let (rt, s) = server_with(coap_net::tcp::TcpServerConfig { max_connections: 2, limits, max_per_source: 256 });
+    let (rt, s) = server_with(coap_net::tcp::TcpServerConfig {
+        max_connections: 2,
+        limits,
+        max_per_source: 256,
+        ..Default::default()
+    });
     // two connections that send their CSM and then empty frames (keep-alives) only
     let mut squatters: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(s.local).unwrap()).collect();
     for t in &mut squatters {
@@ -410,7 +420,12 @@ fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
     }
     drop(clients);
     // one source: at most 2 connections with max_per_source = 2; the third is closed at accept
-    let (_rt2, s2) = server_with(coap_net::tcp::TcpServerConfig { max_connections: 100, limits, max_per_source: 2 });
+    let (_rt2, s2) = server_with(coap_net::tcp::TcpServerConfig {
+        max_connections: 100,
+        limits,
+        max_per_source: 2,
+        ..Default::default()
+    });
     let _held: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(s2.local).unwrap()).collect();
     assert!(wait_connections(&s2, 2));
     let mut third = TcpStream::connect(s2.local).unwrap();

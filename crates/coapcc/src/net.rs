@@ -45,6 +45,11 @@ pub struct ServerArgs {
     /// the simulator.
     #[arg(long)]
     no_deadlines: bool,
+    /// TCP: the listening socket's backlog: connections waiting for accept and, on Linux, the
+    /// handshakes in progress (capped by net.core.somaxconn). Past it the kernel answers SYNs
+    /// with SYN cookies or drops them.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    backlog: u32,
     /// TCP: connections kept at once. When they are all open, the one that has carried no
     /// request for longest is closed to make room for a new one. Lowered to what the open-file
     /// limit (`ulimit -n`) leaves.
@@ -91,6 +96,7 @@ pub fn server(args: &ServerArgs) -> Result<(), Error> {
                     l
                 },
                 max_per_source: args.max_per_source as usize,
+                backlog: args.backlog,
             };
             let s = coap_net::tcp::serve_with(args.bind, cfg)
                 .await
