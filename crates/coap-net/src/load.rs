@@ -61,10 +61,11 @@ impl LoadSpec {
         SocketAddr::new(ip, self.bind.port())
     }
 
-    /// The TCP connections' local address of client `c`: `None` (the OS chooses) unless bound.
-    fn tcp_local(&self, c: u32) -> Option<SocketAddr> {
+    /// Client `c`'s TCP connection to the server, from its own address if it has one.
+    fn connect(&self, c: u32) -> impl Future<Output = std::io::Result<crate::tcp::TcpClient>> + Send + 'static {
         let b = self.bind_of(c);
-        (!b.ip().is_unspecified() || b.port() != 0).then_some(b)
+        let local = (!b.ip().is_unspecified() || b.port() != 0).then_some(b);
+        crate::tcp::connect_from(self.server, local, self.tcp_limits)
     }
 }
 
@@ -284,12 +285,11 @@ fn report(
 /// per batch (its set-up counts in the batch's first exchange) and release it after.
 async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Result<LoadResult> {
     let clock = crate::Clock::new();
-    let connect = |c: u32| crate::tcp::connect_from(spec.server, spec.tcp_local(c), spec.tcp_limits);
     let mut pre = Vec::new();
     if spec.workload == WorkloadKind::Continuous {
         let mut set = tokio::task::JoinSet::new();
         for c in 0..spec.clients {
-            let conn = connect(c);
+            let conn = spec.connect(c);
             set.spawn(async move { (c, conn.await) });
         }
         pre.resize_with(spec.clients as usize, || None);
@@ -331,7 +331,7 @@ async fn run_tcp(spec: &LoadSpec, stop: impl Future<Output = ()>) -> std::io::Re
                         old.release().await;
                     }
                     setup_start = Some(clock.now());
-                    conn = crate::tcp::connect_from(spec.server, spec.tcp_local(c as u32), spec.tcp_limits).await.ok();
+                    conn = spec.connect(c as u32).await.ok();
                 }
                 let start = setup_start.take().unwrap_or_else(|| clock.now());
                 let outcome = match &conn {

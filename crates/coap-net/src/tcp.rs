@@ -194,7 +194,7 @@ pub async fn serve(bind: SocketAddr) -> std::io::Result<TcpServer> {
 
 /// Serves the resources over RFC 8323 on `bind`.
 pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Result<TcpServer> {
-    let socket = if bind.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    let socket = socket_for(bind)?;
     socket.set_reuseaddr(true)?;
     socket.bind(bind)?;
     let listener = socket.listen(cfg.backlog)?;
@@ -410,6 +410,15 @@ pub async fn connect_with(server: SocketAddr, limits: StreamLimits) -> std::io::
     connect_from(server, None, limits).await
 }
 
+/// A TCP socket of `addr`'s family.
+fn socket_for(addr: SocketAddr) -> std::io::Result<tokio::net::TcpSocket> {
+    if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
+    }
+}
+
 /// [`connect_with`] from the local address `local` (port 0: any), if given.
 pub async fn connect_from(
     server: SocketAddr,
@@ -420,9 +429,7 @@ pub async fn connect_from(
     let mut stream = match local {
         None => TcpStream::connect(server).await.map_err(named)?,
         Some(local) => {
-            let socket =
-                if local.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() };
-            let socket = socket.map_err(named)?;
+            let socket = socket_for(local).map_err(named)?;
             socket.bind(local).map_err(|e| std::io::Error::new(e.kind(), format!("cannot bind {local}: {e}")))?;
             socket.connect(server).await.map_err(named)?
         }

@@ -146,6 +146,25 @@ fn listening(port: u16) -> bool {
     check("tcp", Some("0A")) || check("udp", None)
 }
 
+/// Waits (at most 10 s) until something in `ns` listens on `port`; an error if `server` ends first
+/// or nothing does.
+async fn wait_for_server(
+    ns: &coap_net::emulate::netns::Namespace,
+    server: &mut tokio::process::Child,
+    port: u16,
+) -> Result<(), Error> {
+    for _ in 0..200 {
+        if let Some(st) = server.try_wait()? {
+            return Err(format!("--server-exec ended ({st}) before the clients started").into());
+        }
+        if ns.run_in(|| Ok(listening(port)))? {
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    Err(format!("nothing listens on port {port} in the server's namespace after 10 s (--wait-port)").into())
+}
+
 /// Runs `coapcc emulate`.
 pub fn run(args: &Args) -> Result<(), Error> {
     let (label, text) = match (&args.scenario, &args.preset) {
@@ -297,7 +316,7 @@ where
         c.args(["-c", cmd]).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
         tokio::process::Command::from(c).kill_on_drop(true).spawn()
     };
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = crate::net::runtime()?;
     let watch = lab::wall::Stopwatch::start();
     let (stats, status) = rt.block_on(async {
         let mut server = match &args.server_exec {
@@ -305,24 +324,7 @@ where
             None => None,
         };
         if let (Some(srv), true) = (server.as_mut(), args.clients_exec.is_some()) {
-            let port = args.wait_port;
-            let mut ready = false;
-            for _ in 0..200 {
-                if let Some(st) = srv.try_wait()? {
-                    return Err(format!("--server-exec ended ({st}) before the clients started").into());
-                }
-                if emu.server_ns().run_in(|| Ok(listening(port)))? {
-                    ready = true;
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
-            if !ready {
-                return Err(format!(
-                    "nothing listens on port {port} in the server's namespace after 10 s (--wait-port)"
-                )
-                .into());
-            }
+            wait_for_server(emu.server_ns(), srv, args.wait_port).await?;
         }
         let mut clients_cmd = match &args.clients_exec {
             Some(cmd) => Some(spawn(emu.clients_ns(), cmd).map_err(|e| format!("--clients-exec: {e}"))?),
@@ -363,7 +365,7 @@ where
             tokio::select! {
                 _ = clients_done => {}
                 _ = timer => {}
-                _ = tokio::signal::ctrl_c() => {}
+                _ = crate::net::ctrl_c() => {}
                 _ = term => {}
             }
         };

@@ -11,11 +11,11 @@ use netsim::{Scenario, WorkloadKind};
 
 type Error = Box<dyn std::error::Error>;
 
-fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
 }
 
-async fn ctrl_c() {
+pub(crate) async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }

@@ -122,7 +122,7 @@ pub async fn run(req: &Request, stop: impl Future<Output = ()>) -> Result<Outcom
         tcp_limits: if req.deadlines {
             coap_net::tcp::CLIENT_LIMITS
         } else {
-            coap_endpoint::StreamLimits { csm: None, frame: None, idle: None, response: None }
+            coap_endpoint::StreamLimits::default() // none: the simulator's
         },
     };
     let watch = crate::wall::Stopwatch::start();

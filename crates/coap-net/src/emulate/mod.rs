@@ -184,10 +184,9 @@ impl Emulator {
         let mut settings: Vec<(String, String)> =
             ["all", "default"].iter().map(|w| (format!("net/ipv6/conf/{w}/disable_ipv6"), "1".to_string())).collect();
         settings.extend(cfg.sysctls.iter().cloned());
-        let mut missing = Vec::new();
-        for ns in [&clients_ns, &server_ns] {
-            missing = ns.sysctls(&settings)?;
-        }
+        // one kernel: both namespaces lack the same keys
+        let missing = clients_ns.sysctls(&settings)?;
+        server_ns.sysctls(&settings)?;
         let tun_c = clients_ns.run_in(|| tun::create(DEVICE))?;
         let tun_s = server_ns.run_in(|| tun::create(DEVICE))?;
         let attrs = cfg.route_attrs.join(" ");
@@ -228,8 +227,6 @@ impl Emulator {
         }
         let (tun_c, tun_s) = (Tun::new(fc)?, Tun::new(fs)?);
         let clients = self.cfg.clients;
-        let client_index: std::collections::HashMap<HostId, u32> =
-            hosts.clients.iter().take(clients as usize).enumerate().map(|(i, h)| (*h, i as u32)).collect();
         let clock = Clock::new();
         let mut pending: Pending<M::Event> = Pending::new(0);
         let mut tally = Tally::new(clients, self.cfg.max_flows);
@@ -246,39 +243,24 @@ impl Emulator {
                 _ = sweep.tick() => tally.sweep(clock.now()),
                 r = tun_c.recv(&mut bc) => {
                     let Ok(n) = r else { continue };
-                    let now = clock.now();
-                    let ip = packet::parse(&bc[..n]).filter(|p| p.dst == SERVER_ADDR);
-                    let Some((ip, i, size)) = ip.and_then(|p| Some((p, client_of(p.src, clients)?, hosts.size_of(&p)?))) else {
-                        foreign += 1;
-                        continue;
-                    };
-                    if let Some(t) = &ip.tcp {
-                        tally.sent(i, true, t, now);
-                    }
-                    up_packets += 1;
-                    pending.offer_sized(&mut medium, now, hosts.clients[i as usize], hosts.server, size, bc[..n].to_vec());
+                    let admitted = admit(&bc[..n], true, clock.now(), hosts, clients, &mut medium, &mut pending, &mut tally);
+                    *(if admitted { &mut up_packets } else { &mut foreign }) += 1;
                 }
                 r = tun_s.recv(&mut bs) => {
                     let Ok(n) = r else { continue };
-                    let now = clock.now();
-                    let ip = packet::parse(&bs[..n]).filter(|p| p.src == SERVER_ADDR);
-                    let Some((ip, i, size)) = ip.and_then(|p| Some((p, client_of(p.dst, clients)?, hosts.size_of(&p)?))) else {
-                        foreign += 1;
-                        continue;
-                    };
-                    if let Some(t) = &ip.tcp {
-                        tally.sent(i, false, t, now);
-                    }
-                    down_packets += 1;
-                    pending.offer_sized(&mut medium, now, hosts.server, hosts.clients[i as usize], size, bs[..n].to_vec());
+                    let admitted = admit(&bs[..n], false, clock.now(), hosts, clients, &mut medium, &mut pending, &mut tally);
+                    *(if admitted { &mut down_packets } else { &mut foreign }) += 1;
                 }
                 _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
                     let now = clock.now();
                     while let Some((p, bytes)) = pending.next_due(&mut medium, now) {
                         let up = p.to == hosts.server;
-                        let host = if up { p.from } else { p.to };
-                        if let (Some(&i), Some(t)) = (client_index.get(&host), packet::parse(&bytes).and_then(|ip| ip.tcp)) {
-                            tally.delivered(i, up, &t);
+                        // admitted, so it parses and its client address is one of ours
+                        if let Some(ip) = packet::parse(&bytes) {
+                            let client = client_of(if up { ip.src } else { ip.dst }, clients);
+                            if let (Some(i), Some(t)) = (client, ip.tcp) {
+                                tally.delivered(i, up, &t);
+                            }
                         }
                         let out = if up { &tun_s } else { &tun_c };
                         if out.send(&bytes).is_err() {
@@ -288,7 +270,7 @@ impl Emulator {
                 }
             }
         }
-        medium.finish(clock.now().max(Instant::ZERO));
+        medium.finish(clock.now());
         Ok(EmulateStats {
             network: medium.report(),
             up_packets,
@@ -298,6 +280,35 @@ impl Emulator {
             tcp: tally.report().clone(),
         })
     }
+}
+
+/// Hands a packet read from the clients' namespace (`up`) or the server's to the model, if it is
+/// IPv4 between one of the `clients` client addresses and the server and the model can carry it
+/// (TCP segments counted on the way); whether it did.
+#[allow(clippy::too_many_arguments)]
+fn admit<M: Medium>(
+    bytes: &[u8],
+    up: bool,
+    now: Instant,
+    hosts: &Hosts,
+    clients: u32,
+    medium: &mut M,
+    pending: &mut Pending<M::Event>,
+    tally: &mut Tally,
+) -> bool {
+    let Some(ip) = packet::parse(bytes) else { return false };
+    let (client_side, server_side) = if up { (ip.src, ip.dst) } else { (ip.dst, ip.src) };
+    let (Some(i), Some(size)) = (client_of(client_side, clients), hosts.size_of(&ip)) else { return false };
+    if server_side != SERVER_ADDR {
+        return false;
+    }
+    if let Some(t) = &ip.tcp {
+        tally.sent(i, up, t, now);
+    }
+    let client = hosts.clients[i as usize];
+    let (from, to) = if up { (client, hosts.server) } else { (hosts.server, client) };
+    pending.offer_sized(medium, now, from, to, size, bytes.to_vec());
+    true
 }
 
 #[cfg(test)]

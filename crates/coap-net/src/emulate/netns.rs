@@ -102,11 +102,6 @@ impl Namespace {
         cmd.args(["netns", "exec", &self.name, program]);
         cmd
     }
-
-    /// Kills (SIGKILL) every process in the namespace.
-    pub fn kill_all(&self) {
-        kill_in(&self.name);
-    }
 }
 
 impl Drop for Namespace {
@@ -154,7 +149,7 @@ pub fn requirements() -> io::Result<()> {
 }
 
 /// Whether this process may make namespaces and TUN devices; an error that says what is missing.
-pub fn check_privileges() -> io::Result<()> {
+fn check_privileges() -> io::Result<()> {
     if !rustix::process::geteuid().is_root() {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,

@@ -135,7 +135,7 @@ impl Tally {
         let key = (client, port);
         if !self.flows.contains_key(&key) {
             if self.flows.len() >= self.max_flows {
-                self.flows.retain(|_, f| now - f.last < IDLE);
+                self.sweep(now);
             }
             if self.flows.len() >= self.max_flows {
                 self.report.untracked += 1;
@@ -164,13 +164,12 @@ impl Tally {
         dir.data_segments += data as u64;
         dir.retransmissions += (data && again) as u64;
         if let Some(c) = self.report.clients.get_mut(client as usize) {
-            match (up, gap) {
-                (true, g) => {
-                    c.retransmissions += (data && again) as u64;
-                    c.max_gap = c.max_gap.max(g.unwrap_or(Duration::ZERO));
-                }
-                (false, Some(g)) => c.max_gap_down = c.max_gap_down.max(g),
-                (false, None) => {}
+            let g = gap.unwrap_or(Duration::ZERO);
+            if up {
+                c.retransmissions += (data && again) as u64;
+                c.max_gap = c.max_gap.max(g);
+            } else {
+                c.max_gap_down = c.max_gap_down.max(g);
             }
         }
     }
