@@ -15,7 +15,7 @@
 //! The Full Backoff variants (`default_fb1`, `default_fb2`) and GST (`gst`) change only what is
 //! carried from one exchange to the next: see [`super::full_backoff`] and [`super::gst`].
 
-use super::full_backoff::Carry;
+use super::full_backoff::{Carry, Fb2Floor, GstDivisor, GstReset, Kept};
 use crate::controller::{Completion, Controller, ExchangeTimer, Marking, Metrics, Start};
 use crate::params::{check, params};
 use crate::rng::uniform;
@@ -37,6 +37,14 @@ params! {
         rto_max: f64 = 60.0,
         /// Clock tick of the initial RTO draw, s: 0 draws from the continuous range; Erbium (Contiki 3.0) draws ACK_TIMEOUT + U{0..n} ticks of 1/128 s (0.0078125).
         timer_tick: f64 = 0.0,
+        /// Full Backoff / GST: a carried RTO gets the initial draw's random part added (the NITK author's Erbium code arms `fullbackoffvariantN + random_rand() % COAP_RESPONSE_TIMEOUT_BACKOFF_MASK`); false: the carried RTO as it is (Järvinen et al.).
+        carry_dither: bool = false,
+        /// FB2: where halving the carried RTO stops: `initial_max` (a halved RTO of at most ACK_TIMEOUT·ACK_RANDOM_FACTOR gives way to a fresh draw; our reading of Järvinen et al.) or `ack_timeout` (only one below ACK_TIMEOUT does: the NITK author's code).
+        fb2_floor: Fb2Floor = Fb2Floor::InitialMax,
+        /// GST: what restarts the count of exchanges completed without retransmission: `retransmission` (the thesis's Algorithm 1) or `never` (the NITK author's published er-coap-transactions.c, whose `count = 1` is commented out).
+        gst_count_reset: GstReset = GstReset::Retransmission,
+        /// GST: the divisor 2^count as computed: `exact`, or `u64` as the NITK author's C does (`unsigned long long`: from count 64 on it is 0; the MSP430's libgcc divides by 0 to all ones, measured in MSPSim on the author's Z1 binary, so the carried RTO wraps round and the next exchange starts from its random part less one tick).
+        gst_divisor: GstDivisor = GstDivisor::Exact,
     }
 }
 
@@ -62,10 +70,40 @@ impl DefaultParams {
     /// range's width in ticks rounded (Erbium: 3 s + random_rand() % 193 ticks of 1/128 s).
     pub(crate) fn draw(&self, rng: &mut dyn RngCore) -> f64 {
         if self.timer_tick > 0.0 {
-            let n = ((self.initial_max() - self.ack_timeout) / self.timer_tick + 0.5) as u64; // rounded (no_std)
-            return self.ack_timeout + (rng.next_u64() % (n + 1)) as f64 * self.timer_tick;
+            return self.ack_timeout + self.draw_ticks(rng) as f64 * self.timer_tick;
         }
         uniform(rng, self.ack_timeout, self.initial_max())
+    }
+    /// Erbium's random part in ticks: U{0..n}, n = the range's width in ticks rounded.
+    fn draw_ticks(&self, rng: &mut dyn RngCore) -> u64 {
+        let n = ((self.initial_max() - self.ack_timeout) / self.timer_tick + 0.5) as u64; // rounded (no_std)
+        rng.next_u64() % (n + 1)
+    }
+    /// The random part of a fresh initial RTO (what [`DefaultParams::draw`] adds to ACK_TIMEOUT).
+    fn draw_offset(&self, rng: &mut dyn RngCore) -> f64 {
+        if self.timer_tick > 0.0 {
+            return self.draw_ticks(rng) as f64 * self.timer_tick;
+        }
+        uniform(rng, 0.0, self.initial_max() - self.ack_timeout)
+    }
+    /// The RTO an exchange starts with when `kept` is carried.
+    fn initial(&self, kept: Option<Kept>, rng: &mut dyn RngCore) -> f64 {
+        match kept {
+            None => self.draw(rng),
+            Some(Kept::Rto(k)) if !self.carry_dither => k,
+            Some(Kept::Rto(k)) => k + self.draw_offset(rng),
+            Some(Kept::Wrapped) => {
+                // all ones plus the random part, modulo the clock's width: the random part less
+                // one tick; a random part of 0 leaves all ones (2^32 − 1 ticks: never)
+                let r = self.draw_offset(rng);
+                let tick = if self.timer_tick > 0.0 { self.timer_tick } else { super::full_backoff::ERBIUM_TICK };
+                if r > 0.0 {
+                    r - tick
+                } else {
+                    u32::MAX as f64 * tick
+                }
+            }
+        }
     }
 }
 
@@ -93,8 +131,8 @@ pub struct DefaultCoap {
     name: &'static str,
     params: DefaultParams,
     carry: Carry,
-    /// The RTO carried into the next exchange (Full Backoff / GST), seconds.
-    kept: Option<f64>,
+    /// The RTO carried into the next exchange (Full Backoff / GST).
+    kept: Option<Kept>,
     /// GST: exchanges completed without retransmission in a row.
     clean: u32,
 }
@@ -106,8 +144,7 @@ impl DefaultCoap {
     }
 
     fn after_exchange(&mut self, ex: &ExchangeTimer) {
-        let p = &self.params;
-        self.kept = self.carry.next_kept(self.kept, ex, &mut self.clean, p.ack_timeout, p.initial_max());
+        self.kept = self.carry.next_kept(self.kept, ex, &mut self.clean, &self.params);
     }
 }
 
@@ -119,11 +156,7 @@ impl Controller for DefaultCoap {
         self.params.nstart as usize
     }
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
-        let initial = match self.kept {
-            Some(k) => k,
-            None => self.params.draw(rng),
-        };
-        ExchangeTimer::from_secs(initial, start, Marking::None)
+        ExchangeTimer::from_secs(self.params.initial(self.kept, rng), start, Marking::None)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
         crate::controller::double(ex, self.params.max_retransmit, self.params.rto_max)
@@ -138,7 +171,11 @@ impl Controller for DefaultCoap {
         *self = DefaultCoap::new(self.name, self.params.clone(), self.carry);
     }
     fn metrics(&self) -> Metrics {
-        Metrics::secs(self.kept.unwrap_or(self.params.ack_timeout), None)
+        let kept = match self.kept {
+            Some(Kept::Rto(k)) => k,
+            Some(Kept::Wrapped) | None => self.params.ack_timeout,
+        };
+        Metrics::secs(kept, None)
     }
     fn rto_bounds(&self) -> (Duration, Duration) {
         crate::controller::bounds(self.params.ack_timeout.min(self.params.rto_max), self.params.rto_max)

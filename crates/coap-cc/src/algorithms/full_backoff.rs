@@ -12,8 +12,43 @@
 //!   last timer is kept (the source is silent on failures).
 //!
 //! GST's geometric halving is the fourth carry rule, documented in [`super::gst`].
+//!
+//! The NITK author's Erbium code (Contiki 3.1, `apps/er-coap/er-coap-transactions.c` of
+//! vishal623/CoAP-Fullbackoff-Variants, read line by line) differs in four places, each a
+//! parameter of [`DefaultParams`] that the NITK presets set to the author's behaviour:
+//! * every exchange arms `fullbackoffvariantN + random_rand() % MASK`: the carried RTO gets the
+//!   initial draw's random part added (`carry_dither`);
+//! * FB2 stops halving below ACK_TIMEOUT, not at the initial range's top (`fb2_floor`);
+//! * GST's count of clean exchanges is never restarted in the published file (`gst_count_reset`);
+//! * GST's divisor 2^count is an `unsigned long long`: 0 from count 64 on, and the MSP430
+//!   divides by 0 to all ones (`gst_divisor`).
+//!
+//! Besides, the carried RTO is the timer in use when the exchange ended: after a failure under
+//! Erbium (it gives up as it sends the last retransmission) the last timer that expired, not a
+//! doubled one it never armed (the endpoint reports the failure with that timer).
 
+use super::default_coap::DefaultParams;
 use crate::controller::ExchangeTimer;
+use crate::params::choice;
+
+/// Erbium's clock tick on the Z1 and Sky (CLOCK_SECOND 128), s: the unit of a wrapped GST RTO
+/// when no `timer_tick` is set.
+pub(crate) const ERBIUM_TICK: f64 = 1.0 / 128.0;
+
+choice! {
+    /// Where FB2's halving gives way to a fresh draw.
+    pub enum Fb2Floor { InitialMax = "initial_max", AckTimeout = "ack_timeout" }
+}
+
+choice! {
+    /// What restarts GST's count of exchanges completed without retransmission.
+    pub enum GstReset { Retransmission = "retransmission", Never = "never" }
+}
+
+choice! {
+    /// GST's divisor 2^count: exact, or as a 64-bit unsigned integer on the MSP430.
+    pub enum GstDivisor { Exact = "exact", U64 = "u64" }
+}
 
 /// What DefaultCoAP carries into the next exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,29 +63,53 @@ pub enum Carry {
     Gst,
 }
 
+/// A carried RTO.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kept {
+    /// This RTO, s.
+    Rto(f64),
+    /// GST's kept RTO after a division by zero: all ones ([`GstDivisor::U64`]).
+    Wrapped,
+}
+
 impl Carry {
-    /// The RTO to keep after `ex` ended, given the one kept before. `clean` counts exchanges in a
-    /// row without retransmission (GST).
+    /// The RTO to keep after `ex` ended, given the one kept before. `clean` counts exchanges
+    /// without retransmission since the count last restarted (GST).
     pub(crate) fn next_kept(
         self,
-        kept: Option<f64>,
+        kept: Option<Kept>,
         ex: &ExchangeTimer,
         clean: &mut u32,
-        initial_min: f64,
-        initial_max: f64,
-    ) -> Option<f64> {
+        p: &DefaultParams,
+    ) -> Option<Kept> {
         let retransmitted = ex.retransmissions > 0;
         if retransmitted {
-            *clean = 0;
+            if p.gst_count_reset == GstReset::Retransmission {
+                *clean = 0;
+            }
         } else {
             *clean = clean.saturating_add(1);
         }
+        let rto = |k: Option<Kept>| match k {
+            Some(Kept::Rto(r)) => Some(r),
+            _ => None,
+        };
         match self {
             Carry::None => None,
-            _ if retransmitted => Some(ex.armed),
+            _ if retransmitted => Some(Kept::Rto(ex.armed)),
             Carry::Fb1 => None,
-            Carry::Fb2 => kept.map(|k| k / 2.0).filter(|&h| h > initial_max),
-            Carry::Gst => kept.map(|k| super::gst::halve(k, *clean)).filter(|&h| h >= initial_min),
+            Carry::Fb2 => {
+                let halved = rto(kept).map(|k| k / 2.0);
+                match p.fb2_floor {
+                    Fb2Floor::InitialMax => halved.filter(|&h| h > p.initial_max()),
+                    Fb2Floor::AckTimeout => halved.filter(|&h| h >= p.ack_timeout),
+                }
+                .map(Kept::Rto)
+            }
+            Carry::Gst if p.gst_divisor == GstDivisor::U64 && *clean >= 64 => Some(Kept::Wrapped),
+            Carry::Gst => {
+                rto(kept).map(|k| super::gst::halve(k, *clean)).filter(|&h| h >= p.ack_timeout).map(Kept::Rto)
+            }
         }
     }
 }
@@ -105,5 +164,106 @@ mod tests {
         }
         let (next, _) = exchange(&mut c, 0);
         assert!((2.0..3.0).contains(&next));
+    }
+
+    /// The NITK author's Erbium timing: ACK_TIMEOUT 3 s, the random part U{0..192} ticks of 1/128 s.
+    fn nitk(carry: Carry, f: impl FnOnce(&mut DefaultParams)) -> DefaultCoap {
+        let mut p =
+            DefaultParams { ack_timeout: 3.0, timer_tick: 1.0 / 128.0, max_retransmit: 4, ..DefaultParams::default() };
+        p.carry_dither = true;
+        f(&mut p);
+        DefaultCoap::new("x", p, carry)
+    }
+
+    /// The random part of an Erbium RTO, in ticks, if `rto` - `base` is one (0..=192 whole ticks).
+    fn ticks_over(rto: f64, base: f64) -> u32 {
+        let ticks = (rto - base) * 128.0;
+        assert!((ticks - ticks.round()).abs() < 1e-6 && (0.0..=192.0).contains(&ticks.round()), "{rto} over {base}");
+        ticks.round() as u32
+    }
+
+    #[test]
+    fn the_author_s_carried_rto_gets_a_fresh_random_part() {
+        // fullbackoffvariant1 = the timer in use (3 + r ticks, doubled twice); the next exchange
+        // arms fullbackoffvariant1 + random_rand() % 193
+        let mut c = nitk(Carry::Fb1, |_| ());
+        let (_, last) = exchange(&mut c, 2);
+        let (next, _) = exchange(&mut c, 0);
+        ticks_over(next, last);
+        // a clean exchange sets fullbackoffvariant1 back to 3 s: a fresh draw
+        let (next, _) = exchange(&mut c, 0);
+        ticks_over(next, 3.0);
+    }
+
+    #[test]
+    fn the_author_s_fb2_halves_until_below_ack_timeout() {
+        let mut c = nitk(Carry::Fb2, |p| p.fb2_floor = Fb2Floor::AckTimeout);
+        let (_, last) = exchange(&mut c, 1); // kept: 2·(3 + r) ∈ [6, 9]
+                                             // clean exchanges arm kept + U{0..192} ticks and halve kept: [6, 9] → [3, 4.5] is kept
+                                             // (not below 3 s), then [1.5, 2.25] falls below 3 s: 3 s, a fresh draw
+        let (next, _) = exchange(&mut c, 0);
+        ticks_over(next, last);
+        let (next, _) = exchange(&mut c, 0);
+        ticks_over(next, last / 2.0);
+        let (next, _) = exchange(&mut c, 0);
+        ticks_over(next, 3.0);
+    }
+
+    #[test]
+    fn gst_s_count_restarts_or_not() {
+        // after a retransmitted exchange, Algorithm 1 divides the kept RTO by 2, 4, … again; the
+        // published file's count goes on from where it was
+        for (reset, divisors) in [(GstReset::Retransmission, [2.0, 4.0]), (GstReset::Never, [16.0, 32.0])] {
+            let mut c = nitk(Carry::Gst, |p| {
+                p.carry_dither = false;
+                p.gst_count_reset = reset;
+            });
+            for _ in 0..3 {
+                exchange(&mut c, 0); // count 1, 2, 3 (the kept RTO stays the fresh draw)
+            }
+            let (_, last) = exchange(&mut c, 4); // kept: 16·(3 + r) ∈ [48, 72]
+            let (next, _) = exchange(&mut c, 0);
+            assert_close(next, last);
+            let (next, _) = exchange(&mut c, 0);
+            assert_close(next, last / divisors[0]);
+            let (next, _) = exchange(&mut c, 0);
+            let expected = last / divisors[0] / divisors[1];
+            if expected >= 3.0 {
+                assert_close(next, expected);
+            } else {
+                ticks_over(next, 3.0);
+            }
+        }
+    }
+
+    #[test]
+    fn gst_s_64_bit_divisor_wraps_the_kept_rto_round() {
+        // count 64: decrease_factor = 2^64 = 0 in 64 bits; the MSP430 divides by 0 to all ones,
+        // so fullbackoffvariant3 = 0xFFFFFFFF and the next exchange arms 0xFFFFFFFF + r ticks:
+        // r − 1 ticks, or all ones (never) for r = 0
+        let mut c = nitk(Carry::Gst, |p| p.gst_divisor = GstDivisor::U64);
+        for _ in 0..63 {
+            let (next, _) = exchange(&mut c, 0);
+            ticks_over(next, 3.0); // count 1 … 63: 3 s / 2^count < 3 s, a fresh draw each time
+        }
+        exchange(&mut c, 0); // count 64
+        let mut seen_short = false;
+        let mut rng = rng(11);
+        for _ in 0..400 {
+            let ex = c.start(t(0.0), CON, &mut rng);
+            let ticks = ex.armed * 128.0;
+            if ex.armed < 1.5 {
+                assert!((ticks - ticks.round()).abs() < 1e-6 && ticks.round() <= 191.0, "{}", ex.armed);
+                seen_short = true;
+            } else {
+                assert_close(ex.armed, u32::MAX as f64 / 128.0);
+            }
+            c.on_complete(t(1.0), &ex, &done(&[t(0.0)])); // count 65, 66, …: still all ones
+        }
+        assert!(seen_short);
+        // a retransmission keeps the timer in use and restarts the count (Algorithm 1)
+        let (_, last) = exchange(&mut c, 1);
+        let (next, _) = exchange(&mut c, 0);
+        ticks_over(next, last);
     }
 }
