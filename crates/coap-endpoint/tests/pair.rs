@@ -103,6 +103,25 @@ fn gives_up_at_the_last_send_like_erbium() {
     assert!(p.events.contains(&Event::Failed { id, reason: FailReason::Timeout }));
 }
 
+/// An exchange that fails as its last retransmission goes out ends with the timer that expired
+/// last (8·rto0 after the 4th expiry), not the doubled one Erbium never arms: Full Backoff
+/// carries it into the next exchange (the NITK author's `fullbackoffvariant1 = interval`).
+#[test]
+fn a_failure_at_the_last_send_carries_the_last_timer_that_ran() {
+    let mut c = Config::new(CcConfig::parse("default_fb1:ack_timeout=3,timer_tick=0.0078125").unwrap());
+    c.give_up = GiveUp::AtLastSend;
+    let mut p = Pair::with(c, Config::new(CcConfig::parse("default").unwrap()), false, 3);
+    p.drop = Box::new(|from, i, _| from == C && i < 5); // the first exchange's five transmissions
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    p.run_until(100.0);
+    p.client.request(t(100.0), S, Request::get("test")).unwrap();
+    p.run_until(200.0);
+    let reports = p.reports();
+    let rto0 = reports[0].rtos[0].as_secs_f64();
+    assert_eq!(reports[0].rtos.len(), 5);
+    assert!(close(reports[1].rtos[0].as_secs_f64(), 8.0 * rto0), "{:?}", reports[1].rtos[0]);
+}
+
 /// With `report_at_finish` the report comes with the response, before its duplicate: the
 /// duplicate is counted by the endpoint, not in the report.
 #[test]

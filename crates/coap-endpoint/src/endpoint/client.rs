@@ -323,6 +323,9 @@ where
         let Some(ex) = self.exchanges.get_mut(&id) else { return };
         ex.expired += 1;
         let Some(peer) = self.peers.get_mut(&ex.dest) else { return };
+        // the timer that expired: an exchange that fails as its last retransmission goes out
+        // (Erbium) ends with it, never arming the one the controller doubles to
+        let expired = *timer;
         match peer.cc.on_timeout(now, timer, &mut self.rng) {
             Some(rto) if ex.sent.len() < MAX_TX => {
                 ex.sent.push(now);
@@ -341,7 +344,7 @@ where
                     if let Some(len) = encode_request(ex, &mut self.out, self.cfg.max_message_size) {
                         self.pending.push_back(Pending::Bytes { dest: ex.dest.clone(), start, len });
                     }
-                    peer.cc.on_failure(now, timer);
+                    peer.cc.on_failure(now, &expired);
                     self.finish(now, id, Outcome::Failed(FailReason::Timeout), Answer::default(), true);
                 }
             }
