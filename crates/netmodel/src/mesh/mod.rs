@@ -69,7 +69,7 @@ use rand_core::RngCore;
 use crate::medium::{Medium, Packet, Schedule};
 use crate::streams::Stream;
 use contikimac::{ContikimacSpec, Duty, Timing};
-use frame::{airtime_ns, serial_ns, Compression, External, HopPlace, IPV6_UDP_HEADERS};
+use frame::{serial_ns, Compression, External, HopPlace, IPV6_UDP_HEADERS};
 use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
 use routing::{Routes, NONE};
 use rpl::{is_control, RplNode, RplSpec, RplTimer, BROADCAST};
@@ -106,6 +106,10 @@ pub enum MeshEvent {
     Deferred(u16, u16, Packet),
     /// One of a mote's RPL timers.
     Rpl(u16, RplTimer),
+    /// A Cooja mote's nullrdc ACKs a unicast frame it took (mote, the frame's sender).
+    SoftAck(u16, u16),
+    /// A Cooja mote's nullrdc has waited for the ACK of its unicast.
+    AckWaitEnd(u16),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -166,6 +170,8 @@ struct Node {
     duty: Duty,
     /// Its CPU delays at its clock.
     cpu: CpuNs,
+    /// A Cooja mote's unicast waiting for its ACK: the next hop, and whether the ACK came.
+    ack_wait: Option<(u16, bool)>,
 }
 
 /// A mote's [`CpuSpec`] delays at its own clock, ns.
@@ -437,6 +443,7 @@ impl Mesh {
                         (None, _) => Duty::default(),
                     },
                     cpu: CpuNs::at(&spec.cpu, spec.cpu_clocks_hz.get(i).copied().unwrap_or(CPU_REFERENCE_HZ)),
+                    ack_wait: None,
                 }
             })
             .collect();
@@ -731,8 +738,12 @@ impl Mesh {
 
     /// nullrdc's send: CCA, then the transmission. False when it returned at once (busy channel).
     fn strobe<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) -> bool {
-        // busy: a frame on the air, or the radio sending its automatic ACK (beside ContikiMAC)
-        if self.nodes[n].cca_busy > 0 || self.nodes[n].transmitting {
+        // busy: a frame on the air, or the radio sending its automatic ACK (beside ContikiMAC);
+        // a Cooja mote's nullrdc also while it receives, or holds a frame not read yet (unicast)
+        let node = &self.nodes[n];
+        let refused =
+            self.spec.cooja_mote.is_some() && (node.rx_from != NONE || (nh != BROADCAST && node.rx_pending > 0));
+        if node.cca_busy > 0 || node.transmitting || refused {
             if self.is_csma(n) {
                 self.csma_after_failure(now, n, nh, true, sched);
             } else {
@@ -766,7 +777,7 @@ impl Mesh {
             let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize, external };
             self.spec.compression.frames(hop, p.size).mpdu(0)
         };
-        let airtime = airtime_ns(mpdu);
+        let airtime = self.spec.airtime_ns(mpdu);
         if control {
             node.stats.rpl_frames_sent += 1;
         } else {
@@ -931,6 +942,10 @@ impl Mesh {
         }
         f.interfered.clear();
         f.sensed.clear();
+        if ack && self.spec.cooja_mote.is_some() {
+            self.frames[s].receivers.clear();
+            return self.soft_ack_end(now, s, dest as usize, arrived, sched);
+        }
         // why a frame that did not arrive was lost
         let missed = (!arrived).then_some(match fate {
             Fate::Lost(cause) => cause,
@@ -959,7 +974,17 @@ impl Mesh {
         } else if self.nodes[s].cm {
             return self.cm_copy_end(now, s, dest as usize, missed, sched);
         } else {
-            self.unicast_end(now, s, dest as usize, p, arrived, missed, sched);
+            let taken = self.unicast_end(now, s, dest as usize, p, arrived, missed, sched);
+            if let Some(c) = self.spec.cooja_mote {
+                // nullrdc ACKs what it took at the mote's next run; the sender waits for it
+                if taken {
+                    sched.wake(Instant::from_nanos(now + c.ack_delay_ns), MeshEvent::SoftAck(dest, s as u16));
+                }
+                self.nodes[s].transmitting = false;
+                self.nodes[s].ack_wait = Some((dest, false));
+                sched.wake(Instant::from_nanos(now + c.ack_wait_ns), MeshEvent::AckWaitEnd(s as u16));
+                return;
+            }
         }
         self.nodes[s].transmitting = false;
         if self.is_csma(s) {
@@ -970,7 +995,7 @@ impl Mesh {
     }
 
     /// A nullrdc unicast frame of `s` ended: its addressee takes it if its radio and RX FIFO
-    /// can, else the packet is lost (`missed`: why it did not arrive).
+    /// can, else the packet is lost (`missed`: why it did not arrive). True when it took it.
     #[allow(clippy::too_many_arguments)]
     fn unicast_end<S: Schedule<MeshEvent>>(
         &mut self,
@@ -981,10 +1006,21 @@ impl Mesh {
         arrived: bool,
         missed: Option<Cause>,
         sched: &mut S,
-    ) {
+    ) -> bool {
         let mut lost = missed;
+        // a Cooja mote's CSMA retries what was not ACKed: a lost frame is a lost copy, and a
+        // copy taken before is ACKed again but dropped as a duplicate (nullrdc's sequence numbers)
+        let retried = self.spec.cooja_mote.is_some() && self.is_csma(s);
+        let passed = retried && {
+            let qi = self.queue_of(s, dest as u16);
+            self.nodes[s].queues[qi].head_passed
+        };
         if arrived && self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, dest) {
             lost = Some(Cause::Collision);
+        } else if arrived && passed {
+            if !is_control(&p) {
+                self.nodes[dest].stats.duplicates += 1;
+            }
         } else if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
             let d = &mut self.nodes[dest];
@@ -1000,10 +1036,74 @@ impl Mesh {
                 self.push_job(now, dest, Job::Rx(p), sched);
             }
         }
-        if let Some(cause) = lost {
-            self.drop_packet(s, cause, p, sched);
+        let taken = lost.is_none();
+        match lost {
+            Some(cause) if retried && !is_control(&p) => self.nodes[s].stats.copy_drops.add(cause),
+            Some(_) if retried => {}
+            Some(cause) => self.drop_packet(s, cause, p, sched),
+            None if retried => {
+                let qi = self.queue_of(s, dest as u16);
+                self.nodes[s].queues[qi].head_passed = true;
+                if !passed && !is_control(&p) {
+                    self.nodes[s].stats.handed_over += 1;
+                }
+            }
+            None => {}
         }
         self.rpl_link_sent(now, s, dest as u16);
+        taken
+    }
+
+    /// A Cooja mote's nullrdc sends the ACK of a frame from `to` it took, unless its radio is
+    /// sending.
+    fn soft_ack<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, to: u16, sched: &mut S) {
+        let node = &mut self.nodes[n];
+        if node.transmitting {
+            return;
+        }
+        node.transmitting = true;
+        if node.rx_from != NONE {
+            node.rx_ok = false; // half duplex
+        }
+        node.stats.acks_sent += 1;
+        let f = &mut self.frames[n];
+        f.ack = true;
+        f.dest = to;
+        f.airtime = self.spec.airtime_ns(contikimac::ACK_MPDU);
+        f.fate = Fate::Pending;
+        sched.wake(Instant::from_nanos(now), MeshEvent::FrameStart(n as u16));
+    }
+
+    /// A Cooja mote's ACK frame of `r` ended: the sender waiting for it has it if intact.
+    fn soft_ack_end<S: Schedule<MeshEvent>>(&mut self, now: u64, r: usize, to: usize, arrived: bool, sched: &mut S) {
+        if arrived {
+            if let Some((nbr, acked)) = self.nodes[to].ack_wait.as_mut() {
+                if *nbr as usize == r {
+                    *acked = true;
+                }
+            }
+        }
+        self.frames[r].ack = false;
+        self.nodes[r].transmitting = false;
+        if !self.nodes[r].busy {
+            self.run_next(now, r, sched);
+        }
+    }
+
+    /// A Cooja mote's wait for its unicast's ACK is over: CSMA frees an acknowledged packet and
+    /// retries one that was not (MAC_TX_NOACK); the CPU goes on.
+    fn ack_wait_end<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let Some((nbr, acked)) = self.nodes[n].ack_wait.take() else { return };
+        if self.is_csma(n) {
+            if acked {
+                self.csma_free_head(now, n, nbr, sched);
+            } else {
+                let qi = self.queue_of(n, nbr);
+                self.nodes[n].queues[qi].transmissions += 1;
+                self.csma_after_failure(now, n, nbr, false, sched);
+            }
+        }
+        self.run_next(now, n, sched);
     }
 
     /// A broadcast frame of `s` ended: every mote that received it intact takes it, if its
@@ -1112,7 +1212,12 @@ impl Mesh {
             let job = q.send_head();
             return self.push_job(now, n, job, sched);
         }
-        sched.wake(Instant::from_nanos(now + ticks * TICK_NS), MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
+        // a Cooja mote's clock ticks every millisecond
+        let tick_ns = match self.spec.cooja_mote {
+            Some(c) if !node.cm => c.tick_ns,
+            _ => TICK_NS,
+        };
+        sched.wake(Instant::from_nanos(now + ticks * tick_ns), MeshEvent::CsmaTimer(n as u16, qi as u16, q.gen));
     }
 
     fn csma_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, qi: usize, gen: u32, sched: &mut S) {
@@ -1146,7 +1251,9 @@ impl Medium for Mesh {
             | MeshEvent::Gap(n)
             | MeshEvent::AckRead(n)
             | MeshEvent::Deferred(n, ..)
-            | MeshEvent::Rpl(n, _) => crate::HostId(n as u32),
+            | MeshEvent::Rpl(n, _)
+            | MeshEvent::SoftAck(n, _)
+            | MeshEvent::AckWaitEnd(n) => crate::HostId(n as u32),
             // the motes move before anything else of the same instant (host order: the first)
             MeshEvent::Move => crate::HostId(0),
             MeshEvent::SerialIn(p) => p.from,
@@ -1220,6 +1327,8 @@ impl Medium for Mesh {
             MeshEvent::AckRead(n) => self.cm_ack_read(now, n as usize, sched),
             MeshEvent::Deferred(n, nh, p) => self.push_job(now, n as usize, Job::Send(p, nh), sched),
             MeshEvent::Rpl(n, t) => self.rpl_timer(now, n as usize, t, sched),
+            MeshEvent::SoftAck(n, to) => self.soft_ack(now, n as usize, to, sched),
+            MeshEvent::AckWaitEnd(n) => self.ack_wait_end(now, n as usize, sched),
         }
     }
 

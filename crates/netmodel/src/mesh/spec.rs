@@ -161,6 +161,52 @@ pub enum Rdc {
     ContikimacKeptOn,
 }
 
+/// Cooja's own mote: Contiki's `cooja` platform compiled for the host and run by Cooja through
+/// JNI (a "Cooja mote", as Cooja's menu calls it), on Cooja's radio for it (`ContikiRadio`,
+/// `platform/cooja/dev/cooja-radio.c`). Evidence: Contiki's `platform/cooja` (the NITK author's
+/// Contiki 3.1 tree) and Cooja 3.x's `ContikiRadio.java`, and the frames of native runs of the
+/// NITK author's code in Cooja (`validation/cooja`, runs `N-…`):
+/// * the firmware takes no simulated time; the mote runs when an event is due, at Cooja's
+///   1-ms ticks: a frame taken is ACKed 1 ms after it ended and forwarded (or answered, or a
+///   client's next request sent) 3.096 ms after it ended (median over every hop of the runs;
+///   the scenario's CPU keys are these, [`CoojaMoteSpec::RX_PROCESS_US`] and
+///   [`CoojaMoteSpec::TX_PREPARE_US`]);
+/// * the platform sets NULLRDC_CONF_802154_AUTOACK and NULLRDC_CONF_SEND_802154_ACK: every
+///   unicast asks for an ACK, nullrdc sends it in software, and the sender waits the whole
+///   ACK_WAIT_TIME (RTIMER_SECOND/500) before it looks: an ACK received is MAC_TX_OK, none
+///   MAC_TX_NOACK (which CSMA retries and nullmac ignores);
+/// * nullrdc reports a COLLISION when the radio is receiving, or holds a frame not yet read
+///   before a unicast; `cooja-radio.c` sends on CCA (COOJA_TRANSMIT_ON_CCA), busy when the
+///   signal is above −95 dBm: within R on UDGM (−10 − 85·d/R dBm);
+/// * `ContikiRadio` puts a frame on the air for 8·size/250 kbit/s, its size without the 2-byte
+///   FCS and with no PHY header: 32 µs per byte of the MPDU less 2 ([`CoojaMoteSpec::airtime_ns`]);
+///   no turnaround (RADIO_DELAY_BEFORE_TX 0);
+/// * CLOCK_SECOND is 1000: CSMA's backoff period over nullrdc (one tick) is 1 ms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoojaMoteSpec {
+    /// A unicast frame taken is ACKed this long after it ended, ns.
+    pub ack_delay_ns: u64,
+    /// A unicast's sender waits this long after its frame before it looks for the ACK, ns.
+    pub ack_wait_ns: u64,
+    /// The clock tick (1/CLOCK_SECOND), ns.
+    pub tick_ns: u64,
+}
+
+impl CoojaMoteSpec {
+    /// As measured and as the platform's sources say (see the type's doc).
+    pub const MEASURED: CoojaMoteSpec =
+        CoojaMoteSpec { ack_delay_ns: 1_000_000, ack_wait_ns: 2_000_000, tick_ns: 1_000_000 };
+    /// From a frame's end to the ACK (the mote's next tick): the CPU's share before the stack
+    /// takes the packet, µs.
+    pub const RX_PROCESS_US: u32 = 1000;
+    /// The rest of the 3.096 ms from a frame's end to the next frame's start, µs.
+    pub const TX_PREPARE_US: u32 = 2096;
+    /// A frame of `mpdu` bytes on the air, ns.
+    pub fn airtime_ns(mpdu: u32) -> u64 {
+        mpdu.saturating_sub(2) as u64 * frame::BYTE_NS
+    }
+}
+
 /// Everything the mesh model needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeshSpec {
@@ -193,6 +239,8 @@ pub struct MeshSpec {
     /// Each mote's CPU clock, Hz, indexed like `nodes` (empty: every mote at
     /// [`CPU_REFERENCE_HZ`]); it scales the [`CpuSpec`] delays, not the console's bytes.
     pub cpu_clocks_hz: Vec<u32>,
+    /// Every mote a Cooja mote on Cooja's own radio (None: Z1 or Sky motes on MSPSim's CC2420).
+    pub cooja_mote: Option<CoojaMoteSpec>,
 }
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
@@ -212,6 +260,14 @@ pub struct CloudSpec {
 }
 
 impl MeshSpec {
+    /// A frame of `mpdu` bytes on the air, ns.
+    pub fn airtime_ns(&self, mpdu: u32) -> u64 {
+        match self.cooja_mote {
+            Some(_) => CoojaMoteSpec::airtime_ns(mpdu),
+            None => frame::airtime_ns(mpdu),
+        }
+    }
+
     /// Mote `i`'s radio duty cycling.
     pub fn rdc(&self, i: usize) -> Rdc {
         match (self.rdcs.get(i), self.contikimac) {

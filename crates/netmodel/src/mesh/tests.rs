@@ -118,6 +118,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         cpu_clocks_hz: Vec::new(),
         pinned_parents: Vec::new(),
         rpl: None,
+        cooja_mote: None,
         jitter_m: 0.0,
     }
 }
@@ -701,4 +702,63 @@ fn a_full_route_table_refuses_or_evicts_as_its_contiki_does() {
     assert_eq!(got, 1);
     assert!(st[1].routes_evicted >= 1);
     assert_eq!((st[0].drops.no_route, st[1].drops.no_route), (0, 1));
+}
+
+/// Two Cooja motes 9 m apart, the first the border router with `root_mac`.
+fn cooja_pair(root_mac: MacSpec, p_tx: f64, seed: u64) -> Mesh {
+    let mut s = spec(
+        &[(0.0, 0.0), (9.0, 0.0)],
+        MacSpec::Nullmac,
+        RadioSpec { tx_turnaround_us: 0, cca_range_m: 10.0, ..radio(p_tx, 1.0) },
+    );
+    s.macs[0] = root_mac;
+    s.cpu = CpuSpec::new(CoojaMoteSpec::RX_PROCESS_US, CoojaMoteSpec::TX_PREPARE_US, 0, 1);
+    s.cooja_mote = Some(CoojaMoteSpec::MEASURED);
+    Mesh::new(s, seed, 0)
+}
+
+#[test]
+fn a_cooja_mote_acks_a_unicast_a_millisecond_after_it() {
+    // the client's packet: prepare 2.096 ms, no turnaround, then 89 − 2 bytes at 32 µs (the
+    // 2784 µs ContikiRadio takes): the frame ends at 4.880 ms; the root's nullrdc ACKs it at
+    // 5.880 ms (3 bytes: 96 µs) and hands the packet up after 1 ms of its own, at 5.880 ms
+    let mut m = cooja_pair(MacSpec::Nullmac, 1.0, 1);
+    let h = run(&mut m, &[(0, 1, 0, 15)]);
+    assert_eq!(h.starts, vec![(2_096_000, 1), (5_880_000, 0)]);
+    assert_eq!(h.delivered.iter().map(|d| d.0).collect::<Vec<_>>(), vec![5_880_000]);
+    assert_eq!(CoojaMoteSpec::airtime_ns(89), 2_784_000);
+    assert_eq!(CoojaMoteSpec::airtime_ns(contikimac::ACK_MPDU), 96_000);
+    assert_eq!(stats(&m)[0].acks_sent, 1);
+    // the sender waits the whole ACK_WAIT_TIME (2 ms) before its next send: a second packet
+    // prepared from 2.096 ms on (its CPU holds the first send until 6.880 ms) starts then
+    let mut m = cooja_pair(MacSpec::Nullmac, 1.0, 1);
+    let h = run(&mut m, &[(0, 1, 0, 15), (0, 1, 0, 15)]);
+    let client: Vec<u64> = h.starts.iter().filter(|s| s.1 == 1).map(|s| s.0).collect();
+    assert_eq!(client, vec![2_096_000, 6_880_000 + 2_096_000]);
+}
+
+#[test]
+fn a_cooja_mote_s_csma_sends_again_what_was_not_acked() {
+    // half the frames reach nobody (the TX draw), ACKs as much: a packet gets through when one
+    // of its 4 transmissions does (1 − 0.5^4 = 93.75 %), and a data frame that arrived without
+    // its ACK arriving is sent again and dropped there as a duplicate
+    let csma = MacSpec::Csma {
+        queuebuf_num: 16,
+        max_neighbor_queues: 2,
+        max_transmissions: 4,
+        backoff: CsmaBackoff::BinaryExponential,
+    };
+    let mut m = cooja_pair(csma, 0.5, 7);
+    let n = 2000u64;
+    let sends: Vec<_> = (0..n).map(|k| (k * 100 * MS, 0, 1, 15)).collect();
+    let h = run(&mut m, &sends);
+    let s = stats(&m);
+    let lost = s[0].drops.csma_retry_limit;
+    // each packet once: delivered (some after the sender gave up on an ACK), or lost
+    assert_eq!(h.delivered.len() as u64 + lost, n);
+    assert!(within(h.delivered.len() as u64, n, 15.0 / 16.0), "{}", h.delivered.len());
+    assert!(s[0].given_up_after_handover > 0);
+    assert!(s[1].duplicates > 0 && s[0].frames_sent > n, "{} duplicates, {} frames", s[1].duplicates, s[0].frames_sent);
+    // every packet the client took was ACKed (half the ACKs reach nobody)
+    assert_eq!(s[1].acks_sent, s[1].frames_received + s[1].duplicates);
 }

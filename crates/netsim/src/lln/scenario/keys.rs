@@ -48,7 +48,8 @@ pub enum RouteTableFull {
     EvictLru,
 }
 
-/// `stack.mote`, `stack.br.mote`: the platform, whose CPU clock scales the CPU delays.
+/// `stack.mote`, `stack.br.mote`: the platform, whose CPU clock scales the CPU delays (Z1, Sky),
+/// or Cooja's own mote on Cooja's own radio ([`netmodel::mesh::CoojaMoteSpec`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mote {
@@ -57,13 +58,16 @@ pub enum Mote {
     Z1,
     /// Tmote Sky: 3.9 MHz.
     Sky,
+    /// Cooja's own mote (Contiki's `cooja` platform compiled for the host): no CPU time, Cooja's
+    /// 1-ms ticks, its radio, nullrdc's software ACKs.
+    Cooja,
 }
 
 impl Mote {
     /// The CPU clock as Contiki runs it, Hz.
     pub fn clock_hz(self) -> u32 {
         match self {
-            Mote::Z1 => netmodel::mesh::CPU_REFERENCE_HZ,
+            Mote::Z1 | Mote::Cooja => netmodel::mesh::CPU_REFERENCE_HZ,
             Mote::Sky => netmodel::mesh::SKY_CPU_HZ,
         }
     }

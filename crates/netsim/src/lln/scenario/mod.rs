@@ -12,7 +12,7 @@ use netmodel::mesh::frame::{Compression, HopPlace, MAX_LOWPAN_PAYLOAD};
 use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, MobilitySpec};
 use netmodel::mesh::rpl::{MaxRoutes, RplSpec};
 use netmodel::mesh::topology::{self, NodeSpec};
-use netmodel::mesh::{CloudSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
+use netmodel::mesh::{CloudSpec, CoojaMoteSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
 use netmodel::mesh::{CsmaBackoff, Rdc};
 use netmodel::RateSteps;
 use serde::{Deserialize, Serialize};

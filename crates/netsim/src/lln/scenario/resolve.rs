@@ -171,6 +171,40 @@ impl LlnScenario {
         Ok(Some(MobilitySpec { area: Area { x_min, y_min, x_max, y_max }, sample_s, trail_every_s, source }))
     }
 
+    /// `stack.mote = "cooja"`: Cooja's own motes everywhere, nullrdc, and the CPU and radio
+    /// timing of the platform (keys left at their defaults; another value is refused).
+    fn cooja_mote(&self) -> Result<Option<CoojaMoteSpec>, ScenarioError> {
+        let s = &self.stack;
+        if s.mote != Mote::Cooja {
+            if s.br.mote == Some(Mote::Cooja) {
+                return bad("stack.br.mote", "\"cooja\" needs every mote a Cooja mote (stack.mote = \"cooja\")");
+            }
+            return Ok(None);
+        }
+        if s.br.mote.is_some_and(|m| m != Mote::Cooja) {
+            return bad("stack.br.mote", "must be \"cooja\" (or unset) with stack.mote = \"cooja\"");
+        }
+        if s.rdc != RdcName::Nullrdc || s.br.rdc.is_some_and(|r| r != RdcName::Nullrdc) {
+            return bad("stack.rdc", "must be \"nullrdc\" on Cooja motes (the platform's; the border router's too)");
+        }
+        let z1 = Stack::default();
+        for (key, value, default) in [
+            ("stack.rx_process_us", s.rx_process_us, z1.rx_process_us),
+            ("stack.tx_prepare_us", s.tx_prepare_us, z1.tx_prepare_us),
+            ("stack.app_us", s.app_us, z1.app_us),
+            ("stack.client_app_us", s.client_app_us, z1.client_app_us),
+            ("stack.uart_byte_ns", s.uart_byte_ns, z1.uart_byte_ns),
+            ("stack.client_log_request_bytes", s.client_log_request_bytes, z1.client_log_request_bytes),
+            ("stack.client_log_response_bytes", s.client_log_response_bytes, z1.client_log_response_bytes),
+            ("radio.tx_turnaround_us", self.radio.tx_turnaround_us, Radio::default().tx_turnaround_us),
+        ] {
+            if value != default {
+                return bad(key, "is the platform's on Cooja motes (stack.mote = \"cooja\": no CPU time, Cooja's 1-ms ticks): leave it unset");
+            }
+        }
+        Ok(Some(CoojaMoteSpec::MEASURED))
+    }
+
     /// Checks every value and builds what a replication needs.
     pub fn resolve(&self) -> Result<Resolved, ScenarioError> {
         if self.env != "lln" {
@@ -196,7 +230,10 @@ impl LlnScenario {
             Medium::Udgm => None,
             Medium::Mrm => Some(r.mrm_spec()?),
         };
+        let cooja = self.cooja_mote()?;
         let cca = match &r.cca_range_m {
+            // ContikiRadio: busy above −95 dBm, UDGM's strength at R
+            Derivable::Word(w) if w == "derived" && cooja.is_some() => r.tx_range_m,
             Derivable::Value(v) if *v >= 0.0 && v.is_finite() => *v,
             Derivable::Word(w) if w == "derived" => match &mrm {
                 Some(m) => m.reach_m(netmodel::mesh::mrm::CCA_THRESHOLD_DBM),
@@ -337,18 +374,22 @@ impl LlnScenario {
             success_ratio_tx: r.success_ratio_tx,
             success_ratio_rx: r.success_ratio_rx,
             cca_range_m: cca,
-            tx_turnaround_us: r.tx_turnaround_us,
+            tx_turnaround_us: if cooja.is_some() { 0 } else { r.tx_turnaround_us },
             mrm,
         };
-        let cpu = CpuSpec {
-            rx_process_us: s.rx_process_us,
-            tx_prepare_us: s.tx_prepare_us,
-            app_us: s.app_us,
-            rx_fifo_frames: s.rx_fifo_frames,
-            client_app_us: s.client_app_us,
-            uart_byte_ns: s.uart_byte_ns,
-            client_log_request_bytes: s.client_log_request_bytes,
-            client_log_response_bytes: s.client_log_response_bytes,
+        let cpu = match cooja {
+            // the firmware takes no time; the mote runs at Cooja's ticks
+            Some(_) => CpuSpec::new(CoojaMoteSpec::RX_PROCESS_US, CoojaMoteSpec::TX_PREPARE_US, 0, s.rx_fifo_frames),
+            None => CpuSpec {
+                rx_process_us: s.rx_process_us,
+                tx_prepare_us: s.tx_prepare_us,
+                app_us: s.app_us,
+                rx_fifo_frames: s.rx_fifo_frames,
+                client_app_us: s.client_app_us,
+                uart_byte_ns: s.uart_byte_ns,
+                client_log_request_bytes: s.client_log_request_bytes,
+                client_log_response_bytes: s.client_log_response_bytes,
+            },
         };
         let mobility = self.mobility(&nodes)?;
         let (cloud, clients) = match &self.cloud {
@@ -401,6 +442,7 @@ impl LlnScenario {
             pinned_parents,
             jitter_m: self.topology.jitter_m,
             cpu_clocks_hz,
+            cooja_mote: cooja,
             rpl: self.topology.rpl_control.then_some(RplSpec {
                 startup: self.topology.rpl_startup,
                 max_routes: MaxRoutes {

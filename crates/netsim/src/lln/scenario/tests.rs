@@ -105,8 +105,8 @@ fn values_a_key_does_not_take_are_refused_when_read() {
         ("stack", "mac = \"tdma\"", "`nullmac` or `csma`"),
         ("stack", "csma_backoff = \"aloha\"", "`timebase` or `binary_exponential`"),
         ("stack", "route_table_full = \"fifo\"", "`refuse` or `evict_lru`"),
-        ("stack", "mote = \"micaz\"", "`z1` or `sky`"),
-        ("stack.br", "mote = \"telosb\"", "`z1` or `sky`"),
+        ("stack", "mote = \"micaz\"", "`z1`, `sky`, `cooja`"),
+        ("stack.br", "mote = \"telosb\"", "`z1`, `sky`, `cooja`"),
         ("radio", "medium = \"ray\"", "`udgm` or `mrm`"),
         ("topology", "routing = \"aodv\"", "`rpl_storing_minhop`"),
         ("workload", "kind = \"poisson\"", "`periodic_blocking`, `continuous`, `burst`, `baseline`, `collect`"),
@@ -131,6 +131,30 @@ fn the_platform_sets_each_mote_s_cpu_clock() {
     s.stack.mote = Mote::Sky;
     s.stack.br.mote = None;
     assert!(clocks(&s).iter().all(|&c| c == SKY_CPU_HZ));
+}
+
+#[test]
+fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
+    use netmodel::mesh::CoojaMoteSpec;
+    let cooja = "[stack]\nmote = \"cooja\"\n[stack.br]\nrdc = \"nullrdc\"\n";
+    let m = LlnScenario::from_toml(cooja).unwrap().resolve().unwrap().mesh;
+    assert_eq!(m.cooja_mote, Some(CoojaMoteSpec::MEASURED));
+    // no CPU time but Cooja's ticks; no turnaround; busy above −95 dBm: within R
+    assert_eq!(
+        (m.cpu.rx_process_us, m.cpu.tx_prepare_us, m.cpu.app_us, m.cpu.client_app_us, m.cpu.uart_byte_ns),
+        (1000, 2096, 0, 0, 0)
+    );
+    assert_eq!((m.radio.tx_turnaround_us, m.radio.cca_range_m), (0, 10.0));
+    assert_eq!(m.airtime_ns(58), 56 * 32_000);
+    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    assert!(
+        e(&format!("{cooja}[radio]\ntx_turnaround_us = 192\n")).contains("radio.tx_turnaround_us is the platform's")
+    );
+    assert!(e("[stack]\nmote = \"cooja\"\nrx_process_us = 10\n[stack.br]\nrdc = \"nullrdc\"\n")
+        .contains("stack.rx_process_us"));
+    // the default border router runs ContikiMAC, which a Cooja mote's platform does not
+    assert!(e("[stack]\nmote = \"cooja\"\n").contains("stack.rdc"));
+    assert!(e("[stack.br]\nmote = \"cooja\"\n").contains("stack.br.mote"));
 }
 
 #[test]
