@@ -442,6 +442,7 @@ impl Mesh {
         f.packet = packet;
         f.dest = s as u16;
         f.airtime = airtime_ns(ACK_MPDU);
+        f.mpdu = ACK_MPDU;
         f.ack = true;
         f.fate = super::Fate::Pending;
         sched.wake(Instant::from_nanos(now + ACK_TURNAROUND_NS), MeshEvent::FrameStart(r as u16));

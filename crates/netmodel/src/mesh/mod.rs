@@ -172,6 +172,9 @@ struct Node {
     cpu: CpuNs,
     /// A Cooja mote's unicast waiting for its ACK: the next hop, and whether the ACK came.
     ack_wait: Option<(u16, bool)>,
+    /// MSPSim's CC2420: bytes a partial frame and the frames behind it hold in the RX FIFO
+    /// (0: none; [`MeshSpec::partial_frame_stall`]).
+    fifo_stall: u32,
 }
 
 /// A mote's [`CpuSpec`] delays at its own clock, ns.
@@ -209,6 +212,10 @@ struct Frame {
     ack: bool,
     dest: u16,
     airtime: u64,
+    /// Its MPDU, bytes.
+    mpdu: u32,
+    /// When its first symbol went on the air, ns.
+    start_ns: u64,
     fate: Fate,
     receivers: Vec<u16>,
     interfered: Vec<u16>,
@@ -444,6 +451,7 @@ impl Mesh {
                     },
                     cpu: CpuNs::at(&spec.cpu, spec.cpu_clocks_hz.get(i).copied().unwrap_or(CPU_REFERENCE_HZ)),
                     ack_wait: None,
+                    fifo_stall: 0,
                 }
             })
             .collect();
@@ -459,6 +467,8 @@ impl Mesh {
                 ack: false,
                 dest: NONE,
                 airtime: 0,
+                mpdu: 0,
+                start_ns: 0,
                 fate: Fate::Pending,
                 receivers: Vec::with_capacity(links.of(i).len()),
                 interfered: Vec::with_capacity(links.of(i).len() + interferes.of(i).len()),
@@ -757,11 +767,15 @@ impl Mesh {
 
     /// A data frame goes on the air after the turnaround.
     fn transmit<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) {
+        if self.nodes[n].rx_from != NONE {
+            self.nodes[n].rx_ok = false; // half duplex: the reception in progress is lost
+                                         // (a ContikiMAC sender's CCAs before a strobe: modelled on nullrdc motes only)
+            if self.spec.partial_frame_stall && !self.nodes[n].cm {
+                self.keep_partial_frame(now, n);
+            }
+        }
         let node = &mut self.nodes[n];
         node.transmitting = true;
-        if node.rx_from != NONE {
-            node.rx_ok = false; // half duplex: the reception in progress is lost
-        }
         let motes = self.spec.nodes.len();
         let external = if p.from.index() >= motes {
             External::Source
@@ -789,6 +803,7 @@ impl Mesh {
         f.ack = false;
         f.dest = nh;
         f.airtime = airtime;
+        f.mpdu = mpdu;
         f.fate = Fate::Pending;
         let turnaround_ns = self.spec.radio.tx_turnaround_us as u64 * 1000;
         sched.wake(Instant::from_nanos(now + turnaround_ns), MeshEvent::FrameStart(n as u16));
@@ -798,6 +813,7 @@ impl Mesh {
         let p_tx = self.spec.radio.success_ratio_tx;
         let visible = p_tx >= 1.0 || unit(&mut self.nodes[s].tx_rng) <= p_tx;
         let f = &mut self.frames[s];
+        f.start_ns = now;
         if !visible {
             f.fate = Fate::Lost(Cause::TxFail);
         } else {
@@ -1021,6 +1037,8 @@ impl Mesh {
             if !is_control(&p) {
                 self.nodes[dest].stats.duplicates += 1;
             }
+        } else if arrived && self.stalled(dest, self.frames[s].mpdu) {
+            lost = Some(Cause::RxStall);
         } else if arrived {
             let fifo = self.spec.cpu.rx_fifo_frames;
             let d = &mut self.nodes[dest];
@@ -1070,6 +1088,7 @@ impl Mesh {
         f.ack = true;
         f.dest = to;
         f.airtime = self.spec.airtime_ns(contikimac::ACK_MPDU);
+        f.mpdu = contikimac::ACK_MPDU;
         f.fate = Fate::Pending;
         sched.wake(Instant::from_nanos(now), MeshEvent::FrameStart(n as u16));
     }
@@ -1114,7 +1133,10 @@ impl Mesh {
             let r = self.heard[i] as usize;
             // beside ContikiMAC: a strobing radio loses it, a listening one takes it and sleeps
             let lost = self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, r);
-            if lost || !self.rpl_fresh_broadcast(s, r, &p) || self.nodes[r].rx_pending >= fifo {
+            if lost || self.stalled(r, self.frames[s].mpdu) {
+                continue;
+            }
+            if !self.rpl_fresh_broadcast(s, r, &p) || self.nodes[r].rx_pending >= fifo {
                 continue;
             }
             let rn = &mut self.nodes[r];
@@ -1123,6 +1145,36 @@ impl Mesh {
             self.push_job(now, r, Job::Rx(p), sched);
         }
         self.heard.clear();
+    }
+
+    /// MSPSim's CC2420: `n` starts to transmit while it receives: the bytes received so far
+    /// (after the preamble and SFD: the length byte and the MPDU's first bytes) stay in its RX
+    /// FIFO; past 128 bytes the FIFO overflows and the driver flushes it.
+    fn keep_partial_frame(&mut self, now: u64, n: usize) {
+        let f = &self.frames[self.nodes[n].rx_from as usize];
+        let on_air = (now.saturating_sub(f.start_ns) / frame::BYTE_NS) as u32;
+        // preamble (4) and SFD (1) are not stored; the length byte and the MPDU are
+        let kept = on_air.saturating_sub(5).min(f.mpdu + 1);
+        let node = &mut self.nodes[n];
+        node.fifo_stall = match node.fifo_stall + kept {
+            b if b > RX_FIFO_BYTES => 0,
+            b => b,
+        };
+    }
+
+    /// MSPSim's CC2420: whether a frame of `mpdu` bytes that `r`'s radio takes is lost behind a
+    /// partial frame (it is stored but never signalled; one that overflows the FIFO is lost and
+    /// the driver flushes the FIFO).
+    fn stalled(&mut self, r: usize, mpdu: u32) -> bool {
+        let node = &mut self.nodes[r];
+        if node.fifo_stall == 0 {
+            return false;
+        }
+        node.fifo_stall += mpdu + 1;
+        if node.fifo_stall > RX_FIFO_BYTES {
+            node.fifo_stall = 0;
+        }
+        true
     }
 
     fn is_csma(&self, n: usize) -> bool {

@@ -20,6 +20,7 @@ pub(crate) enum Cause {
     OutOfRange,
     Asleep,
     NoAck,
+    RxStall,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -55,6 +56,10 @@ pub struct Drops {
     /// ContikiMAC under nullmac: the strobe ended without an ACK.
     #[serde(skip_serializing_if = "is_zero")]
     pub noack: u64,
+    /// MSPSim's CC2420: the receiver's RX FIFO held a partial frame, and its driver heard of no
+    /// later frame until the FIFO overflowed ([`super::MeshSpec::partial_frame_stall`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rx_stall: u64,
 }
 
 impl Drops {
@@ -72,13 +77,20 @@ impl Drops {
             Cause::OutOfRange => &mut self.out_of_range,
             Cause::Asleep => &mut self.asleep,
             Cause::NoAck => &mut self.noack,
+            Cause::RxStall => &mut self.rx_stall,
         };
         *c += 1;
     }
 
     /// Losses of frames this node sent.
     pub fn frame_losses(&self) -> u64 {
-        self.collision + self.rx_overflow + self.tx_fail + self.rx_fail + self.out_of_range + self.asleep
+        self.collision
+            + self.rx_overflow
+            + self.tx_fail
+            + self.rx_fail
+            + self.out_of_range
+            + self.asleep
+            + self.rx_stall
     }
 
     /// Packets dropped at this node before a frame was sent.
@@ -105,6 +117,7 @@ impl Drops {
         self.out_of_range += o.out_of_range;
         self.asleep += o.asleep;
         self.noack += o.noack;
+        self.rx_stall += o.rx_stall;
     }
 
     pub(crate) fn is_empty(&self) -> bool {

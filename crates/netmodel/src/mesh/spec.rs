@@ -241,7 +241,20 @@ pub struct MeshSpec {
     pub cpu_clocks_hz: Vec<u32>,
     /// Every mote a Cooja mote on Cooja's own radio (None: Z1 or Sky motes on MSPSim's CC2420).
     pub cooja_mote: Option<CoojaMoteSpec>,
+    /// MSPSim's CC2420 (contiki-os/mspsim 47ae45c, `CC2420.java`), as Cooja emulates Z1 and Sky
+    /// motes: a reception cut short by the mote's own transmission leaves its bytes in the
+    /// 128-byte RX FIFO, and since MSPSim raises FIFOP for a completed frame only when the FIFO
+    /// held nothing before it (`rxFIFO.length() <= rxlen + 1`), Contiki's driver, which reads on
+    /// FIFOP, hears of no later frame: the frames the radio takes pile up behind the partial one,
+    /// lost, until one overflows the FIFO, which the driver flushes (FIFOP high with FIFO low).
+    /// Frames for other motes are rejected by address and leave nothing. (A CC2420 on a board
+    /// raises FIFOP by its threshold whatever the FIFO held: our reading is that the driver then
+    /// reads the partial frame, finds its length or CRC wrong and goes on; nothing stalls.)
+    pub partial_frame_stall: bool,
 }
+
+/// The RX FIFO of the CC2420, bytes.
+pub const RX_FIFO_BYTES: u32 = 128;
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
 /// `n` motes. Their packets cross a constant Internet delay and the border router host's serial

@@ -119,6 +119,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         pinned_parents: Vec::new(),
         rpl: None,
         cooja_mote: None,
+        partial_frame_stall: false,
         jitter_m: 0.0,
     }
 }
@@ -761,4 +762,29 @@ fn a_cooja_mote_s_csma_sends_again_what_was_not_acked() {
     assert!(s[1].duplicates > 0 && s[0].frames_sent > n, "{} duplicates, {} frames", s[1].duplicates, s[0].frames_sent);
     // every packet the client took was ACKed (half the ACKs reach nobody)
     assert_eq!(s[1].acks_sent, s[1].frames_received + s[1].duplicates);
+}
+
+#[test]
+fn mspsim_keeps_a_partial_frame_and_loses_the_frames_behind_it() {
+    // A (the root) and B 9.8 m apart: B hears A but does not sense it (carrier sense to
+    // R·80/85 = 9.41 m). A's packet to B: prepare 1 ms, turnaround, on the air 1.224–4.264 ms.
+    // B's own packet, sent at 0.5 ms, strobes at 1.5 ms while it receives A's frame: 0.276 ms
+    // of it, 8 bytes, of which the length byte and 3 of the MPDU went into the RX FIFO (after
+    // 4 bytes of preamble and the SFD). Both frames are lost (each radio was sending).
+    // A's next packets to B (89-byte MPDUs, 90 bytes in the FIFO): the first fills it to 93 bytes
+    // and is never signalled; the second overflows it (183 > 128), and the driver flushes; the
+    // third arrives.
+    let sends = [(0, 0, 1, 15), (500_000, 1, 0, 15), (10 * MS, 0, 1, 15), (20 * MS, 0, 1, 15), (30 * MS, 0, 1, 15)];
+    let mut s = spec(&[(0.0, 0.0), (9.8, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.partial_frame_stall = true;
+    let mut m = Mesh::new(s.clone(), 1, 0);
+    let h = run(&mut m, &sends);
+    let st = stats(&m);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![4]);
+    assert_eq!((st[0].drops.collision, st[0].drops.rx_stall, st[1].drops.collision), (1, 2, 1));
+    // MSPSim's rule off: the two are delivered
+    s.partial_frame_stall = false;
+    let mut m = Mesh::new(s, 1, 0);
+    let h = run(&mut m, &sends);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![2, 3, 4]);
 }

@@ -244,6 +244,12 @@ pub struct Stack {
     /// delays are given at) or `sky` (3.9 MHz).
     #[serde(skip_serializing_if = "is_z1")]
     pub mote: Mote,
+    /// MSPSim's CC2420 as Cooja emulates it: a reception cut short by the mote's own
+    /// transmission stays in the RX FIFO and the frames after it are lost until the FIFO
+    /// overflows (`netmodel::mesh::MeshSpec::partial_frame_stall`); on for the presets of Cooja
+    /// studies, off for hardware.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partial_frame_stall: bool,
     /// The border router's overrides.
     pub br: BrStack,
 }
@@ -280,6 +286,7 @@ impl Default for Stack {
             max_routes: 20,
             route_table_full: RouteTableFull::Refuse,
             mote: Mote::Z1,
+            partial_frame_stall: false,
             br: BrStack {
                 mac: Some(Mac::Csma),
                 queuebuf_num: Some(4),

@@ -202,6 +202,9 @@ impl LlnScenario {
                 return bad(key, "is the platform's on Cooja motes (stack.mote = \"cooja\": no CPU time, Cooja's 1-ms ticks): leave it unset");
             }
         }
+        if s.partial_frame_stall {
+            return bad("stack.partial_frame_stall", "is MSPSim's CC2420's; a Cooja mote's radio has none");
+        }
         Ok(Some(CoojaMoteSpec::MEASURED))
     }
 
@@ -443,6 +446,7 @@ impl LlnScenario {
             jitter_m: self.topology.jitter_m,
             cpu_clocks_hz,
             cooja_mote: cooja,
+            partial_frame_stall: s.partial_frame_stall,
             rpl: self.topology.rpl_control.then_some(RplSpec {
                 startup: self.topology.rpl_startup,
                 max_routes: MaxRoutes {
