@@ -183,7 +183,7 @@ fn accounting_holds_on(
     if contikimac {
         s.stack.rdc = lln::scenario::RdcName::Contikimac;
     }
-    s.stack.partial_frame_stall = stall;
+    s.stack.partial_frame_stall = stall && !cooja;
     if cooja {
         s.stack.mote = lln::scenario::Mote::Cooja;
         s.stack.br.rdc = Some(lln::scenario::RdcName::Nullrdc);

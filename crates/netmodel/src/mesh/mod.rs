@@ -20,7 +20,7 @@
 //!   cannot take a new frame, and a second frame destroys a reception in progress. A destroyed
 //!   reception keeps the radio busy until its frame ends (choice). Carrier sense: the channel is
 //!   busy at r while a frame from a sender within `cca_range_m` (derived from Cooja's signal
-//!   strengths and Contiki's −90 dBm CCA threshold: R·80/85) is on the air.
+//!   strengths, cut to whole dBm, and Contiki's −90 dBm CCA threshold: R·81/85) is on the air.
 //!   Or Cooja's MRM ([`mrm`]): reception by SNR with free-space loss, and its capture effect.
 //! * nullrdc: CCA at the strobe; busy → COLLISION, else 224 µs turnaround and the airtime; no
 //!   ACKs (Contiki 3.0 does not request them with nullrdc), so OK does not mean delivered.
@@ -1154,7 +1154,12 @@ impl Mesh {
         let f = &self.frames[self.nodes[n].rx_from as usize];
         let on_air = (now.saturating_sub(f.start_ns) / frame::BYTE_NS) as u32;
         // preamble (4) and SFD (1) are not stored; the length byte and the MPDU are
-        let kept = on_air.saturating_sub(5).min(f.mpdu + 1);
+        let mut kept = on_air.saturating_sub(5).min(f.mpdu + 1);
+        // a frame for another mote is rejected (its bytes taken back) once its destination
+        // address is in: the length byte, FCF, sequence number, PAN id, 8-byte address
+        if f.ack || (f.dest != BROADCAST && f.dest as usize != n && kept > 13) {
+            kept = 0;
+        }
         let node = &mut self.nodes[n];
         node.fifo_stall = match node.fifo_stall + kept {
             b if b > RX_FIFO_BYTES => 0,

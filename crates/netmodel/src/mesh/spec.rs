@@ -41,9 +41,12 @@ pub struct RadioSpec {
 
 impl RadioSpec {
     /// The carrier-sense range derived from Cooja's signal strengths (−10 − 85·d/R dBm within R)
-    /// and Contiki's CCA threshold (−90 dBm): R·80/85.
+    /// and Contiki's CCA threshold (−90 dBm): R·81/85. Cooja hands MSPSim's CC2420 the signal as
+    /// a whole number of dBm, cut towards zero (`Msp802154Radio`: `radio.setRSSI((int) avg)`),
+    /// and the channel is clear below the threshold: busy from −90.99… dBm up, i.e. closer than
+    /// R·81/85 (9.53 m at R = 10 m).
     pub fn derived_cca_range(tx_range_m: f64) -> f64 {
-        tx_range_m * 80.0 / 85.0
+        tx_range_m * 81.0 / 85.0
     }
 }
 

@@ -236,7 +236,7 @@ fn a_sender_that_senses_the_channel_busy_drops_under_nullmac_and_retries_under_c
 #[test]
 fn a_hidden_terminal_beyond_carrier_sense_range_collides() {
     // A (0, 0) and B (19, 0) both reach C (9.5, 0); they are 19 m apart: hidden from CCA
-    // (9.41 m) but within each other's interference range
+    // (9.53 m) but within each other's interference range
     let mut m = mesh(&[(9.5, 0.0), (0.0, 0.0), (19.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
     let h = run(&mut m, &[(0, 1, 0, 15), (MS, 2, 0, 15)]);
     assert!(h.delivered.is_empty(), "B's CCA was clear, its frame destroyed A's reception at C");
@@ -434,7 +434,7 @@ fn contikimac_strobes_until_the_wakeup_then_learns_the_phase() {
     assert_eq!(s[1].radio_on_ns, 2 * 244_140 + 12 * 122_070 + strobes);
 }
 
-/// B 9.7 m from A: within range (10 m) but beyond carrier sense (10·80/85 = 9.41 m), so A's
+/// B 9.7 m from A: within range (10 m) but beyond carrier sense (10·81/85 = 9.53 m), so A's
 /// wake-ups never sense B's copies. B (nullmac) strobes until the strobe time is over: copies every
 /// 224 µs + 3040 µs + 396 728 ns = 3 660 728 ns from t0 = 1 ms + 6 CCAs; the gap after copy k ends
 /// at t0 + (k + 1)·3 660 728, the first at or past t0 + 127 441 406 is k + 1 = 35: NOACK after 35
@@ -767,7 +767,7 @@ fn a_cooja_mote_s_csma_sends_again_what_was_not_acked() {
 #[test]
 fn mspsim_keeps_a_partial_frame_and_loses_the_frames_behind_it() {
     // A (the root) and B 9.8 m apart: B hears A but does not sense it (carrier sense to
-    // R·80/85 = 9.41 m). A's packet to B: prepare 1 ms, turnaround, on the air 1.224–4.264 ms.
+    // R·81/85 = 9.53 m). A's packet to B: prepare 1 ms, turnaround, on the air 1.224–4.264 ms.
     // B's own packet, sent at 0.5 ms, strobes at 1.5 ms while it receives A's frame: 0.276 ms
     // of it, 8 bytes, of which the length byte and 3 of the MPDU went into the RX FIFO (after
     // 4 bytes of preamble and the SFD). Both frames are lost (each radio was sending).

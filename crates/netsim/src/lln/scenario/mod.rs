@@ -43,7 +43,7 @@ pub struct Radio {
     pub success_ratio_tx: f64,
     /// Cooja's RX success ratio (at distance R).
     pub success_ratio_rx: f64,
-    /// Carrier-sense range, m, or `"derived"` (R·80/85).
+    /// Carrier-sense range, m, or `"derived"` (R·81/85).
     pub cca_range_m: Derivable,
     /// Transmit strobe to first symbol, µs.
     pub tx_turnaround_us: u32,
@@ -248,7 +248,6 @@ pub struct Stack {
     /// transmission stays in the RX FIFO and the frames after it are lost until the FIFO
     /// overflows (`netmodel::mesh::MeshSpec::partial_frame_stall`); on for the presets of Cooja
     /// studies, off for hardware.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub partial_frame_stall: bool,
     /// The border router's overrides.
     pub br: BrStack,
@@ -286,7 +285,7 @@ impl Default for Stack {
             max_routes: 20,
             route_table_full: RouteTableFull::Refuse,
             mote: Mote::Z1,
-            partial_frame_stall: false,
+            partial_frame_stall: true,
             br: BrStack {
                 mac: Some(Mac::Csma),
                 queuebuf_num: Some(4),
@@ -740,6 +739,11 @@ impl Default for LlnScenario {
             ("weak_max_retransmissions", "4"),
             ("strong_reset_after", "3"),
             ("blind_max", "32"),
+            // Full Backoff and GST as the NITK author's code does them (coap-cc's `full_backoff`)
+            ("carry_dither", "true"),
+            ("fb2_floor", "ack_timeout"),
+            ("gst_count_reset", "never"),
+            ("gst_divisor", "u64"),
         ];
         LlnScenario {
             name: "nitk-gst-cooja".into(),

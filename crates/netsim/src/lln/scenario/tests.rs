@@ -136,7 +136,7 @@ fn the_platform_sets_each_mote_s_cpu_clock() {
 #[test]
 fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
     use netmodel::mesh::CoojaMoteSpec;
-    let cooja = "[stack]\nmote = \"cooja\"\n[stack.br]\nrdc = \"nullrdc\"\n";
+    let cooja = "[stack]\nmote = \"cooja\"\npartial_frame_stall = false\n[stack.br]\nrdc = \"nullrdc\"\n";
     let m = LlnScenario::from_toml(cooja).unwrap().resolve().unwrap().mesh;
     assert_eq!(m.cooja_mote, Some(CoojaMoteSpec::MEASURED));
     // no CPU time but Cooja's ticks; no turnaround; busy above −95 dBm: within R
@@ -153,7 +153,7 @@ fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
     assert!(e("[stack]\nmote = \"cooja\"\nrx_process_us = 10\n[stack.br]\nrdc = \"nullrdc\"\n")
         .contains("stack.rx_process_us"));
     // the default border router runs ContikiMAC, which a Cooja mote's platform does not
-    assert!(e("[stack]\nmote = \"cooja\"\n").contains("stack.rdc"));
+    assert!(e("[stack]\nmote = \"cooja\"\npartial_frame_stall = false\n").contains("stack.rdc"));
     assert!(e("[stack.br]\nmote = \"cooja\"\n").contains("stack.br.mote"));
 }
 
