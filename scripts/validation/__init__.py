@@ -1,0 +1,1 @@
+"""The sections of docs/validation.md that scripts/validate-cooja writes beyond its first ones."""
