@@ -83,6 +83,9 @@ pub struct Compression {
     pub context_matches_lln_prefix: bool,
     /// Contiki's RPL Hop-by-Hop option in every unicast UDP packet.
     pub rpl_hbh_option: bool,
+    /// Link-local addresses (a mesh without a border router, one hop): both are derived from
+    /// the link addresses and elided, with no context byte.
+    pub link_local: bool,
 }
 
 /// Where on its path a hop is.
@@ -121,7 +124,9 @@ impl Compression {
         let mut n = 2; // dispatch + IPHC base
         n += u32::from(self.rpl_hbh_option); // next header inline unless UDP
         n += u32::from(!hop.originated); // hop limit 63, 62, ... inline
-        if self.context_matches_lln_prefix {
+        if self.link_local {
+            // fe80:: addresses from the sender's and the receiver's link addresses: 0 bytes
+        } else if self.context_matches_lln_prefix {
             n += 1; // CID byte (the mote's address uses the context)
                     // an address outside the mesh is inline; a mote's costs 0 when it is this hop's
                     // link address (the sender as source, the next hop as destination), else 8
@@ -205,8 +210,9 @@ impl Frames {
 mod tests {
     use super::*;
 
-    const NITK: Compression = Compression { context_matches_lln_prefix: false, rpl_hbh_option: true };
-    const CTX: Compression = Compression { context_matches_lln_prefix: true, rpl_hbh_option: true };
+    const NITK: Compression =
+        Compression { context_matches_lln_prefix: false, rpl_hbh_option: true, link_local: false };
+    const CTX: Compression = Compression { context_matches_lln_prefix: true, rpl_hbh_option: true, link_local: false };
     const ORIGIN_LAST: HopPlace = HopPlace::local(true, true);
     const ORIGIN: HopPlace = HopPlace::local(true, false);
     const MIDDLE: HopPlace = HopPlace::local(false, false);
@@ -295,7 +301,7 @@ mod tests {
 
     #[test]
     fn without_the_hbh_option_udp_is_nhc_compressed() {
-        let c = Compression { context_matches_lln_prefix: false, rpl_hbh_option: false };
+        let c = Compression { context_matches_lln_prefix: false, rpl_hbh_option: false, link_local: false };
         assert_eq!(c.iphc_bytes(ORIGIN), 2 + 32); // next header compressed
         assert_eq!(c.frames(ORIGIN, 15).lowpan_payload(), 34 + 7 + 15);
     }

@@ -293,9 +293,16 @@ impl MeshSpec {
         }
     }
 
-    /// The border router (the RPL root; the first mote if none is named).
+    /// The border router (the RPL root); without one, the server of a link-local star (routes
+    /// are then its one-hop links).
     pub fn root(&self) -> usize {
-        self.nodes.iter().position(|x| x.role == Role::BorderRouter).unwrap_or(0)
+        let role = |r: Role| self.nodes.iter().position(|x| x.role == r);
+        role(Role::BorderRouter).or_else(|| role(Role::Server)).unwrap_or(0)
+    }
+
+    /// Whether the motes talk over link-local addresses, one hop, without a border router.
+    pub fn link_local(&self) -> bool {
+        !self.nodes.iter().any(|x| x.role == Role::BorderRouter)
     }
 
     /// The motes' starting positions.

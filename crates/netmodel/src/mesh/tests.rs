@@ -71,7 +71,7 @@ fn run_until(mesh: &mut Mesh, sends: &[(u64, u32, u32, u32)], until: u64) -> Har
     h
 }
 
-const NITK: Compression = Compression { context_matches_lln_prefix: false, rpl_hbh_option: true };
+const NITK: Compression = Compression { context_matches_lln_prefix: false, rpl_hbh_option: true, link_local: false };
 
 fn radio(p_tx: f64, p_rx: f64) -> RadioSpec {
     RadioSpec {

@@ -252,7 +252,8 @@ pub fn assign_servers(nodes: &[NodeSpec]) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// Checks a layout: ids 1..=n in order, exactly one border router, finite positions.
+/// Checks a layout: ids 1..=n in order, finite positions, and one border router, or none and one
+/// server (a link-local star: its clients talk to the server over one hop, without RPL).
 pub fn validate(nodes: &[NodeSpec]) -> Result<(), String> {
     if nodes.len() < 2 || nodes.len() > 4096 {
         return Err("topology: a mesh has 2 to 4096 motes".into());
@@ -270,8 +271,11 @@ pub fn validate(nodes: &[NodeSpec]) -> Result<(), String> {
         }
     }
     let roots = nodes.iter().filter(|n| n.role == Role::BorderRouter).count();
-    if roots != 1 {
-        return Err(format!("topology: exactly one border_router needed (found {roots})"));
+    if roots > 1 {
+        return Err(format!("topology: at most one border_router (found {roots})"));
+    }
+    if roots == 0 && nodes.iter().filter(|n| n.role == Role::Server).count() != 1 {
+        return Err("topology: without a border_router (link-local, one hop) exactly one server is needed".into());
     }
     Ok(())
 }

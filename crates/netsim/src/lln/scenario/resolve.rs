@@ -245,9 +245,12 @@ impl LlnScenario {
             _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
         };
         let s = &self.stack;
+        let nodes = self.nodes()?;
+        // the border router, if there is one (none: a link-local star, the stack.br keys unused)
+        let br = nodes.iter().position(|n| n.role == topology::Role::BorderRouter);
         let motes_cm = s.rdc == RdcName::Contikimac;
-        let br_cm = s.br.rdc.map_or(motes_cm, |r| r == RdcName::Contikimac);
-        if s.br.keep_radio_on && !br_cm {
+        let br_cm = br.is_some() && s.br.rdc.map_or(motes_cm, |r| r == RdcName::Contikimac);
+        if br.is_some() && s.br.keep_radio_on && !br_cm {
             return bad("stack.br.keep_radio_on", "needs the border router's rdc to be \"contikimac\"");
         }
         let contikimac = if motes_cm || br_cm {
@@ -265,22 +268,21 @@ impl LlnScenario {
         if s.rx_fifo_frames == 0 {
             return bad("stack.rx_fifo_frames", "must be at least 1");
         }
-        let nodes = self.nodes()?;
-        let root = nodes.iter().position(|n| n.role == topology::Role::BorderRouter).unwrap_or(0);
         let mote_mac = self.mac(s.mac, s.queuebuf_num);
         let br_mac = self.mac(s.br.mac.unwrap_or(s.mac), s.br.queuebuf_num.unwrap_or(s.queuebuf_num));
-        let macs = (0..nodes.len()).map(|i| if i == root { br_mac } else { mote_mac }).collect();
+        let is_br = |i: usize| br == Some(i);
+        let macs = (0..nodes.len()).map(|i| if is_br(i) { br_mac } else { mote_mac }).collect();
         let rdc = |cm: bool, kept: bool| match (cm, kept) {
             (false, _) => Rdc::Nullrdc,
             (true, false) => Rdc::Contikimac,
             (true, true) => Rdc::ContikimacKeptOn,
         };
         let rdcs = (0..nodes.len())
-            .map(|i| if i == root { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
+            .map(|i| if is_br(i) { rdc(br_cm, s.br.keep_radio_on) } else { rdc(motes_cm, false) })
             .collect();
         let mote_hz = s.mote.clock_hz();
         let br_hz = s.br.mote.map_or(mote_hz, Mote::clock_hz);
-        let cpu_clocks_hz = (0..nodes.len()).map(|i| if i == root { br_hz } else { mote_hz }).collect();
+        let cpu_clocks_hz = (0..nodes.len()).map(|i| if is_br(i) { br_hz } else { mote_hz }).collect();
         let w = &self.workload;
         let traffic = w.traffic()?;
         let collect = match &traffic {
@@ -357,8 +359,39 @@ impl LlnScenario {
         }
         let request_bytes = encoded_len(request.code, w.token_len, &request.options, &request.payload);
         let response_bytes = encoded_len(response.code, w.token_len, &response.options, &response.payload);
-        let compression =
-            Compression { context_matches_lln_prefix: s.context_matches_lln_prefix, rpl_hbh_option: s.rpl_hbh_option };
+        let link_local = !nodes.iter().any(|n| n.role == topology::Role::BorderRouter);
+        if link_local {
+            // a link-local star: no RPL, one hop
+            if self.topology.rpl_control || s.rpl_hbh_option {
+                return bad(
+                    "topology",
+                    "without a border_router there is no RPL: set topology.rpl_control = false, \
+                     topology.rpl_startup = false and stack.rpl_hbh_option = false",
+                );
+            }
+            if self.cloud.is_some() {
+                return bad("cloud", "needs a border_router");
+            }
+            let server = nodes.iter().find(|n| n.role == topology::Role::Server).expect("validated: one server");
+            let reach = r.tx_range_m + netmodel::mesh::RANGE_EPSILON_M;
+            if let Some(c) =
+                nodes.iter().find(|n| n.role != topology::Role::Server && topology::distance(n, server) > reach)
+            {
+                return bad(
+                    "topology",
+                    &format!(
+                        "without a border_router motes talk over link-local addresses, one hop: mote {} is {:.2} m from the server, beyond radio.tx_range_m",
+                        c.id,
+                        topology::distance(c, server)
+                    ),
+                );
+            }
+        }
+        let compression = Compression {
+            context_matches_lln_prefix: s.context_matches_lln_prefix,
+            rpl_hbh_option: s.rpl_hbh_option,
+            link_local,
+        };
         // the largest frame: a forwarded packet in the middle of its path
         let middle = HopPlace::local(false, false);
         for (what, bytes) in [("request", request_bytes), ("response", response_bytes)] {
@@ -398,6 +431,7 @@ impl LlnScenario {
         let (cloud, clients) = match &self.cloud {
             // every mote sends to the collector, the border router
             None if collect.is_some() => {
+                let Some(root) = br else { return bad("workload.collect", "needs a border_router (the collector)") };
                 let c: Vec<(u32, u32)> =
                     (0..nodes.len() as u32).filter(|&k| k as usize != root).map(|k| (k, root as u32)).collect();
                 (None, c)

@@ -157,6 +157,36 @@ fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
     assert!(e("[stack.br]\nmote = \"cooja\"\n").contains("stack.br.mote"));
 }
 
+/// A star of clients around their server with no border router (the precompiled CoCoA and
+/// CoCoA++ clients talk to a link-local server address, one hop, no RPL).
+const STAR: &str = "[stack]\nrpl_hbh_option = false\n[topology]\nrpl_control = false\nrpl_startup = false\n\
+    nodes = [{ id = 1, role = \"server\", x = 0.0, y = 0.0 }, { id = 2, role = \"client\", x = 6.0, y = 0.0 }, \
+    { id = 3, role = \"client\", x = 0.0, y = 6.0 }, { id = 4, role = \"client\", x = -6.0, y = 0.0 }]\n";
+
+#[test]
+fn a_link_local_star_needs_no_border_router() {
+    let res = LlnScenario::from_toml(STAR).unwrap().resolve().unwrap();
+    let m = &res.mesh;
+    assert!(m.link_local() && m.compression.link_local);
+    assert_eq!(res.clients, vec![(1, 0), (2, 0), (3, 0)]);
+    // one hop each way, and no mote runs the border router's ContikiMAC
+    let routes = m.routes();
+    assert!((1..4).all(|c| routes.hops(c, 0) == Some(1) && routes.hops(0, c) == Some(1)));
+    assert!((0..4).all(|i| m.rdc(i) == netmodel::mesh::Rdc::Nullrdc));
+    // the IPv6 header takes 2 bytes (both fe80:: addresses elided, no context byte), UDP 7
+    let hop = netmodel::mesh::frame::HopPlace::local(true, true);
+    assert_eq!(m.compression.iphc_bytes(hop) + m.compression.transport_bytes(), 2 + 7);
+    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    assert!(e(&STAR.replace("x = -6.0", "x = -12.0")).contains("mote 4 is 12.00 m from the server"));
+    assert!(e(&STAR.replace("rpl_control = false", "rpl_control = true")).contains("no RPL"));
+    assert!(e(&STAR.replace("role = \"server\"", "role = \"client\"")).contains("exactly one server"));
+    // and it runs: every client's exchanges complete
+    let mut s = LlnScenario::from_toml(STAR).unwrap();
+    s.duration_s = 60.0;
+    let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+    assert!(r.exchanges.iter().filter(|x| x.rtt_ns.is_some()).count() > 100);
+}
+
 #[test]
 fn spacing_scales_a_layout_and_jitter_is_checked() {
     // grid3x3_ideal's mote 2 is at (−10, 10): at 9 m spacing (−9, 9)
