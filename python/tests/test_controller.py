@@ -45,7 +45,10 @@ def test_default_coap_in_python_gives_the_builtins_results_to_the_bit(keys):
 def test_default_coap_in_python_gives_the_builtins_results_on_a_mesh(preset, params):
     r = coapcc.sim(preset=preset, cc=["default", DefaultCoap], duration=120.0, reps=2)
     builtin, python = r.summary["runs"]
-    assert builtin["scenario"]["cc"].partition(":")[2] == python["scenario"]["cc"].partition(":")[2] == params
+    # the preset's keys the Python class has, the same; the built-in's carry keys (which
+    # DefaultCoAP itself, carrying nothing, never reads) only on the built-in
+    assert python["scenario"]["cc"].partition(":")[2] == params
+    assert builtin["scenario"]["cc"].partition(":")[2].startswith(params)
     assert builtin["exchanges"] > 0
     assert numbers(python) == numbers(builtin)
 

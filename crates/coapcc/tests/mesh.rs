@@ -58,7 +58,15 @@ fn a_mesh_preset_runs_its_algorithms_with_the_mesh_metrics() {
             assert!(r[key].is_number(), "{key}");
         }
         assert!(r["exchange_duration_s"]["p90"].is_number());
-        assert!(r["rto_s"]["mean"].as_f64().unwrap() >= 3.0, "Erbium's first timer is at least 3 s");
+        let rto = &r["rto_s"];
+        if r["scenario"]["cc"].as_str().unwrap().starts_with("gst:") {
+            // the preset's GST divides as the author's Z1 build does: after 64 clean exchanges
+            // the 64-bit quotient by zero is all ones and the timer wraps to the random part
+            // (below 3 s x 0.5) less one tick, so most timers are short
+            assert!(rto["p10"].as_f64().unwrap() < 1.5, "{rto}");
+        } else {
+            assert!(rto["p10"].as_f64().unwrap() >= 3.0, "Erbium's first timer is at least 3 s: {rto}");
+        }
         assert_eq!(r["network"]["model"], "mesh");
         assert_eq!(r["network"]["nodes"].as_array().unwrap().len(), 9);
         assert_eq!(r["network"]["routes"].as_array().unwrap().len(), 7);
