@@ -13,7 +13,14 @@
 //!   else nothing is sent; a notification or a retransmission that does not fit is not sent,
 //!   and its observation or separate response ends.
 //! * A source is verified, and sent to without limit for `echo_lifetime` (60 s), when it
-//!   returns a fresh Echo value of ours, or acknowledges (ACK or RST) a CON we sent it.
+//!   returns a fresh Echo value of ours, or acknowledges (ACK or RST) a CON we sent it. Neither
+//!   can be guessed off-path: the Echo value is a keyed hash, and a guarded endpoint's Message
+//!   IDs are its counter plus a keyed per-address offset, so an attacker that reads its own
+//!   Message IDs learns nothing of a victim's; and a source whose ACKs and RSTs name
+//!   [`ACK_GUESSES`] Message IDs that match nothing outstanding in a window is verified by
+//!   none of its acknowledgements until the window ends (a blind sweep of the 65,536 IDs
+//!   succeeds with probability about 2^-13 per window and address, not 1). An acknowledgement
+//!   from a source without an account (the table full) verifies nothing either.
 //! * An account lasts one `echo_lifetime` from the source's first datagram, then starts afresh.
 //!   Over T seconds a source that never proves anything is sent at most factor × what it sent
 //!   + allowance × ⌈T / echo_lifetime⌉.
@@ -40,7 +47,15 @@ use crate::Config;
 struct Account {
     received: u64,
     sent: u64,
+    /// ACKs and RSTs that matched nothing outstanding.
+    guesses: u32,
 }
+
+/// Acknowledgements matching nothing that a source may send in one window before none of its
+/// acknowledgements verifies it: a few for the legitimate late duplicate (an ACK of a CON
+/// retransmitted because the first ACK was slow), few enough that guessing a 16-bit Message ID
+/// stays hopeless.
+pub const ACK_GUESSES: u32 = 4;
 
 /// The amplification limit's state (made at the first datagram of an endpoint that limits).
 #[derive(Debug)]
@@ -121,6 +136,28 @@ impl<A: Ord + Clone> Guard<A> {
         self.verified_order.push_back((now, key));
     }
 
+    /// `peer` acknowledged (ACK or RST) a CON we sent it: verified, unless its source has
+    /// guessed too often in this window or has no account (then nothing). Whether it is
+    /// verified now.
+    pub fn acknowledged(&mut self, now: Instant, cfg: &Config, peer: &A) -> bool {
+        let key = (self.source_key)(peer);
+        let ok = self.is_verified(now, cfg, peer)
+            || self.accounts.get(&key).is_some_and(|a| a.guesses < ACK_GUESSES);
+        if ok {
+            self.verify(now, cfg, peer);
+        }
+        ok
+    }
+
+    /// `peer` sent an ACK or RST whose Message ID matched nothing outstanding: a guess.
+    pub fn guessed(&mut self, now: Instant, cfg: &Config, peer: &A) {
+        self.expire(now, cfg);
+        let key = (self.source_key)(peer);
+        if let Some(a) = self.accounts.get_mut(&key) {
+            a.guesses = a.guesses.saturating_add(1);
+        }
+    }
+
     /// `len` bytes received from `peer`.
     pub fn received(&mut self, now: Instant, cfg: &Config, peer: &A, len: usize) {
         self.expire(now, cfg);
@@ -128,7 +165,7 @@ impl<A: Ord + Clone> Guard<A> {
         if let Some(a) = self.accounts.get_mut(&key) {
             a.received += len as u64;
         } else if self.accounts.len() < cfg.max_accounts && !self.is_verified(now, cfg, peer) {
-            self.accounts.insert(key.clone(), Account { received: len as u64, sent: 0 });
+            self.accounts.insert(key.clone(), Account { received: len as u64, sent: 0, guesses: 0 });
             self.account_order.push_back((now, key));
         }
     }
@@ -240,6 +277,30 @@ mod tests {
         g.received(t(60), &c, &3, 10);
         assert_eq!(g.accounts(), 1);
         assert!(g.admit(t(60), &c, &3, 130, 10));
+    }
+
+    #[test]
+    fn acknowledgements_verify_until_the_source_has_guessed_too_often() {
+        let (c, mut g) = (cfg(), Guard::new(same::<u8>));
+        // no account (never sent anything counted): an acknowledgement proves nothing
+        assert!(!g.acknowledged(t(0), &c, &1));
+        g.received(t(0), &c, &1, 4);
+        g.received(t(0), &c, &2, 4);
+        // source 1 matches at once: verified
+        assert!(g.acknowledged(t(0), &c, &1));
+        assert!(g.is_verified(t(0), &c, &1));
+        // source 2 names four IDs that match nothing, then one that matches: not verified
+        for _ in 0..ACK_GUESSES {
+            g.guessed(t(1), &c, &2);
+        }
+        assert!(!g.acknowledged(t(1), &c, &2));
+        assert!(!g.is_verified(t(1), &c, &2));
+        // three guesses leave a source its acknowledgement: the budget is four per window
+        g.received(t(60), &c, &2, 4);
+        for _ in 0..ACK_GUESSES - 1 {
+            g.guessed(t(60), &c, &2);
+        }
+        assert!(g.acknowledged(t(60), &c, &2), "a new window, a new budget");
     }
 
     #[test]

@@ -292,3 +292,84 @@ fn an_echo_lifts_the_limit_for_its_source() {
     }
     assert!(s.sent[1] > s.bound(1));
 }
+
+/// The Message IDs of the CON notifications the server sent to `to` from `from_index` on.
+fn con_mids(s: &Server, to: u8, from_index: usize) -> Vec<u16> {
+    s.out[from_index..]
+        .iter()
+        .filter(|(dest, _)| *dest == to)
+        .filter_map(|(_, d)| Message::decode(d).ok().filter(|m| m.ty == MessageType::Con).map(|m| m.message_id))
+        .collect()
+}
+
+#[test]
+fn spoofed_acknowledgements_predicted_from_the_attackers_own_ids_verify_nothing() {
+    // the attacker (2) observes for itself and reads its CON notifications' Message IDs; it
+    // registers the victim (1) and acknowledges, as the victim, the IDs next to its own (with
+    // one counter for every address the victim's notification takes the ID after or before
+    // the attacker's), then every ID within 150 of its own (the probe's 279 ACKs)
+    let mut s = Server::new();
+    s.send(2, &request(Code::GET, 1, "t", &[(registry::OBSERVE, &[])], b""));
+    s.send(1, &request(Code::GET, 1, "t", &[(registry::OBSERVE, &[])], b""));
+    let mut spoofed = 0;
+    for _ in 0..40 {
+        let before = s.out.len();
+        s.run(1.0);
+        for own in con_mids(&s, 2, before) {
+            s.send(2, &Message::empty(MessageType::Ack, own).to_vec().unwrap());
+            let near = [own.wrapping_add(1), own.wrapping_sub(1)];
+            let sweep = (0..=300u16).map(|d| own.wrapping_sub(150).wrapping_add(d));
+            for guess in near.into_iter().chain(sweep) {
+                s.send(1, &Message::empty(MessageType::Ack, guess).to_vec().unwrap());
+                spoofed += 1;
+            }
+        }
+    }
+    assert!(spoofed > 1000, "{spoofed}");
+    assert!(s.ep.source_is_verified(s.now, &2), "the attacker's own acknowledgements verify it");
+    assert!(!s.ep.source_is_verified(s.now, &1), "the victim was never verified");
+    // what went to the victim: at most 3 × what came "from" it (the attacker's spoofed ACKs
+    // included: the attack costs the attacker a third of what the victim receives) + the
+    // allowance
+    assert!(s.sent[1] <= s.bound(1), "{} > {}", s.sent[1], s.bound(1));
+}
+
+#[test]
+fn a_blind_sweep_of_every_message_id_verifies_nothing() {
+    // the victim (1) registered by the attacker, then all 65,536 Message IDs acknowledged in its
+    // name while a CON notification to it is outstanding: the fourth that matches nothing ends
+    // the source's chances for the window, whatever matches later
+    let mut s = Server::new();
+    s.send(1, &request(Code::GET, 1, "t", &[(registry::OBSERVE, &[])], b""));
+    s.run(6.5); // notifications every second: the sixth, at 6 s, is confirmable
+    assert_eq!(con_mids(&s, 1, 0).len(), 1);
+    let dedup = s.ep.dedup_len();
+    for mid in 0..=u16::MAX {
+        s.send(1, &Message::empty(MessageType::Ack, mid).to_vec().unwrap());
+    }
+    assert!(!s.ep.source_is_verified(s.now, &1));
+    assert_eq!(s.ep.dedup_len(), dedup, "acknowledgements touch no deduplication entry");
+    // RSTs the same
+    let mut r = Server::new();
+    r.send(1, &request(Code::GET, 1, "t", &[(registry::OBSERVE, &[])], b""));
+    r.run(6.5);
+    for mid in 0..=u16::MAX {
+        r.send(1, &Message::empty(MessageType::Rst, mid).to_vec().unwrap());
+    }
+    assert!(!r.ep.source_is_verified(r.now, &1));
+}
+
+#[test]
+fn a_legitimate_observer_whose_ack_comes_twice_is_still_verified() {
+    // the ACK of a CON notification, then the same ACK again (a copy of the retransmission's):
+    // the second matches nothing, one guess, within the budget
+    let mut s = Server::new();
+    s.send(1, &request(Code::GET, 1, "t", &[(registry::OBSERVE, &[])], b""));
+    s.run(6.5);
+    let cons = con_mids(&s, 1, 0);
+    assert_eq!(cons.len(), 1);
+    for mid in cons.iter().chain(cons.iter()) {
+        s.send(1, &Message::empty(MessageType::Ack, *mid).to_vec().unwrap());
+    }
+    assert!(s.ep.source_is_verified(s.now, &1));
+}

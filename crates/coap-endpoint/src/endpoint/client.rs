@@ -62,8 +62,14 @@ where
         Ok(id)
     }
 
-    pub(super) fn alloc_mid(&mut self) -> u16 {
+    /// The next Message ID for `dest`: the counter, plus on a guarded endpoint (amplification
+    /// limit on) the address's keyed offset, so an off-path attacker cannot predict the IDs
+    /// another address is sent (whose acknowledgement verifies it).
+    pub(super) fn alloc_mid(&mut self, dest: &A) -> u16 {
         self.next_mid = self.next_mid.wrapping_add(1);
+        if self.cfg.amplification_factor.is_some() {
+            return self.next_mid.wrapping_add(self.mid_offset(dest));
+        }
         self.next_mid
     }
 
@@ -106,7 +112,7 @@ where
             let start = Start { outstanding: peer.outstanding, confirmable: req.confirmable };
             let timer = peer.cc.start(now, start, &mut self.rng);
             peer.outstanding += 1;
-            let mid = self.alloc_mid();
+            let mid = self.alloc_mid(dest);
             // a deregistration goes with its observation's token
             let token = match self.rare.obs_mut().and_then(|o| o.deregistering.remove(&id)) {
                 Some(t) => t,
@@ -215,11 +221,18 @@ where
         if con.is_some() {
             self.acknowledged_by(now, &from);
         }
-        if self.rare.obs().is_some() {
+        let mut matched = con.is_some();
+        if let Some(o) = self.rare.obs() {
+            matched |= o.observers.iter().any(|ob| ob.peer == from && ob.last_mid == Some(mid));
             let which = con.map_or(Err(mid), |c| Ok(token_of(&c.bytes)));
             self.drop_observers(&[(from.clone(), which)]);
         }
-        let Some(id) = self.keys.by_mid(&self.exchanges, &from, mid) else { return };
+        let Some(id) = self.keys.by_mid(&self.exchanges, &from, mid) else {
+            if !matched {
+                self.guessed_by(now, &from);
+            }
+            return;
+        };
         let Some(ex) = self.exchanges.get(&id) else { return }; // finished ones ignore RST
         let outstanding = match ex.phase {
             Phase::Waiting { timer, .. } => {
@@ -245,8 +258,9 @@ where
             // the ACK of one of our separate responses (or CON notifications): the source
             // receives what we send it
             let ours = self.srv.as_deref_mut().and_then(|s| s.separate.remove(&(from.clone(), msg.message_id)));
-            if ours.is_some() {
-                self.acknowledged_by(now, &from);
+            match ours {
+                Some(_) => self.acknowledged_by(now, &from),
+                None => self.guessed_by(now, &from),
             }
             return;
         };

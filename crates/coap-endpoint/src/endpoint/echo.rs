@@ -33,11 +33,47 @@ where
     }
 
     /// `from` acknowledged (ACK or RST) a CON we sent it: it receives what we send it, which
-    /// verifies it for the amplification limit as an Echo would.
+    /// verifies it for the amplification limit as an Echo would (unless it has been guessing
+    /// Message IDs: [`amplification::ACK_GUESSES`]).
     pub(super) fn acknowledged_by(&mut self, now: Instant, from: &A) {
         if self.cfg.amplification_factor.is_some() {
             let (g, cfg) = self.guard();
-            g.verify(now, cfg, from);
+            g.acknowledged(now, cfg, from);
+        }
+    }
+
+    /// `from` sent an ACK or RST that matched nothing outstanding: a guess, for the
+    /// amplification limit.
+    pub(super) fn guessed_by(&mut self, now: Instant, from: &A) {
+        if self.cfg.amplification_factor.is_some() {
+            let (g, cfg) = self.guard();
+            g.guessed(now, cfg, from);
+        }
+    }
+
+    /// The offset a guarded endpoint adds to its Message ID counter for `peer`: a keyed hash of
+    /// the address, so that the IDs one address sees (consecutive, as RFC 7252 §4.4 wants them
+    /// per endpoint) tell nothing of the IDs another is sent.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mid_offset(&mut self, peer: &A) -> u16 {
+        use core::hash::{Hash, Hasher};
+        let key = self.echo_key();
+        let mut h = std::hash::DefaultHasher::new();
+        (key, "message id", peer).hash(&mut h);
+        h.finish() as u16
+    }
+
+    /// The secret of the Echo values and Message ID offsets, drawn at its first use (an
+    /// endpoint that never uses it draws nothing from its RNG).
+    fn echo_key(&mut self) -> u64 {
+        match self.rare.guard().and_then(|g| g.echo_key) {
+            Some(key) => key,
+            None => {
+                let key = self.rng.next_u64();
+                self.guard().0.echo_key = Some(key);
+                key
+            }
         }
     }
 
@@ -91,14 +127,7 @@ where
     #[inline(never)]
     pub(super) fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
         use core::hash::{Hash, Hasher};
-        let key = match self.rare.guard().and_then(|g| g.echo_key) {
-            Some(key) => key,
-            None => {
-                let key = self.rng.next_u64();
-                self.guard().0.echo_key = Some(key);
-                key
-            }
-        };
+        let key = self.echo_key();
         let mut h = std::hash::DefaultHasher::new();
         (key, peer, secs).hash(&mut h);
         let mut v = [0u8; 12];
@@ -132,6 +161,13 @@ where
         let (g, cfg) = self.guard();
         g.verify(now, cfg, peer);
         true
+    }
+
+    /// Whether `peer`'s source counts as verified at `now` (it returned an Echo value of ours or
+    /// acknowledged a CON we sent it within `echo_lifetime`): sent to without the amplification
+    /// limit.
+    pub fn source_is_verified(&self, now: Instant, peer: &A) -> bool {
+        self.rare.guard().is_some_and(|g| g.is_verified(now, &self.cfg, peer))
     }
 
     /// Echo challenges sent (4.01 with Echo instead of a response that did not fit the

@@ -95,7 +95,7 @@ where
             if !last {
                 r.options.push((registry::OBSERVE, observe::encode(seq)));
             }
-            let mid = self.alloc_mid();
+            let mid = self.alloc_mid(&peer);
             let ty = if con { MessageType::Con } else { MessageType::Non };
             self.queue_response(&peer, ty, mid, token.as_slice(), &r, None);
             if !self.admit_last(now, &peer, 0) {

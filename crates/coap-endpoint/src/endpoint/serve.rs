@@ -36,7 +36,7 @@ where
                 // a duplicate: the same response again, echoing this transmission's token and
                 // number (if it fits the amplification limit: else nothing)
                 let ty = if con { MessageType::Ack } else { MessageType::Non };
-                let mid = if con { msg.message_id } else { self.alloc_mid() };
+                let mid = if con { msg.message_id } else { self.alloc_mid(&from) };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 self.admit_last(now, &from, request_len);
                 return;
@@ -107,7 +107,7 @@ where
                     resp
                 };
                 let (ty, mid) =
-                    if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid()) };
+                    if con { (MessageType::Ack, msg.message_id) } else { (MessageType::Non, self.alloc_mid(&from)) };
                 self.queue_shared(&from, ty, mid, msg.token, &resp, con.then_some(msg));
                 //= https://www.rfc-editor.org/rfc/rfc9175#section-2.4
                 //# ... a server ... SHOULD use the Echo option to verify the request source's address
@@ -210,8 +210,8 @@ where
             matches!(self.server_side().dedup.get(&d.peer, d.mid), Some(Cached::Deferred { ack_sent: true }));
         let (ty, mid) = match (d.con, ack_sent) {
             (true, false) => (MessageType::Ack, d.mid),
-            (true, true) => (MessageType::Con, self.alloc_mid()),
-            (false, _) => (MessageType::Non, self.alloc_mid()),
+            (true, true) => (MessageType::Con, self.alloc_mid(&d.peer)),
+            (false, _) => (MessageType::Non, self.alloc_mid(&d.peer)),
         };
         self.queue_response(&d.peer, ty, mid, d.token.as_slice(), &resp, None);
         let resp = Arc::new(resp);
