@@ -141,8 +141,7 @@ impl<A: Ord + Clone> Guard<A> {
     /// verified now.
     pub fn acknowledged(&mut self, now: Instant, cfg: &Config, peer: &A) -> bool {
         let key = (self.source_key)(peer);
-        let ok = self.is_verified(now, cfg, peer)
-            || self.accounts.get(&key).is_some_and(|a| a.guesses < ACK_GUESSES);
+        let ok = self.is_verified(now, cfg, peer) || self.accounts.get(&key).is_some_and(|a| a.guesses < ACK_GUESSES);
         if ok {
             self.verify(now, cfg, peer);
         }

@@ -7,8 +7,16 @@
 //!
 //! Hosts as the model sees them: the server is [`SERVER`], the `i`-th client address mapped is
 //! host `i` (never reused). For each client address the relay opens an upstream socket, so the
-//! server sees one source port per client and answers it there; the relay maps answers back to
+//! server sees one source per client and answers it there; the relay maps answers back to
 //! the client. A model's own wake-ups are honoured like deliveries.
+//!
+//! # Shared addresses
+//! A server on IPv4 loopback sees each client from an address of its own
+//! ([`loopback_source`]): its amplification limit, which verifies sources by IP address, then
+//! verifies each client apart, as it would without the relay. A server elsewhere (or on IPv6)
+//! sees every client from the relay's one address, as behind a NAT: once one client proves it
+//! receives, the server trusts them all, a spoofed source the relay maps included, so such a
+//! relay must not listen where an attacker can send to it.
 //!
 //! # Bounds
 //! At most [`RelayConfig::max_clients`] mappings are kept (lowered to what the open-file limit
@@ -251,7 +259,7 @@ impl Clients {
         if self.by_addr.len() >= self.max {
             self.unmapped_drops += 1;
         } else {
-            match open_upstream(self.upstream).await {
+            match open_upstream(self.upstream, HostId(self.next_host)).await {
                 Ok(socket) => return Some(self.insert(client, socket, now, clock)),
                 Err(_) => self.socket_errors += 1,
             }
@@ -428,10 +436,32 @@ async fn recv_exact(socket: &UdpSocket) -> std::io::Result<Vec<u8>> {
     }
 }
 
-/// An upstream socket connected to the server, for one client.
-async fn open_upstream(upstream: SocketAddr) -> std::io::Result<Arc<UdpSocket>> {
-    let bind: SocketAddr = if upstream.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
-    let sock = UdpSocket::bind(bind).await?;
+/// An upstream socket connected to the server, for client `host`: from an address of its own
+/// when the server is on IPv4 loopback ([`loopback_source`]), else from the relay's address.
+async fn open_upstream(upstream: SocketAddr, host: HostId) -> std::io::Result<Arc<UdpSocket>> {
+    let any: SocketAddr = if upstream.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+    let own = match upstream {
+        SocketAddr::V4(a) if a.ip().is_loopback() => Some(loopback_source(host)),
+        _ => None,
+    };
+    // a system whose loopback is 127.0.0.1 alone refuses the address: the shared one then
+    let sock = match own {
+        Some(ip) => match UdpSocket::bind((ip, 0)).await {
+            Ok(s) => s,
+            Err(_) => UdpSocket::bind(any).await?,
+        },
+        None => UdpSocket::bind(any).await?,
+    };
     sock.connect(upstream).await?;
     Ok(Arc::new(sock))
+}
+
+/// The loopback address client `host`'s datagrams reach a loopback server from:
+/// 127.100.0.0–127.199.255.255, one per host (Linux routes all of 127/8 to `lo`). Each client
+/// is then a source of its own to the server, as on the testbed, and above all to a server's
+/// amplification limit, which verifies sources by IP address: with one shared address, one
+/// client answering an Echo would verify every source the relay maps, a spoofed one included.
+pub fn loopback_source(host: HostId) -> std::net::Ipv4Addr {
+    let h = host.0;
+    std::net::Ipv4Addr::new(127, 100 + ((h >> 16) % 100) as u8, (h >> 8) as u8, h as u8)
 }

@@ -47,3 +47,34 @@ fn idle_mappings_expire_and_their_slots_serve_new_clients() {
     assert_eq!((st.clients, st.unmapped_drops, st.max_clients), (4, 1, 2));
     assert!(st.expired >= 2, "{st:?}");
 }
+
+#[test]
+fn each_client_reaches_a_loopback_server_from_an_address_of_its_own() {
+    // a server that answers each datagram with the address it came from: two clients through
+    // the relay arrive from two loopback addresses (a server's per-address Echo verification
+    // then tells them apart), the same client twice from the same one
+    let server = socket();
+    let server_addr = server.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 64];
+        for _ in 0..3 {
+            let Ok((_, from)) = server.recv_from(&mut b) else { return };
+            let _ = server.send_to(from.ip().to_string().as_bytes(), from);
+        }
+    });
+    let relay_addr: SocketAddr = {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap()
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let stop = async { tokio::time::sleep(Duration::from_secs(2)).await };
+    let relay =
+        rt.spawn(coap_net::relay::run(relay_addr, server_addr, fast_medium(1500), 28, RelayConfig::default(), stop));
+    std::thread::sleep(Duration::from_millis(100));
+    let (a, b) = (socket(), socket());
+    let seen = |s: &std::net::UdpSocket, m: &[u8]| String::from_utf8(round_trip(s, relay_addr, m).unwrap()).unwrap();
+    let (first, second, again) = (seen(&a, b"a"), seen(&b, b"b"), seen(&a, b"a"));
+    // hosts 1 and 2: 127.100.0.1 and 127.100.0.2
+    assert_eq!((first.as_str(), second.as_str(), again.as_str()), ("127.100.0.1", "127.100.0.2", "127.100.0.1"));
+    rt.block_on(relay).unwrap().unwrap();
+}
