@@ -7,11 +7,22 @@
 //!   of sequence with 4.08. A response larger than the block size (the server's, or the smaller
 //!   one a request's Block2 asks for) is sent as Block2 blocks with Size2 on the first; the
 //!   whole body is kept for the follow-up requests. Transfers in progress are bounded in total
-//!   bytes ([`BlockLimits::max_bytes`], counting each one's body, key and options; the least
-//!   recently used go first), in uploads per source ([`BlockLimits::max_uploads_per_source`]:
-//!   5.03 beyond), and expire after [`BlockLimits::lifetime`]. They are indexed by their last
-//!   use, so expiry and eviction take the oldest in O(log n) without scanning the others (a scan
-//!   per request let 100,000 held uploads slow a server 180-fold). No ETag: a resource that
+//!   bytes ([`BlockLimits::max_bytes`], counting each one's body, key and options), in uploads
+//!   per source address ([`BlockLimits::max_uploads_per_source`]: 5.03 beyond; a source is what
+//!   [`Blockwise::with_source_key`] makes of a peer, its IP address on the real network), and
+//!   expire after [`BlockLimits::lifetime`].
+//! * When the budget is spent, transfers that have made progress (a second block taken or
+//!   served) are protected from newcomers: a new transfer may only push out one that has not
+//!   (one block) and has been idle for [`BlockLimits::newcomer_grace`], the oldest first; if
+//!   there is none, a new upload is refused with 5.03 and a new download is not held (its later
+//!   blocks are cut from the handler's answer again). A transfer's next block may push out any,
+//!   the one-block ones first. So a flood of uploads that never send a second block (the third
+//!   probe's 12,000 a second) fills the budget with its own and recycles them, and cannot push
+//!   out a slow legitimate upload, nor one that has just begun (its first block is safe for the
+//!   grace period, time for its second).
+//! * Transfers are indexed by their last use (and the one-block ones once more), so expiry and
+//!   eviction take the oldest in O(log n) without scanning the others (a scan per request let
+//!   100,000 held uploads slow a server 180-fold). No ETag: a resource that
 //!   changes between two blocks of one
 //!   download is not detected. A handler answering later ([`Reply::Later`]) gets no block-wise
 //!   treatment of its response.
@@ -91,6 +102,9 @@ pub struct BlockLimits {
     pub lifetime: Duration,
     /// Uploads one source may have in progress at once; a new one beyond is answered 5.03.
     pub max_uploads_per_source: usize,
+    /// How long a transfer of one block is safe from newcomers when the budget is spent (see
+    /// the module doc).
+    pub newcomer_grace: Duration,
 }
 
 impl Default for BlockLimits {
@@ -101,6 +115,7 @@ impl Default for BlockLimits {
             max_bytes: 16 << 20,
             lifetime: Duration::from_secs(247),
             max_uploads_per_source: 4,
+            newcomer_grace: Duration::from_secs(10),
         }
     }
 }
@@ -127,6 +142,9 @@ struct Held {
     code: Code,
     options: Vec<(u16, Vec<u8>)>,
     touched: Instant,
+    /// Blocks taken (uploads) or served (downloads) so far; from 2 on, protected from
+    /// newcomers.
+    blocks: u32,
 }
 
 impl Held {
@@ -146,8 +164,12 @@ pub struct Blockwise<A, H> {
     held: BTreeMap<Key<A>, Held>,
     /// The same transfers by last use: the first is the next to expire or to be evicted.
     by_use: BTreeSet<(Instant, Key<A>)>,
+    /// The transfers of one block, by last use: the first is the next a newcomer may push out.
+    fresh: BTreeSet<(Instant, Key<A>)>,
     /// Uploads in progress per source.
     uploads: BTreeMap<A, usize>,
+    /// The source of a peer (the identity unless [`Blockwise::with_source_key`]).
+    source_key: fn(&A) -> A,
     /// What every held transfer costs ([`Held::cost`]).
     bytes: usize,
 }
@@ -191,7 +213,23 @@ fn uint(v: usize) -> Vec<u8> {
 impl<A: Ord + Clone, H> Blockwise<A, H> {
     /// Wraps `inner`.
     pub fn new(inner: H, limits: BlockLimits) -> Self {
-        Blockwise { inner, limits, held: BTreeMap::new(), by_use: BTreeSet::new(), uploads: BTreeMap::new(), bytes: 0 }
+        Blockwise {
+            inner,
+            limits,
+            held: BTreeMap::new(),
+            by_use: BTreeSet::new(),
+            fresh: BTreeSet::new(),
+            uploads: BTreeMap::new(),
+            source_key: A::clone,
+            bytes: 0,
+        }
+    }
+
+    /// Counts uploads per `key(peer)` instead of per peer: the real-network drivers count per IP
+    /// address, so that one host's ports share its uploads.
+    pub fn with_source_key(mut self, key: fn(&A) -> A) -> Self {
+        self.source_key = key;
+        self
     }
 
     /// Bytes held by transfers in progress (at most [`BlockLimits::max_bytes`]): their bodies,
@@ -210,37 +248,55 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
     fn forget(&mut self, key: &Key<A>) -> Option<Vec<u8>> {
         let h = self.held.remove(key)?;
         self.bytes -= h.cost(key);
-        let indexed = self.by_use.remove(&(h.touched, key.clone()));
+        let entry = (h.touched, key.clone());
+        let indexed = self.by_use.remove(&entry);
         debug_assert!(indexed, "every held transfer is in the index");
+        if h.blocks < 2 {
+            self.fresh.remove(&entry);
+        }
         if key.0 == Direction::Upload {
-            if let Some(n) = self.uploads.get_mut(&key.1) {
+            let source = (self.source_key)(&key.1);
+            if let Some(n) = self.uploads.get_mut(&source) {
                 *n -= 1;
                 if *n == 0 {
-                    self.uploads.remove(&key.1);
+                    self.uploads.remove(&source);
                 }
             }
         }
         Some(h.body)
     }
 
-    /// Holds `held` under `key` (replacing what was there), making room first.
-    fn hold(&mut self, key: Key<A>, held: Held) {
+    /// Holds `held` under `key` (replacing what was there), making room first: for a newcomer
+    /// (one block) only by pushing out one-block transfers idle for the grace period. Whether
+    /// it is held.
+    fn hold(&mut self, key: Key<A>, held: Held, now: Instant) -> bool {
         self.forget(&key);
         let cost = held.cost(&key);
-        self.make_room(cost);
+        if !self.make_room(cost, held.blocks < 2, now) {
+            return false;
+        }
         self.bytes += cost;
         if key.0 == Direction::Upload {
-            *self.uploads.entry(key.1.clone()).or_default() += 1;
+            *self.uploads.entry((self.source_key)(&key.1)).or_default() += 1;
         }
         self.by_use.insert((held.touched, key.clone()));
+        if held.blocks < 2 {
+            self.fresh.insert((held.touched, key.clone()));
+        }
         self.held.insert(key, held);
+        true
     }
 
-    /// Marks a held transfer used at `now`; a reference to it.
+    /// Marks a held download used at `now` for one more block served; a reference to it.
     fn touch(&mut self, key: &Key<A>, now: Instant) -> Option<&Held> {
         let h = self.held.get_mut(key)?;
+        let old = (h.touched, key.clone());
+        if h.blocks < 2 {
+            self.fresh.remove(&old);
+        }
+        h.blocks = h.blocks.saturating_add(1);
         if h.touched != now {
-            let entry = self.by_use.take(&(h.touched, key.clone())).unwrap_or_else(|| (now, key.clone()));
+            let entry = self.by_use.take(&old).unwrap_or_else(|| (now, key.clone()));
             h.touched = now;
             self.by_use.insert((now, entry.1));
         }
@@ -260,13 +316,33 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
         }
     }
 
-    /// Makes room for `extra` bytes by dropping the least recently used transfers.
-    fn make_room(&mut self, extra: usize) {
-        while self.bytes + extra > self.limits.max_bytes {
-            let Some((_, oldest)) = self.by_use.first() else { return };
-            let oldest = oldest.clone();
-            self.forget(&oldest);
+    /// Makes room for `extra` bytes: the least recently used one-block transfers go first (for a
+    /// `newcomer`, only those idle for the grace period), then, for a transfer's next block, the
+    /// least recently used of all. Whether there is room.
+    fn make_room(&mut self, extra: usize, newcomer: bool, now: Instant) -> bool {
+        if extra > self.limits.max_bytes {
+            return false;
         }
+        while self.bytes + extra > self.limits.max_bytes {
+            let grace = self.limits.newcomer_grace;
+            let victim = match self.fresh.first() {
+                Some((t, k)) if !newcomer || now >= *t + grace => k.clone(),
+                _ if newcomer => return false,
+                _ => match self.by_use.first() {
+                    Some((_, k)) => k.clone(),
+                    None => return false,
+                },
+            };
+            self.forget(&victim);
+        }
+        true
+    }
+
+    /// Seconds until the oldest one-block transfer may give way to a newcomer (at least 1).
+    fn retry_after(&self, now: Instant) -> usize {
+        let grace = self.limits.newcomer_grace;
+        let free_at = self.fresh.first().map_or(now + grace, |(t, _)| *t + grace);
+        (free_at - now).as_secs_f64().ceil().max(1.0) as usize
     }
 
     /// Block `block` of a held download as the reply (4.02 for a block beyond the body).
@@ -313,12 +389,11 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Blockwise<A, H> {
         if resp.payload.len() <= 16 << szx {
             return Reply::Now(resp);
         }
-        let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
+        let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now, blocks: 1 };
         let first = Self::block_of(&held, Block { num: 0, more: false, szx });
         let key = (Direction::Download, from.clone(), req.code.0, uri_key(req));
-        if held.cost(&key) <= self.limits.max_bytes {
-            self.hold(key, held);
-        }
+        // not held when there is no room: its later blocks are cut from the handler's answer
+        self.hold(key, held, now);
         first
     }
 }
@@ -350,7 +425,8 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
             if b.num == 0 {
                 self.forget(&k);
                 // a new upload that would be held (more blocks follow)
-                if b.more && self.uploads.get(from).is_some_and(|&n| n >= self.limits.max_uploads_per_source) {
+                let source = (self.source_key)(from);
+                if b.more && self.uploads.get(&source).is_some_and(|&n| n >= self.limits.max_uploads_per_source) {
                     let why = "too many block-wise uploads in progress from this source";
                     return Reply::Now(Response::new(Code::SERVICE_UNAVAILABLE, why));
                 }
@@ -380,7 +456,14 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
             }
             let mut body = self.forget(&k).unwrap_or_default();
             body.extend_from_slice(req.payload);
-            self.hold(k, Held { body, code: Code::EMPTY, options: Vec::new(), touched: now });
+            let held = Held { body, code: Code::EMPTY, options: Vec::new(), touched: now, blocks: b.num + 1 };
+            if !self.hold(k, held, now) {
+                // a newcomer while every held one-block transfer is within its grace period:
+                // come back when the oldest may give way (Max-Age, RFC 7252 §5.9.3.4)
+                let why = "the server holds as many block-wise transfers as it can";
+                let r = Response::new(Code::SERVICE_UNAVAILABLE, why);
+                return Reply::Now(with_option(r, registry::MAX_AGE, uint(self.retry_after(now))));
+            }
             let r = Response::new(Code::CONTINUE, Vec::new());
             return Reply::Now(with_option(r, registry::BLOCK1, Block { more: true, ..b }.encode()));
         }
@@ -393,7 +476,7 @@ impl<A: Ord + Clone + Send, H: Handler<A>> Handler<A> for Blockwise<A, H> {
                 // not held (expired, evicted): the handler runs again and the block is cut from its
                 // answer (the resources are idempotent for GET)
                 let Some(resp) = self.inner.handle(now, from, id, req).into_response() else { return Reply::Later };
-                let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now };
+                let held = Held { body: resp.payload, code: resp.code, options: resp.options, touched: now, blocks: 1 };
                 return Self::block_of(&held, b);
             }
         }
@@ -583,8 +666,8 @@ mod tests {
         bodies: Vec<usize>,
     }
 
-    impl Handler<u8> for Echo {
-        fn handle(&mut self, _: Instant, _: &u8, _: RequestId, req: &Message<'_>) -> Reply {
+    impl<A> Handler<A> for Echo {
+        fn handle(&mut self, _: Instant, _: &A, _: RequestId, req: &Message<'_>) -> Reply {
             self.bodies.push(req.payload.len());
             match req.code {
                 Code::POST => Reply::Now(Response::new(Code::CHANGED, req.payload.to_vec())),
@@ -598,7 +681,7 @@ mod tests {
         serve_from(s, 1, now, req)
     }
 
-    fn serve_from(s: &mut Blockwise<u8, Echo>, from: u8, now: Instant, req: &Request) -> Response {
+    fn serve_from<A: Ord + Clone + Send>(s: &mut Blockwise<A, Echo>, from: A, now: Instant, req: &Request) -> Response {
         let mut opts: Vec<CoapOption<'_>> =
             req.options.iter().map(|(n, v)| CoapOption { number: *n, value: v }).collect();
         opts.sort_by_key(|o| o.number);
@@ -754,7 +837,8 @@ mod tests {
         let limits = BlockLimits { max_bytes: 3000, lifetime: Duration::from_secs(10), ..BlockLimits::default() };
         let mut s = Blockwise::new(Echo { len: 2000, bodies: Vec::new() }, limits);
         // each big GET of another path holds 2000 bytes, no option, its key twice (Uri-Path "a":
-        // 2 + 2 + 1 bytes) and 192: 2,202; the second evicts the first (3000 B budget)
+        // 2 + 2 + 1 bytes) and 192: 2,202; the second does not fit beside the first (3000 B
+        // budget), which, idle for less than the grace period, is safe from it: not held
         serve(&mut s, Instant::ZERO, &Request::get("a"));
         serve(&mut s, Instant::from_nanos(1), &Request::get("b"));
         assert_eq!((s.bytes_held(), s.transfers()), (2202, (0, 1)));
@@ -809,6 +893,92 @@ mod tests {
         assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &last).code, Code::CHANGED);
         assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &first_block("e")).code, Code::CONTINUE);
         assert_eq!(s.transfers(), (5, 0));
+    }
+
+    /// Block `num` of a 1,024-byte-block upload to `path` (`more` unless it is the last).
+    fn upload_block(path: &str, num: u32, more: bool) -> Request {
+        let mut r = post(1024);
+        r.options = vec![(registry::URI_PATH, path.as_bytes().to_vec())];
+        r.options.push((registry::BLOCK1, Block { num, more, szx: 6 }.encode()));
+        r
+    }
+
+    #[test]
+    fn uploads_are_counted_per_source_address() {
+        // peers 101-105 are one source (one address, five ports): four uploads, then 5.03
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, BlockLimits::default())
+            .with_source_key(|a: &u32| a / 100);
+        for peer in 101..105 {
+            assert_eq!(serve_from(&mut s, peer, Instant::ZERO, &upload_block("u", 0, true)).code, Code::CONTINUE);
+        }
+        assert_eq!(serve_from(&mut s, 105, Instant::ZERO, &upload_block("u", 0, true)).code, Code::SERVICE_UNAVAILABLE);
+        assert_eq!(serve_from(&mut s, 201, Instant::ZERO, &upload_block("u", 0, true)).code, Code::CONTINUE);
+    }
+
+    #[test]
+    fn a_flood_of_first_blocks_pushes_out_neither_a_slow_upload_nor_its_first_block() {
+        // a legitimate upload of ten 1,024-byte blocks, one every 2 s, and from its first block
+        // on 2,000 uploads a second from new sources that never send a second block, into a
+        // 1-MB budget (about 800 of them: full in 0.4 s; the third probe's flood, 12,000 a
+        // second into 16 MB, cut an upload like this one at its second block with 4.08)
+        let limits = BlockLimits { max_bytes: 1 << 20, ..BlockLimits::default() };
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, limits);
+        let at = |ms: u64| Instant::ZERO + Duration::from_millis(ms);
+        let (mut flood, mut refused, mut held) = (1u32, 0, 0);
+        let mut legit = Vec::new();
+        for ms in 0..25_000u64 {
+            if ms % 2_000 == 0 && legit.len() < 10 {
+                let num = legit.len() as u32;
+                legit.push(serve_from(&mut s, 0, at(ms), &upload_block("legit", num, num < 9)).code);
+            }
+            for _ in 0..2 {
+                match serve_from(&mut s, flood, at(ms), &upload_block("f", 0, true)).code {
+                    Code::CONTINUE => held += 1,
+                    Code::SERVICE_UNAVAILABLE => refused += 1,
+                    c => panic!("{c:?}"),
+                }
+                flood += 1;
+            }
+            assert!(s.bytes_held() <= 1 << 20);
+        }
+        let mut want = vec![Code::CONTINUE; 9];
+        want.push(Code::CHANGED);
+        assert_eq!(legit, want, "every block taken, the body handed on whole");
+        assert_eq!(s.inner.bodies.last(), Some(&(10 * 1024)));
+        // the flood recycles its own: refused while every one-block upload held is younger
+        // than the grace period (10 s), then its oldest give way to newer ones
+        assert!(refused > 40_000 && held > 1_600, "{refused} refused, {held} held");
+    }
+
+    #[test]
+    fn a_newcomer_refused_for_want_of_room_is_told_when_to_come_back() {
+        let limits = BlockLimits { max_bytes: 1024 + 2 * 5 + 192, ..BlockLimits::default() };
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, limits);
+        assert_eq!(serve_from(&mut s, 1, Instant::ZERO, &upload_block("a", 0, true)).code, Code::CONTINUE);
+        let r = serve_from(&mut s, 2, Instant::ZERO, &upload_block("b", 0, true));
+        assert_eq!((r.code, opt(&r, registry::MAX_AGE)), (Code::SERVICE_UNAVAILABLE, Some(&[10][..])));
+    }
+
+    #[test]
+    fn a_transfers_next_block_may_push_out_any_other() {
+        // two uploads fill the budget; a third's first block is refused (both are within the
+        // grace period); the first's second block pushes out the second (one block), and the
+        // first upload goes on
+        let limits = BlockLimits { max_bytes: 2 * (1024 + 2 * 5 + 192) + 100, ..BlockLimits::default() };
+        let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, limits);
+        let t0 = Instant::ZERO;
+        assert_eq!(serve_from(&mut s, 1, t0, &upload_block("a", 0, true)).code, Code::CONTINUE);
+        assert_eq!(serve_from(&mut s, 2, t0, &upload_block("b", 0, true)).code, Code::CONTINUE);
+        assert_eq!(serve_from(&mut s, 3, t0, &upload_block("c", 0, true)).code, Code::SERVICE_UNAVAILABLE);
+        assert_eq!(serve_from(&mut s, 1, t0, &upload_block("a", 1, true)).code, Code::CONTINUE);
+        assert_eq!(s.transfers(), (1, 0));
+        assert_eq!(serve_from(&mut s, 1, t0, &upload_block("a", 2, false)).code, Code::CHANGED);
+        // after the grace period a one-block upload gives way to a newcomer
+        let later = t0 + Duration::from_secs(10);
+        assert_eq!(serve_from(&mut s, 2, t0, &upload_block("b", 0, true)).code, Code::CONTINUE);
+        assert_eq!(serve_from(&mut s, 3, t0, &upload_block("c", 0, true)).code, Code::CONTINUE);
+        assert_eq!(serve_from(&mut s, 4, later, &upload_block("d", 0, true)).code, Code::CONTINUE);
+        assert_eq!(s.transfers(), (2, 0));
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub async fn server(
     let socket = UdpSocket::bind(bind).await?;
     let res = resources::Resources::default();
     let stats = res.stats.clone();
-    let res = coap_endpoint::Blockwise::new(res, coap_endpoint::BlockLimits::default());
+    let res = coap_endpoint::Blockwise::new(res, coap_endpoint::BlockLimits::default()).with_source_key(source_key);
     let ep = Endpoint::new(cfg, ChaCha8Rng::seed_from_u64(seed))
         .map_err(|e| std::io::Error::other(e.to_string()))?
         .with_handler(Box::new(res))

@@ -82,13 +82,23 @@ impl Default for TcpServerConfig {
     }
 }
 
-/// The open connections of a server: each one's source, when it last carried a request (or
-/// was accepted), and how to close it.
+/// The open connections of a server: each one's source, when it last carried a request or
+/// anything to its peer, such as a notification (or was accepted), whether it has observers,
+/// and how to close it.
 #[derive(Debug, Default)]
 struct Open {
-    conns: HashMap<u64, (std::net::IpAddr, tokio::time::Instant, Arc<tokio::sync::Notify>)>,
+    conns: HashMap<u64, Conn>,
     per_source: HashMap<std::net::IpAddr, usize>,
     next_id: u64,
+}
+
+/// One open connection of [`Open`].
+#[derive(Debug)]
+struct Conn {
+    ip: std::net::IpAddr,
+    used: tokio::time::Instant,
+    observed: bool,
+    close: Arc<tokio::sync::Notify>,
 }
 
 impl Open {
@@ -96,27 +106,30 @@ impl Open {
     fn add(&mut self, ip: std::net::IpAddr) -> (u64, Arc<tokio::sync::Notify>) {
         let (id, close) = (self.next_id, Arc::new(tokio::sync::Notify::new()));
         self.next_id += 1;
-        self.conns.insert(id, (ip, tokio::time::Instant::now(), close.clone()));
+        self.conns.insert(id, Conn { ip, used: tokio::time::Instant::now(), observed: false, close: close.clone() });
         *self.per_source.entry(ip).or_default() += 1;
         (id, close)
     }
 
     fn remove(&mut self, id: u64) {
-        if let Some((ip, _, _)) = self.conns.remove(&id) {
-            if let Some(n) = self.per_source.get_mut(&ip) {
+        if let Some(c) = self.conns.remove(&id) {
+            if let Some(n) = self.per_source.get_mut(&c.ip) {
                 *n -= 1;
                 if *n == 0 {
-                    self.per_source.remove(&ip);
+                    self.per_source.remove(&c.ip);
                 }
             }
         }
     }
 
-    /// Closes the connection that has carried no request for longest; whether there was one.
+    /// Closes the connection without observers that has carried nothing either way for
+    /// longest (else the observed one idle longest: an observer between two notifications looks
+    /// idle); whether there was one.
     fn evict_oldest(&mut self) -> bool {
-        let Some(id) = self.conns.iter().min_by_key(|(id, c)| (c.1, **id)).map(|(id, _)| *id) else { return false };
-        if let Some((_, _, close)) = self.conns.get(&id) {
-            close.notify_one();
+        let oldest = self.conns.iter().min_by_key(|(id, c)| (c.observed, c.used, **id)).map(|(id, _)| *id);
+        let Some(id) = oldest else { return false };
+        if let Some(c) = self.conns.get(&id) {
+            c.close.notify_one();
         }
         self.remove(id);
         true
@@ -207,7 +220,8 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
     let (ts, conns) = (tcp_stats.clone(), connections.clone());
     let open = Arc::new(std::sync::Mutex::new(Open::default()));
     let resources =
-        Arc::new(std::sync::Mutex::new(Blockwise::new(Resources::with_stats(stats.clone()), BlockLimits::default())));
+        Blockwise::new(Resources::with_stats(stats.clone()), BlockLimits::default()).with_source_key(crate::source_key);
+    let resources = Arc::new(std::sync::Mutex::new(resources));
     let rescheduled = Arc::new(Notify::new());
     let (changes_tx, _) = broadcast::channel::<Arc<Change>>(CHANGES_QUEUE);
     tokio::spawn(async move {
@@ -241,7 +255,7 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                             drop(stream);
                             continue;
                         }
-                        // full: the connection idle of requests for longest makes room
+                        // full: the connection idle for longest makes room
                         if o.conns.len() >= max_connections && o.evict_oldest() {
                             ts.evicted.fetch_add(1, Ordering::Relaxed);
                         }
@@ -256,9 +270,9 @@ pub async fn serve_with(bind: SocketAddr, cfg: TcpServerConfig) -> std::io::Resu
                         let conn = StreamConnection::new(peer, MAX_MESSAGE_SIZE, Some(Box::new(res)))
                             .with_blockwise()
                             .with_limits(clock.now(), cfg.limits);
-                        let used = || {
+                        let used = |observed: bool| {
                             if let Some(c) = open.lock().ok().as_mut().and_then(|o| o.conns.get_mut(&id)) {
-                                c.1 = tokio::time::Instant::now();
+                                (c.used, c.observed) = (tokio::time::Instant::now(), observed);
                             }
                         };
                         let end = tokio::select! {
@@ -341,7 +355,7 @@ async fn serve_connection(
     mut conn: StreamConnection<SocketAddr>,
     clock: Clock,
     write_limit: std::time::Duration,
-    mut on_request: impl FnMut(),
+    mut on_activity: impl FnMut(bool),
     mut changes: broadcast::Receiver<Arc<Change>>,
 ) -> Option<CloseReason> {
     let mut served = 0;
@@ -364,11 +378,13 @@ async fn serve_connection(
                     Err(broadcast::error::RecvError::Closed) => changes_open = false,
                 },
             }
-            if conn.requests() != served {
+            let out = conn.take_output();
+            // a request in, or anything out (a notification to a long-lived observer): in use
+            if conn.requests() != served || !out.is_empty() {
                 served = conn.requests();
-                on_request();
+                on_activity(conn.observation_count() > 0);
             }
-            if !write_within(&mut stream, &conn.take_output(), write_limit).await {
+            if !write_within(&mut stream, &out, write_limit).await {
                 reason = Some(CloseReason::Aborted("write stalled".into()));
                 break;
             }

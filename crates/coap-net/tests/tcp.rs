@@ -432,3 +432,40 @@ fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
     assert!(read_frames(&mut third).is_empty(), "closed at accept, no CSM");
     assert_eq!(s2.tcp_stats.refused.load(std::sync::atomic::Ordering::Relaxed), 1);
 }
+
+/// A long-lived observer's connection carries notifications, not requests: connections opened
+/// at the cap close each other (and the idle ones), never the observer's (the third probe saw it
+/// closed 0.4 s into a stream of new connections).
+#[test]
+fn new_connections_at_the_cap_do_not_close_a_long_lived_observer() {
+    let limits = coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60));
+    let (rt, s) = server_with(coap_net::tcp::TcpServerConfig {
+        max_connections: 2,
+        limits,
+        max_per_source: 256,
+        ..Default::default()
+    });
+    let got = rt.block_on(async {
+        let c = coap_net::tcp::connect(s.local).await.unwrap();
+        let mut rx = c.observe(Request::get("time")).await.unwrap();
+        // the registration's answer; then, while notifications come every second, twelve new
+        // connections (CSM only), one every 250 ms, each making room at the cap of 2
+        assert_eq!(rx.recv().await.unwrap().unwrap().code, Code::CONTENT);
+        let mut squatters = Vec::new();
+        let mut notes = 0;
+        for _ in 0..12 {
+            let mut t = tokio::net::TcpStream::connect(s.local).await.unwrap();
+            tokio::io::AsyncWriteExt::write_all(&mut t, &CSM).await.unwrap();
+            squatters.push(t);
+            let deadline = tokio::time::Instant::now() + Duration::from_millis(250);
+            while let Ok(Some(n)) = tokio::time::timeout_at(deadline, rx.recv()).await {
+                assert!(n.is_ok(), "{n:?}");
+                notes += 1;
+            }
+        }
+        (notes, c)
+    });
+    // 3 s of notifications, one a second: the observation lived through it
+    assert!(got.0 >= 2, "{} notifications", got.0);
+    assert!(s.tcp_stats.evicted.load(std::sync::atomic::Ordering::Relaxed) >= 10);
+}
