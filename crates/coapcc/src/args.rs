@@ -38,10 +38,16 @@ pub(crate) fn socket_addr(s: &str) -> Result<std::net::SocketAddr, String> {
     addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied().ok_or_else(bad)
 }
 
-/// A number of seconds > 0 (and finite).
+/// The longest time any option takes, s: 10^9 (about 32 years), far below what a clock or a
+/// timer can hold (the simulator's nanoseconds reach 584 years; a wall-clock deadline of 10^300
+/// seconds overflowed and panicked).
+pub(crate) const MAX_SECS: f64 = 1e9;
+
+/// A number of seconds > 0 and at most [`MAX_SECS`].
 pub(crate) fn positive_secs(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        Ok(v) if v > 0.0 && v <= MAX_SECS => Ok(v),
+        Ok(v) if v > MAX_SECS => Err(format!("'{s}' seconds is too long (at most {MAX_SECS:e})")),
         _ => Err(format!("'{s}' is not a positive number of seconds")),
     }
 }
@@ -65,5 +71,8 @@ mod tests {
         assert!(socket_addr("localhost").unwrap_err().contains("HOST:PORT"));
         assert_eq!(positive_secs("0.5"), Ok(0.5));
         assert!(positive_secs("-1").is_err() && positive_secs("inf").is_err() && positive_secs("0").is_err());
+        assert!(positive_secs("nan").is_err());
+        assert_eq!(positive_secs("1e9"), Ok(1e9));
+        assert!(positive_secs("1e300").unwrap_err().contains("too long"));
     }
 }

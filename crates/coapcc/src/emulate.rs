@@ -169,7 +169,7 @@ async fn wait_for_server(
 pub fn run(args: &Args) -> Result<(), Error> {
     let (label, text) = match (&args.scenario, &args.preset) {
         (Some(p), _) => {
-            let t = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            let t = netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?;
             (p.display().to_string(), Some(t))
         }
         (None, Some(name)) => {

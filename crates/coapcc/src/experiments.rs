@@ -43,7 +43,7 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
 
 /// Runs `coapcc sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<(), Error> {
-    let text = std::fs::read_to_string(&args.plan).map_err(|e| format!("cannot read {}: {e}", args.plan.display()))?;
+    let text = netsim::text_file::read_text(&args.plan, netsim::text_file::MAX_SCENARIO_BYTES)?;
     let plan = sweep::parse_plan(&text).map_err(|e| format!("{}: {e}", args.plan.display()))?;
     let stop = lab::stop::Stop::on_ctrl_c();
     let o = sweep::run(&plan, &args.out, args.shard, args.threads, args.force, &stop).map_err(|e| e.to_string())?;

@@ -658,7 +658,7 @@ pub(crate) fn wired_scenario(
 /// Runs `coapcc relay`.
 pub fn relay(args: &RelayArgs) -> Result<(), Error> {
     let text = match &args.scenario {
-        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?),
+        Some(p) => Some(netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?),
         None => None,
     };
     let label = args.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_default();

@@ -114,6 +114,28 @@ fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
         let (c, err) = code(args);
         assert_eq!(c, Some(2), "{args:?}: {err}");
     }
+    // times beyond any clock: refused by name, never a panic (10^300 s had overflowed)
+    for args in [
+        &["server", "--duration", "1e300"][..],
+        &["relay", "--duration", "1e300", "--upstream", "127.0.0.1:9"],
+        &["emulate", "--duration", "1e300"],
+        &["client", "-B", "1e300", "coap://127.0.0.1:9/x"],
+        &["client", "-s", "1e300", "coap://127.0.0.1:9/x"],
+        &["sim", "--preset", "nitk-gst-cooja", "--duration", "1e300"],
+    ] {
+        let (c, err) = code(args);
+        assert_eq!(c, Some(2), "{args:?}: {err}");
+        assert!(err.contains("seconds is too long (at most 1e9)"), "{args:?}: {err}");
+    }
+    // a scenario that never ends, or is not text: refused at once
+    for (dev, what) in [("/dev/urandom", "larger than 16 MiB"), ("/dev/zero", "larger than 16 MiB")] {
+        let relay = ["relay", "--scenario", dev, "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"];
+        for args in [&["sim", "--scenario", dev][..], &["emulate", "--scenario", dev], &relay] {
+            let (c, err) = code(args);
+            assert_eq!(c, Some(1), "{args:?}: {err}");
+            assert!(err.contains(what), "{args:?}: {err}");
+        }
+    }
     let d = std::env::temp_dir().join(format!("coapcc-cli-msgs-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     // a misspelt env is named, not read as an unknown field of the bottleneck's

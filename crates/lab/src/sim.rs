@@ -57,7 +57,7 @@ pub fn scenario_text(preset: Option<&str>, path: Option<&Path>) -> Result<Option
     }
     match path {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = netsim::text_file::read_text(path, netsim::text_file::MAX_SCENARIO_BYTES)?;
             Ok(Some((text, path.display().to_string())))
         }
         None => Ok(None),

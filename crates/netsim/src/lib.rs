@@ -26,6 +26,7 @@ mod skip;
 pub mod summary;
 pub mod tcp;
 pub mod tcp_stack;
+pub mod text_file;
 pub mod udp;
 mod world;
 pub mod worlds;

@@ -141,8 +141,8 @@ impl LlnScenario {
                 MobilitySource::Model { model, mobile }
             }
             (None, Some(path)) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| ScenarioError(format!("topology.positions: cannot read {path}: {e}")))?;
+                let text = crate::text_file::read_text(path.as_ref(), crate::text_file::MAX_POSITIONS_BYTES)
+                    .map_err(|e| ScenarioError(format!("topology.positions: {e}")))?;
                 let moves = mobility::parse_positions(&text)
                     .map_err(|e| ScenarioError(format!("topology.positions: {path}: {e}")))?;
                 if let Some(mv) = moves.iter().find(|mv| mv.mote as usize >= nodes.len()) {
