@@ -233,10 +233,32 @@ impl PyFactory {
         }
         let obj = class.class.bind(py).call((), Some(&kwargs))?;
         let nstart = match obj.getattr("nstart") {
-            Ok(n) => n.extract::<usize>()?.max(1),
+            Ok(n) => nstart_of(&n).map_err(|why| {
+                pyo3::exceptions::PyValueError::new_err(format!("{}.nstart is {n}: {why}", class.title))
+            })?,
             Err(_) => 1,
         };
         Ok((obj.unbind(), nstart))
+    }
+}
+
+/// The largest NSTART a controller may ask for: more exchanges outstanding at once to one server
+/// than any source contemplates (RFC 7252's is 1), far below what would exhaust Message IDs.
+pub const MAX_NSTART: usize = 1024;
+
+/// The longest RTO a Python controller may return, s (an hour: a timer beyond it is no
+/// retransmission timer, and a real-network run would wait it out).
+pub const MAX_RTO: f64 = 3600.0;
+
+/// A controller's `nstart` attribute: a whole number (not a bool) from 1 to [`MAX_NSTART`].
+fn nstart_of(n: &Bound<'_, PyAny>) -> Result<usize, String> {
+    let rule = format!("NSTART must be a whole number from 1 to {MAX_NSTART}");
+    if n.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(rule);
+    }
+    match n.extract::<i128>() {
+        Ok(v) if (1..=MAX_NSTART as i128).contains(&v) => Ok(v as usize),
+        _ => Err(rule),
     }
 }
 
@@ -474,18 +496,18 @@ impl PyController {
         self.obj.as_ref().filter(|_| !failed())
     }
 
-    /// An RTO a method returned: a finite number of seconds > 0, else a failure.
+    /// An RTO a method returned: a number (not a bool) of seconds > 0 and at most [`MAX_RTO`],
+    /// else a failure.
     fn rto(&self, py: Python<'_>, method: &str, now: f64, v: &Bound<'_, PyAny>) -> Option<f64> {
+        let rule = format!("an RTO must be a number of seconds > 0 and at most {MAX_RTO}");
+        if v.is_instance_of::<pyo3::types::PyBool>() {
+            fail_with(format!("{}.{method} returned {v} at t = {now} s: {rule}, not a bool", self.title()), None);
+            return None;
+        }
         match v.extract::<f64>() {
-            Ok(x) if x.is_finite() && x > 0.0 => Some(x),
+            Ok(x) if x > 0.0 && x <= MAX_RTO => Some(x),
             Ok(x) => {
-                fail_with(
-                    format!(
-                        "{}.{method} returned {x} at t = {now} s: an RTO must be a finite number of seconds > 0",
-                        self.title()
-                    ),
-                    None,
-                );
+                fail_with(format!("{}.{method} returned {x} at t = {now} s: {rule}", self.title()), None);
                 None
             }
             Err(e) => {
@@ -671,6 +693,6 @@ impl Controller for PyController {
         m
     }
     fn rto_bounds(&self) -> (Duration, Duration) {
-        (Duration::from_secs_f64(coap_cc::controller::RTO_FLOOR), Duration::from_secs_f64(1e9))
+        (Duration::from_secs_f64(coap_cc::controller::RTO_FLOOR), Duration::from_secs_f64(MAX_RTO))
     }
 }

@@ -95,10 +95,40 @@ def test_an_exception_stops_the_run_with_the_simulated_time_and_its_cause():
 
 
 def test_a_timer_that_is_not_a_positive_number_stops_the_run():
-    with pytest.raises(coapcc.ControllerError, match=r"Fixed.start returned NaN .*finite number of seconds > 0"):
+    with pytest.raises(coapcc.ControllerError, match=r"Fixed.start returned NaN .*number of seconds > 0 and at most 3600"):
         coapcc.sim(clients=2, cc=(Fixed, {"mode": Fixed.NAN}))
-    with pytest.raises(coapcc.ControllerError, match=r"returned -2 .*finite number of seconds > 0"):
+    with pytest.raises(coapcc.ControllerError, match=r"returned -2 .*number of seconds > 0"):
         coapcc.sim(clients=2, cc=(Fixed, {"rto": -2.0}))
+    # a timer no run could wait out (on the real network it would wait until Ctrl-C), and a bool
+    with pytest.raises(coapcc.ControllerError, match=r"returned 1000000000000 .*at most 3600"):
+        coapcc.sim(clients=2, cc=(Fixed, {"rto": 1e12}))
+    with pytest.raises(coapcc.ControllerError, match=r"Yes.start returned True .*not a bool"):
+        coapcc.sim(clients=2, cc=Yes)
+
+
+class Yes(Fixed):
+    """Answers True where an RTO is due (a bool is an int to Python: it must not pass for 1 s)."""
+
+    def start(self, now, ex, rng):
+        return True
+
+
+class Wide(Fixed):
+    """Fixed, with an NSTART of its class's choosing."""
+
+    nstart = 1
+
+
+@pytest.mark.parametrize("nstart", [0, 10**12, True, 2.5])
+def test_an_nstart_out_of_range_is_refused(nstart):
+    Wide.nstart = nstart
+    with pytest.raises(coapcc.ControllerError, match=r"Wide.nstart is .*: NSTART must be a whole number from 1 to 1024"):
+        coapcc.sim(clients=2, exchanges=2, cc=Wide)
+
+
+def test_a_buffer_beyond_any_router_is_refused():
+    with pytest.raises(ValueError, match=r"buffer_bytes \(9223372036854775808\) is more than 2\^40"):
+        coapcc.sim(clients=2, exchanges=2, buffer=2**63)
 
 
 def test_the_random_stream_is_lent_for_the_call_only():

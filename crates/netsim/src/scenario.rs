@@ -180,6 +180,10 @@ pub fn overlay(base: &mut toml::Table, given: toml::Table) {
     }
 }
 
+/// The largest buffer a link may have, bytes (2^40): more is no longer a buffer of any router
+/// (2^63 had been taken as given).
+pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
+
 impl Scenario {
     /// The reference testbed (Järvinen et al., ANRW 2018; the Helsinki thesis, 2019): 30 kbit/s
     /// and 400 ms down, 60 kbit/s and 200 ms up, MTU 296, 2500-byte buffers, 10–20 ms to the
@@ -385,6 +389,15 @@ impl Scenario {
             if l.mtu < 68 {
                 return bad(&format!("{name}.mtu"), "must be at least 68 (the IPv4 minimum)");
             }
+            if l.buffer_bytes > MAX_BUFFER_BYTES {
+                return bad(
+                    &format!("{name}.buffer_bytes"),
+                    &format!(
+                        "({}) is more than 2^40 bytes; an unbounded buffer is 1,410,000 bytes (`infinite`, the reference testbed's)",
+                        l.buffer_bytes
+                    ),
+                );
+            }
             if l.buffer_bytes < l.mtu as u64 {
                 return bad(
                     &format!("{name}.buffer_bytes"),
@@ -519,6 +532,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .starts_with("scenario: uplink.buffer_bytes (100) is smaller than one packet"));
+        let mut s = Scenario::thesis();
+        s.downlink.buffer_bytes = 1 << 63;
+        assert!(s
+            .resolve()
+            .unwrap_err()
+            .to_string()
+            .contains("downlink.buffer_bytes (9223372036854775808) is more than 2^40"));
+        s.downlink.buffer_bytes = 1 << 40;
+        assert!(s.resolve().is_ok());
         let s = Scenario { cc: "fasor:k=x".into(), ..Scenario::thesis() };
         assert!(s.resolve().unwrap_err().to_string().starts_with("cc: fasor: bad value 'x' for k"));
     }
