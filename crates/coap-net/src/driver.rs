@@ -86,6 +86,17 @@ pub enum RequestFailure {
     /// Notifications came faster than the application took them: the observation was cancelled
     /// (its receiver would otherwise have lost some silently).
     Overrun,
+    /// TCP: no response within the connection's response deadline; we aborted the connection.
+    ResponseDeadline,
+    /// TCP: the server began a frame and did not finish it within the frame deadline; we
+    /// aborted the connection.
+    FrameDeadline,
+    /// TCP: the server sent a frame that does not decode or exceeds our Max-Message-Size; we
+    /// aborted the connection.
+    BadFrame,
+    /// TCP: the connection closed before the response came (the server released or aborted it,
+    /// or it was lost).
+    ConnectionClosed,
 }
 
 impl From<FailReason> for RequestFailure {
@@ -109,6 +120,14 @@ impl std::fmt::Display for RequestFailure {
             RequestFailure::Overrun => {
                 "notifications came faster than they were read: the observation was cancelled"
             }
+            RequestFailure::ResponseDeadline => "no response within the response deadline: the connection was aborted",
+            RequestFailure::FrameDeadline => {
+                "the server began a frame and did not finish it within the frame deadline: the connection was aborted"
+            }
+            RequestFailure::BadFrame => {
+                "the server sent a frame that does not decode or is larger than our Max-Message-Size: the connection was aborted"
+            }
+            RequestFailure::ConnectionClosed => "the connection closed before the response came",
             RequestFailure::NoSeparateResponse => {
                 "the server acknowledged the request but never sent its response (gave up after EXCHANGE_LIFETIME, 247 s)"
             }

@@ -493,7 +493,9 @@ async fn run_client(
     let mut waiting: HashMap<u64, (oneshot::Sender<Result<Reply, RequestFailure>>, coap_cc::Instant)> = HashMap::new();
     let mut pings: Vec<oneshot::Sender<bool>> = Vec::new();
     let mut observing: HashMap<u64, mpsc::Sender<Result<Reply, RequestFailure>>> = HashMap::new();
-    let mut failure = RequestFailure::Reset;
+    // what ends the connection is what the requests still waiting are told
+    let mut failure = RequestFailure::ConnectionClosed;
+    let mut ended = false;
     loop {
         tokio::select! {
             cmd = cmds.recv() => match cmd {
@@ -527,10 +529,11 @@ async fn run_client(
                 None => break,
             },
             open = feed(&mut stream, &mut conn, &mut buf, clock) => if !matches!(open, Ok(true)) {
-                break;
+                // the events first: why the connection closed
+                ended = true;
             },
         }
-        if !write_within(&mut stream, &conn.take_output(), write_limit).await {
+        if !ended && !write_within(&mut stream, &conn.take_output(), write_limit).await {
             break;
         }
         while let Some(ev) = conn.poll_event() {
@@ -564,13 +567,11 @@ async fn run_client(
                         let _ = p.send(true);
                     }
                 }
-                StreamEvent::Closed(CloseReason::TimedOut(Deadline::Response)) => {
-                    failure = RequestFailure::Timeout;
-                }
-                StreamEvent::Closed(_) | StreamEvent::Ready { .. } => {}
+                StreamEvent::Closed(why) => failure = failure_of(&why),
+                StreamEvent::Ready { .. } => {}
             }
         }
-        if conn.is_closed() {
+        if ended || conn.is_closed() {
             break;
         }
     }
@@ -579,12 +580,26 @@ async fn run_client(
     }
 }
 
+/// What a client's waiting requests are told when the connection closes for `why`.
+fn failure_of(why: &CloseReason) -> RequestFailure {
+    match why {
+        CloseReason::TimedOut(Deadline::Response) => RequestFailure::ResponseDeadline,
+        CloseReason::TimedOut(Deadline::Frame) => RequestFailure::FrameDeadline,
+        CloseReason::Aborted(_) => RequestFailure::BadFrame,
+        CloseReason::TimedOut(Deadline::Csm)
+        | CloseReason::AbortedByPeer(_)
+        | CloseReason::Released
+        | CloseReason::Idle => RequestFailure::ConnectionClosed,
+    }
+}
+
 impl TcpClient {
-    /// Sends a request and waits for its response.
+    /// Sends a request and waits for its response (on a closed connection:
+    /// [`RequestFailure::ConnectionClosed`]).
     pub async fn request(&self, req: Request) -> Result<Reply, RequestFailure> {
         let (tx, rx) = oneshot::channel();
-        self.cmds.send(Cmd::Request(req, tx)).await.map_err(|_| RequestFailure::NotSent)?;
-        rx.await.unwrap_or(Err(RequestFailure::NotSent))
+        self.cmds.send(Cmd::Request(req, tx)).await.map_err(|_| RequestFailure::ConnectionClosed)?;
+        rx.await.unwrap_or(Err(RequestFailure::ConnectionClosed))
     }
     /// Sends `req` block-wise if it must (RFC 8323 §6, RFC 7959: with `block_size`, a larger body
     /// goes in Block1 blocks of that size and responses are asked for in that size; a response

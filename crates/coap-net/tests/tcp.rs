@@ -377,7 +377,9 @@ fn a_client_gives_up_on_a_server_that_never_answers() {
         let c = coap_net::tcp::connect_with(addr, limits).await.unwrap();
         tokio::time::timeout(Duration::from_secs(2), c.request(Request::get("test"))).await
     });
-    assert_eq!(r.expect("answered within 2 s"), Err(coap_net::RequestFailure::Timeout));
+    let r = r.expect("answered within 2 s");
+    assert_eq!(r, Err(coap_net::RequestFailure::ResponseDeadline));
+    assert_eq!(r.unwrap_err().to_string(), "no response within the response deadline: the connection was aborted");
     keep.join().unwrap();
 }
 
@@ -468,4 +470,50 @@ fn new_connections_at_the_cap_do_not_close_a_long_lived_observer() {
     // 3 s of notifications, one a second: the observation lived through it
     assert!(got.0 >= 2, "{} notifications", got.0);
     assert!(s.tcp_stats.evicted.load(std::sync::atomic::Ordering::Relaxed) >= 10);
+}
+
+/// What a fake server sends after its CSM, and what the client's waiting request is told.
+fn client_failure_after(bytes: &'static [u8], frame_deadline_ms: u64) -> coap_net::RequestFailure {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let keep = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(&CSM).unwrap();
+        // the client's CSM and request first (read and ignored: "test" is in the request), then
+        // the bytes
+        s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let mut seen = Vec::new();
+        let mut b = [0u8; 256];
+        while !seen.windows(4).any(|w| w == b"test") {
+            match s.read(&mut b) {
+                Ok(n) if n > 0 => seen.extend_from_slice(&b[..n]),
+                _ => break,
+            }
+        }
+        s.write_all(bytes).unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+    });
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let mut limits = coap_net::tcp::CLIENT_LIMITS;
+    limits.frame = Some(coap_cc::Duration::from_millis(frame_deadline_ms));
+    let r = rt.block_on(async {
+        let c = coap_net::tcp::connect_with(addr, limits).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(2), c.request(Request::get("test"))).await
+    });
+    keep.join().unwrap();
+    r.expect("told within 2 s").unwrap_err()
+}
+
+#[test]
+fn a_client_names_a_bad_frame_a_stalled_frame_and_a_closed_connection() {
+    use coap_net::RequestFailure;
+    // a frame whose extended length (Len 15: a 4-byte length follows) says 4 GB: beyond our
+    // Max-Message-Size from its header alone (it was "could not be sent (larger than a
+    // message?)")
+    assert_eq!(client_failure_after(&[0xF0, 0xFF, 0xFF, 0xFF, 0xFF], 10_000), RequestFailure::BadFrame);
+    // a frame begun (Len 5, TKL 0, 2.05, 2 of its 5 bytes) and never finished (it was "answered
+    // with Reset")
+    assert_eq!(client_failure_after(&[0x50, 0x45, 0xFF, b'a'], 300), RequestFailure::FrameDeadline);
+    // 7.04 Release: the connection closed before the response
+    assert_eq!(client_failure_after(&[0x00, 0xE4], 10_000), RequestFailure::ConnectionClosed);
 }
