@@ -292,7 +292,27 @@ where
     M::Report: serde::Serialize,
 {
     let clients = cfg.clients;
+    // SIGTERM and SIGINT are ours before anything is made: arriving during the set-up they end
+    // it through the clean-up (their default action would leave the namespaces behind)
+    let rt = crate::net::runtime()?;
+    let (mut term, mut int) = {
+        let _in = rt.enter();
+        use tokio::signal::unix::{signal, SignalKind};
+        (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
+    };
     let mut emu = Emulator::setup(cfg).map_err(|e| format!("cannot set the emulation up: {e}"))?;
+    let early = rt.block_on(async {
+        tokio::select! {
+            biased;
+            _ = term.recv() => true,
+            _ = int.recv() => true,
+            _ = std::future::ready(()) => false,
+        }
+    });
+    if early {
+        drop(emu);
+        return Err("stopped by a signal during the set-up (its namespaces removed)".into());
+    }
     for name in &emu.swept {
         eprintln!("coapcc emulate: removed {name}, left by an emulator no longer running");
     }
@@ -316,7 +336,6 @@ where
         c.args(["-c", cmd]).envs(env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null());
         tokio::process::Command::from(c).kill_on_drop(true).spawn()
     };
-    let rt = crate::net::runtime()?;
     let watch = lab::wall::Stopwatch::start();
     let (stats, status) = rt.block_on(async {
         let mut server = match &args.server_exec {
@@ -354,19 +373,11 @@ where
                     None => std::future::pending().await,
                 }
             };
-            let term = async {
-                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                    Ok(mut s) => {
-                        s.recv().await;
-                    }
-                    Err(_) => std::future::pending().await,
-                }
-            };
             tokio::select! {
                 _ = clients_done => {}
                 _ = timer => {}
-                _ = crate::net::ctrl_c() => {}
-                _ = term => {}
+                _ = int.recv() => {}
+                _ = term.recv() => {}
             }
         };
         let stats = emu.run(&hosts, medium, stop).await?;

@@ -130,3 +130,93 @@ fn a_kernel_tcp_load_runs_through_the_emulator() {
     // a response needs at least the path's 600 ms of propagation
     assert!(l["rtt_s"]["min"].as_f64().unwrap() > 0.6);
 }
+
+/// The server's process when its namespace's name is gone: the clients' command removes the
+/// server's namespace (`ip netns del`) while `coapcc server` runs in it; the emulator
+/// still finds and ends it (by the namespace's inode), at its end or, after a SIGKILL, at the
+/// next start.
+#[test]
+fn a_process_whose_namespace_lost_its_name_is_still_ended() {
+    if !available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    let dir = std::env::temp_dir().join(format!("coapcc-emulate-unnamed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("server.pid");
+    let sleeper_of = |f: &std::path::Path| -> u32 {
+        let t = Instant::now();
+        loop {
+            if let Some(p) = std::fs::read_to_string(f).ok().and_then(|s| s.trim().parse().ok()) {
+                return p;
+            }
+            assert!(t.elapsed() < Duration::from_secs(10), "no server pid within 10 s");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    // the clients' command is a child of the emulator (`ip netns exec` execs it): $PPID names
+    // the namespaces, coapcc-PPID-0-s the server's
+    let server = format!("echo $$ > {}; exec {bin} server", pidfile.display());
+    let clients = "ip netns del coapcc-$PPID-0-s && sleep 0.3";
+    let run = Command::new(bin)
+        .args(["emulate", "--clients", "1", "--duration", "20", "--server-exec", &server, "--clients-exec", clients])
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    let sleeper = sleeper_of(&pidfile);
+    assert!(!runs(sleeper), "the server's process outlived the emulator");
+    // after a SIGKILL the next start finds it through the record of the namespace's inode
+    let _ = std::fs::remove_file(&pidfile);
+    let server = format!("echo $$ > {}; exec {bin} server", pidfile.display());
+    let clients = "ip netns del coapcc-$PPID-0-s && exec sleep 300";
+    let mut victim = Command::new(bin)
+        .args(["emulate", "--clients", "1", "--duration", "60", "--server-exec", &server, "--clients-exec", clients])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeper = sleeper_of(&pidfile);
+    let pid = victim.id();
+    let t = Instant::now();
+    while namespaces_of(pid).len() != 1 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the server's namespace kept its name");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    assert!(runs(sleeper));
+    let next = Command::new(bin).args(["emulate", "--clients", "1", "--duration", "0.1"]).output().unwrap();
+    let said = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{said}");
+    assert!(said.contains(&format!("removed coapcc-{pid}-0-s")), "{said}");
+    assert!(!runs(sleeper), "the server's process outlived the sweep");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// SIGTERM at any moment of the start, the set-up included, leaves no namespace behind: sent
+/// 0 to 300 ms after the start, in steps of 15 ms (the set-up runs a dozen `ip` commands).
+#[test]
+fn sigterm_at_any_moment_of_the_start_leaves_nothing() {
+    if !available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    for delay_ms in (0..=300).step_by(15) {
+        let child = Command::new(bin)
+            .args(["emulate", "--clients", "2", "--duration", "30"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = Command::new("kill").args(["-TERM", &pid.to_string()]).status();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            namespaces_of(pid).is_empty(),
+            "SIGTERM {delay_ms} ms in left {:?} ({:?})",
+            namespaces_of(pid),
+            out.status
+        );
+    }
+}

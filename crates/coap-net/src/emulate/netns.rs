@@ -8,6 +8,12 @@
 //! Every name is `coapcc-PID-N-SIDE`, PID the emulator's process. [`sweep`] removes the
 //! namespaces of emulators no longer running (after a crash or SIGKILL, which run no clean-up)
 //! and kills what still runs in them; every emulator calls it as it starts.
+//!
+//! What runs in a namespace is found by the namespace's inode (`/proc/PID/ns/net` names it), not
+//! by its name: a command may remove the name (`ip netns del`) while processes still live in the
+//! namespace, and `ip netns pids NAME` then finds nothing. Each namespace's inode is recorded in
+//! [`REGISTRY`] (a file per namespace, removed with it), so that a later [`sweep`] finds the
+//! processes of a crashed emulator's namespaces even when their names are gone.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -16,6 +22,10 @@ use std::process::{Command, Stdio};
 
 /// The first part of every namespace name the emulator makes.
 pub const PREFIX: &str = "coapcc-";
+
+/// Where each namespace's inode is recorded while it exists (a file named for the namespace,
+/// holding the inode in decimal).
+pub const REGISTRY: &str = "/run/coapcc-netns";
 
 /// Runs `ip ARGS`, with `stdin` on its standard input if given; its standard output, or an error
 /// that names the command and says what `ip` said.
@@ -42,13 +52,24 @@ pub fn ip(args: &[&str], stdin: Option<&str>) -> io::Result<String> {
 #[derive(Debug)]
 pub struct Namespace {
     name: String,
+    /// Its inode (what `/proc/PID/ns/net` names), when it could be read.
+    inode: Option<u64>,
+    /// The namespace, held open: entered through it even when a command removed the name.
+    file: Option<File>,
 }
 
 impl Namespace {
-    /// Makes the namespace `name` (its loopback brought up).
+    /// Makes the namespace `name` (its loopback brought up) and records its inode.
     pub fn create(name: &str) -> io::Result<Namespace> {
+        use std::os::unix::fs::MetadataExt;
         ip(&["netns", "add", name], None)?;
-        let ns = Namespace { name: name.to_string() };
+        let mut ns = Namespace { name: name.to_string(), inode: None, file: None };
+        ns.file = File::open(ns.path()).ok();
+        ns.inode = ns.file.as_ref().and_then(|f| f.metadata().ok()).map(|m| m.ino());
+        if let Some(ino) = ns.inode {
+            let _ = std::fs::create_dir_all(REGISTRY);
+            let _ = std::fs::write(format!("{REGISTRY}/{name}"), ino.to_string());
+        }
         ip(&["-n", name, "link", "set", "lo", "up"], None)?;
         Ok(ns)
     }
@@ -64,7 +85,10 @@ impl Namespace {
 
     /// Runs `f` on a thread that has entered the namespace; what it returns.
     pub fn run_in<T: Send>(&self, f: impl FnOnce() -> io::Result<T> + Send) -> io::Result<T> {
-        let file = File::open(self.path()).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path())))?;
+        let file = match &self.file {
+            Some(f) => f.try_clone()?,
+            None => File::open(self.path()).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.path())))?,
+        };
         std::thread::scope(|s| {
             s.spawn(move || {
                 rustix::thread::move_into_link_name_space(
@@ -106,17 +130,43 @@ impl Namespace {
 
 impl Drop for Namespace {
     fn drop(&mut self) {
-        kill_in(&self.name);
-        let _ = ip(&["netns", "del", &self.name], None);
+        remove(&self.name, self.inode);
     }
 }
 
-fn kill_in(name: &str) {
+/// Kills what runs in the namespace `name` (by its inode if known, else by its name), removes
+/// it if its name is still there, and forgets its record.
+fn remove(name: &str, inode: Option<u64>) {
+    match inode {
+        Some(ino) => kill_inode(ino),
+        None => kill_named(name),
+    }
+    let _ = ip(&["netns", "del", name], None);
+    let _ = std::fs::remove_file(format!("{REGISTRY}/{name}"));
+}
+
+fn kill_named(name: &str) {
     let Ok(pids) = ip(&["netns", "pids", name], None) else { return };
     for pid in pids.split_whitespace().filter_map(|p| p.parse::<i32>().ok()) {
-        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        kill(pid);
+    }
+}
+
+/// Kills every process whose network namespace is inode `ino`.
+fn kill_inode(ino: u64) {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return };
+    let want = format!("net:[{ino}]");
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
+        if std::fs::read_link(e.path().join("ns/net")).is_ok_and(|l| l.as_os_str() == want.as_str()) {
+            kill(pid);
         }
+    }
+}
+
+fn kill(pid: i32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
 }
 
@@ -125,18 +175,33 @@ pub fn owner(name: &str) -> Option<u32> {
     name.strip_prefix(PREFIX)?.split('-').next()?.parse().ok()
 }
 
-/// Removes the namespaces whose emulator no longer runs, killing what runs in them; their names.
+/// Removes the namespaces whose emulator no longer runs, killing what runs in them, those whose
+/// name a command removed included (found through [`REGISTRY`]); their names.
 pub fn sweep() -> io::Result<Vec<String>> {
-    let list = ip(&["netns", "list"], None)?;
+    let dead = |name: &str| owner(name).is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
     let mut removed = Vec::new();
+    let recorded: Vec<(String, Option<u64>)> = std::fs::read_dir(REGISTRY)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .map(|n| {
+                    let ino =
+                        std::fs::read_to_string(format!("{REGISTRY}/{n}")).ok().and_then(|t| t.trim().parse().ok());
+                    (n, ino)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    for (name, ino) in recorded.into_iter().filter(|(n, _)| dead(n)) {
+        remove(&name, ino);
+        removed.push(name);
+    }
+    let list = ip(&["netns", "list"], None)?;
     for name in list.lines().filter_map(|l| l.split_whitespace().next()) {
-        let Some(pid) = owner(name) else { continue };
-        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            continue;
+        if dead(name) && !removed.iter().any(|r| r == name) {
+            remove(name, None);
+            removed.push(name.to_string());
         }
-        kill_in(name);
-        ip(&["netns", "del", name], None)?;
-        removed.push(name.to_string());
     }
     Ok(removed)
 }
