@@ -277,6 +277,16 @@ fn server_with(cfg: coap_net::tcp::TcpServerConfig) -> (tokio::runtime::Runtime,
     (rt, s)
 }
 
+/// Our server with room for two connections (a minute's idle timeout, 256 per source).
+fn capped_at_two() -> (tokio::runtime::Runtime, coap_net::tcp::TcpServer) {
+    server_with(coap_net::tcp::TcpServerConfig {
+        max_connections: 2,
+        limits: coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60)),
+        max_per_source: 256,
+        ..Default::default()
+    })
+}
+
 /// Waits (at most 5 s) until the server holds `n` connections.
 fn wait_connections(s: &coap_net::tcp::TcpServer, n: usize) -> bool {
     for _ in 0..250 {
@@ -388,13 +398,7 @@ fn a_client_gives_up_on_a_server_that_never_answers() {
 /// request for longest. And one source keeps at most `max_per_source` connections.
 #[test]
 fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
-    let limits = coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60));
-    let (rt, s) = server_with(coap_net::tcp::TcpServerConfig {
-        max_connections: 2,
-        limits,
-        max_per_source: 256,
-        ..Default::default()
-    });
+    let (rt, s) = capped_at_two();
     // two connections that send their CSM and then empty frames (keep-alives) only
     let mut squatters: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(s.local).unwrap()).collect();
     for t in &mut squatters {
@@ -424,7 +428,7 @@ fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
     // one source: at most 2 connections with max_per_source = 2; the third is closed at accept
     let (_rt2, s2) = server_with(coap_net::tcp::TcpServerConfig {
         max_connections: 100,
-        limits,
+        limits: coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60)),
         max_per_source: 2,
         ..Default::default()
     });
@@ -440,13 +444,7 @@ fn keep_alives_cannot_lock_requests_out_and_a_source_has_a_cap() {
 /// closed 0.4 s into a stream of new connections).
 #[test]
 fn new_connections_at_the_cap_do_not_close_a_long_lived_observer() {
-    let limits = coap_net::tcp::server_limits(coap_cc::Duration::from_secs(60));
-    let (rt, s) = server_with(coap_net::tcp::TcpServerConfig {
-        max_connections: 2,
-        limits,
-        max_per_source: 256,
-        ..Default::default()
-    });
+    let (rt, s) = capped_at_two();
     let got = rt.block_on(async {
         let c = coap_net::tcp::connect(s.local).await.unwrap();
         let mut rx = c.observe(Request::get("time")).await.unwrap();
