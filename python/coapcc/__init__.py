@@ -195,7 +195,10 @@ def sim(
     if isinstance(cc, list) or (isinstance(cc, tuple) and not one_with_params):
         given = list(cc)
     else:
-        given = [cc] if cc else []
+        given = [] if cc is None else [cc]
+    if cc is not None and not given or "" in given:
+        # an empty list had run the scenario's algorithm as though nothing were asked
+        raise ValueError(f"cc={cc!r} names no algorithm: give one or more, or leave cc out for the scenario's")
     try:
         ccs = [spec(c) for c in given]
     except TypeError as e:
@@ -359,10 +362,21 @@ def sweep(
         _register(cls)
     text = _plan_text(plan)
     _check_whole("threads", threads, 1)
+    try:
+        _native.plan_cells(text)
+    except ValueError as e:
+        if "unknown algorithm" in str(e):
+            raise ValueError(
+                f"{e} (an algorithm written in Python: pass its class in controllers=[...], and the plan names it by "
+                "its `name`)"
+            ) from None
+        raise
     out = Path(out)
     stopped = KeyboardInterrupt(
         f"coapcc.sweep interrupted: the cells that finished are kept in {out}; the same call again runs the rest"
     )
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise ValueError(f"client must be a dask.distributed.Client (or None: this machine's cores), not {client!r}")
     if client is None:
         try:
             _native.sweep_local(text, str(out), threads=threads, force=force)

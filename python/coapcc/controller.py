@@ -20,7 +20,7 @@ Subclass :class:`Controller` and pass the class where an algorithm's name goes::
 One instance serves one destination (a client's server), as a Rust controller does. Its
 parameters are the keyword arguments of ``__init__``, each with a default (``int``, ``float``,
 ``bool`` or ``str``, a word such as ``"overall"``): scenario defaults such as the testbed's ``max_retransmit = 20`` apply to a parameter of
-that name, and ``NAME:key=value`` works as for the built-ins. The class is registered under
+that name unless the class lists it in ``defines``, and ``NAME:key=value`` works as for the built-ins. The class is registered under
 ``name`` (default: its class name in snake case) the first time it is used.
 
 Time is float seconds: ``now`` since the run's start, RTOs and RTTs in seconds. Randomness comes
@@ -63,6 +63,11 @@ class Controller:
     summary: str = ""
     #: Exchanges to a destination it lets be outstanding at once (RFC 7252's NSTART).
     nstart: int = 1
+    #: The parameters whose defaults make the class what it is (``("ack_timeout",)`` for a
+    #: variant with a 1-s first timer): a scenario's ``cc_defaults`` (a preset's Erbium
+    #: ``ack_timeout = 3``) never replace them, as for the built-in variants. Every other
+    #: parameter takes the scenario's value where it has one of that name.
+    defines: Tuple[str, ...] = ()
 
     def start(self, now: float, ex: Exchange, rng: Rng) -> float:
         """The RTO of a new exchange's first transmission, s. ``ex.state`` may be set here."""
@@ -135,10 +140,18 @@ def spec(algorithm: Union[str, PyAlgorithm]) -> str:
         if algorithm.args:
             raise TypeError("give a controller's parameters by keyword")
     elif isinstance(algorithm, tuple) and len(algorithm) == 2 and isinstance(algorithm[1], dict):
-        cls, params = algorithm
+        cls, params = algorithm[0], dict(algorithm[1])
     else:
         cls, params = algorithm, {}
     name = _register(cls)
+    # the defining parameters written out, so the scenario's cc_defaults do not replace them
+    defaults = {p.name: p.default for p in list(inspect.signature(cls.__init__).parameters.values())[1:]}
+    if isinstance(cls.defines, str):
+        raise TypeError(f"{cls.__name__}.defines is a tuple of parameter names, e.g. ('{cls.defines}',)")
+    for key in cls.defines:
+        if key not in defaults:
+            raise TypeError(f"{cls.__name__}.defines names '{key}', which is not a parameter of its __init__")
+        params.setdefault(key, defaults[key])
     if not params:
         return name
     return name + ":" + ",".join(f"{k}={_text(v)}" for k, v in params.items())

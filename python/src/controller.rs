@@ -180,7 +180,8 @@ pub fn register_controller(
     let name = leak(name);
     table.push((name, entry));
     drop(table);
-    let algorithm = Algorithm { name, source: leak(source), summary: leak(summary), make };
+    // a class's `defines` are written into its spec by the Python side (coapcc.controller.spec)
+    let algorithm = Algorithm { name, source: leak(source), summary: leak(summary), make, defines: &[] };
     coap_cc::register(algorithm).map(drop).map_err(|e| {
         CLASSES.write().unwrap_or_else(|p| p.into_inner()).retain(|(n, _)| *n != name);
         let why = match e {
@@ -232,6 +233,9 @@ impl PyFactory {
             kwargs.set_item(*key, v.to_object(py)?)?;
         }
         let obj = class.class.bind(py).call((), Some(&kwargs))?;
+        if let Some(why) = hidden_method(&obj, &class.title) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(why));
+        }
         let nstart = match obj.getattr("nstart") {
             Ok(n) => nstart_of(&n).map_err(|why| {
                 pyo3::exceptions::PyValueError::new_err(format!("{}.nstart is {n}: {why}", class.title))
@@ -240,6 +244,23 @@ impl PyFactory {
         };
         Ok((obj.unbind(), nstart))
     }
+}
+
+/// The methods the reports call (`metrics`), which no run's call would find hidden.
+const REPORT_METHODS: [&str; 2] = ["current_rto", "srtt"];
+
+/// The methods of `coapcc.Controller` the simulator calls.
+const METHODS: [&str; 6] = ["start", "on_timeout", "on_complete", "on_failure", "current_rto", "srtt"];
+
+/// Why an instance cannot be called as a controller: an attribute that hides one of its
+/// methods (`self.srtt = 0.5` had silently made the reports' SRTT empty), else `None`.
+fn hidden_method(obj: &Bound<'_, PyAny>, title: &str) -> Option<String> {
+    METHODS.iter().find_map(|m| match obj.getattr(*m) {
+        Ok(v) if !v.is_callable() => Some(format!(
+            "{title}.{m} is {v}, which hides the Controller method {m}(): give the attribute another name (e.g. _{m})"
+        )),
+        _ => None,
+    })
 }
 
 /// The largest NSTART a controller may ask for: more exchanges outstanding at once to one server
@@ -539,7 +560,15 @@ impl PyController {
     ) -> Option<Bound<'py, PyAny>> {
         let obj = self.live()?.bind(py);
         match obj.call_method1(method, args) {
-            Ok(v) => Some(v),
+            // the report methods are called by no run; an attribute set in a call that hides
+            // one (`self.srtt = rtt`) is caught here (two lookups, against the call's ~4 µs)
+            Ok(v) => match REPORT_METHODS.iter().find(|m| obj.getattr(**m).is_ok_and(|a| !a.is_callable())) {
+                Some(_) => {
+                    fail_with(hidden_method(obj, self.title()).unwrap_or_default(), None);
+                    None
+                }
+                None => Some(v),
+            },
             Err(e) => {
                 fail(py, e, format!("{}.{method} at t = {now} s", self.title()));
                 None
@@ -682,6 +711,11 @@ impl Controller for PyController {
         let (rto, srtt) = with_gil(|py| {
             let Some(obj) = self.obj.as_ref() else { return (0.0, None) };
             let obj = obj.bind(py);
+            // an attribute set since (in on_complete, say) may hide a method: said, not ignored
+            if let Some(why) = hidden_method(obj, self.title()) {
+                fail_with(why, None);
+                return (0.0, None);
+            }
             let rto = obj.call_method0("current_rto").and_then(|v| v.extract::<f64>()).unwrap_or(0.0);
             let srtt = obj.call_method0("srtt").and_then(|v| v.extract::<Option<f64>>()).unwrap_or(None);
             (rto, srtt)

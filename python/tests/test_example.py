@@ -33,3 +33,15 @@ def test_the_example_never_pools_cells_that_differ_in_a_parameter(tmp_path):
     # boxes in the one panel, not two
     out = run_example(tmp_path, 'seed = 2\n[matrix]\ncc = ["fasor", "fasor:dither=false"]\nclients = [3, 4]\n')
     assert "14 clients of 4 cells; 4 boxes in 1 panel(s)" in out
+
+
+def test_the_examples_labels_are_the_plans_values():
+    # a column with gaps is float in pandas: 100.0 was drawn as a label, cut to "-100.0"
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("plot_fct", ROOT / "examples" / "plot_fct.py")
+    plot_fct = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot_fct)
+    assert plot_fct._shown("clients", 100.0) == "clients=100"
+    assert plot_fct._shown("downlink.delay_ms", 0.5) == "downlink.delay_ms=0.5"
+    assert plot_fct._shown("cc", "fasor") == "fasor"

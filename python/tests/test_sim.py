@@ -80,6 +80,10 @@ def test_errors_are_value_errors_with_the_command_lines_messages(tmp_path):
         coapcc.sim(preset="nope")
     with pytest.raises(ValueError, match="buffer must be"):
         coapcc.sim(buffer=-1)
+    # an empty list of algorithms had silently run the scenario's
+    for empty in ([], (), ""):
+        with pytest.raises(ValueError, match="names no algorithm"):
+            coapcc.sim(cc=empty)
     # a failed run writes nothing
     assert list(tmp_path.iterdir()) == []
 

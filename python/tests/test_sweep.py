@@ -119,6 +119,15 @@ def test_a_plan_runs_python_controllers_locally_and_on_dask_alike(dask_client, t
     assert set(local.cc) == {"py_default"}
 
 
+def test_a_client_that_is_no_dask_client_and_a_python_class_without_controllers_are_named(tmp_path):
+    with pytest.raises(ValueError, match="client must be a dask.distributed.Client"):
+        coapcc.sweep(PY_PLAN, tmp_path / "a", client=42)
+    plan = '[matrix]\ncc = ["never_registered_py"]\nclients = [2]\n'
+    with pytest.raises(ValueError, match=r"unknown algorithm 'never_registered_py'.*controllers=\[\.\.\.\]"):
+        coapcc.sweep(plan, tmp_path / "b")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 class Breaks(coapcc.Controller):
     """Fails at its third exchange."""
 

@@ -40,6 +40,9 @@ pub struct Algorithm {
     /// Its default configuration; called with the name it is registered under (one
     /// constructor may serve several names, as [`ControllerFactory::build`] may).
     pub make: fn(&'static str) -> Box<dyn ControllerFactory>,
+    /// The parameters whose values make this algorithm what it is (`default_b`'s
+    /// `ack_timeout` = 1 s): a scenario's `cc_defaults` never set them, only its own `cc` can.
+    pub defines: &'static [&'static str],
 }
 
 /// Every registered algorithm, in a fixed order: DefaultCoAP and its variants first, then the
@@ -53,7 +56,8 @@ pub static ALGORITHMS: &[Algorithm] = &[
     ),
     alg("default_b", "Betzler et al. (CoAP_B); RFC 7252", "DefaultCoAP with ACK_TIMEOUT = 1 s", |_| {
         dflt(DefaultParams { ack_timeout: 1.0, ..DefaultParams::default() }, Carry::None)
-    }),
+    })
+    .defining(&["ack_timeout"]),
     alg(
         "default_fb1",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
@@ -77,13 +81,15 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "Betzler et al. 2014/2016; draft-ietf-core-cocoa-03",
         "CoCoA with NSTART = 4 and the exponential blind RTO",
         |_| cocoa(CocoaParams { nstart: 4, blind: Blind::Exp, ..CocoaParams::default() }, Family::COCOA),
-    ),
+    )
+    .defining(&["nstart", "blind"]),
     alg(
         "cocoa_strong",
         "Californium CocoaStrong (Betzler et al.)",
         "CoCoA without the weak estimator: retransmitted exchanges give no sample",
         |_| cocoa(CocoaParams { weak_max_retransmissions: 0, ..CocoaParams::default() }, Family::COCOA),
-    ),
+    )
+    .defining(&["weak_max_retransmissions"]),
     alg(
         "cocoa_fb1",
         "Järvinen et al., ANRW 2018 (Full Backoff)",
@@ -125,19 +131,22 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "draft-ietf-core-fasor-02 without the first-sample tuning",
         "FASOR with plain RFC 6298 initialisation (first RTO 3R)",
         |_| fasor(FasorParams { first_rttvar: FirstRttvar::Rfc6298, ..FasorParams::default() }, FasorVariant::Fasor),
-    ),
+    )
+    .defining(&["first_rttvar"]),
     alg(
         "fasor_token",
         "Järvinen et al.; accurate RTT via the token",
         "FASOR; transmission number in the token, every sample unambiguous",
         |_| fasor(FasorParams { rtt_marking: MarkingKind::Token, ..FasorParams::default() }, FasorVariant::Fasor),
-    ),
+    )
+    .defining(&["rtt_marking"]),
     alg(
         "fasor_option",
         "draft-ietf-core-fasor-02 §4.4 (Retransmission Count option)",
         "FASOR; transmission number in option 65028, probe and fallback",
         |_| fasor(FasorParams { rtt_marking: MarkingKind::Option, ..FasorParams::default() }, FasorVariant::Fasor),
-    ),
+    )
+    .defining(&["rtt_marking"]),
     alg(
         "rtt_coap",
         "Ancillotti & Bruno, WWIC 2018 (constants chosen, not from the paper)",
@@ -188,7 +197,19 @@ const fn alg(
     summary: &'static str,
     make: fn(&'static str) -> Box<dyn ControllerFactory>,
 ) -> Algorithm {
-    Algorithm { name, source, summary, make }
+    Algorithm { name, source, summary, make, defines: &[] }
+}
+
+impl Algorithm {
+    /// Whether parameter `key` is one that makes this algorithm what it is.
+    pub fn is_defined_by(&self, key: &str) -> bool {
+        self.defines.contains(&key)
+    }
+
+    /// The same, with `keys` as its defining parameters ([`Algorithm::defines`]).
+    pub const fn defining(self, keys: &'static [&'static str]) -> Algorithm {
+        Algorithm { defines: keys, ..self }
+    }
 }
 fn dflt(params: DefaultParams, carry: Carry) -> Box<dyn ControllerFactory> {
     Box::new(DefaultConfig { params, carry })
@@ -587,6 +608,41 @@ impl fmt::Display for CcConfig {
 mod tests {
     use super::*;
 
+    /// A variant's defining parameters are those whose default differs from its base's (the
+    /// name before its last `_`, when that is an algorithm with the same parameters): declared,
+    /// all of them, and nothing else.
+    #[test]
+    fn a_variant_declares_exactly_the_parameters_it_changes() {
+        let defaults = |name: &str| -> Vec<(&'static str, Option<String>)> {
+            let cfg = CcConfig::new(name).unwrap();
+            cfg.keys().into_iter().map(|k| (k, cfg.get(k))).collect()
+        };
+        let mut checked = 0;
+        for a in ALGORITHMS {
+            let Some((base, _)) = a.name.rsplit_once('_') else { continue };
+            if algorithm(base).is_none() {
+                continue;
+            }
+            let (mine, theirs) = (defaults(a.name), defaults(base));
+            if mine.iter().map(|p| p.0).ne(theirs.iter().map(|p| p.0)) {
+                continue; // another parameter set (cocoa_pp): no variant of its base's values
+            }
+            let changed: Vec<&str> = mine.iter().zip(&theirs).filter(|(m, t)| m.1 != t.1).map(|(m, _)| m.0).collect();
+            let mut declared = a.defines.to_vec();
+            declared.sort_unstable();
+            let mut changed_sorted = changed.clone();
+            changed_sorted.sort_unstable();
+            assert_eq!(declared, changed_sorted, "{}", a.name);
+            checked += 1;
+        }
+        // default_b (ACK_TIMEOUT 1 s against 2 s), cocoa4 (NSTART 4 and the exponential blind
+        // RTO), cocoa_strong (no weak estimator), fasor_k4, fasor_token and fasor_option, and
+        // the carrying variants, which change no parameter
+        assert!(checked >= 8, "{checked}");
+        assert_eq!(algorithm("default_b").unwrap().defines, ["ack_timeout"]);
+        assert_eq!(algorithm("default").unwrap().defines, [] as [&str; 0]);
+    }
+
     #[test]
     fn every_algorithm_builds_with_its_name() {
         for a in ALGORITHMS {
@@ -608,6 +664,7 @@ mod tests {
             source: "this test",
             summary: "the stand-in under a name",
             make: |_| Box::new(StandIn::default()),
+            defines: &[],
         };
         register(entry).unwrap();
         let cfg = CcConfig::parse("registry_test_fixed:rto=0.5").unwrap();

@@ -125,6 +125,7 @@ static STAND_IN: Algorithm = Algorithm {
     source: "coap_cc::testing",
     summary: "fixed RTO × backoff^n, no randomness; records its calls (tests only)",
     make: |_| Box::new(StandIn::default()),
+    defines: &[],
 };
 
 /// A stand-in configuration: first RTO `rto`, each retransmission's `backoff` times the one

@@ -573,6 +573,11 @@ impl Transfer {
         r.payload = self.body[start..end].to_vec();
         let b = Block { more: end < self.body.len(), ..b };
         r = Self::with(r, registry::BLOCK1, b.encode());
+        // the last upload block asks for the response's block size (RFC 7959 §2.4: a Block2
+        // with NUM 0 on the request the first response block answers; §3.2 combines them)
+        if let (false, Some(z)) = (b.more, self.download_szx) {
+            r = Self::with(r, registry::BLOCK2, Block { num: 0, more: false, szx: z }.encode());
+        }
         if num == 0 {
             r = Self::with(r, registry::SIZE1, uint(self.body.len()));
         }
@@ -728,19 +733,22 @@ mod tests {
         let mut s = Blockwise::new(Echo { len: 0, bodies: Vec::new() }, BlockLimits::default());
         let mut t = Transfer::new(post(2000), Some(512), 1 << 20).unwrap();
         let mut req = t.first();
-        let mut sent = Vec::new();
+        let (mut sent, mut firsts) = (Vec::new(), Vec::new());
         let done = loop {
             sent.push((req.payload.len(), req.options.iter().find(|o| o.0 == registry::BLOCK1).map(|o| o.1.clone())));
+            let block2 = req.options.iter().find(|o| o.0 == registry::BLOCK2).map(|o| o.1.clone());
             let resp = serve(&mut s, Instant::ZERO, &req);
+            let answered = resp.options.iter().find(|o| o.0 == registry::BLOCK2).map(|o| o.1.clone());
+            firsts.push((block2, answered));
             match t.on_response(resp) {
                 Step::Send(r) => req = r,
                 Step::Done(r) => break r,
                 Step::Failed(e) => panic!("{e}"),
             }
         };
-        // four Block1 requests: 512, 512, 512 and 464 bytes (0x0D = num 0, M, SZX 5; 0x1D; 0x2D; 0x35)
-        // then the response's rest: the server answered the last block with 1,024 bytes, and the
-        // client asks for the rest in its own 512-byte blocks: numbers 2 and 3 (512 + 464 bytes)
+        // four Block1 requests: 512, 512, 512 and 464 bytes (0x0D = num 0, M, SZX 5; 0x1D; 0x2D; 0x35),
+        // the last with Block2 num 0 SZX 5 (0x05): the server answers it with the response's
+        // first 512 bytes (it had sent its own 1,024), and the client asks for blocks 1 to 3
         let blocks: Vec<(usize, Option<Vec<u8>>)> = vec![
             (512, Some(vec![0x0D])),
             (512, Some(vec![0x1D])),
@@ -748,8 +756,11 @@ mod tests {
             (464, Some(vec![0x35])),
             (0, None),
             (0, None),
+            (0, None),
         ];
         assert_eq!(sent, blocks);
+        // the last upload block asked for 512-byte blocks, and the answer is block 0 of 512, more
+        assert_eq!(firsts[3], (Some(vec![0x05]), Some(vec![0x0D])));
         assert_eq!(s.inner.bodies, [2000], "the handler ran once, on the whole body");
         assert_eq!(done.code, Code::CHANGED);
         assert_eq!(done.payload, post(2000).payload);

@@ -26,7 +26,13 @@ pub fn describe(bytes: &[u8]) -> String {
     for o in m.options.iter() {
         let def = registry::lookup(o.number);
         let name = def.map_or_else(|| o.number.to_string(), |d| d.name.to_string());
+        let block = matches!(o.number, registry::BLOCK1 | registry::BLOCK2);
         let value = match def.map(|d| d.format) {
+            // libcoap's NUM/M/SIZE: `_` for the last block
+            _ if block => match coap_endpoint::blockwise::Block::decode(o.value) {
+                Some(b) => format!("{}/{}/{}", b.num, if b.more { 'M' } else { '_' }, b.size()),
+                None => hex(o.value),
+            },
             Some(Format::Uint) => coap_wire::decode_uint(o.value).map_or_else(|| hex(o.value), |v| v.to_string()),
             Some(Format::String) => String::from_utf8_lossy(o.value).into_owned(),
             Some(Format::Empty) => String::new(),
@@ -119,6 +125,11 @@ mod tests {
         let ack = [0x62, 0x45, 0x3c, 0x1a, 0x4a, 0x2b, 0xc0, 0xff, b'h', b'i'];
         assert_eq!(describe(&ack), "v:1 t:ACK c:2.05 i:3c1a {4a2b} [ Content-Format:0 ] :: 'hi'");
         assert!(describe(&[0x80]).contains("not a CoAP message"));
+        // ACK 2.05 with Block2 (23: delta 12 + 11, ext 10) = 0x2e: block 2, more, SZX 6 (1024 B);
+        // then 0x22: block 2, last, SZX 2 (64 B)
+        let block = |v: u8| [0x60, 0x45, 0x00, 0x01, 0xd1, 0x0a, v];
+        assert_eq!(describe(&block(0x2e)), "v:1 t:ACK c:2.05 i:0001 {} [ Block2:2/M/1024 ]");
+        assert_eq!(describe(&block(0x22)), "v:1 t:ACK c:2.05 i:0001 {} [ Block2:2/_/64 ]");
     }
 
     #[test]

@@ -418,7 +418,12 @@ where
     }
     drop(emu);
     match status {
-        Some(Ok(st)) if !st.success() => Err(format!("--clients-exec ended with {st}").into()),
+        Some(Ok(st)) if !st.success() => {
+            use std::os::unix::process::ExitStatusExt;
+            // its code, or a signal's death as a shell reports it (128 + the signal)
+            let code = st.code().or_else(|| st.signal().map(|s| 128 + s)).map_or(1, |c| u8::try_from(c).unwrap_or(1));
+            Err(Box::new(crate::ExitWith { code, message: format!("--clients-exec ended with {st}") }))
+        }
         Some(Err(e)) => Err(format!("--clients-exec: {e}").into()),
         _ => Ok(()),
     }

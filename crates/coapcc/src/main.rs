@@ -74,20 +74,28 @@ struct PresetsArgs {
 
 /// `coapcc presets`: the wired bottleneck's first, then the meshes', by name.
 fn presets(args: &PresetsArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use netsim::lln::presets::{describe, listed};
+    use netsim::lln::presets::{describe, listed, same_network};
+    let described = |name: &str, text: &str| {
+        let same = same_network(name);
+        if same.is_empty() {
+            describe(text)
+        } else {
+            format!("{} (the network of {})", describe(text), same.join(", "))
+        }
+    };
     let list = listed();
     if args.json {
         let v: Vec<serde_json::Value> = list
             .iter()
             .map(|(name, text)| {
                 let network = netsim::worlds::of_text(text).map_or("bottleneck", |w| w.kind());
-                serde_json::json!({ "name": name, "network": network, "description": describe(text) })
+                serde_json::json!({ "name": name, "network": network, "description": described(name, text) })
             })
             .collect();
         return coapcc::stdout::json(&serde_json::Value::Array(v));
     }
     let width = list.iter().map(|(name, _)| name.chars().count()).max().unwrap_or(0);
-    let text: String = list.iter().map(|(name, text)| format!("{name:<width$}  {}\n", describe(text))).collect();
+    let text: String = list.iter().map(|(name, text)| format!("{name:<width$}  {}\n", described(name, text))).collect();
     coapcc::stdout::write(&text).map_err(Into::into)
 }
 
@@ -115,6 +123,11 @@ fn main() -> ExitCode {
         Err(e) if e.is::<Usage>() => {
             eprintln!("coapcc: error: {e} (see --help)");
             ExitCode::from(2)
+        }
+        Err(e) if e.is::<coapcc::ExitWith>() => {
+            let code = e.downcast_ref::<coapcc::ExitWith>().map_or(1, |x| x.code);
+            eprintln!("coapcc: {e}");
+            ExitCode::from(code)
         }
         Err(e) if e.is::<Incomplete>() => {
             eprintln!("coapcc: incomplete: {e}");

@@ -47,15 +47,26 @@ pub struct Args {
     /// mesh preset runs every algorithm its source compared.
     #[arg(long, value_name = "NAME")]
     pub(crate) preset: Option<String>,
+    /// Sets one scenario key over the preset's or file's value, `KEY=VALUE` as a plan's matrix
+    /// key (docs/scenario.md, docs/mesh.md): `--set radio.success_ratio_rx=1`, `--set
+    /// cc_defaults.max_retransmit=\"4\"`, `--set downlink.delay_ms=100`. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<String>,
     /// Simulated seconds per replication of a mesh scenario (shortens or lengthens its run).
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
     pub(crate) duration: Option<f64>,
     /// Print one JSON object on stdout instead of a table (with several --cc: {"runs": [...]}).
     #[arg(long)]
     pub(crate) json: bool,
-    /// Write summary.json, clients.csv, exchanges.csv and rto.csv into this directory.
+    /// Write summary.json, clients.csv, exchanges.csv and rto.csv (and a mesh's nodes.csv) into
+    /// this directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    /// With --out, the CSV tables to write: any of clients, exchanges, rto, nodes, comma-separated
+    /// (or all, none). exchanges.csv and rto.csv hold a row per exchange and per armed timer
+    /// (hundreds of MB for a large run); without them the run keeps no per-exchange record.
+    #[arg(long, value_name = "LIST", default_value = "all", value_parser = lab::sim::Tables::parse, requires = "out")]
+    pub(crate) tables: lab::sim::Tables,
     /// Run even if the memory the run is estimated to need exceeds what the machine has available.
     #[arg(long)]
     pub(crate) ignore_memory: bool,
@@ -91,7 +102,10 @@ pub fn run(args: &Args) -> Result<(), Error> {
 /// finished, and the run is [`crate::Incomplete`].
 fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
     let req = Request {
-        text: lab::sim::scenario_text(args.preset.as_deref(), args.scenario.as_deref())?,
+        text: lab::sim::with_settings(
+            lab::sim::scenario_text(args.preset.as_deref(), args.scenario.as_deref())?,
+            &args.set,
+        )?,
         cc: args.cc.clone(),
         clients: args.clients,
         buffer: args.buffer,
@@ -108,12 +122,12 @@ fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
         threads: args.threads,
         duration: args.duration,
         // per-exchange records only for --out's exchanges.csv and rto.csv
-        detail: if args.out.is_some() { Detail::Exchanges } else { Detail::Summary },
+        detail: if args.out.is_some() && args.tables.per_exchange() { Detail::Exchanges } else { Detail::Summary },
         ignore_memory: args.ignore_memory,
     };
     let (runs, asked) = lab::sim::run(&req, stop, |total, counting| args.progress(total, counting))?;
     if let Some(dir) = &args.out {
-        runs.write_out(dir)?;
+        runs.write_out(dir, args.tables)?;
     }
     if args.json {
         crate::stdout::json(&runs.to_json()?)?;

@@ -110,6 +110,10 @@ fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
         &["sim", "--preset", "nitk-gst-cooja", "--clients", "3"][..],
         &["sim", "--duration", "5"],
         &["reproduce", "thesis", "--out", "/tmp/never-made", "--loads"],
+        // beyond the simulator's bounds: a usage error as clap's own `--clients 0` is
+        &["sim", "--clients", "2000000"],
+        &["sim", "--buffer", "2000000000000"],
+        &["sim", "--set", "clients"],
     ] {
         let (c, err) = code(args);
         assert_eq!(c, Some(2), "{args:?}: {err}");
@@ -167,6 +171,41 @@ fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
 }
 
 #[test]
+fn sim_set_writes_a_key_over_the_preset_and_a_run_that_measured_nothing_exits_3() {
+    // 3 clients of 2 exchanges through a downlink that loses everything: every exchange fails
+    let dead = [
+        "sim",
+        "--clients",
+        "3",
+        "--set",
+        "exchanges=2",
+        "--set",
+        "errors=\"custom\"",
+        "--set",
+        "downlink.loss={ model = \"bernoulli\", p = 1.0 }",
+        "--set",
+        "cc_defaults.max_retransmit=\"1\"",
+        "--json",
+        "-q",
+    ];
+    let out = Command::new(env!("CARGO_BIN_EXE_coapcc")).args(dead).output().expect("runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((j["exchanges"].as_u64(), j["failed_exchanges"].as_u64()), (Some(6), Some(6)), "{stdout}");
+    assert_eq!(j["scenario"]["cc"], "default:max_retransmit=1");
+    assert!(stderr.contains("every exchange (6) failed: the run measured nothing"), "{stderr}");
+    // the same with the loss gone: done, exit 0
+    let mut alive = dead.to_vec();
+    alive[8] = "downlink.loss={ model = \"none\" }";
+    assert_eq!(code(&alive).0, Some(0));
+    // a key the scenario does not have is refused where it is resolved
+    let (c, err) = code(&["sim", "--set", "downlink.colour=1", "-q"]);
+    assert_eq!(c, Some(1));
+    assert!(err.contains("--set downlink.colour=1") && err.contains("unknown field `colour`"), "{err}");
+}
+
+#[test]
 fn sim_out_replaces_an_earlier_runs_tables() {
     let d = std::env::temp_dir().join(format!("coapcc-cli-stale-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -178,5 +217,14 @@ fn sim_out_replaces_an_earlier_runs_tables() {
     assert!(!d.join("nodes.csv").exists(), "a mesh run's motes do not stay beside a bottleneck run's tables");
     let clients = std::fs::read_to_string(d.join("clients.csv")).unwrap();
     assert_eq!(clients.lines().count(), 1 + 2);
+    // --tables: only the tables asked for, and none left of the run before
+    assert!(d.join("exchanges.csv").exists() && d.join("rto.csv").exists());
+    assert_eq!(code(&["sim", "--clients", "2", "--out", out, "--tables", "clients"]).0, Some(0));
+    assert!(d.join("summary.json").exists() && d.join("clients.csv").exists());
+    assert!(!d.join("exchanges.csv").exists() && !d.join("rto.csv").exists());
+    let (c, err) = code(&["sim", "--out", out, "--tables", "clients,exchange"]);
+    assert_eq!(c, Some(2));
+    assert!(err.contains("unknown table 'exchange'"), "{err}");
+    assert_eq!(code(&["sim", "--tables", "clients"]).0, Some(2), "--tables without --out");
     std::fs::remove_dir_all(&d).unwrap();
 }

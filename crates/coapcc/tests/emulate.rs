@@ -194,6 +194,28 @@ fn a_process_whose_namespace_lost_its_name_is_still_ended() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The clients' command's exit status is the emulator's (as its --help says): 7 for `exit 7`,
+/// 128 + 9 for a command killed by SIGKILL, 0 for success.
+#[test]
+fn the_clients_commands_exit_status_is_ours() {
+    if !available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    for (cmd, code) in [("exit 7", 7), ("kill -9 $$", 137), ("true", 0)] {
+        let run = Command::new(bin)
+            .args(["emulate", "--clients", "1", "--duration", "10", "--clients-exec", cmd])
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(code), "{cmd}: {said}");
+        if code != 0 {
+            assert!(said.contains("--clients-exec ended with"), "{said}");
+        }
+    }
+}
+
 /// SIGTERM at any moment of the start, the set-up included, leaves no namespace behind: sent
 /// 0 to 300 ms after the start, in steps of 15 ms (the set-up runs a dozen `ip` commands).
 #[test]

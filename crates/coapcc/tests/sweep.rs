@@ -138,6 +138,10 @@ fn results_of_two_plans_do_not_mix_unless_forced() {
         n.starts_with("plan-") && n.ends_with(".toml")
     });
     assert!(kept, "plan-HASH.toml");
+    // the report counts the other plan's cell apart (it had said "5 of the plan's 4 cells")
+    assert!(coapcc(&["report", o]).0);
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    assert!(html.contains("All 4 cells of the plan, <strong>and 1 cells of other plans</strong>"), "report");
     // shards of one plan: a merge of one of two says how much of the plan is there
     let (s1, s2, m) = (d.join("s1"), d.join("s2"), d.join("m"));
     assert!(coapcc(&["sweep", a, "--out", s1.to_str().unwrap(), "--shard", "1/2"]).0);

@@ -362,14 +362,29 @@ fn f2(v: f64) -> String {
 /// Writes `out/index.html` for the results in `dir`; returns the number of cells.
 /// How many cells the report shows, and of how many its plan has (when the directory records
 /// its plan): "11 of the plan's 304 cells (293 not finished or not merged)".
+/// Cells of other plans (a directory written with `--force`) are counted apart.
 fn coverage(dir: &Path, shown: usize) -> String {
     match crate::sweep::PlanRecord::of_dir(dir) {
-        Ok(Some(p)) if p.cells.len() != shown => format!(
-            "<strong>{shown} of the plan's {} cells</strong> ({} not finished or not merged)",
-            p.cells.len(),
-            p.cells.len().saturating_sub(p.present(dir))
-        ),
-        Ok(Some(p)) => format!("All {} cells of the plan", p.cells.len()),
+        Ok(Some(p)) => {
+            let present = p.present(dir);
+            let mut text = if present == p.cells.len() {
+                format!("All {} cells of the plan", p.cells.len())
+            } else {
+                format!(
+                    "<strong>{present} of the plan's {} cells</strong> ({} not finished or not merged)",
+                    p.cells.len(),
+                    p.cells.len() - present
+                )
+            };
+            if shown > present {
+                let _ = write!(
+                    text,
+                    ", <strong>and {} cells of other plans</strong> (written with --force)",
+                    shown - present
+                );
+            }
+            text
+        }
         _ => format!("{shown} cells"),
     }
 }
@@ -448,7 +463,9 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
             if *clients == 1 { "" } else { "s" },
             if extra.is_empty() { String::new() } else { format!(", {extra}") }
         );
-        let _ = write!(html, "<h3>{}</h3><div class=\"figs\">", esc(&name));
+        let _ = write!(html, "<h3>{}</h3>", esc(&name));
+        html += &section_warnings(members, &algo_order);
+        html += "<div class=\"figs\">";
         html += &boxplot(
             "Flow completion time",
             &format!("FCT, {name}"),
@@ -542,6 +559,39 @@ fn banner(cells: &[CellData]) -> String {
         html += "</ul></div>";
     }
     html
+}
+
+/// Inside a figure's section, what its cells' results say is wrong with them (the banner's
+/// notes, by algorithm and buffer, where the figures that draw them are): empty when nothing is.
+pub(crate) fn section_warnings(members: &[&CellData], algo_order: &[String]) -> String {
+    let mut sorted = members.to_vec();
+    sorted.sort_by_key(|c| (algo_order.iter().position(|a| *a == c.algo), c.buffer));
+    let buffers: BTreeSet<u64> = members.iter().map(|c| c.buffer).collect();
+    let mut items = Vec::new();
+    for c in sorted {
+        let who =
+            if buffers.len() > 1 { format!("{}, buffer {}", c.algo, buffer_label(c.buffer)) } else { c.algo.clone() };
+        let cut = c.summary["truncated_reps"].as_u64().unwrap_or(0);
+        if cut > 0 {
+            items.push(format!(
+                "{who}: {cut} of {} replication(s) cut short; their unfinished clients have no FCT",
+                c.reps
+            ));
+        }
+        for w in c.summary["warnings"].as_array().into_iter().flatten().filter_map(|w| w.as_str()) {
+            items.push(format!("{who}: {w}"));
+        }
+    }
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut html = String::from(
+        "<div class=\"warn\" role=\"alert\"><strong>These figures describe almost nothing or are cut short:</strong><ul>",
+    );
+    for i in items {
+        let _ = write!(html, "<li>{}</li>", esc(&i));
+    }
+    html + "</ul></div>"
 }
 
 /// The table of medians of the bottleneck cells, in the figures' order (figure, then buffer, then
@@ -660,5 +710,72 @@ mod tests {
         assert!(!PALETTE.contains(&"#F0E442") && !PALETTE.contains(&"#000000"));
         let distinct: BTreeSet<&str> = PALETTE.iter().copied().collect();
         assert_eq!(distinct.len(), PALETTE.len());
+    }
+
+    #[test]
+    fn a_section_of_a_dead_network_says_so_inside_it() {
+        let cell = |algo: &str, buffer: u64, summary: serde_json::Value| CellData {
+            id: format!("{algo}-{buffer}"),
+            algo: algo.into(),
+            mesh: false,
+            workload: "continuous".into(),
+            buffer,
+            clients: 4,
+            errors: "none".into(),
+            extra: BTreeMap::new(),
+            reps: 2,
+            summary,
+            fcts: Vec::new(),
+            burst: Vec::new(),
+            dups: Vec::new(),
+        };
+        let dead =
+            serde_json::json!({ "warnings": ["pdr = 0.003: the servers received 0.3 % of the clients' messages"] });
+        let cut = serde_json::json!({ "truncated_reps": 1, "warnings": [] });
+        let fine = serde_json::json!({ "warnings": [] });
+        let (a, b, c) =
+            (cell("cocoa_pp", 2500, dead.clone()), cell("cocoa", 2500, cut), cell("default", 2500, fine.clone()));
+        let order = ["cocoa".to_string(), "cocoa_pp".to_string(), "default".to_string()];
+        let html = section_warnings(&[&a, &b, &c], &order);
+        // in the plan's algorithm order, each with what is wrong; nothing of the sound cell
+        assert_eq!(
+            html,
+            "<div class=\"warn\" role=\"alert\"><strong>These figures describe almost nothing or are cut short:</strong><ul>\
+             <li>cocoa: 1 of 2 replication(s) cut short; their unfinished clients have no FCT</li>\
+             <li>cocoa_pp: pdr = 0.003: the servers received 0.3 % of the clients' messages</li></ul></div>"
+        );
+        assert_eq!(section_warnings(&[&c], &order), "");
+        // two buffers in one section: each line says which
+        let d = cell("default", 1_410_000, dead);
+        assert!(section_warnings(&[&c, &d], &order).contains("<li>default, buffer 1410000 B (infinite): pdr = 0.003"));
+    }
+
+    /// CIELAB (D65) of an sRGB `#RRGGBB`: the standard formulas, for colour distances.
+    fn lab(hex: &str) -> [f64; 3] {
+        let c = |i: usize| {
+            let v = u8::from_str_radix(&hex[i..i + 2], 16).unwrap() as f64 / 255.0;
+            if v > 0.04045 {
+                ((v + 0.055) / 1.055).powf(2.4)
+            } else {
+                v / 12.92
+            }
+        };
+        let (r, g, b) = (c(1), c(3), c(5));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| if t > 0.008856 { t.cbrt() } else { 7.787 * t + 16.0 / 116.0 };
+        [116.0 * f(y) - 16.0, 500.0 * (f(x) - f(y)), 200.0 * (f(y) - f(z))]
+    }
+
+    #[test]
+    fn nine_algorithms_get_colours_far_apart() {
+        // white is L* 100 and a* b* 0; the palette's blue and sky blue had been 26 apart
+        assert!(lab("#FFFFFF").iter().zip([100.0, 0.0, 0.0]).all(|(a, b)| (a - b).abs() < 0.1));
+        let d = |a: &str, b: &str| lab(a).iter().zip(lab(b)).map(|(x, y)| (x - y).powi(2)).sum::<f64>().sqrt();
+        let first = &PALETTE[..9];
+        let closest = (0..9).flat_map(|i| (i + 1..9).map(move |j| (i, j))).map(|(i, j)| d(first[i], first[j]));
+        assert!(closest.fold(f64::INFINITY, f64::min) > 30.0);
+        assert!(d("#0072B2", "#56B4E9") < 30.0, "the pair the thesis report had drawn alike");
     }
 }

@@ -130,7 +130,7 @@ fn topology(cell: &CellData, most: f64, title: &str) -> String {
     }
     let y = p.h - 24.0;
     let legend = if moving {
-        "square: router; ring: server; lines: final tree; blue: trails"
+        "square: border router; ring: server; lines: final tree; blue: trails"
     } else {
         "square: border router; ring: server; lines: routing tree"
     };
@@ -347,7 +347,9 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             Some(a) => format!("{label} (approximation: {a})"),
             None => label,
         };
-        let _ = write!(html, "<h3>{}</h3><div class=\"figs\">", esc(&label));
+        let _ = write!(html, "<h3>{}</h3>", esc(&label));
+        html += &crate::report::section_warnings(members, algo_order);
+        html += "<div class=\"figs\">";
         let most = members
             .iter()
             .flat_map(|c| c.summary["network"]["nodes"].as_array().cloned().unwrap_or_default())

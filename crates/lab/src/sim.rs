@@ -64,6 +64,33 @@ pub fn scenario_text(preset: Option<&str>, path: Option<&Path>) -> Result<Option
     }
 }
 
+/// The scenario `text` names (`None`: the thesis preset) with `settings` written over it, each
+/// `KEY=VALUE` as a plan's matrix key is (`radio.success_ratio_rx=1`, `buffer=5000`,
+/// `cc_defaults.max_retransmit=4`); VALUE is read as TOML (a number, `true`, `"text"`), else
+/// taken as text. A key the scenario does not have is refused when it is resolved.
+pub fn with_settings(text: Option<(String, String)>, settings: &[String]) -> Result<Option<(String, String)>, Error> {
+    if settings.is_empty() {
+        return Ok(text);
+    }
+    let (mut table, origin) = match text {
+        Some((t, origin)) => (t.parse::<toml::Table>().map_err(|e| format!("{origin}: {e}"))?, origin),
+        None => (toml::Table::try_from(Scenario::thesis())?, "preset thesis".to_string()),
+    };
+    for set in settings {
+        let (key, value) = set.split_once('=').filter(|(k, _)| !k.trim().is_empty()).ok_or_else(|| -> Error {
+            crate::usage(format!("--set '{set}': expected KEY=VALUE, e.g. radio.success_ratio_rx=1"))
+        })?;
+        let value = format!("v = {value}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.to_string()));
+        crate::sweep::set_path(&mut table, key.trim(), value).map_err(|e| format!("--set {set}: {e}"))?;
+    }
+    let origin = format!("{origin} with --set {}", settings.join(" --set "));
+    Ok(Some((toml::to_string(&table)?, origin)))
+}
+
 /// The runs of a simulation, over the bottleneck or over a mesh, with the scenario the
 /// options described (before each algorithm's resolution).
 #[derive(Debug)]
@@ -92,20 +119,21 @@ impl Runs {
     }
 
     /// Writes summary.json and the CSV tables into `dir` (nodes.csv too for a mesh).
-    pub fn write_out(&self, dir: &Path) -> Result<(), Error> {
+    pub fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error> {
         match self {
-            Runs::Bottleneck(_, runs) => write_out(dir, runs),
-            Runs::Mesh(_, runs) => crate::sim_mesh::write_out(dir, runs),
+            Runs::Bottleneck(_, runs) => write_out(dir, runs, tables),
+            Runs::Mesh(_, runs) => crate::sim_mesh::write_out(dir, runs, tables),
         }
     }
 
     /// An [`crate::Incomplete`] error if `stop` cut the runs short (`asked` algorithms were asked
-    /// for) or a replication was truncated.
+    /// for), a replication was truncated or every exchange of a run failed.
     pub fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
         match self {
             Runs::Bottleneck(_, runs) => {
                 interrupted(stop, runs.iter().map(|r| (r.scenario.stack(), r.reps.len(), r.scenario.reps)), asked)?;
-                check_complete(truncations(runs))
+                let failed = runs.iter().filter_map(|r| all_failed(&r.scenario.stack(), &r.summary));
+                check_complete(truncations(runs).into_iter().chain(failed).collect())
             }
             Runs::Mesh(_, runs) => crate::sim_mesh::check(stop, runs, asked),
         }
@@ -180,7 +208,7 @@ pub fn run_library(req: &Request, out: Option<&Path>, stop: &Stop) -> Result<Out
         return Err("the run was abandoned: its results are not written".into());
     }
     if let Some(dir) = out {
-        runs.write_out(dir)?;
+        runs.write_out(dir, Tables::ALL)?;
     }
     let incomplete = match runs.check(stop, asked) {
         Ok(()) => None,
@@ -203,10 +231,20 @@ fn scenario(req: &Request) -> Result<Scenario, Error> {
             "--duration applies to mesh scenarios (the bottleneck's clients run their exchanges)",
         ));
     }
+    // the options' own bounds are usage errors (exit 2), as clap's are
     if let Some(v) = req.clients {
+        if v > netsim::scenario::MAX_CLIENTS {
+            return Err(crate::usage(format!("--clients: at most {}, not {v}", netsim::scenario::MAX_CLIENTS)));
+        }
         s.clients = v;
     }
     if let Some(v) = req.buffer {
+        if v > netsim::scenario::MAX_BUFFER_BYTES {
+            return Err(crate::usage(format!(
+                "--buffer: at most {} bytes, not {v}",
+                netsim::scenario::MAX_BUFFER_BYTES
+            )));
+        }
         s.uplink.buffer_bytes = v;
         s.downlink.buffer_bytes = v;
     }
@@ -215,6 +253,11 @@ fn scenario(req: &Request) -> Result<Scenario, Error> {
     }
     if let Some(e) = req.errors {
         s.errors = e;
+        if e != ErrorProfile::Custom {
+            // the option replaces a file's own loss tables (which resolve refuses beside a profile)
+            s.uplink.loss = netmodel::loss::LossModel::None;
+            s.downlink.loss = netmodel::loss::LossModel::None;
+        }
     }
     if let Some(v) = req.reps {
         s.reps = v;
@@ -485,6 +528,13 @@ pub(crate) fn cut_short(who: &str, cut: u64, reps: impl Display, key: &str, limi
     format!("{who}: {cut} of {reps} replication(s) cut at {key} = {limit} s before every client finished")
 }
 
+/// `who`'s run in one sentence if every one of its exchanges failed (it measured nothing: exit
+/// status 3, as `load`'s when no exchange was answered), else `None`.
+pub(crate) fn all_failed(who: &str, s: &Summary) -> Option<String> {
+    (s.exchanges > 0 && s.failed_exchanges == s.exchanges)
+        .then(|| format!("{who}: every exchange ({}) failed: the run measured nothing", s.exchanges))
+}
+
 /// An [`crate::Incomplete`] error naming the runs `cut` short (their sentences), if any.
 pub(crate) fn check_complete(cut: Vec<String>) -> Result<(), Error> {
     if cut.is_empty() {
@@ -597,13 +647,73 @@ pub(crate) fn client_row(rep: u32, client: u32, c: &netsim::ClientRecord) -> [St
     ]
 }
 
-pub(crate) fn write_out(dir: &Path, runs: &[Run<Scenario>]) -> Result<(), Error> {
+/// The CSV tables `--out` writes beside summary.json (`--tables`): every one by default;
+/// exchanges.csv and rto.csv, by far the largest (one row per exchange, one per armed timer),
+/// only when asked for, so a run without them keeps no per-exchange record at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tables {
+    /// clients.csv: one row per client and replication.
+    pub clients: bool,
+    /// exchanges.csv: one row per exchange.
+    pub exchanges: bool,
+    /// rto.csv: one row per armed retransmission timer.
+    pub rto: bool,
+    /// nodes.csv (a mesh): one row per mote and replication.
+    pub nodes: bool,
+}
+
+impl Tables {
+    /// Every table.
+    pub const ALL: Tables = Tables { clients: true, exchanges: true, rto: true, nodes: true };
+
+    /// `clients,exchanges,rto,nodes` (any of them, comma-separated), `all` or `none`.
+    pub fn parse(s: &str) -> Result<Tables, String> {
+        let mut t = Tables { clients: false, exchanges: false, rto: false, nodes: false };
+        for name in s.split(',').map(str::trim) {
+            match name {
+                "all" => t = Tables::ALL,
+                "none" => {}
+                "clients" => t.clients = true,
+                "exchanges" => t.exchanges = true,
+                "rto" => t.rto = true,
+                "nodes" => t.nodes = true,
+                other => {
+                    return Err(format!(
+                        "unknown table '{other}': the tables are clients, exchanges, rto and nodes (or all, none)"
+                    ))
+                }
+            }
+        }
+        Ok(t)
+    }
+
+    /// Whether the run must keep every exchange's record (for exchanges.csv or rto.csv).
+    pub fn per_exchange(self) -> bool {
+        self.exchanges || self.rto
+    }
+
+    /// A CSV writer for `name` in `dir` if this table is chosen, else one that writes nowhere.
+    pub(crate) fn writer(chosen: bool, dir: &Path, name: &str) -> Result<csv::Writer<Box<dyn std::io::Write>>, Error> {
+        let out: Box<dyn std::io::Write> = if chosen {
+            let path = dir.join(name);
+            Box::new(std::io::BufWriter::new(
+                std::fs::File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?,
+            ))
+        } else {
+            // (write_summary removed an earlier run's file of that name)
+            Box::new(std::io::sink())
+        };
+        Ok(csv::Writer::from_writer(out))
+    }
+}
+
+pub(crate) fn write_out(dir: &Path, runs: &[Run<Scenario>], tables: Tables) -> Result<(), Error> {
     write_summary(dir, runs)?;
-    let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
+    let mut clients = Tables::writer(tables.clients, dir, "clients.csv")?;
     clients.write_record(["cc", "cc_params"].into_iter().chain(CLIENT_COLUMNS))?;
-    let mut exchanges = csv::Writer::from_path(dir.join("exchanges.csv"))?;
+    let mut exchanges = Tables::writer(tables.exchanges, dir, "exchanges.csv")?;
     exchanges.write_record(["cc", "cc_params"].into_iter().chain(EXCHANGE_COLUMNS))?;
-    let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
+    let mut rto = Tables::writer(tables.rto, dir, "rto.csv")?;
     rto.write_record(["cc", "cc_params"].into_iter().chain(RTO_COLUMNS))?;
     for r in runs {
         let cc = cc_columns(&r.scenario.stack());

@@ -71,12 +71,13 @@ pub(crate) fn run(
     Ok((Runs::Mesh(Box::new(base), runs), scenarios.len()))
 }
 
-/// An [`crate::Incomplete`] error if `stop` cut the runs short or a run's clients had not all
-/// finished when its `duration_s` was up.
+/// An [`crate::Incomplete`] error if `stop` cut the runs short, a run's clients had not all
+/// finished when its `duration_s` was up, or every exchange of a run failed.
 pub(crate) fn check(stop: &Stop, runs: &[Run], asked: usize) -> Result<(), Error> {
     let done = runs.iter().map(|r| (algorithm(r), r.reps.len(), r.scenario.reps));
     crate::sim::interrupted(stop, done, asked)?;
-    crate::sim::check_complete(truncations(runs))
+    let failed = runs.iter().filter_map(|r| crate::sim::all_failed(algorithm(r), &r.summary));
+    crate::sim::check_complete(truncations(runs).into_iter().chain(failed).collect())
 }
 
 /// One sentence per run whose clients, taking turns, had not all finished when the run's
@@ -96,15 +97,16 @@ pub fn algorithm(r: &Run) -> &str {
     r.scenario.cc.split(':').next().unwrap_or("")
 }
 
-pub(crate) fn write_out(dir: &Path, runs: &[Run]) -> Result<(), Error> {
+pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: crate::sim::Tables) -> Result<(), Error> {
+    use crate::sim::Tables;
     crate::sim::write_summary(dir, runs)?;
-    let mut clients = csv::Writer::from_path(dir.join("clients.csv"))?;
+    let mut clients = Tables::writer(tables.clients, dir, "clients.csv")?;
     clients.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::CLIENT_COLUMNS))?;
-    let mut ex = csv::Writer::from_path(dir.join("exchanges.csv"))?;
+    let mut ex = Tables::writer(tables.exchanges, dir, "exchanges.csv")?;
     ex.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::EXCHANGE_COLUMNS))?;
-    let mut rto = csv::Writer::from_path(dir.join("rto.csv"))?;
+    let mut rto = Tables::writer(tables.rto, dir, "rto.csv")?;
     rto.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::RTO_COLUMNS))?;
-    let mut nodes = csv::Writer::from_path(dir.join("nodes.csv"))?;
+    let mut nodes = Tables::writer(tables.nodes, dir, "nodes.csv")?;
     nodes.write_record(["cc", "cc_params"].into_iter().chain(crate::tables::NODE_COLUMNS))?;
     for r in runs {
         let cc = crate::sim::cc_columns(&r.scenario.cc);

@@ -64,7 +64,9 @@ pub struct Plan {
     pub cells: Vec<Cell>,
 }
 
-fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+/// Writes `value` at a plan's matrix key (`downlink.delay_ms`; `buffer` for both directions;
+/// `stack` as `sim --cc` reads it) into a scenario's table.
+pub(crate) fn set_path(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
     if key == STACK {
         return set_stack(table, &value);
     }
@@ -187,6 +189,18 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
                 _ => Err(format!("plan: matrix key '{k}' must be a non-empty list")),
             })
             .collect::<Result<_, _>>()?;
+        if matrix.contains_key(STACK) {
+            // `stack` writes the scenario's transport and its cc or [tcp]: one of them beside it
+            // would be overwritten in some cells and not others
+            let beside = (matrix.keys().chain(base.keys()))
+                .find(|k| ["cc", "transport", "tcp"].contains(&k.as_str()) || k.starts_with("tcp."));
+            if let Some(k) = beside {
+                return Err(format!(
+                    "plan: matrix key 'stack' names the algorithm or `tcp[:...]` of each cell; '{k}' beside it (in the \
+                     matrix or [base]) contradicts it: list every stack in 'stack'"
+                ));
+            }
+        }
         let total: usize = dims.iter().map(|d| d.1.len()).product();
         for n in 0..total {
             // the cell's values, the matrix's last key varying fastest
@@ -878,6 +892,15 @@ mod tests {
             (netsim::TransportKind::Udp, "cocoa:max_retransmit=20,aging=false")
         );
         assert_eq!((s[1].transport, s[1].stack().as_str()), (netsim::TransportKind::Tcp, "tcp:sack=false"));
+        // beside `stack`, any key it writes is refused: in the matrix or in [base]
+        for plan in [
+            "[matrix]\nstack = [\"cocoa\", \"tcp\"]\ncc = [\"default\"]\n",
+            "[base]\ntransport = \"tcp\"\n[matrix]\nstack = [\"cocoa\"]\n",
+            "[matrix]\nstack = [\"tcp\"]\n\"tcp.sack\" = [false]\n",
+        ] {
+            let e = parse_plan(plan).unwrap_err();
+            assert!(e.starts_with("plan: matrix key 'stack' names the algorithm"), "{plan}: {e}");
+        }
         // the tidy table's columns: cc and cc_params carry the stack; `stack` is not repeated
         assert_eq!(plan_keys(&p), ["cc", "cc_params"]);
         let json = serde_json::to_value(s[1]).unwrap();

@@ -91,6 +91,17 @@ impl ErrorProfile {
             _ => None,
         }
     }
+
+    /// The name [`ErrorProfile::parse`] reads (and scenario files write).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorProfile::None => "none",
+            ErrorProfile::Low => "low",
+            ErrorProfile::Medium => "medium",
+            ErrorProfile::High => "high",
+            ErrorProfile::Custom => "custom",
+        }
+    }
 }
 
 impl LossModel {
@@ -171,6 +182,15 @@ mod tests {
     use super::*;
     use rand_chacha::rand_core::SeedableRng;
     use rand_chacha::ChaCha8Rng;
+
+    #[test]
+    fn a_profiles_name_reads_back_as_the_profile() {
+        for p in [ErrorProfile::None, ErrorProfile::Low, ErrorProfile::Medium, ErrorProfile::High, ErrorProfile::Custom]
+        {
+            assert_eq!(ErrorProfile::parse(p.name()), Some(p));
+        }
+        assert_eq!(ErrorProfile::Medium.name(), "medium");
+    }
 
     #[test]
     fn profiles_have_the_testbed_averages() {

@@ -135,8 +135,12 @@ pub(crate) fn cc_with_defaults(
         return Err(ScenarioError(format!("cc: {not_tcp}")));
     }
     let mut cfg = CcConfig::new(name).map_err(err)?;
+    check_cc_defaults(defaults)?;
+    // the testbed's values, except those that make this algorithm what it is (default_b's 1-s
+    // ACK_TIMEOUT on an Erbium preset's 3 s would make it default)
+    let algorithm = cfg.algorithm();
     for (k, v) in defaults {
-        if cfg.has_param(k) {
+        if cfg.has_param(k) && !algorithm.is_defined_by(k) {
             cfg.set(k, v).map_err(err)?;
         }
     }
@@ -144,6 +148,41 @@ pub(crate) fn cc_with_defaults(
         cfg.set(k, v).map_err(err)?;
     }
     Ok(cfg)
+}
+
+/// Refuses a `cc_defaults` key no algorithm has (a typo of `max_retransmit` would otherwise
+/// be accepted and never applied), naming the nearest that exists.
+fn check_cc_defaults(defaults: &BTreeMap<String, String>) -> Result<(), ScenarioError> {
+    if defaults.is_empty() {
+        return Ok(());
+    }
+    let mut known: Vec<&'static str> = Vec::new();
+    for a in coap_cc::algorithms() {
+        (a.make)(a.name).describe(&mut |p| known.push(p.name));
+    }
+    for k in defaults.keys() {
+        if !known.contains(&k.as_str()) {
+            let near = known.iter().min_by_key(|n| edit_distance(k, n)).filter(|n| edit_distance(k, n) <= 2);
+            let hint = near.map(|n| format!(" (did you mean {n}?)")).unwrap_or_default();
+            return Err(ScenarioError(format!("scenario: cc_defaults.{k}: no algorithm has this parameter{hint}")));
+        }
+    }
+    Ok(())
+}
+
+/// Levenshtein distance, for the hint of [`check_cc_defaults`] (a few dozen short keys: the
+/// two-row table needs no crate).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// A `--cc` spec's error as the tools say it: an unknown algorithm's message also names `tcp`,
@@ -183,6 +222,9 @@ pub fn overlay(base: &mut toml::Table, given: toml::Table) {
 /// The largest buffer a link may have, bytes (2^40): more is no longer a buffer of any router
 /// (2^63 had been taken as given).
 pub const MAX_BUFFER_BYTES: u64 = 1 << 40;
+
+/// The most clients a bottleneck scenario holds (a million: `scenarios/million.toml`).
+pub const MAX_CLIENTS: u32 = 1_000_000;
 
 impl Scenario {
     /// The reference testbed (Järvinen et al., ANRW 2018; the Helsinki thesis, 2019): 30 kbit/s
@@ -305,6 +347,11 @@ impl Scenario {
     /// name is `cc` over UDP. An unknown name is refused here, where `tcp` is one of the choices
     /// (so the message names it, [`spec_error`]).
     pub fn with_stack(&self, spec: &str) -> Result<Scenario, ScenarioError> {
+        if self.transport == TransportKind::Udp && self.tcp.is_some() {
+            return Err(ScenarioError(
+                "scenario: a [tcp] table needs transport = \"tcp\" (the clients use UDP)".into(),
+            ));
+        }
         let mut s = self.clone();
         let (name, _) = coap_cc::split_spec(spec).map_err(|e| ScenarioError(format!("cc: {e}")))?;
         if name == "tcp" {
@@ -409,6 +456,19 @@ impl Scenario {
             }
         }
         if let Some(model) = self.errors.model() {
+            // a link's own loss table is read only under errors = "custom": refused rather
+            // than silently replaced (a resolved scenario's tables, the profile's, pass)
+            for (name, l) in [("uplink", &s.uplink), ("downlink", &s.downlink)] {
+                if l.loss != LossModel::None && l.loss != model {
+                    return bad(
+                        &format!("{name}.loss"),
+                        &format!(
+                            "applies only with errors = \"custom\"; errors = \"{}\" gives both links its own model",
+                            self.errors.name()
+                        ),
+                    );
+                }
+            }
             s.uplink.loss = model;
             s.downlink.loss = model;
         }
@@ -416,8 +476,8 @@ impl Scenario {
         if !(h.delay_min_ms >= 0.0 && h.delay_min_ms <= h.delay_max_ms && h.delay_max_ms.is_finite()) {
             return bad("server_hop.delay_min_ms", "must be >= 0 and <= server_hop.delay_max_ms");
         }
-        if s.clients == 0 || s.clients > 1_000_000 {
-            return bad("clients", "must be 1 to 1000000");
+        if s.clients == 0 || s.clients > MAX_CLIENTS {
+            return bad("clients", &format!("must be 1 to {MAX_CLIENTS}"));
         }
         if s.exchanges == 0 {
             return bad("exchanges", "must be at least 1");
@@ -474,7 +534,8 @@ mod tests {
             let e = Scenario::from_toml(&text).unwrap().resolve().unwrap_err().to_string();
             assert!(e.contains("uplink.loss.p must be a probability in [0, 1]"), "{errors}: {e}");
         }
-        assert!(Scenario::from_toml("[uplink.loss]\nmodel = \"bernoulli\"\np = 1.0\n").unwrap().resolve().is_ok());
+        let custom = "errors = \"custom\"\n[uplink.loss]\nmodel = \"bernoulli\"\np = 1.0\n";
+        assert!(Scenario::from_toml(custom).unwrap().resolve().is_ok());
     }
 
     #[test]
@@ -509,6 +570,50 @@ mod tests {
         assert_eq!(s.cc, "fasor");
         let s = Scenario { errors: ErrorProfile::Medium, ..Scenario::thesis() }.resolve().unwrap();
         assert_eq!(s.downlink.loss, ErrorProfile::Medium.model().unwrap());
+    }
+
+    #[test]
+    fn a_links_loss_table_beside_a_profile_and_a_tcp_table_over_udp_are_refused() {
+        // a loss table is read only under errors = "custom": with "none" it had been dropped
+        let s = Scenario::from_toml("[uplink.loss]\nmodel = \"bernoulli\"\np = 0.5\n").unwrap();
+        let e = s.resolve().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "scenario: uplink.loss applies only with errors = \"custom\"; errors = \"none\" gives both links its own model"
+        );
+        let custom =
+            Scenario::from_toml("errors = \"custom\"\n[uplink.loss]\nmodel = \"bernoulli\"\np = 0.5\n").unwrap();
+        assert_eq!(custom.resolve().unwrap().uplink.loss, LossModel::Bernoulli { p: 0.5 });
+        // a resolved scenario (the profile's model written into both links) resolves again
+        let low = Scenario { errors: ErrorProfile::Low, ..Scenario::thesis() }.resolve().unwrap();
+        assert_eq!(low.resolve().unwrap().downlink.loss, LossModel::Bernoulli { p: 0.02 });
+        // a [tcp] table over UDP, also when a tool names the stack (sim --cc)
+        let s = Scenario::from_toml("[tcp]\nsack = false\n").unwrap();
+        for e in [s.resolve().unwrap_err(), s.with_stack("cocoa").unwrap_err()] {
+            assert_eq!(e.to_string(), "scenario: a [tcp] table needs transport = \"tcp\" (the clients use UDP)");
+        }
+    }
+
+    #[test]
+    fn cc_defaults_leave_a_variants_defining_values_and_refuse_unknown_keys() {
+        // an Erbium testbed's ACK_TIMEOUT of 3 s: default takes it, default_b keeps its 1 s
+        // (it had become default's twin), unless its own cc says otherwise
+        let mut s = Scenario::thesis();
+        s.cc_defaults.insert("ack_timeout".into(), "3".into());
+        let cc = |s: &Scenario, cc: &str| Scenario { cc: cc.into(), ..s.clone() }.resolve().unwrap().cc;
+        assert_eq!(cc(&s, "default"), "default:ack_timeout=3,max_retransmit=20");
+        assert_eq!(cc(&s, "default_b"), "default_b:max_retransmit=20");
+        assert_eq!(cc(&s, "default_b:ack_timeout=3"), "default_b:ack_timeout=3,max_retransmit=20");
+        let mut s = Scenario::thesis();
+        s.cc_defaults.insert("weak_max_retransmissions".into(), "2".into());
+        assert_eq!(cc(&s, "cocoa_strong"), "cocoa_strong:max_retransmit=20,aging=false");
+        // a typo is named, with the key it may have meant
+        let mut s = Scenario::thesis();
+        s.cc_defaults.insert("max_retransmt".into(), "4".into());
+        assert_eq!(
+            s.resolve().unwrap_err().to_string(),
+            "scenario: cc_defaults.max_retransmt: no algorithm has this parameter (did you mean max_retransmit?)"
+        );
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub const ALGORITHM: Algorithm = Algorithm {
     source: "coapcc's examples/custom-algorithm (a toy, from no paper)",
     summary: "factor x the smallest RTT seen + a margin; doubling backoff; Karn's rule",
     make: |_| Box::new(MinRttParams::default()),
+    defines: &[],
 };
 
 /// Registers `min_rtt` (once per process; later calls return the same entry).

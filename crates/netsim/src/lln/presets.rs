@@ -57,11 +57,36 @@ pub fn describe(text: &str) -> String {
     text.lines().next().unwrap_or("").trim_start_matches('#').trim().to_string()
 }
 
+/// The other presets that simulate the same network as `name`'s (studies of one network that
+/// compare other algorithms: the NITK thesis's chapters 3 and 5 share theirs): every key equal
+/// but the study's own, `name`, `description`, `cc`, `algorithms` and `cc_defaults`.
+pub fn same_network(name: &str) -> Vec<&'static str> {
+    let network = |text: &str| {
+        let mut t = text.parse::<toml::Table>().ok()?;
+        for k in ["name", "description", "cc", "algorithms", "cc_defaults"] {
+            t.remove(k);
+        }
+        Some(t)
+    };
+    let Some(mine) = text(name).and_then(network) else { return Vec::new() };
+    listed().into_iter().filter(|(n, t)| *n != name && network(t).as_ref() == Some(&mine)).map(|(n, _)| n).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lln::LlnScenario;
     use crate::Scenario;
+
+    #[test]
+    fn the_nitk_gst_and_gsrtc_studies_share_their_networks_and_no_other_preset_does() {
+        assert_eq!(same_network("nitk-gst-cooja"), ["nitk-gsrtc-cooja"]);
+        assert_eq!(same_network("nitk-gsrtc-cooja"), ["nitk-gst-cooja"]);
+        assert_eq!(same_network("nitk-gsrtc-iotlab"), ["nitk-gst-iotlab"]);
+        let shared = listed().iter().filter(|(n, _)| !same_network(n).is_empty()).count();
+        assert_eq!(shared, 4);
+        assert!(same_network("no-such-preset").is_empty());
+    }
 
     #[test]
     fn every_preset_resolves_and_is_named_as_its_file() {

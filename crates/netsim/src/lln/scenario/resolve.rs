@@ -320,6 +320,9 @@ impl LlnScenario {
             }
             _ => {}
         }
+        if w.fct_successes == 0 {
+            return bad("workload.fct_successes", "must be at least 1 (a client's FCT ends at its n-th success)");
+        }
         if !(w.start_spread_ms >= 0.0 && w.start_spread_ms.is_finite()) {
             return bad("workload.start_spread_ms", "must be a finite number >= 0");
         }

@@ -73,6 +73,9 @@ fn bad_values_are_named() {
     s.workload.response_payload = "x".repeat(60);
     assert!(e(s).contains("fragmentation"));
     let mut s = LlnScenario::default();
+    s.workload.fct_successes = 0;
+    assert!(e(s).contains("workload.fct_successes must be at least 1"));
+    let mut s = LlnScenario::default();
     s.workload.response_etag_bytes = 1 << 40; // never allocated: refused first
     assert!(e(s).contains("workload.response_etag_bytes"));
     let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
