@@ -53,7 +53,7 @@ def fcts():
     for label, kwargs in [
         ("bottleneck, 50 clients", dict(clients=50, reps=5)),
         ("bottleneck, 200 clients", dict(clients=200, reps=3)),
-        ("GST 3x3 mesh", dict(preset="nitk-gst-cooja", duration=600.0, reps=3)),
+        ("GST 3x3 mesh", dict(preset="nitk-gst-cooja", duration=600.0, reps=10)),
     ]:
         r = coapcc.sim(cc=algorithms, **kwargs)
         c = r.clients()
@@ -77,14 +77,22 @@ def main():
     import matplotlib.pyplot as plt
 
     df = fcts()
-    print(df.groupby(["network", "algorithm"]).fct_s.describe(percentiles=[0.1, 0.5, 0.9]).round(1).to_string())
+    # the quantiles describe the clients that finished; how many did not is said beside them
+    stats = df.groupby(["network", "algorithm"], sort=False).fct_s
+    table = stats.describe(percentiles=[0.1, 0.5, 0.9]).round(1)
+    table.insert(0, "no FCT", stats.apply(lambda f: int(f.isna().sum())))
+    print(table.to_string())
     networks = list(dict.fromkeys(df.network))
     fig, axes = plt.subplots(1, len(networks), figsize=(4.2 * len(networks), 4.2))
     for ax, net in zip(axes, networks):
-        d = df[df.network == net].dropna(subset=["fct_s"])
-        names = list(dict.fromkeys(d.algorithm))
+        every = df[df.network == net]
+        d = every.dropna(subset=["fct_s"])
+        names = list(dict.fromkeys(every.algorithm))
         ax.boxplot([d[d.algorithm == a].fct_s for a in names], whis=(10, 90), showfliers=False)
-        ax.set_xticks(range(1, len(names) + 1), [n.replace(" ", "\n") for n in names], fontsize=8)
+        # each box says of how many clients it is: those without an FCT are not in it
+        counts = [f"{(d.algorithm == a).sum()} of {(every.algorithm == a).sum()}" for a in names]
+        ax.set_xticks(range(1, len(names) + 1), [n.replace(" ", "\n") + "\n" + k for n, k in zip(names, counts)],
+                      fontsize=8)
         ax.set_title(net, fontsize=10)
         ax.set_ylabel("flow completion time (s)")
     fig.suptitle("MinRtt (Python) against CoCoA: each client's FCT (box: quartiles, whiskers: p10-p90)", fontsize=10)

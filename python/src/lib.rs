@@ -268,6 +268,14 @@ fn notes(text: &str, out: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
     Ok((n.truncated, n.warnings))
 }
 
+/// The command line (`coapcc …`, argv with the program's name first), run in this process: the
+/// package's `coapcc` command. Returns the exit status; `--help` and usage errors exit the
+/// process from clap, as the binary does.
+#[pyfunction]
+fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.allow_threads(|| coapcc::cli::status(argv))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
@@ -282,6 +290,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(finish, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(notes, m)?)?;
+    m.add_function(wrap_pyfunction!(cli, m)?)?;
     m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
     m.add_class::<controller::Exchange>()?;
     m.add_class::<controller::Rng>()?;

@@ -1,6 +1,8 @@
 """coapcc.sim gives what `coapcc sim` gives, for the same scenario and seed."""
 
 import json
+import subprocess
+from pathlib import Path
 import warnings
 
 import pytest
@@ -104,3 +106,23 @@ def test_algorithms_and_presets_list_what_the_command_line_lists(cli):
     assert [a for a in coapcc.algorithms() if a["name"] in names] == listed
     listed = [line.split()[0] for line in cli("presets").splitlines() if line.strip()]
     assert list(coapcc.presets()) == listed
+
+
+def test_the_package_installs_the_command_line(cli):
+    # the console script next to the interpreter: the binary's commands, output and statuses
+    import shutil
+    import sys
+
+    script = Path(sys.executable).with_name("coapcc")
+    assert script.exists() or shutil.which("coapcc"), "the package's coapcc command"
+    command = str(script) if script.exists() else shutil.which("coapcc")
+    r = subprocess.run([command, "presets"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == cli("presets"), r.stderr
+    r = subprocess.run([command, "sim", "--clients", "2", "--set", "exchanges=3", "--json", "-q"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert without_wall_clock(json.loads(r.stdout)) == without_wall_clock(
+        json.loads(cli("sim", "--clients", "2", "--set", "exchanges=3", "--json", "-q")))
+    # a usage error is status 2, as the binary's
+    r = subprocess.run([command, "sim", "--clients", "2000000"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--clients: at most 1000000" in r.stderr

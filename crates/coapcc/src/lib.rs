@@ -28,6 +28,7 @@ pub(crate) fn usage(message: impl Into<String>) -> Box<dyn std::error::Error + S
 
 pub mod algorithms;
 mod args;
+pub mod cli;
 mod dump;
 #[cfg(target_os = "linux")]
 pub mod emulate;
