@@ -8,7 +8,8 @@
 //! [`SHOW_AFTER`]: the simulation looks at the clock every [`LOOK_EVERY`] exchanges, and the
 //! first look past that starts the display's thread. A short run starts no thread at all
 //! (starting and stopping one took about 0.2 ms, a tenth of a one-client run's process). A
-//! sweep's display counts cells, which take seconds each: it starts with the sweep
+//! sweep's display counts its cells' work (their exchanges, or simulated seconds, as they run:
+//! a 400-client cell weighs what it costs against a 5-client one), and starts with the sweep
 //! ([`Bar::start`]).
 //!
 //! The ETA is ours, not indicatif's: the remaining work at the average rate since the start
@@ -52,7 +53,9 @@ fn clock(s: f64) -> String {
 fn status(done: u64, total: u64, elapsed_s: f64) -> String {
     let rate = done as f64 / elapsed_s.max(1e-9);
     let eta = eta(done, total, elapsed_s).map_or("-".into(), clock);
-    format!("({rate:.0}/s) ETA {eta}")
+    // a slow count keeps its decimals ("0.25/s", not "0/s")
+    let digits = if rate >= 10.0 { 0 } else { 2 };
+    format!("({rate:.digits$}/s) ETA {eta}")
 }
 
 /// A running progress display.
@@ -244,7 +247,10 @@ mod tests {
         assert_eq!(eta(9, 1000, 30.0), None, "under 1 %");
         assert_eq!(eta(100, 100, 30.0), Some(0.0));
         assert_eq!(clock(3725.4), "1:02:05");
-        assert_eq!(status(0, 10, 1.0), "(0/s) ETA -");
+        assert_eq!(status(0, 10, 1.0), "(0.00/s) ETA -");
+        // 3 of 24 cells in 12 s had shown "(0/s)": 0.25/s, 21 more in 84 s
+        assert_eq!(status(3, 24, 12.0), "(0.25/s) ETA 0:01:24");
+        assert_eq!(status(600, 1000, 12.0), "(50/s) ETA 0:00:08");
     }
 
     #[test]

@@ -26,13 +26,13 @@
 //! merge into a directory of another plan is refused unless forced, and merges say how many of
 //! the plan's cells are present.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use netsim::lln;
-use netsim::worlds::{self, WorldScenario};
+use netsim::worlds::{self, Work, WorldScenario};
 use netsim::{RepResult, Summary};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -318,9 +318,106 @@ fn client_columns() -> impl Iterator<Item = &'static str> {
 }
 
 /// Runs one cell's replications; `None` if `stop` left some of them out.
-fn run_reps(s: &dyn WorldScenario, stop: &Stop) -> Result<Option<Vec<RepResult>>, Error> {
+fn run_reps(s: &dyn WorldScenario, stop: &Stop, work: Option<&CellWork>) -> Result<Option<Vec<RepResult>>, Error> {
     let runner = s.runner()?;
-    Ok(all_reps(s.reps(), stop, |r| runner.run_rep(r, None)))
+    Ok(all_reps(s.reps(), stop, |r| {
+        let rep = runner.run_rep(r, work.map(|w| w as &dyn netsim::Progress));
+        if let Some(w) = work {
+            w.rep_done();
+        }
+        rep
+    }))
+}
+
+/// A sweep's progress: the work of its cells ([`netsim::worlds::Work`]) summed, counted as their
+/// replications run (exchanges, or simulated seconds), so that a cell of 400 clients weighs
+/// what it costs against one of 5 and the rate and ETA mean something within a cell too.
+#[derive(Debug)]
+struct SweepWork {
+    done: Arc<AtomicU64>,
+    total: u64,
+    unit: &'static str,
+}
+
+impl SweepWork {
+    /// The work of `cells`: their units if they all count the same thing, else "work units".
+    fn of(cells: &[&Cell]) -> SweepWork {
+        let (mut total, mut units) = (0u64, BTreeSet::new());
+        for c in cells {
+            let (per_rep, unit) = per_rep(&*c.scenario);
+            total = total.saturating_add(per_rep.saturating_mul(u64::from(c.scenario.reps())));
+            units.insert(unit);
+        }
+        let unit = if units.len() == 1 { units.pop_first().unwrap_or("work units") } else { "work units" };
+        SweepWork { done: Arc::default(), total, unit }
+    }
+
+    /// The counter of one cell's work.
+    fn cell(&self, c: &Cell) -> CellWork {
+        let (per_rep, _) = per_rep(&*c.scenario);
+        CellWork {
+            work: c.scenario.work_per_rep(),
+            per_rep,
+            weight: per_rep.saturating_mul(u64::from(c.scenario.reps())),
+            sweep: self.done.clone(),
+            counted: AtomicU64::new(0),
+        }
+    }
+}
+
+/// A replication's units of work and what they are.
+fn per_rep(s: &dyn WorldScenario) -> (u64, &'static str) {
+    match s.work_per_rep() {
+        Work::Exchanges(n) => (n, "exchanges"),
+        Work::SimulatedSeconds(n) => (n, "simulated s"),
+        Work::Replication => (1, "replications"),
+    }
+}
+
+/// One cell's share of a [`SweepWork`]: told of its exchanges as they finish; its replications
+/// and the cell itself top the count up to what each should have counted (a mesh run that ends
+/// early, an exchange told twice are never more than the cell's weight).
+#[derive(Debug)]
+struct CellWork {
+    work: Work,
+    per_rep: u64,
+    weight: u64,
+    sweep: Arc<AtomicU64>,
+    counted: AtomicU64,
+}
+
+impl CellWork {
+    fn add(&self, n: u64) {
+        // never past the cell's weight
+        let before = self.counted.fetch_add(n, Ordering::Relaxed);
+        let n = n.min(self.weight.saturating_sub(before));
+        if n > 0 {
+            self.sweep.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// A replication ended: counted whole where nothing inside it was told.
+    fn rep_done(&self) {
+        if self.work == Work::Replication {
+            self.add(self.per_rep);
+        }
+    }
+
+    /// The cell ended (finished or not): its whole weight counted.
+    fn finish(&self) {
+        let counted = self.counted.load(Ordering::Relaxed);
+        self.add(self.weight.saturating_sub(counted));
+    }
+}
+
+impl netsim::Progress for CellWork {
+    fn exchange_done(&self, sim_s: u64) {
+        match self.work {
+            Work::Exchanges(_) => self.add(1),
+            Work::SimulatedSeconds(_) if sim_s > 0 => self.add(sim_s),
+            _ => {}
+        }
+    }
 }
 
 /// Replications `0..reps` of `rep` on the current rayon pool, none started once `stop` is set;
@@ -355,21 +452,36 @@ impl CellResults {
 /// Runs cell `id` of `plan` (its replications on the current rayon pool) and returns its files.
 pub fn run_cell_of(plan: &Plan, id: &str) -> Result<CellResults, Error> {
     let cell = plan.cells.iter().find(|c| c.id == id).ok_or_else(|| format!("the plan has no cell {id}"))?;
-    Ok(compute_cell(cell, &plan_keys(plan), &plan.hash(), &Stop::default())?.expect("never stopped"))
+    Ok(compute_cell(cell, &plan_keys(plan), &plan.hash(), &Stop::default(), None)?.expect("never stopped"))
 }
 
 /// Runs one cell and writes its results; `false` if `stop` cut it short (nothing written).
-fn run_cell(dir: &Path, cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop) -> Result<bool, Error> {
-    match compute_cell(cell, plan_keys, plan_hash, stop)? {
+fn run_cell(
+    dir: &Path,
+    cell: &Cell,
+    plan_keys: &[String],
+    plan_hash: &str,
+    stop: &Stop,
+    work: &CellWork,
+) -> Result<bool, Error> {
+    let computed = compute_cell(cell, plan_keys, plan_hash, stop, Some(work));
+    work.finish();
+    match computed? {
         Some(files) if !stop.is_abandoned() => files.store(dir).map(|()| true),
         _ => Ok(false),
     }
 }
 
 /// Runs one cell: its files, or `None` if `stop` left replications out.
-fn compute_cell(cell: &Cell, plan_keys: &[String], plan_hash: &str, stop: &Stop) -> Result<Option<CellResults>, Error> {
+fn compute_cell(
+    cell: &Cell,
+    plan_keys: &[String],
+    plan_hash: &str,
+    stop: &Stop,
+    work: Option<&CellWork>,
+) -> Result<Option<CellResults>, Error> {
     let watch = Stopwatch::start();
-    let Some(reps) = run_reps(&*cell.scenario, stop)? else { return Ok(None) };
+    let Some(reps) = run_reps(&*cell.scenario, stop, work)? else { return Ok(None) };
     let wall_s = watch.seconds();
     let summary = Summary::new(&reps);
     let mut v = serde_json::to_value(&summary)?;
@@ -505,8 +617,8 @@ pub fn run(
         builder = builder.num_threads(t);
     }
     let pool = builder.build()?;
-    let done = Arc::new(AtomicU64::new(0));
-    let bar = crate::progress::Bar::start(todo.len() as u64, done.clone(), "cells");
+    let work = SweepWork::of(&todo);
+    let bar = crate::progress::Bar::start(work.total, work.done.clone(), work.unit);
     let watch = Stopwatch::start();
     let results: Vec<Result<bool, String>> = pool.install(|| {
         todo.par_iter()
@@ -514,9 +626,7 @@ pub fn run(
                 if stop.is_set() {
                     return Ok(false);
                 }
-                let r = run_cell(dir, c, &keys, &ours.plan, stop).map_err(|e| format!("cell {}: {e}", c.id));
-                done.fetch_add(1, Ordering::Relaxed);
-                r
+                run_cell(dir, c, &keys, &ours.plan, stop, &work.cell(c)).map_err(|e| format!("cell {}: {e}", c.id))
             })
             .collect()
     });
@@ -880,6 +990,37 @@ mod tests {
         assert!(parse_plan("[matrix]\nstack = [\"tcp\", \"nope\"]\n")
             .unwrap_err()
             .contains("unknown algorithm 'nope'"));
+    }
+
+    #[test]
+    fn a_sweeps_progress_weighs_each_cell_by_its_work() {
+        use netsim::Progress as _;
+        // 1 and 4 clients × 50 exchanges × 2 replications: 100 + 400 exchanges
+        let p = parse_plan("reps = 2\n[matrix]\nclients = [1, 4]\n").unwrap();
+        let cells: Vec<&Cell> = p.cells.iter().collect();
+        let w = SweepWork::of(&cells);
+        assert_eq!((w.total, w.unit), (500, "exchanges"));
+        // a cell counts its exchanges, never past its weight, and its end tops it up
+        let small = w.cell(cells[0]);
+        for _ in 0..150 {
+            small.exchange_done(3);
+        }
+        assert_eq!(w.done.load(Ordering::Relaxed), 100);
+        let big = w.cell(cells[1]);
+        big.exchange_done(0);
+        big.finish();
+        assert_eq!(w.done.load(Ordering::Relaxed), 500);
+        // a mesh cell counts simulated seconds (600 s × 5 replications of nitk-gst-cooja); beside
+        // a bottleneck cell the unit says they are mixed
+        let m = parse_plan("[matrix]\npreset = [\"nitk-gst-cooja\"]\ncc = [\"default\"]\n").unwrap();
+        let mesh = SweepWork::of(&m.cells.iter().collect::<Vec<_>>());
+        assert_eq!((mesh.total, mesh.unit), (3000, "simulated s"));
+        let c = mesh.cell(&m.cells[0]);
+        c.exchange_done(7);
+        c.exchange_done(0);
+        assert_eq!(mesh.done.load(Ordering::Relaxed), 7);
+        let both: Vec<&Cell> = cells.iter().copied().chain(m.cells.iter()).collect();
+        assert_eq!(SweepWork::of(&both).unit, "work units");
     }
 
     #[test]

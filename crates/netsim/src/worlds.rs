@@ -56,6 +56,24 @@ pub trait WorldScenario: Stored {
     fn seed_mut(&mut self) -> &mut u64;
     /// Readies a run (transport, routes, …) whose replications run on any thread.
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String>;
+    /// How much work one replication is, as a progress display counts it (the [`Progress`]
+    /// a runner is given tells it as it goes); default: only whole replications are counted.
+    fn work_per_rep(&self) -> Work {
+        Work::Replication
+    }
+}
+
+/// A replication's work, in what a progress display can count of it as it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    /// This many exchanges, each told as it finishes (every exchange ends: a bottleneck's
+    /// clients × exchanges).
+    Exchanges(u64),
+    /// This many seconds of virtual time, told as exchanges finish (a run of fixed length; one
+    /// that ends early, its clients done, is counted whole at its end).
+    SimulatedSeconds(u64),
+    /// Nothing told within a replication: one unit each, counted as it ends.
+    Replication,
 }
 
 /// A scenario as data; implemented for every [`WorldScenario`] that is `Serialize + Clone`.
@@ -184,6 +202,9 @@ impl WorldScenario for Scenario {
     fn seed_mut(&mut self) -> &mut u64 {
         &mut self.seed
     }
+    fn work_per_rep(&self) -> Work {
+        Work::Exchanges(u64::from(self.clients) * u64::from(self.exchanges))
+    }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         let transport = self.transport().map_err(|e| e.to_string())?;
         Ok(Box::new(BottleneckRun { scenario: self, transport }))
@@ -237,6 +258,9 @@ impl WorldScenario for LlnScenario {
     }
     fn seed_mut(&mut self) -> &mut u64 {
         &mut self.seed
+    }
+    fn work_per_rep(&self) -> Work {
+        Work::SimulatedSeconds(self.duration_s as u64)
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         let resolved = self.resolve().map_err(|e| e.to_string())?;
