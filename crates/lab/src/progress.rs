@@ -8,9 +8,9 @@
 //! [`SHOW_AFTER`]: the simulation looks at the clock every [`LOOK_EVERY`] exchanges, and the
 //! first look past that starts the display's thread. A short run starts no thread at all
 //! (starting and stopping one took about 0.2 ms, a tenth of a one-client run's process). A
-//! sweep's display counts its cells' work (their exchanges, or simulated seconds, as they run:
-//! a 400-client cell weighs what it costs against a 5-client one), and starts with the sweep
-//! ([`Bar::start`]).
+//! sweep's display counts its cells' work (their exchanges, or simulated seconds, as each
+//! replication ends: a 400-client cell weighs what it costs against a 5-client one), and starts
+//! with the sweep ([`Bar::start`]).
 //!
 //! The ETA is ours, not indicatif's: the remaining work at the average rate since the start
 //! ([`eta`]), shown only once 1 % of the work is done and 2 s have passed. indicatif's estimator

@@ -321,7 +321,9 @@ fn client_columns() -> impl Iterator<Item = &'static str> {
 fn run_reps(s: &dyn WorldScenario, stop: &Stop, work: Option<&CellWork>) -> Result<Option<Vec<RepResult>>, Error> {
     let runner = s.runner()?;
     Ok(all_reps(s.reps(), stop, |r| {
-        let rep = runner.run_rep(r, work.map(|w| w as &dyn netsim::Progress));
+        // counted as each replication ends: telling the count of every exchange (an atomic
+        // addition each, shared by the threads) had cost the reference matrix 5 % of its time
+        let rep = runner.run_rep(r, None);
         if let Some(w) = work {
             w.rep_done();
         }
@@ -329,9 +331,9 @@ fn run_reps(s: &dyn WorldScenario, stop: &Stop, work: Option<&CellWork>) -> Resu
     }))
 }
 
-/// A sweep's progress: the work of its cells ([`netsim::worlds::Work`]) summed, counted as their
-/// replications run (exchanges, or simulated seconds), so that a cell of 400 clients weighs
-/// what it costs against one of 5 and the rate and ETA mean something within a cell too.
+/// A sweep's progress: the work of its cells ([`netsim::worlds::Work`]: exchanges, or simulated
+/// seconds) summed, counted as their replications end, so that a cell of 400 clients weighs what
+/// it costs against one of 5, and the rate and ETA mean something within a cell too.
 #[derive(Debug)]
 struct SweepWork {
     done: Arc<AtomicU64>,
@@ -356,7 +358,6 @@ impl SweepWork {
     fn cell(&self, c: &Cell) -> CellWork {
         let (per_rep, _) = per_rep(&*c.scenario);
         CellWork {
-            work: c.scenario.work_per_rep(),
             per_rep,
             weight: per_rep.saturating_mul(u64::from(c.scenario.reps())),
             sweep: self.done.clone(),
@@ -374,12 +375,10 @@ fn per_rep(s: &dyn WorldScenario) -> (u64, &'static str) {
     }
 }
 
-/// One cell's share of a [`SweepWork`]: told of its exchanges as they finish; its replications
-/// and the cell itself top the count up to what each should have counted (a mesh run that ends
-/// early, an exchange told twice are never more than the cell's weight).
+/// One cell's share of a [`SweepWork`]: each replication's work as it ends, and at the cell's end
+/// (finished or stopped) whatever its weight still lacks.
 #[derive(Debug)]
 struct CellWork {
-    work: Work,
     per_rep: u64,
     weight: u64,
     sweep: Arc<AtomicU64>,
@@ -387,8 +386,8 @@ struct CellWork {
 }
 
 impl CellWork {
+    /// Counts `n` more units, never past the cell's weight.
     fn add(&self, n: u64) {
-        // never past the cell's weight
         let before = self.counted.fetch_add(n, Ordering::Relaxed);
         let n = n.min(self.weight.saturating_sub(before));
         if n > 0 {
@@ -396,27 +395,15 @@ impl CellWork {
         }
     }
 
-    /// A replication ended: counted whole where nothing inside it was told.
+    /// A replication ended.
     fn rep_done(&self) {
-        if self.work == Work::Replication {
-            self.add(self.per_rep);
-        }
+        self.add(self.per_rep);
     }
 
-    /// The cell ended (finished or not): its whole weight counted.
+    /// The cell ended: its whole weight counted.
     fn finish(&self) {
         let counted = self.counted.load(Ordering::Relaxed);
         self.add(self.weight.saturating_sub(counted));
-    }
-}
-
-impl netsim::Progress for CellWork {
-    fn exchange_done(&self, sim_s: u64) {
-        match self.work {
-            Work::Exchanges(_) => self.add(1),
-            Work::SimulatedSeconds(_) if sim_s > 0 => self.add(sim_s),
-            _ => {}
-        }
     }
 }
 
@@ -994,20 +981,21 @@ mod tests {
 
     #[test]
     fn a_sweeps_progress_weighs_each_cell_by_its_work() {
-        use netsim::Progress as _;
         // 1 and 4 clients × 50 exchanges × 2 replications: 100 + 400 exchanges
         let p = parse_plan("reps = 2\n[matrix]\nclients = [1, 4]\n").unwrap();
         let cells: Vec<&Cell> = p.cells.iter().collect();
         let w = SweepWork::of(&cells);
         assert_eq!((w.total, w.unit), (500, "exchanges"));
-        // a cell counts its exchanges, never past its weight, and its end tops it up
+        // a replication of the small cell counts its 50; never more than the cell's weight
         let small = w.cell(cells[0]);
-        for _ in 0..150 {
-            small.exchange_done(3);
+        for _ in 0..3 {
+            small.rep_done();
         }
         assert_eq!(w.done.load(Ordering::Relaxed), 100);
+        // the big one: a replication, then its end tops it up
         let big = w.cell(cells[1]);
-        big.exchange_done(0);
+        big.rep_done();
+        assert_eq!(w.done.load(Ordering::Relaxed), 300);
         big.finish();
         assert_eq!(w.done.load(Ordering::Relaxed), 500);
         // a mesh cell counts simulated seconds (600 s × 5 replications of nitk-gst-cooja); beside
@@ -1015,10 +1003,8 @@ mod tests {
         let m = parse_plan("[matrix]\npreset = [\"nitk-gst-cooja\"]\ncc = [\"default\"]\n").unwrap();
         let mesh = SweepWork::of(&m.cells.iter().collect::<Vec<_>>());
         assert_eq!((mesh.total, mesh.unit), (3000, "simulated s"));
-        let c = mesh.cell(&m.cells[0]);
-        c.exchange_done(7);
-        c.exchange_done(0);
-        assert_eq!(mesh.done.load(Ordering::Relaxed), 7);
+        mesh.cell(&m.cells[0]).rep_done();
+        assert_eq!(mesh.done.load(Ordering::Relaxed), 600);
         let both: Vec<&Cell> = cells.iter().copied().chain(m.cells.iter()).collect();
         assert_eq!(SweepWork::of(&both).unit, "work units");
     }

@@ -56,23 +56,21 @@ pub trait WorldScenario: Stored {
     fn seed_mut(&mut self) -> &mut u64;
     /// Readies a run (transport, routes, …) whose replications run on any thread.
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String>;
-    /// How much work one replication is, as a progress display counts it (the [`Progress`]
-    /// a runner is given tells it as it goes); default: only whole replications are counted.
+    /// How much work one replication is, as a progress display weighs it; default: one unit.
     fn work_per_rep(&self) -> Work {
         Work::Replication
     }
 }
 
-/// A replication's work, in what a progress display can count of it as it runs.
+/// A replication's work, in the units a progress display counts (a sweep's weighs each cell by
+/// it; `sim`'s counts the same units as they run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Work {
-    /// This many exchanges, each told as it finishes (every exchange ends: a bottleneck's
-    /// clients × exchanges).
+    /// This many exchanges (every exchange ends: a bottleneck's clients × exchanges).
     Exchanges(u64),
-    /// This many seconds of virtual time, told as exchanges finish (a run of fixed length; one
-    /// that ends early, its clients done, is counted whole at its end).
+    /// This many seconds of virtual time (a run of fixed length, or at most that long).
     SimulatedSeconds(u64),
-    /// Nothing told within a replication: one unit each, counted as it ends.
+    /// One unit.
     Replication,
 }
 
