@@ -138,6 +138,12 @@ fn results_of_two_plans_do_not_mix_unless_forced() {
         n.starts_with("plan-") && n.ends_with(".toml")
     });
     assert!(kept, "plan-HASH.toml");
+    // the tidy table's last column names the plan that ran each row's cell: both plans here
+    let tidy = std::fs::read_to_string(out.join("clients.csv")).unwrap();
+    let mut lines = tidy.lines();
+    assert!(lines.next().unwrap().ends_with(",cell,plan"));
+    let plans: std::collections::BTreeSet<&str> = lines.map(|l| l.rsplit(',').next().unwrap()).collect();
+    assert_eq!(plans.len(), 2, "{plans:?}");
     // the report counts the other plan's cell apart (it had said "5 of the plan's 4 cells")
     assert!(coapcc(&["report", o]).0);
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();

@@ -317,6 +317,11 @@ fn client_columns() -> impl Iterator<Item = &'static str> {
     crate::sim::CLIENT_COLUMNS.into_iter().chain(["cell"])
 }
 
+/// The last column of a cell's rows: the hash of the plan whose sweep ran it ([`Plan::hash`]),
+/// which tells the plans of a directory written with `--force` apart. Not required of a cell
+/// (results written before it existed stay whole); empty in the tidy table for those.
+const PLAN_COLUMN: &str = "plan";
+
 /// Runs one cell's replications; `None` if `stop` left some of them out.
 fn run_reps(s: &dyn WorldScenario, stop: &Stop, work: Option<&CellWork>) -> Result<Option<Vec<RepResult>>, Error> {
     let runner = s.runner()?;
@@ -484,6 +489,7 @@ fn compute_cell(
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = plan_keys.to_vec();
     header.extend(client_columns().map(str::to_string));
+    header.push(PLAN_COLUMN.into());
     w.write_record(&header)?;
     let scenario = &v["scenario"];
     let values: Vec<String> = plan_keys.iter().map(|k| resolved_value(scenario, k)).collect();
@@ -492,6 +498,7 @@ fn compute_cell(
             let mut row = values.clone();
             row.extend(crate::sim::client_row(rep.rep, world.client_label(c.client), c));
             row.push(cell.id.clone());
+            row.push(plan_hash.to_string());
             w.write_record(&row)?;
         }
     }
@@ -826,8 +833,13 @@ pub fn rebuild_clients_csv(dir: &Path) -> Result<(), Error> {
         let rows: Vec<csv::StringRecord> = r.records().collect::<Result<_, _>>().map_err(named)?;
         tables.push((header, rows));
     }
-    // parameters first, then the client columns in their fixed order
-    columns.sort_by_key(|c| client_columns().position(|x| x == c).map_or(0, |i| i + 1));
+    // parameters first, then the client columns in their fixed order, the plan last
+    let last = client_columns().count() + 1;
+    columns.sort_by_key(|c| match client_columns().position(|x| x == c) {
+        Some(i) => i + 1,
+        None if c == PLAN_COLUMN => last,
+        None => 0,
+    });
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(&columns)?;
     for (header, rows) in tables {
