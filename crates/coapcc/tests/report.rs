@@ -178,3 +178,56 @@ fn every_box_shows_the_quantiles_of_its_results_and_stays_on_its_canvas() {
         assert_eq!(checked.get(kind), Some(&2), "two boxes of each kind checked: {checked:?}");
     }
 }
+
+/// The published figures the report sets beside a cell are the data file's (read here from
+/// `reproduce/published/thesis-fct.csv`, never typed again), the reproduced value the cell's own
+/// median, the ratio their quotient; a plan that changes the experiment is not set beside them.
+#[test]
+fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
+    let d = tmp("published");
+    let plan = d.join("p.toml");
+    // the thesis's one-client cells (continuous, 2500 B) of two algorithms, and one of another
+    // experiment (its downlink delay changed): set beside nothing
+    std::fs::write(
+        &plan,
+        "reps = 2\n[[matrices]]\nstack = [\"default\", \"fasor\"]\nclients = [1]\nbuffer = [2500]\n\
+         [[matrices]]\nstack = [\"cocoa\"]\nclients = [1]\nbuffer = [2500]\n\"downlink.delay_ms\" = [100.0]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let (o, p) = (out.to_str().unwrap(), plan.to_str().unwrap());
+    assert_eq!(coapcc(&["sweep", p, "--out", o]).0, Some(0));
+    assert_eq!(coapcc(&["report", o]).0, Some(0));
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    let data =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../reproduce/published/thesis-fct.csv"))
+            .unwrap();
+    let published = |id: &str| -> f64 {
+        let row = data.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap_or_else(|| panic!("{id}"));
+        row.split(',').nth(10).unwrap().parse().unwrap()
+    };
+    let section = &html[html.find("id=\"published\"").expect("the section")..];
+    let section = &section[..section.find("</table>").unwrap()];
+    assert!(section.contains("of 2 published median FCTs reproduced within 10 %"), "two cells ran thesis experiments");
+    // each row: published, reproduced (the cell's p50), ratio
+    let rows: Vec<&str> = section.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 2);
+    let cells: Vec<serde_json::Value> = std::fs::read_dir(out.join("cells"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    for (row, stack) in rows.iter().zip(["default", "fasor"]) {
+        let tds: Vec<&str> =
+            row.split("<td").skip(1).map(|td| &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()]).collect();
+        assert_eq!(tds[6], stack);
+        let want = published(&format!("thesis.fct.continuous.1.2500.none.{stack}"));
+        assert_eq!(tds[7].parse::<f64>().unwrap(), want);
+        let cell = cells.iter().find(|c| c["cell"]["params"]["stack"] == stack).unwrap();
+        let p50 = cell["fct_s"]["p50"].as_f64().unwrap();
+        assert!(close(tds[8].parse().unwrap(), p50, 3), "{} vs {p50}", tds[8]);
+        assert!(close(tds[10].parse().unwrap(), p50 / want, 3));
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -51,6 +51,7 @@ pub mod algorithms;
 pub mod load;
 pub mod plans;
 pub mod progress;
+mod published;
 pub mod report;
 mod report_mesh;
 pub mod sim;

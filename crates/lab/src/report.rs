@@ -452,6 +452,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         }
     );
     html += &banner(&cells);
+    html += &crate::published::section(&crate::published::compare(crate::published::THESIS_FCT, &cells, dir)?);
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
