@@ -128,8 +128,12 @@ pub struct ReproduceArgs {
     out: PathBuf,
     /// Replications per cell. thesis: 20 per error-free cell (the literature's), error-prone
     /// cells twice as many; nitk: the sources' counts (5 for GST/GSRTC, 30 for CoCoA++).
-    #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true)]
+    #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true, conflicts_with = "quick")]
     reps: Option<u32>,
+    /// A first look in a few minutes: 3 replications per cell (thesis: 6 for the error-prone
+    /// cells), the same report. Figures of so few replications wander more than the full run's.
+    #[arg(long)]
+    quick: bool,
     /// nitk, cloud and rttcoap: simulated seconds per replication instead of the presets' (600,
     /// 900, 1080, 6900 and 7600 s).
     #[arg(long, value_name = "S", value_parser = crate::args::positive_secs, allow_negative_numbers = true)]
@@ -147,12 +151,16 @@ pub struct ReproduceArgs {
     force: bool,
 }
 
+/// Replications per cell of `reproduce --quick`.
+const QUICK_REPS: u32 = 3;
+
 /// Runs `coapcc reproduce`.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     if args.reps == Some(0) {
         return Err(crate::usage("--reps must be at least 1"));
     }
     let what = args.what.as_str();
+    let reps = if args.quick { Some(QUICK_REPS) } else { args.reps };
     let text = match what {
         "nitk" | "cloud" | "rttcoap" => {
             if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
@@ -161,13 +169,13 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
             if what != "nitk" && args.loads {
                 return Err(crate::usage("--loads applies to `reproduce nitk`"));
             }
-            plan(what, &Overrides { reps: args.reps, duration_s: args.duration, loads: args.loads })?
+            plan(what, &Overrides { reps, duration_s: args.duration, loads: args.loads })?
         }
         _ => {
             if args.duration.is_some() || args.loads {
                 return Err(crate::usage("--duration and --loads apply to `reproduce nitk`, `cloud` and `rttcoap`"));
             }
-            plan("thesis", &Overrides { reps: args.reps, ..Overrides::default() })?
+            plan("thesis", &Overrides { reps, ..Overrides::default() })?
         }
     };
     let plan = sweep::parse_plan(&text)?;
@@ -179,6 +187,12 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
         lab::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     }
     interrupted(&o)?;
+    if let Some((within, of)) = lab::report::published_within(&args.out).map_err(|e| e.to_string())? {
+        eprintln!(
+            "coapcc reproduce {what}: {within} of {of} published figures with a cell here reproduced within 10 % \
+             (the report's first section; docs/reproduction.md)"
+        );
+    }
     eprintln!(
         "coapcc reproduce {what}: {} cells run ({} already there) in {:.1} s; report: {}",
         o.ran,

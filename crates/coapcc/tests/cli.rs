@@ -110,6 +110,7 @@ fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
         &["sim", "--preset", "nitk-gst-cooja", "--clients", "3"][..],
         &["sim", "--duration", "5"],
         &["reproduce", "thesis", "--out", "/tmp/never-made", "--loads"],
+        &["reproduce", "thesis", "--out", "/tmp/never-made", "--quick", "--reps", "2"],
         // beyond the simulator's bounds: a usage error as clap's own `--clients 0` is
         &["sim", "--clients", "2000000"],
         &["sim", "--buffer", "2000000000000"],

@@ -538,6 +538,16 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     Ok(cells.len())
 }
 
+/// How many of the published figures whose experiment a cell of `dir` ran are reproduced within
+/// [`crate::published::WITHIN`], and of how many; `None` when no cell ran one.
+pub fn published_within(dir: &Path) -> Result<Option<(usize, usize)>, Error> {
+    let cells = load(dir)?;
+    let c = crate::published::compare(crate::published::THESIS_FCT, &cells, dir)?;
+    let matched: Vec<_> = c.iter().filter(|c| c.reproduced.is_some()).collect();
+    let within = matched.iter().filter(|c| c.holds() == Some(true)).count();
+    Ok((!matched.is_empty()).then_some((within, matched.len())))
+}
+
 /// What the cells' results say is wrong with them (truncated replications, figures that
 /// describe almost nothing), above the figures; empty when nothing is.
 fn banner(cells: &[CellData]) -> String {
