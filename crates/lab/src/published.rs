@@ -1,7 +1,7 @@
 //! The publications' figures beside a results directory's cells: the rows of
-//! `reproduce/published/thesis-fct.csv` (compiled in: the file is the one place each number is
-//! written) matched with the cells that ran their experiment, for the report's "Published beside
-//! reproduced" section.
+//! `reproduce/published/*.csv` on the reference bottleneck (compiled in: the files are the one
+//! place each number is written) matched with the cells that ran their experiment, for the
+//! report's "Published beside reproduced" section.
 //!
 //! A row's cell is the one whose resolved scenario is the reference testbed's (`thesis`) with the
 //! row's workload, clients, buffer, error profile and stack, all else equal but seed and
@@ -17,8 +17,23 @@ use netsim::{Scenario, WorkloadKind};
 
 use crate::report::CellData;
 
-/// The thesis's stated median FCTs (sections 6 and 8), one row each.
-pub const THESIS_FCT: &str = include_str!("../../../reproduce/published/thesis-fct.csv");
+/// The published figures of the reference bottleneck: (file, its text). The thesis's stated
+/// median FCTs (sections 6 and 8); paper 001's Table 1 and the medians its text states.
+pub const PUBLISHED: [(&str, &str); 2] = [
+    ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
+    ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
+];
+
+/// The FCT statistics a figure may give, as the summaries' `fct_s` names them.
+const FCT_METRICS: [(&str, &str); 7] = [
+    ("median FCT", "p50"),
+    ("FCT min", "min"),
+    ("FCT p10", "p10"),
+    ("FCT p25", "p25"),
+    ("FCT p75", "p75"),
+    ("FCT p90", "p90"),
+    ("FCT max", "max"),
+];
 
 /// The share a reproduced value may differ from the published one and still count as
 /// reproduced.
@@ -37,6 +52,10 @@ pub(crate) struct Figure {
     pub page: String,
     /// The experiment: `workload`, `clients`, `buffer` (empty where unstated), `errors`.
     pub setup: BTreeMap<String, String>,
+    /// What it measures: one of [`FCT_METRICS`].
+    pub metric: String,
+    /// Where it is published.
+    pub source: String,
     /// The algorithm (coapcc's stack name).
     pub subject: String,
     /// The value, s.
@@ -46,14 +65,14 @@ pub(crate) struct Figure {
 }
 
 /// Reads published rows (the columns of `reproduce/published/README.md`): the `equals` rows of
-/// a median FCT.
+/// an FCT statistic.
 pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let mut out = Vec::new();
     for row in r.deserialize::<BTreeMap<String, String>>() {
         let row = row.map_err(|e| format!("published figures: {e}"))?;
         let get = |k: &str| row.get(k).cloned().unwrap_or_default();
-        if get("metric") != "median FCT" || get("relation") != "equals" {
+        if !FCT_METRICS.iter().any(|(m, _)| *m == get("metric")) || get("relation") != "equals" {
             continue;
         }
         let setup = get("setup")
@@ -69,6 +88,8 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
             figure: get("figure_or_table"),
             page: get("page"),
             setup,
+            metric: get("metric"),
+            source: get("source"),
             subject: get("subject"),
             value,
             precision: get("precision"),
@@ -110,8 +131,8 @@ fn strip(v: &mut serde_json::Value) {
 pub(crate) struct Comparison<'a> {
     /// The published figure.
     pub figure: Figure,
-    /// The cell, its median FCT over all its clients and replications, and the range of its
-    /// replications' own medians.
+    /// The cell, its value of the figure's statistic over all its clients and replications, and
+    /// (for a median) the range of its replications' own medians.
     pub reproduced: Option<(&'a CellData, f64, (f64, f64))>,
 }
 
@@ -127,8 +148,17 @@ impl Comparison<'_> {
     }
 }
 
-/// Every figure of `text`, each with the cell of `cells` that ran its experiment (read from
-/// `dir`'s per-client tables for the replications' medians).
+/// Every published figure ([`PUBLISHED`]), each with the cell of `cells` that ran its experiment
+/// (read from `dir`'s per-client tables for the replications' medians).
+pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<Vec<Comparison<'a>>, String> {
+    let mut out = Vec::new();
+    for (file, text) in PUBLISHED {
+        out.extend(compare(text, cells, dir).map_err(|e| format!("{file}: {e}"))?);
+    }
+    Ok(out)
+}
+
+/// Every figure of `text`, each with the cell of `cells` that ran its experiment.
 pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Result<Vec<Comparison<'a>>, String> {
     let scenarios: Vec<(usize, serde_json::Value)> = cells
         .iter()
@@ -144,9 +174,12 @@ pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Resu
     for figure in figures(text)? {
         let cell =
             experiment(&figure).and_then(|want| scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &cells[*i]));
+        let key = FCT_METRICS.iter().find(|(m, _)| *m == figure.metric).map_or("p50", |(_, k)| k);
         let reproduced = cell.map(|c| {
-            let median = c.summary["fct_s"]["p50"].as_f64().unwrap_or(f64::NAN);
-            (c, median, rep_medians(dir, &c.id))
+            let value = c.summary["fct_s"][key].as_f64().unwrap_or(f64::NAN);
+            // the replications' own medians: a median's spread (another statistic's is not said)
+            let spread = if key == "p50" { rep_medians(dir, &c.id) } else { (f64::NAN, f64::NAN) };
+            (c, value, spread)
         });
         out.push(Comparison { figure, reproduced });
     }
@@ -193,20 +226,23 @@ pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
     }
     let within = matched.iter().filter(|c| c.holds() == Some(true)).count();
     let mut html = String::from("<h2 id=\"published\">Published beside reproduced</h2>");
+    let sources: std::collections::BTreeSet<&str> = matched.iter().map(|c| c.figure.source.as_str()).collect();
     let _ = write!(
         html,
-        "<p><strong>{within} of {} published median FCTs reproduced within {:.0} %</strong> ({} more of the \
-         publication's have no cell here). Published: the Raitahila MSc thesis (2019), as it states them in \
-         its text (<code>reproduce/published/thesis-fct.csv</code>); reproduced: the cell's median over all its \
-         clients and replications, with the range of the replications' own medians. A figure that does not \
-         reproduce is a finding: docs/reproduction.md.</p>",
+        "<p><strong>{within} of {} published figures reproduced within {:.0} %</strong> ({} more of the \
+         publications' have no cell here). Published: {}, as they state them (<code>reproduce/published/</code>); \
+         reproduced: the cell's statistic over all its clients and replications, and for a median the range \
+         of the replications' own medians. A figure that does not reproduce is a finding: \
+         docs/reproduction.md.</p>",
         matched.len(),
         100.0 * WITHIN,
-        comparisons.len() - matched.len()
+        comparisons.len() - matched.len(),
+        crate::svg::esc(&sources.into_iter().collect::<Vec<_>>().join("; "))
     );
-    html += "<div class=\"scroll\"><table><tr><th class=\"l\">§</th><th class=\"l\">figure</th>\
+    html +=
+        "<div class=\"scroll\"><table><tr><th class=\"l\">source</th><th class=\"l\">§</th><th class=\"l\">figure</th>\
              <th class=\"l\">workload</th><th>clients</th><th>buffer (B)</th><th class=\"l\">errors</th>\
-             <th class=\"l\">algorithm</th><th>published (s)</th><th>reproduced (s)</th>\
+             <th class=\"l\">algorithm</th><th class=\"l\">statistic</th><th>published (s)</th><th>reproduced (s)</th>\
              <th>replications' medians (s)</th><th>ratio</th><th class=\"l\">verdict</th></tr>";
     for c in matched {
         let Some((cell, median, (lo, hi))) = c.reproduced else { continue };
@@ -222,9 +258,10 @@ pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
         };
         let _ = write!(
             html,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td>\
-             <td class=\"l\">{}</td><td class=\"l\">{}</td><td title=\"{}\">{}</td><td title=\"cell {}\">{:.3}</td>\
-             <td>{:.1}–{:.1}</td><td>{:.3}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td>\
+             <td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td title=\"{}\">{}</td><td title=\"cell {}\">{:.3}</td>\
+             <td>{}</td><td>{:.3}</td><td class=\"l\">{}</td></tr>",
+            crate::svg::esc(&f.source),
             crate::svg::esc(&f.section),
             crate::svg::esc(&f.figure),
             get("workload"),
@@ -232,12 +269,12 @@ pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
             get("buffer"),
             get("errors"),
             crate::svg::esc(&f.subject),
+            crate::svg::esc(&f.metric),
             crate::svg::esc(&f.precision),
             f.value,
             crate::svg::esc(&cell.id),
             median,
-            lo,
-            hi,
+            if lo.is_nan() { "–".to_string() } else { format!("{lo:.1}–{hi:.1}") },
             ratio,
             verdict
         );
@@ -251,7 +288,7 @@ mod tests {
 
     #[test]
     fn the_thesis_file_reads_whole_and_names_testbed_experiments() {
-        let f = figures(THESIS_FCT).unwrap();
+        let f = figures(PUBLISHED[0].1).unwrap();
         // five algorithms on 23 error-free cells (three of them with three algorithms stated),
         // the random 50-client cell without its buffer, and 5 × 8 error-prone cells
         assert_eq!(f.len(), 126);
@@ -261,5 +298,11 @@ mod tests {
         let unresolved: Vec<&str> = f.iter().filter(|f| experiment(f).is_none()).map(|f| f.id.as_str()).collect();
         assert_eq!(unresolved.len(), 5);
         assert!(unresolved.iter().all(|id| id.contains(".random.50.unstated.")), "{unresolved:?}");
+        // paper 001: Table 1 (4 rows of 7 statistics) and six medians of its text, all on the testbed
+        let fb = figures(PUBLISHED[1].1).unwrap();
+        assert_eq!(fb.len(), 34);
+        assert!(fb.iter().all(|f| experiment(f).is_some()));
+        let p90 = fb.iter().find(|f| f.id == "fb.table1.cocoa.14100.p90").unwrap();
+        assert_eq!((p90.metric.as_str(), p90.value), ("FCT p90", 63.179));
     }
 }

@@ -452,7 +452,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         }
     );
     html += &banner(&cells);
-    html += &crate::published::section(&crate::published::compare(crate::published::THESIS_FCT, &cells, dir)?);
+    html += &crate::published::section(&crate::published::compare_all(&cells, dir)?);
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
@@ -542,7 +542,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
 /// [`crate::published::WITHIN`], and of how many; `None` when no cell ran one.
 pub fn published_within(dir: &Path) -> Result<Option<(usize, usize)>, Error> {
     let cells = load(dir)?;
-    let c = crate::published::compare(crate::published::THESIS_FCT, &cells, dir)?;
+    let c = crate::published::compare_all(&cells, dir)?;
     let matched: Vec<_> = c.iter().filter(|c| c.reproduced.is_some()).collect();
     let within = matched.iter().filter(|c| c.holds() == Some(true)).count();
     Ok((!matched.is_empty()).then_some((within, matched.len())))
