@@ -221,13 +221,61 @@ fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
     for (row, stack) in rows.iter().zip(["default", "fasor"]) {
         let tds: Vec<&str> =
             row.split("<td").skip(1).map(|td| &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()]).collect();
-        assert_eq!((tds[7], tds[8]), (stack, "median FCT"));
+        assert_eq!((tds[3], tds[4], tds[5]), ("continuous, 1 clients, 2500 B, errors none", stack, "median FCT"));
         let want = published(&format!("thesis.fct.continuous.1.2500.none.{stack}"));
-        assert_eq!(tds[9].parse::<f64>().unwrap(), want);
+        assert_eq!(tds[7].parse::<f64>().unwrap(), want);
         let cell = cells.iter().find(|c| c["cell"]["params"]["stack"] == stack).unwrap();
         let p50 = cell["fct_s"]["p50"].as_f64().unwrap();
-        assert!(close(tds[10].parse().unwrap(), p50, 3), "{} vs {p50}", tds[10]);
-        assert!(close(tds[12].parse().unwrap(), p50 / want, 3));
+        assert!(close(tds[8].parse().unwrap(), p50, 3), "{} vs {p50}", tds[8]);
+        assert!(close(tds[10].parse().unwrap(), p50 / want, 3));
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// CLOUD's tables beside a mesh cell that ran its preset: throughput and exchange duration as
+/// CLOUD defines them for the baseline (the summary's per-server averages), retries per request.
+#[test]
+fn cloud_tables_stand_beside_the_mesh_cells_that_ran_their_presets() {
+    let d = tmp("published-mesh");
+    let plan = d.join("p.toml");
+    std::fs::write(&plan, "reps = 1\n[matrix]\npreset = [\"cloud-baseline-nullrdc\"]\ncc = [\"default\"]\n").unwrap();
+    let out = d.join("out");
+    let (o, p) = (out.to_str().unwrap(), plan.to_str().unwrap());
+    assert!(matches!(coapcc(&["sweep", p, "--out", o]).0, Some(0 | 3)));
+    assert_eq!(coapcc(&["report", o]).0, Some(0));
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    let section = &html[html.find("id=\"published\"").expect("the section")..];
+    let section = &section[..section.find("</table>").unwrap()];
+    let cell: serde_json::Value = std::fs::read_dir(out.join("cells"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .unwrap();
+    let rows: Vec<Vec<&str>> = section
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td").skip(1).map(|td| &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()]).collect()
+        })
+        .collect();
+    // Table II's three figures of CoAP (default)
+    assert_eq!(rows.len(), 3, "{section}");
+    let data =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../reproduce/published/cloud.csv")).unwrap();
+    let published = |metric: &str| -> f64 {
+        let id = format!("cloud.cloud-baseline-nullrdc.default.{},", metric.replace(' ', "_"));
+        let row = data.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{id}"));
+        row.split(',').nth(10).unwrap().parse().unwrap()
+    };
+    for (row, (metric, value)) in rows.iter().zip([
+        ("throughput", &cell["baseline"]["throughput_per_s"]),
+        ("exchange duration", &cell["baseline"]["exchange_duration_s"]),
+        ("retries per request", &cell["retries_per_request"]),
+    ]) {
+        assert_eq!((row[2], row[3], row[4], row[5]), ("TABLE II", "preset cloud-baseline-nullrdc", "default", metric));
+        assert_eq!(row[7].parse::<f64>().unwrap(), published(metric));
+        assert!(close(row[8].parse().unwrap(), value.as_f64().unwrap(), 3), "{metric}");
     }
     std::fs::remove_dir_all(&d).unwrap();
 }

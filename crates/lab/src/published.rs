@@ -1,12 +1,14 @@
 //! The publications' figures beside a results directory's cells: the rows of
-//! `reproduce/published/*.csv` on the reference bottleneck (compiled in: the files are the one
-//! place each number is written) matched with the cells that ran their experiment, for the
-//! report's "Published beside reproduced" section.
+//! `reproduce/published/*.csv` (compiled in: the files are the one place each number is written)
+//! matched with the cells that ran their experiment, for the report's "Published beside
+//! reproduced" section.
 //!
-//! A row's cell is the one whose resolved scenario is the reference testbed's (`thesis`) with the
-//! row's workload, clients, buffer, error profile and stack, all else equal but seed and
-//! replications: a plan that changed anything else (a `[base]` key, an algorithm's parameter)
-//! reproduces another experiment, and its cells are not set beside the publication's.
+//! On the bottleneck, a row's cell is the one whose resolved scenario is the reference testbed's
+//! (`thesis`) with the row's workload, clients, buffer, error profile and stack, all else equal
+//! but seed and replications: a plan that changed anything else (a `[base]` key, an algorithm's
+//! parameter) reproduces another experiment, and its cells are not set beside the publication's.
+//! On a mesh (`preset=NAME`), the cell that ran the preset with the row's algorithm, its own
+//! length, and no other key changed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -17,12 +19,16 @@ use netsim::{Scenario, WorkloadKind};
 
 use crate::report::CellData;
 
-/// The published figures of the reference bottleneck: (file, its text). The thesis's stated
-/// median FCTs (sections 6 and 8); paper 001's Table 1 and the medians its text states.
-pub const PUBLISHED: [(&str, &str); 2] = [
+/// The published figures: (file, its text). The thesis's stated median FCTs (sections 6 and 8);
+/// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII.
+pub const PUBLISHED: [(&str, &str); 3] = [
     ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
     ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
+    ("cloud.csv", include_str!("../../../reproduce/published/cloud.csv")),
 ];
+
+/// CLOUD's metrics (its Tables II–VII), as a mesh cell's summary has them.
+const MESH_METRICS: [&str; 3] = ["throughput", "exchange duration", "retries per request"];
 
 /// The FCT statistics a figure may give, as the summaries' `fct_s` names them.
 const FCT_METRICS: [(&str, &str); 7] = [
@@ -52,8 +58,10 @@ pub(crate) struct Figure {
     pub page: String,
     /// The experiment: `workload`, `clients`, `buffer` (empty where unstated), `errors`.
     pub setup: BTreeMap<String, String>,
-    /// What it measures: one of [`FCT_METRICS`].
+    /// What it measures: one of [`FCT_METRICS`] or [`MESH_METRICS`].
     pub metric: String,
+    /// Its unit.
+    pub unit: String,
     /// Where it is published.
     pub source: String,
     /// The algorithm (coapcc's stack name).
@@ -72,7 +80,9 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
     for row in r.deserialize::<BTreeMap<String, String>>() {
         let row = row.map_err(|e| format!("published figures: {e}"))?;
         let get = |k: &str| row.get(k).cloned().unwrap_or_default();
-        if !FCT_METRICS.iter().any(|(m, _)| *m == get("metric")) || get("relation") != "equals" {
+        let metric = get("metric");
+        let known = FCT_METRICS.iter().any(|(m, _)| *m == metric) || MESH_METRICS.contains(&metric.as_str());
+        if !known || get("relation") != "equals" {
             continue;
         }
         let setup = get("setup")
@@ -88,7 +98,8 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
             figure: get("figure_or_table"),
             page: get("page"),
             setup,
-            metric: get("metric"),
+            metric,
+            unit: get("unit"),
             source: get("source"),
             subject: get("subject"),
             value,
@@ -172,18 +183,52 @@ pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Resu
         .collect();
     let mut out = Vec::new();
     for figure in figures(text)? {
-        let cell =
-            experiment(&figure).and_then(|want| scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &cells[*i]));
-        let key = FCT_METRICS.iter().find(|(m, _)| *m == figure.metric).map_or("p50", |(_, k)| k);
+        let cell = match figure.setup.get("preset") {
+            Some(preset) => mesh_cell(preset, &figure.subject, cells),
+            None => {
+                experiment(&figure).and_then(|want| scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &cells[*i]))
+            }
+        };
         let reproduced = cell.map(|c| {
-            let value = c.summary["fct_s"][key].as_f64().unwrap_or(f64::NAN);
             // the replications' own medians: a median's spread (another statistic's is not said)
-            let spread = if key == "p50" { rep_medians(dir, &c.id) } else { (f64::NAN, f64::NAN) };
-            (c, value, spread)
+            let spread = if figure.metric == "median FCT" { rep_medians(dir, &c.id) } else { (f64::NAN, f64::NAN) };
+            (c, statistic(c, &figure.metric), spread)
         });
         out.push(Comparison { figure, reproduced });
     }
     Ok(out)
+}
+
+/// The cell that ran mesh preset `preset` with algorithm `algo`, for the preset's own length and
+/// with no other key of the plan changed.
+fn mesh_cell<'a>(preset: &str, algo: &str, cells: &'a [CellData]) -> Option<&'a CellData> {
+    let text = netsim::lln::presets::text(preset)?;
+    let duration = text.parse::<toml::Table>().ok()?.get("duration_s")?.as_float()?;
+    cells.iter().find(|c| {
+        let s = &c.summary["scenario"];
+        c.mesh
+            && c.algo == algo
+            && s["name"].as_str() == Some(preset)
+            && s["duration_s"].as_f64() == Some(duration)
+            && c.extra.keys().all(|k| k == "preset")
+    })
+}
+
+/// A cell's value of a published statistic: an FCT quantile; CLOUD's throughput and exchange
+/// duration (a baseline run's per-server averages as CLOUD gives them, else the run's completed
+/// exchanges per second and mean exchange duration); retransmissions per request.
+fn statistic(c: &CellData, metric: &str) -> f64 {
+    let v = &c.summary;
+    let baseline = v["baseline"].is_object();
+    let x = match metric {
+        "throughput" if baseline => &v["baseline"]["throughput_per_s"],
+        "throughput" => &v["throughput_req_s"],
+        "exchange duration" if baseline => &v["baseline"]["exchange_duration_s"],
+        "exchange duration" => &v["exchange_duration_s"]["mean"],
+        "retries per request" => &v["retries_per_request"],
+        m => &v["fct_s"][FCT_METRICS.iter().find(|(name, _)| *name == m).map_or("p50", |(_, k)| *k)],
+    };
+    x.as_f64().unwrap_or(f64::NAN)
 }
 
 /// The smallest and largest of a cell's replications' median FCTs (type-7, as the summaries'),
@@ -217,6 +262,15 @@ fn rep_medians(dir: &Path, id: &str) -> (f64, f64) {
     }
 }
 
+/// A figure's experiment in words: the preset, or the testbed's keys.
+fn experiment_label(f: &Figure) -> String {
+    if let Some(p) = f.setup.get("preset") {
+        return format!("preset {p}");
+    }
+    let get = |k: &str| f.setup.get(k).map_or("?", String::as_str);
+    format!("{}, {} clients, {} B, errors {}", get("workload"), get("clients"), get("buffer"), get("errors"))
+}
+
 /// The report's section: a summary, then a row per figure whose experiment a cell ran; empty
 /// when no cell ran one.
 pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
@@ -231,49 +285,45 @@ pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
         html,
         "<p><strong>{within} of {} published figures reproduced within {:.0} %</strong> ({} more of the \
          publications' have no cell here). Published: {}, as they state them (<code>reproduce/published/</code>); \
-         reproduced: the cell's statistic over all its clients and replications, and for a median the range \
-         of the replications' own medians. A figure that does not reproduce is a finding: \
+         reproduced: the cell's statistic over all its clients and replications (CLOUD's: as its \
+         tables define them), and for a median the range of the replications' own medians. A figure that does not reproduce is a finding: \
          docs/reproduction.md.</p>",
         matched.len(),
         100.0 * WITHIN,
         comparisons.len() - matched.len(),
         crate::svg::esc(&sources.into_iter().collect::<Vec<_>>().join("; "))
     );
-    html +=
-        "<div class=\"scroll\"><table><tr><th class=\"l\">source</th><th class=\"l\">§</th><th class=\"l\">figure</th>\
-             <th class=\"l\">workload</th><th>clients</th><th>buffer (B)</th><th class=\"l\">errors</th>\
-             <th class=\"l\">algorithm</th><th class=\"l\">statistic</th><th>published (s)</th><th>reproduced (s)</th>\
-             <th>replications' medians (s)</th><th>ratio</th><th class=\"l\">verdict</th></tr>";
+    html += "<div class=\"scroll\"><table><tr><th class=\"l\">source</th><th class=\"l\">§</th>\
+             <th class=\"l\">figure</th><th class=\"l\">experiment</th><th class=\"l\">algorithm</th>\
+             <th class=\"l\">statistic</th><th class=\"l\">unit</th><th>published</th><th>reproduced</th>\
+             <th>replications' medians</th><th>ratio</th><th class=\"l\">verdict</th></tr>";
     for c in matched {
-        let Some((cell, median, (lo, hi))) = c.reproduced else { continue };
+        let Some((cell, value, (lo, hi))) = c.reproduced else { continue };
         let f = &c.figure;
-        let get = |k: &str| crate::svg::esc(f.setup.get(k).map_or("", String::as_str));
         let ratio = c.ratio().unwrap_or(f64::NAN);
         let verdict = if c.holds() == Some(true) {
             format!("within {:.0} %", 100.0 * WITHIN)
         } else if ratio > 1.0 {
-            format!("{:.0} % longer", 100.0 * (ratio - 1.0))
+            format!("{:.0} % higher", 100.0 * (ratio - 1.0))
         } else {
-            format!("{:.0} % shorter", 100.0 * (1.0 - ratio))
+            format!("{:.0} % lower", 100.0 * (1.0 - ratio))
         };
         let _ = write!(
             html,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td>\
-             <td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td title=\"{}\">{}</td><td title=\"cell {}\">{:.3}</td>\
-             <td>{}</td><td>{:.3}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
+             <td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td title=\"{}\">{}</td>\
+             <td title=\"cell {}\">{:.3}</td><td>{}</td><td>{:.3}</td><td class=\"l\">{}</td></tr>",
             crate::svg::esc(&f.source),
             crate::svg::esc(&f.section),
             crate::svg::esc(&f.figure),
-            get("workload"),
-            get("clients"),
-            get("buffer"),
-            get("errors"),
+            crate::svg::esc(&experiment_label(f)),
             crate::svg::esc(&f.subject),
             crate::svg::esc(&f.metric),
+            crate::svg::esc(&f.unit),
             crate::svg::esc(&f.precision),
             f.value,
             crate::svg::esc(&cell.id),
-            median,
+            value,
             if lo.is_nan() { "–".to_string() } else { format!("{lo:.1}–{hi:.1}") },
             ratio,
             verdict
@@ -304,5 +354,11 @@ mod tests {
         assert!(fb.iter().all(|f| experiment(f).is_some()));
         let p90 = fb.iter().find(|f| f.id == "fb.table1.cocoa.14100.p90").unwrap();
         assert_eq!((p90.metric.as_str(), p90.value), ("FCT p90", 63.179));
+        // CLOUD: Tables II–VII, 4 algorithms × 3 metrics, each on a preset that exists
+        let cloud = figures(PUBLISHED[2].1).unwrap();
+        assert_eq!(cloud.len(), 72);
+        assert!(cloud.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
+        let m2m = cloud.iter().find(|f| f.id == "cloud.cloud-m2m-nullrdc.cocoa.throughput").unwrap();
+        assert_eq!((m2m.value, m2m.unit.as_str(), m2m.figure.as_str()), (5.34, "req/s", "TABLE IV"));
     }
 }
