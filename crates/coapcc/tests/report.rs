@@ -179,50 +179,66 @@ fn every_box_shows_the_quantiles_of_its_results_and_stays_on_its_canvas() {
     }
 }
 
-/// The published figures the report sets beside a cell are the data file's (read here from
-/// `reproduce/published/thesis-fct.csv`, never typed again), the reproduced value the cell's own
-/// median, the ratio their quotient; a plan that changes the experiment is not set beside them.
-#[test]
-fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
-    let d = tmp("published");
-    let plan = d.join("p.toml");
-    // the thesis's one-client cells (continuous, 2500 B) of two algorithms, and one of another
-    // experiment (its downlink delay changed): set beside nothing
-    std::fs::write(
-        &plan,
-        "reps = 2\n[[matrices]]\nstack = [\"default\", \"fasor\"]\nclients = [1]\nbuffer = [2500]\n\
-         [[matrices]]\nstack = [\"cocoa\"]\nclients = [1]\nbuffer = [2500]\n\"downlink.delay_ms\" = [100.0]\n",
-    )
-    .unwrap();
+/// A published figure's value, read from its data file by id (never typed again in a test).
+fn published(file: &str, id: &str) -> f64 {
+    let path = format!("{}/../../reproduce/published/{file}", env!("CARGO_MANIFEST_DIR"));
+    let data = std::fs::read_to_string(path).unwrap();
+    let row = data.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap_or_else(|| panic!("{id}"));
+    row.split(',').nth(10).unwrap().parse().unwrap()
+}
+
+/// Runs `plan` (a sweep, then its report) in a directory of its own named `name`; returns the
+/// directory, the cells' JSON and the cells of each row of the report's "Published beside
+/// reproduced" table.
+fn published_rows(name: &str, plan: &str) -> (std::path::PathBuf, Vec<serde_json::Value>, Vec<Vec<String>>) {
+    let d = tmp(name);
+    std::fs::write(d.join("p.toml"), plan).unwrap();
     let out = d.join("out");
-    let (o, p) = (out.to_str().unwrap(), plan.to_str().unwrap());
-    assert_eq!(coapcc(&["sweep", p, "--out", o]).0, Some(0));
+    let (o, p) = (out.to_str().unwrap(), d.join("p.toml"));
+    assert!(matches!(coapcc(&["sweep", p.to_str().unwrap(), "--out", o]).0, Some(0 | 3)));
     assert_eq!(coapcc(&["report", o]).0, Some(0));
     let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    let data =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../reproduce/published/thesis-fct.csv"))
-            .unwrap();
-    let published = |id: &str| -> f64 {
-        let row = data.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap_or_else(|| panic!("{id}"));
-        row.split(',').nth(10).unwrap().parse().unwrap()
-    };
     let section = &html[html.find("id=\"published\"").expect("the section")..];
     let section = &section[..section.find("</table>").unwrap()];
-    assert!(section.contains("of 2 published figures reproduced within 10 %"), "two cells ran thesis experiments");
-    // each row: published, reproduced (the cell's p50), ratio
-    let rows: Vec<&str> = section.split("<tr>").skip(2).collect();
-    assert_eq!(rows.len(), 2);
-    let cells: Vec<serde_json::Value> = std::fs::read_dir(out.join("cells"))
+    let cells = std::fs::read_dir(out.join("cells"))
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
         .collect();
-    for (row, stack) in rows.iter().zip(["default", "fasor"]) {
-        let tds: Vec<&str> =
-            row.split("<td").skip(1).map(|td| &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()]).collect();
-        assert_eq!((tds[3], tds[4], tds[5]), ("continuous, 1 clients, 2500 B, errors none", stack, "median FCT"));
-        let want = published(&format!("thesis.fct.continuous.1.2500.none.{stack}"));
+    let rows = section
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|td| td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()].to_string())
+                .collect()
+        })
+        .collect();
+    assert!(section.contains(" published figures reproduced within 10 %"), "{section}");
+    (d, cells, rows)
+}
+
+/// The published figures the report sets beside a cell are the data file's, the reproduced value
+/// the cell's own median, the ratio their quotient; a plan that changes the experiment is not set
+/// beside them.
+#[test]
+fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
+    // the thesis's one-client cells (continuous, 2500 B) of two algorithms, and one of another
+    // experiment (its downlink delay changed): set beside nothing
+    let (d, cells, rows) = published_rows(
+        "published",
+        "reps = 2\n[[matrices]]\nstack = [\"default\", \"fasor\"]\nclients = [1]\nbuffer = [2500]\n\
+         [[matrices]]\nstack = [\"cocoa\"]\nclients = [1]\nbuffer = [2500]\n\"downlink.delay_ms\" = [100.0]\n",
+    );
+    assert_eq!(rows.len(), 2, "two cells ran thesis experiments");
+    for (tds, stack) in rows.iter().zip(["default", "fasor"]) {
+        assert_eq!(
+            (tds[3].as_str(), tds[4].as_str(), tds[5].as_str()),
+            ("continuous, 1 clients, 2500 B, errors none", stack, "median FCT")
+        );
+        let want = published("thesis-fct.csv", &format!("thesis.fct.continuous.1.2500.none.{stack}"));
         assert_eq!(tds[7].parse::<f64>().unwrap(), want);
         let cell = cells.iter().find(|c| c["cell"]["params"]["stack"] == stack).unwrap();
         let p50 = cell["fct_s"]["p50"].as_f64().unwrap();
@@ -236,45 +252,22 @@ fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
 /// CLOUD defines them for the baseline (the summary's per-server averages), retries per request.
 #[test]
 fn cloud_tables_stand_beside_the_mesh_cells_that_ran_their_presets() {
-    let d = tmp("published-mesh");
-    let plan = d.join("p.toml");
-    std::fs::write(&plan, "reps = 1\n[matrix]\npreset = [\"cloud-baseline-nullrdc\"]\ncc = [\"default\"]\n").unwrap();
-    let out = d.join("out");
-    let (o, p) = (out.to_str().unwrap(), plan.to_str().unwrap());
-    assert!(matches!(coapcc(&["sweep", p, "--out", o]).0, Some(0 | 3)));
-    assert_eq!(coapcc(&["report", o]).0, Some(0));
-    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
-    let section = &html[html.find("id=\"published\"").expect("the section")..];
-    let section = &section[..section.find("</table>").unwrap()];
-    let cell: serde_json::Value = std::fs::read_dir(out.join("cells"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .unwrap();
-    let rows: Vec<Vec<&str>> = section
-        .split("<tr>")
-        .skip(2)
-        .map(|row| {
-            row.split("<td").skip(1).map(|td| &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()]).collect()
-        })
-        .collect();
+    let (d, cells, rows) = published_rows(
+        "published-mesh",
+        "reps = 1\n[matrix]\npreset = [\"cloud-baseline-nullrdc\"]\ncc = [\"default\"]\n",
+    );
+    let cell = &cells[0];
     // Table II's three figures of CoAP (default)
-    assert_eq!(rows.len(), 3, "{section}");
-    let data =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../reproduce/published/cloud.csv")).unwrap();
-    let published = |metric: &str| -> f64 {
-        let id = format!("cloud.cloud-baseline-nullrdc.default.{},", metric.replace(' ', "_"));
-        let row = data.lines().find(|l| l.starts_with(&id)).unwrap_or_else(|| panic!("{id}"));
-        row.split(',').nth(10).unwrap().parse().unwrap()
-    };
+    assert_eq!(rows.len(), 3);
     for (row, (metric, value)) in rows.iter().zip([
         ("throughput", &cell["baseline"]["throughput_per_s"]),
         ("exchange duration", &cell["baseline"]["exchange_duration_s"]),
         ("retries per request", &cell["retries_per_request"]),
     ]) {
+        let row: Vec<&str> = row.iter().map(String::as_str).collect();
         assert_eq!((row[2], row[3], row[4], row[5]), ("TABLE II", "preset cloud-baseline-nullrdc", "default", metric));
-        assert_eq!(row[7].parse::<f64>().unwrap(), published(metric));
+        let id = format!("cloud.cloud-baseline-nullrdc.default.{}", metric.replace(' ', "_"));
+        assert_eq!(row[7].parse::<f64>().unwrap(), published("cloud.csv", &id));
         assert!(close(row[8].parse().unwrap(), value.as_f64().unwrap(), 3), "{metric}");
     }
     std::fs::remove_dir_all(&d).unwrap();
