@@ -20,9 +20,11 @@ use netsim::{Scenario, WorkloadKind};
 use crate::report::CellData;
 
 /// The published figures: (file, its text). The thesis's stated median FCTs (sections 6 and 8);
+/// the comparisons it states in numbers ("FASOR's median FCT is 5.86 % shorter than CoCoA's");
 /// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII.
-pub const PUBLISHED: [(&str, &str); 3] = [
+pub const PUBLISHED: [(&str, &str); 4] = [
     ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
+    ("thesis-claims.csv", include_str!("../../../reproduce/published/thesis-claims.csv")),
     ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
     ("cloud.csv", include_str!("../../../reproduce/published/cloud.csv")),
 ];
@@ -66,6 +68,8 @@ pub(crate) struct Figure {
     pub source: String,
     /// The algorithm (coapcc's stack name).
     pub subject: String,
+    /// A comparison's other algorithm (`lower_by`), else empty.
+    pub reference: String,
     /// The value, s.
     pub value: f64,
     /// How exactly the publication gives it.
@@ -75,6 +79,17 @@ pub(crate) struct Figure {
 /// Reads published rows (the columns of `reproduce/published/README.md`): the `equals` rows of
 /// an FCT statistic.
 pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
+    rows(text, "equals")
+}
+
+/// The comparisons `text` states in numbers: `lower_by` rows of a median FCT (the subject's is
+/// `value` % below the reference's).
+pub(crate) fn claims(text: &str) -> Result<Vec<Figure>, String> {
+    Ok(rows(text, "lower_by")?.into_iter().filter(|f| f.metric == "median FCT").collect())
+}
+
+/// The rows of `text` whose relation is `relation` and whose metric coapcc measures.
+fn rows(text: &str, relation: &str) -> Result<Vec<Figure>, String> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let mut out = Vec::new();
     for row in r.deserialize::<BTreeMap<String, String>>() {
@@ -82,7 +97,7 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
         let get = |k: &str| row.get(k).cloned().unwrap_or_default();
         let metric = get("metric");
         let known = FCT_METRICS.iter().any(|(m, _)| *m == metric) || MESH_METRICS.contains(&metric.as_str());
-        if !known || get("relation") != "equals" {
+        if !known || get("relation") != relation {
             continue;
         }
         let setup = get("setup")
@@ -102,6 +117,7 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
             unit: get("unit"),
             source: get("source"),
             subject: get("subject"),
+            reference: get("reference"),
             value,
             precision: get("precision"),
         });
@@ -169,9 +185,43 @@ pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<Vec<C
     Ok(out)
 }
 
-/// Every figure of `text`, each with the cell of `cells` that ran its experiment.
-pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Result<Vec<Comparison<'a>>, String> {
-    let scenarios: Vec<(usize, serde_json::Value)> = cells
+/// A stated comparison beside the two cells that ran its experiment with its two algorithms.
+#[derive(Debug, Clone)]
+pub(crate) struct Claim {
+    /// The published comparison (`value`: the subject's median FCT, % below the reference's).
+    pub figure: Figure,
+    /// The same difference between the cells' medians, %, if both cells are here.
+    pub reproduced: Option<f64>,
+}
+
+impl Claim {
+    /// The subject's median is below the reference's, as stated.
+    pub(crate) fn holds(&self) -> Option<bool> {
+        self.reproduced.map(|pct| pct > 0.0)
+    }
+}
+
+/// Every stated comparison of [`PUBLISHED`], with the difference `cells` show where both ran.
+pub(crate) fn claims_all(cells: &[CellData]) -> Result<Vec<Claim>, String> {
+    let scenarios: Vec<(usize, serde_json::Value)> = bottleneck_scenarios(cells);
+    let cell_of =
+        |f: &Figure| experiment(f).and_then(|want| scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &cells[*i]));
+    let mut out = Vec::new();
+    for (file, text) in PUBLISHED {
+        for figure in claims(text).map_err(|e| format!("{file}: {e}"))? {
+            let reference = Figure { subject: figure.reference.clone(), ..figure.clone() };
+            let median = |c: &CellData| c.summary["fct_s"]["p50"].as_f64().unwrap_or(f64::NAN);
+            let reproduced =
+                cell_of(&figure).zip(cell_of(&reference)).map(|(s, r)| 100.0 * (1.0 - median(s) / median(r)));
+            out.push(Claim { figure, reproduced });
+        }
+    }
+    Ok(out)
+}
+
+/// The bottleneck cells' scenarios less seed and replications, by index.
+fn bottleneck_scenarios(cells: &[CellData]) -> Vec<(usize, serde_json::Value)> {
+    cells
         .iter()
         .enumerate()
         .filter(|(_, c)| !c.mesh)
@@ -180,7 +230,12 @@ pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Resu
             strip(&mut s);
             (i, s)
         })
-        .collect();
+        .collect()
+}
+
+/// Every figure of `text`, each with the cell of `cells` that ran its experiment.
+pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Result<Vec<Comparison<'a>>, String> {
+    let scenarios = bottleneck_scenarios(cells);
     let mut out = Vec::new();
     for figure in figures(text)? {
         let cell = match figure.setup.get("preset") {
@@ -271,9 +326,47 @@ fn experiment_label(f: &Figure) -> String {
     format!("{}, {} clients, {} B, errors {}", get("workload"), get("clients"), get("buffer"), get("errors"))
 }
 
-/// The report's section: a summary, then a row per figure whose experiment a cell ran; empty
-/// when no cell ran one.
-pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
+/// The stated comparisons whose two cells are here: a count of those that hold, then a row each;
+/// empty when none.
+fn claims_table(claims: &[Claim]) -> String {
+    let here: Vec<&Claim> = claims.iter().filter(|c| c.reproduced.is_some()).collect();
+    if here.is_empty() {
+        return String::new();
+    }
+    let holding = here.iter().filter(|c| c.holds() == Some(true)).count();
+    let mut html = format!(
+        "<p><strong>{holding} of {} comparisons the publications state in numbers hold</strong> (the first \
+         algorithm's median FCT below the second's; {} more have no cells here).</p>",
+        here.len(),
+        claims.len() - here.len()
+    );
+    html += "<div class=\"scroll\"><table><tr><th class=\"l\">source</th><th class=\"l\">§</th>\
+             <th class=\"l\">experiment</th><th class=\"l\">median FCT of</th><th class=\"l\">below that of</th>\
+             <th>published (%)</th><th>reproduced (%)</th><th class=\"l\">verdict</th></tr>";
+    for c in here {
+        let f = &c.figure;
+        let pct = c.reproduced.unwrap_or(f64::NAN);
+        let verdict = if c.holds() == Some(true) { "holds" } else { "does not hold" };
+        let _ = write!(
+            html,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
+             <td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td class=\"l\">{}</td></tr>",
+            crate::svg::esc(&f.source),
+            crate::svg::esc(&f.section),
+            crate::svg::esc(&experiment_label(f)),
+            crate::svg::esc(&f.subject),
+            crate::svg::esc(&f.reference),
+            f.value,
+            pct,
+            verdict
+        );
+    }
+    html + "</table></div>"
+}
+
+/// The report's section: a summary, then a row per figure whose experiment a cell ran, then the
+/// stated comparisons; empty when no cell ran one.
+pub(crate) fn section(comparisons: &[Comparison<'_>], claims: &[Claim]) -> String {
     let matched: Vec<&Comparison<'_>> = comparisons.iter().filter(|c| c.reproduced.is_some()).collect();
     if matched.is_empty() {
         return String::new();
@@ -329,7 +422,8 @@ pub(crate) fn section(comparisons: &[Comparison<'_>]) -> String {
             verdict
         );
     }
-    html + "</table></div>"
+    html += "</table></div>";
+    html + &claims_table(claims)
 }
 
 #[cfg(test)]
@@ -339,6 +433,10 @@ mod tests {
     #[test]
     fn the_thesis_file_reads_whole_and_names_testbed_experiments() {
         let f = figures(PUBLISHED[0].1).unwrap();
+        // the comparisons the thesis states in numbers: 25, each between two of its algorithms
+        let c = claims(PUBLISHED[1].1).unwrap();
+        assert_eq!(c.len(), 25);
+        assert!(c.iter().all(|c| experiment(c).is_some() && c.reference != c.subject && !c.reference.is_empty()));
         // five algorithms on 23 error-free cells (three of them with three algorithms stated),
         // the random 50-client cell without its buffer, and 5 × 8 error-prone cells
         assert_eq!(f.len(), 126);
@@ -349,13 +447,13 @@ mod tests {
         assert_eq!(unresolved.len(), 5);
         assert!(unresolved.iter().all(|id| id.contains(".random.50.unstated.")), "{unresolved:?}");
         // paper 001: Table 1 (4 rows of 7 statistics) and six medians of its text, all on the testbed
-        let fb = figures(PUBLISHED[1].1).unwrap();
+        let fb = figures(PUBLISHED[2].1).unwrap();
         assert_eq!(fb.len(), 34);
         assert!(fb.iter().all(|f| experiment(f).is_some()));
         let p90 = fb.iter().find(|f| f.id == "fb.table1.cocoa.14100.p90").unwrap();
         assert_eq!((p90.metric.as_str(), p90.value), ("FCT p90", 63.179));
         // CLOUD: Tables II–VII, 4 algorithms × 3 metrics, each on a preset that exists
-        let cloud = figures(PUBLISHED[2].1).unwrap();
+        let cloud = figures(PUBLISHED[3].1).unwrap();
         assert_eq!(cloud.len(), 72);
         assert!(cloud.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
         let m2m = cloud.iter().find(|f| f.id == "cloud.cloud-m2m-nullrdc.cocoa.throughput").unwrap();

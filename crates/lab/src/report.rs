@@ -452,7 +452,10 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         }
     );
     html += &banner(&cells);
-    html += &crate::published::section(&crate::published::compare_all(&cells, dir)?);
+    html += &crate::published::section(
+        &crate::published::compare_all(&cells, dir)?,
+        &crate::published::claims_all(&cells)?,
+    );
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
