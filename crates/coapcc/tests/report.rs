@@ -187,6 +187,21 @@ fn published(file: &str, id: &str) -> f64 {
     row.split(',').nth(10).unwrap().parse().unwrap()
 }
 
+/// The cells of each data row of the first table in `html` (its first row is the header).
+fn table_rows(html: &str) -> Vec<Vec<String>> {
+    let table = &html[..html.find("</table>").unwrap_or(html.len())];
+    table
+        .split("<tr>")
+        .skip(2)
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|td| td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()].to_string())
+                .collect()
+        })
+        .collect()
+}
+
 /// Runs `plan` (a sweep, then its report) in a directory of its own named `name`; returns the
 /// directory, the cells' JSON and the cells of each row of the report's "Published beside
 /// reproduced" table.
@@ -206,16 +221,7 @@ fn published_rows(name: &str, plan: &str) -> (std::path::PathBuf, Vec<serde_json
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
         .collect();
-    let rows = section
-        .split("<tr>")
-        .skip(2)
-        .map(|row| {
-            row.split("<td")
-                .skip(1)
-                .map(|td| td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()].to_string())
-                .collect()
-        })
-        .collect();
+    let rows = table_rows(section);
     assert!(section.contains(" published figures reproduced within 10 %"), "{section}");
     (d, cells, rows)
 }
@@ -282,19 +288,12 @@ fn stated_comparisons_stand_beside_the_difference_of_their_two_cells() {
         "reps = 2\n[matrix]\nstack = [\"default\", \"fasor\"]\nclients = [10]\nerrors = [\"medium\"]\n",
     );
     let html = std::fs::read_to_string(d.join("out/report/index.html")).unwrap();
-    let table = &html[html.find("comparisons the publications state in numbers hold").expect("the claims")..];
-    let table = &table[..table.find("</table>").unwrap()];
-    let rows: Vec<Vec<&str>> = table
-        .split("<tr>")
-        .skip(2)
-        .map(|row| {
-            row.split("<td").skip(1).map(|td| &td[td.find('>').unwrap() + 1..td.find("</td>").unwrap()]).collect()
-        })
-        .collect();
+    let claims = &html[html.find("comparisons the publications state in numbers hold").expect("the claims")..];
+    let rows = table_rows(claims);
     // §8.4 states FASOR's median below DefaultCoAP's with medium errors (its other two
     // comparisons of that cell need CoCoA's and FASOR+Token's cells)
-    assert_eq!(rows.len(), 1, "{table}");
-    let row = &rows[0];
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row: Vec<&str> = rows[0].iter().map(String::as_str).collect();
     assert_eq!((row[3], row[4]), ("fasor", "default"));
     let want = published("thesis-claims.csv", "thesis.claim.continuous.10.2500.medium.fasor.default");
     assert_eq!(row[5].parse::<f64>().unwrap(), want);
