@@ -196,7 +196,7 @@ def sim(
         given = list(cc)
     else:
         given = [] if cc is None else [cc]
-    if cc is not None and not given or "" in given:
+    if (cc is not None and not given) or "" in given:
         # an empty list had run the scenario's algorithm as though nothing were asked
         raise ValueError(f"cc={cc!r} names no algorithm: give one or more, or leave cc out for the scenario's")
     try:

@@ -107,17 +107,29 @@ def _register(cls: type) -> str:
     if not (isinstance(cls, type) and issubclass(cls, Controller)):
         raise TypeError(f"{cls!r} is not a subclass of coapcc.Controller")
     name = cls.name or _snake(cls.__name__)
-    params = []
+    params = list(_parameters(cls).items())
+    overrides = [m for m in ("on_complete", "on_failure") if getattr(cls, m) is not getattr(Controller, m)]
+    summary = cls.summary or (cls.__doc__ or "").strip().split("\n")[0]
+    _native.register_controller(name, cls, params, cls.source, summary, overrides)
+    return name
+
+
+def _parameters(cls: type) -> Dict[str, Any]:
+    """The class's parameters and their defaults (the keyword arguments of ``__init__``), its
+    ``defines`` checked against them."""
+    params = {}
     for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
         if p.default is p.empty:
             raise TypeError(f"{cls.__name__}: parameter '{p.name}' needs a default (the algorithm's default configuration)")
-        params.append((p.name, p.default))
-    overrides = [m for m in ("on_complete", "on_failure") if getattr(cls, m) is not getattr(Controller, m)]
-    summary = cls.summary or (cls.__doc__ or "").strip().split("\n")[0]
-    _native.register_controller(name, cls, params, cls.source, summary, overrides)
-    return name
+        params[p.name] = p.default
+    if isinstance(cls.defines, str):
+        raise TypeError(f"{cls.__name__}.defines is a tuple of parameter names, e.g. ('{cls.defines}',)")
+    for key in cls.defines:
+        if key not in params:
+            raise TypeError(f"{cls.__name__}.defines names '{key}', which is not a parameter of its __init__")
+    return params
 
 
 def _text(v: Any) -> str:
@@ -145,12 +157,8 @@ def spec(algorithm: Union[str, PyAlgorithm]) -> str:
         cls, params = algorithm, {}
     name = _register(cls)
     # the defining parameters written out, so the scenario's cc_defaults do not replace them
-    defaults = {p.name: p.default for p in list(inspect.signature(cls.__init__).parameters.values())[1:]}
-    if isinstance(cls.defines, str):
-        raise TypeError(f"{cls.__name__}.defines is a tuple of parameter names, e.g. ('{cls.defines}',)")
+    defaults = _parameters(cls)
     for key in cls.defines:
-        if key not in defaults:
-            raise TypeError(f"{cls.__name__}.defines names '{key}', which is not a parameter of its __init__")
         params.setdefault(key, defaults[key])
     if not params:
         return name

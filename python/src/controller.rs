@@ -233,7 +233,7 @@ impl PyFactory {
             kwargs.set_item(*key, v.to_object(py)?)?;
         }
         let obj = class.class.bind(py).call((), Some(&kwargs))?;
-        if let Some(why) = hidden_method(&obj, &class.title) {
+        if let Some(why) = hidden_method(&obj, &class.title, RUN_METHODS.iter().chain(&REPORT_METHODS)) {
             return Err(pyo3::exceptions::PyTypeError::new_err(why));
         }
         let nstart = match obj.getattr("nstart") {
@@ -249,13 +249,17 @@ impl PyFactory {
 /// The methods the reports call (`metrics`), which no run's call would find hidden.
 const REPORT_METHODS: [&str; 2] = ["current_rto", "srtt"];
 
-/// The methods of `coapcc.Controller` the simulator calls.
-const METHODS: [&str; 6] = ["start", "on_timeout", "on_complete", "on_failure", "current_rto", "srtt"];
+/// The methods of `coapcc.Controller` a run calls.
+const RUN_METHODS: [&str; 4] = ["start", "on_timeout", "on_complete", "on_failure"];
 
-/// Why an instance cannot be called as a controller: an attribute that hides one of its
-/// methods (`self.srtt = 0.5` had silently made the reports' SRTT empty), else `None`.
-fn hidden_method(obj: &Bound<'_, PyAny>, title: &str) -> Option<String> {
-    METHODS.iter().find_map(|m| match obj.getattr(*m) {
+/// Why an instance cannot be called as a controller: an attribute that hides one of `methods`
+/// (`self.srtt = 0.5` had silently made the reports' SRTT empty), else `None`.
+fn hidden_method<'m>(
+    obj: &Bound<'_, PyAny>,
+    title: &str,
+    methods: impl IntoIterator<Item = &'m &'m str>,
+) -> Option<String> {
+    methods.into_iter().find_map(|m| match obj.getattr(*m) {
         Ok(v) if !v.is_callable() => Some(format!(
             "{title}.{m} is {v}, which hides the Controller method {m}(): give the attribute another name (e.g. _{m})"
         )),
@@ -562,9 +566,9 @@ impl PyController {
         match obj.call_method1(method, args) {
             // the report methods are called by no run; an attribute set in a call that hides
             // one (`self.srtt = rtt`) is caught here (two lookups, against the call's ~4 µs)
-            Ok(v) => match REPORT_METHODS.iter().find(|m| obj.getattr(**m).is_ok_and(|a| !a.is_callable())) {
-                Some(_) => {
-                    fail_with(hidden_method(obj, self.title()).unwrap_or_default(), None);
+            Ok(v) => match hidden_method(obj, self.title(), &REPORT_METHODS) {
+                Some(why) => {
+                    fail_with(why, None);
                     None
                 }
                 None => Some(v),
@@ -711,11 +715,6 @@ impl Controller for PyController {
         let (rto, srtt) = with_gil(|py| {
             let Some(obj) = self.obj.as_ref() else { return (0.0, None) };
             let obj = obj.bind(py);
-            // an attribute set since (in on_complete, say) may hide a method: said, not ignored
-            if let Some(why) = hidden_method(obj, self.title()) {
-                fail_with(why, None);
-                return (0.0, None);
-            }
             let rto = obj.call_method0("current_rto").and_then(|v| v.extract::<f64>()).unwrap_or(0.0);
             let srtt = obj.call_method0("srtt").and_then(|v| v.extract::<Option<f64>>()).unwrap_or(None);
             (rto, srtt)

@@ -627,12 +627,12 @@ mod tests {
             if mine.iter().map(|p| p.0).ne(theirs.iter().map(|p| p.0)) {
                 continue; // another parameter set (cocoa_pp): no variant of its base's values
             }
-            let changed: Vec<&str> = mine.iter().zip(&theirs).filter(|(m, t)| m.1 != t.1).map(|(m, _)| m.0).collect();
+            let mut changed: Vec<&str> =
+                mine.iter().zip(&theirs).filter(|(m, t)| m.1 != t.1).map(|(m, _)| m.0).collect();
             let mut declared = a.defines.to_vec();
             declared.sort_unstable();
-            let mut changed_sorted = changed.clone();
-            changed_sorted.sort_unstable();
-            assert_eq!(declared, changed_sorted, "{}", a.name);
+            changed.sort_unstable();
+            assert_eq!(declared, changed, "{}", a.name);
             checked += 1;
         }
         // default_b (ACK_TIMEOUT 1 s against 2 s), cocoa4 (NSTART 4 and the exponential blind

@@ -154,6 +154,11 @@ impl Held {
         let options: usize = self.options.iter().map(|(_, v)| v.len() + 32).sum();
         self.body.len() + options + 2 * key.3.len() + HELD_OVERHEAD
     }
+
+    /// One block so far: not yet protected from newcomers, and indexed in `fresh`.
+    fn is_fresh(&self) -> bool {
+        self.blocks < 2
+    }
 }
 
 /// A [`Handler`] with block-wise transfers (see the module doc).
@@ -251,7 +256,7 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
         let entry = (h.touched, key.clone());
         let indexed = self.by_use.remove(&entry);
         debug_assert!(indexed, "every held transfer is in the index");
-        if h.blocks < 2 {
+        if h.is_fresh() {
             self.fresh.remove(&entry);
         }
         if key.0 == Direction::Upload {
@@ -272,7 +277,7 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
     fn hold(&mut self, key: Key<A>, held: Held, now: Instant) -> bool {
         self.forget(&key);
         let cost = held.cost(&key);
-        if !self.make_room(cost, held.blocks < 2, now) {
+        if !self.make_room(cost, held.is_fresh(), now) {
             return false;
         }
         self.bytes += cost;
@@ -280,7 +285,7 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
             *self.uploads.entry((self.source_key)(&key.1)).or_default() += 1;
         }
         self.by_use.insert((held.touched, key.clone()));
-        if held.blocks < 2 {
+        if held.is_fresh() {
             self.fresh.insert((held.touched, key.clone()));
         }
         self.held.insert(key, held);
@@ -291,7 +296,7 @@ impl<A: Ord + Clone, H> Blockwise<A, H> {
     fn touch(&mut self, key: &Key<A>, now: Instant) -> Option<&Held> {
         let h = self.held.get_mut(key)?;
         let old = (h.touched, key.clone());
-        if h.blocks < 2 {
+        if h.is_fresh() {
             self.fresh.remove(&old);
         }
         h.blocks = h.blocks.saturating_add(1);

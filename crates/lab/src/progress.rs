@@ -128,6 +128,18 @@ impl Counting {
     }
 }
 
+/// A run's progress total: the units of `work` a replication holds, times `reps`, and their name
+/// (a world that counts only whole replications: one each).
+pub(crate) fn units(work: netsim::worlds::Work, reps: u32) -> (u64, &'static str) {
+    use netsim::worlds::Work;
+    let (per_rep, unit) = match work {
+        Work::Exchanges(n) => (n, Counting::Exchanges.unit()),
+        Work::SimulatedSeconds(n) => (n, Counting::SimulatedSeconds.unit()),
+        Work::Replication => (1, "replications"),
+    };
+    (per_rep.saturating_mul(u64::from(reps)), unit)
+}
+
 /// A simulation's progress: `total` units, counted as exchanges finish (on any thread); the
 /// display starts the first time a count finds the run [`SHOW_AFTER`] old.
 #[derive(Debug)]

@@ -47,37 +47,47 @@ const FCT_METRICS: [(&str, &str); 7] = [
 /// reproduced.
 pub const WITHIN: f64 = 0.10;
 
-/// One published figure: where it is stated, its experiment, the algorithm and the value.
-#[derive(Debug, Clone, PartialEq)]
+/// One published figure: where it is stated, its experiment, the algorithm and the value (a row
+/// of `reproduce/published/*.csv`; the columns the report does not show are not read).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 pub(crate) struct Figure {
     /// Its stable name.
     pub id: String,
-    /// Section, figure and pages, as the publication numbers them.
+    /// Where it is published.
+    pub source: String,
+    /// Its section, as the publication numbers them.
     pub section: String,
-    /// The figure it describes, if the text names one.
+    /// The figure or table it describes, if the text names one.
+    #[serde(rename = "figure_or_table")]
     pub figure: String,
-    /// Pages.
-    pub page: String,
-    /// The experiment: `workload`, `clients`, `buffer` (empty where unstated), `errors`.
+    /// The experiment: `workload`, `clients`, `buffer` (empty where unstated), `errors`; or a
+    /// mesh `preset`.
+    #[serde(deserialize_with = "setup")]
     pub setup: BTreeMap<String, String>,
     /// What it measures: one of [`FCT_METRICS`] or [`MESH_METRICS`].
     pub metric: String,
-    /// Its unit.
-    pub unit: String,
-    /// Where it is published.
-    pub source: String,
     /// The algorithm (coapcc's stack name).
     pub subject: String,
+    /// `equals` (a value) or `lower_by` (a comparison with `reference`).
+    relation: String,
     /// A comparison's other algorithm (`lower_by`), else empty.
     pub reference: String,
-    /// The value, s.
+    /// The value, in `unit`.
     pub value: f64,
+    /// Its unit.
+    pub unit: String,
     /// How exactly the publication gives it.
     pub precision: String,
 }
 
+/// A `setup` cell: `key=value` words.
+fn setup<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let text: String = serde::Deserialize::deserialize(d)?;
+    Ok(text.split_whitespace().filter_map(|kv| kv.split_once('=')).map(|(k, v)| (k.into(), v.into())).collect())
+}
+
 /// Reads published rows (the columns of `reproduce/published/README.md`): the `equals` rows of
-/// an FCT statistic.
+/// a statistic coapcc measures.
 pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
     rows(text, "equals")
 }
@@ -90,37 +100,13 @@ pub(crate) fn claims(text: &str) -> Result<Vec<Figure>, String> {
 
 /// The rows of `text` whose relation is `relation` and whose metric coapcc measures.
 fn rows(text: &str, relation: &str) -> Result<Vec<Figure>, String> {
-    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let measured = |m: &str| FCT_METRICS.iter().any(|(name, _)| *name == m) || MESH_METRICS.contains(&m);
     let mut out = Vec::new();
-    for row in r.deserialize::<BTreeMap<String, String>>() {
-        let row = row.map_err(|e| format!("published figures: {e}"))?;
-        let get = |k: &str| row.get(k).cloned().unwrap_or_default();
-        let metric = get("metric");
-        let known = FCT_METRICS.iter().any(|(m, _)| *m == metric) || MESH_METRICS.contains(&metric.as_str());
-        if !known || get("relation") != relation {
-            continue;
+    for row in csv::Reader::from_reader(text.as_bytes()).deserialize::<Figure>() {
+        let f = row.map_err(|e| format!("published figures: {e}"))?;
+        if f.relation == relation && measured(&f.metric) {
+            out.push(f);
         }
-        let setup = get("setup")
-            .split_whitespace()
-            .filter_map(|kv| kv.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let value =
-            get("value").parse().map_err(|_| format!("published figure {}: value {:?}", get("id"), get("value")))?;
-        out.push(Figure {
-            id: get("id"),
-            section: get("section"),
-            figure: get("figure_or_table"),
-            page: get("page"),
-            setup,
-            metric,
-            unit: get("unit"),
-            source: get("source"),
-            subject: get("subject"),
-            reference: get("reference"),
-            value,
-            precision: get("precision"),
-        });
     }
     Ok(out)
 }
@@ -153,6 +139,51 @@ fn strip(v: &mut serde_json::Value) {
     }
 }
 
+/// The cells of a results directory, to find the one that ran a figure's experiment.
+struct Matcher<'a> {
+    cells: &'a [CellData],
+    /// The bottleneck cells' scenarios less seed and replications, with their index.
+    scenarios: Vec<(usize, serde_json::Value)>,
+}
+
+impl<'a> Matcher<'a> {
+    fn new(cells: &'a [CellData]) -> Self {
+        let scenarios = (cells.iter().enumerate())
+            .filter(|(_, c)| !c.mesh)
+            .map(|(i, c)| {
+                let mut s = c.summary["scenario"].clone();
+                strip(&mut s);
+                (i, s)
+            })
+            .collect();
+        Matcher { cells, scenarios }
+    }
+
+    /// The cell that ran `f`'s experiment with `f`'s algorithm (see the module doc).
+    fn cell_of(&self, f: &Figure) -> Option<&'a CellData> {
+        if let Some(preset) = f.setup.get("preset") {
+            return self.mesh_cell(preset, &f.subject);
+        }
+        let want = experiment(f)?;
+        self.scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &self.cells[*i])
+    }
+
+    /// The cell that ran mesh preset `preset` with algorithm `algo`, for the preset's own length
+    /// and with no other key of the plan changed.
+    fn mesh_cell(&self, preset: &str, algo: &str) -> Option<&'a CellData> {
+        let text = netsim::lln::presets::text(preset)?;
+        let duration = text.parse::<toml::Table>().ok()?.get("duration_s")?.as_float()?;
+        self.cells.iter().find(|c| {
+            let s = &c.summary["scenario"];
+            c.mesh
+                && c.algo == algo
+                && s["name"].as_str() == Some(preset)
+                && s["duration_s"].as_f64() == Some(duration)
+                && c.extra.keys().all(|k| k == "preset")
+        })
+    }
+}
+
 /// A figure set beside the cell that ran its experiment, if one did.
 #[derive(Debug, Clone)]
 pub(crate) struct Comparison<'a> {
@@ -175,16 +206,6 @@ impl Comparison<'_> {
     }
 }
 
-/// Every published figure ([`PUBLISHED`]), each with the cell of `cells` that ran its experiment
-/// (read from `dir`'s per-client tables for the replications' medians).
-pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<Vec<Comparison<'a>>, String> {
-    let mut out = Vec::new();
-    for (file, text) in PUBLISHED {
-        out.extend(compare(text, cells, dir).map_err(|e| format!("{file}: {e}"))?);
-    }
-    Ok(out)
-}
-
 /// A stated comparison beside the two cells that ran its experiment with its two algorithms.
 #[derive(Debug, Clone)]
 pub(crate) struct Claim {
@@ -201,72 +222,29 @@ impl Claim {
     }
 }
 
-/// Every stated comparison of [`PUBLISHED`], with the difference `cells` show where both ran.
-pub(crate) fn claims_all(cells: &[CellData]) -> Result<Vec<Claim>, String> {
-    let scenarios: Vec<(usize, serde_json::Value)> = bottleneck_scenarios(cells);
-    let cell_of =
-        |f: &Figure| experiment(f).and_then(|want| scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &cells[*i]));
-    let mut out = Vec::new();
+/// Every published figure and stated comparison ([`PUBLISHED`]), each with what the cells that
+/// ran its experiment give (the replications' medians read from `dir`'s per-client tables).
+pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<(Vec<Comparison<'a>>, Vec<Claim>), String> {
+    let matcher = Matcher::new(cells);
+    let median = |c: &CellData| c.summary["fct_s"]["p50"].as_f64().unwrap_or(f64::NAN);
+    let (mut figures_out, mut claims_out) = (Vec::new(), Vec::new());
     for (file, text) in PUBLISHED {
+        for figure in figures(text).map_err(|e| format!("{file}: {e}"))? {
+            let reproduced = matcher.cell_of(&figure).map(|c| {
+                // the replications' own medians: a median's spread (another statistic's is not said)
+                let spread = if figure.metric == "median FCT" { rep_medians(dir, &c.id) } else { (f64::NAN, f64::NAN) };
+                (c, statistic(c, &figure.metric), spread)
+            });
+            figures_out.push(Comparison { figure, reproduced });
+        }
         for figure in claims(text).map_err(|e| format!("{file}: {e}"))? {
             let reference = Figure { subject: figure.reference.clone(), ..figure.clone() };
-            let median = |c: &CellData| c.summary["fct_s"]["p50"].as_f64().unwrap_or(f64::NAN);
-            let reproduced =
-                cell_of(&figure).zip(cell_of(&reference)).map(|(s, r)| 100.0 * (1.0 - median(s) / median(r)));
-            out.push(Claim { figure, reproduced });
+            let reproduced = (matcher.cell_of(&figure).zip(matcher.cell_of(&reference)))
+                .map(|(s, r)| 100.0 * (1.0 - median(s) / median(r)));
+            claims_out.push(Claim { figure, reproduced });
         }
     }
-    Ok(out)
-}
-
-/// The bottleneck cells' scenarios less seed and replications, by index.
-fn bottleneck_scenarios(cells: &[CellData]) -> Vec<(usize, serde_json::Value)> {
-    cells
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.mesh)
-        .map(|(i, c)| {
-            let mut s = c.summary["scenario"].clone();
-            strip(&mut s);
-            (i, s)
-        })
-        .collect()
-}
-
-/// Every figure of `text`, each with the cell of `cells` that ran its experiment.
-pub(crate) fn compare<'a>(text: &str, cells: &'a [CellData], dir: &Path) -> Result<Vec<Comparison<'a>>, String> {
-    let scenarios = bottleneck_scenarios(cells);
-    let mut out = Vec::new();
-    for figure in figures(text)? {
-        let cell = match figure.setup.get("preset") {
-            Some(preset) => mesh_cell(preset, &figure.subject, cells),
-            None => {
-                experiment(&figure).and_then(|want| scenarios.iter().find(|(_, s)| *s == want).map(|(i, _)| &cells[*i]))
-            }
-        };
-        let reproduced = cell.map(|c| {
-            // the replications' own medians: a median's spread (another statistic's is not said)
-            let spread = if figure.metric == "median FCT" { rep_medians(dir, &c.id) } else { (f64::NAN, f64::NAN) };
-            (c, statistic(c, &figure.metric), spread)
-        });
-        out.push(Comparison { figure, reproduced });
-    }
-    Ok(out)
-}
-
-/// The cell that ran mesh preset `preset` with algorithm `algo`, for the preset's own length and
-/// with no other key of the plan changed.
-fn mesh_cell<'a>(preset: &str, algo: &str, cells: &'a [CellData]) -> Option<&'a CellData> {
-    let text = netsim::lln::presets::text(preset)?;
-    let duration = text.parse::<toml::Table>().ok()?.get("duration_s")?.as_float()?;
-    cells.iter().find(|c| {
-        let s = &c.summary["scenario"];
-        c.mesh
-            && c.algo == algo
-            && s["name"].as_str() == Some(preset)
-            && s["duration_s"].as_f64() == Some(duration)
-            && c.extra.keys().all(|k| k == "preset")
-    })
+    Ok((figures_out, claims_out))
 }
 
 /// A cell's value of a published statistic: an FCT quantile; CLOUD's throughput and exchange
@@ -289,11 +267,12 @@ fn statistic(c: &CellData, metric: &str) -> f64 {
 /// The smallest and largest of a cell's replications' median FCTs (type-7, as the summaries'),
 /// from its per-client table; NaN where none is known.
 fn rep_medians(dir: &Path, id: &str) -> (f64, f64) {
+    const UNKNOWN: (f64, f64) = (f64::NAN, f64::NAN);
     let path = dir.join("cells").join(format!("{id}.clients.csv"));
-    let Ok(mut r) = csv::Reader::from_path(&path) else { return (f64::NAN, f64::NAN) };
-    let Ok(h) = r.headers().cloned() else { return (f64::NAN, f64::NAN) };
+    let Ok(mut r) = csv::Reader::from_path(&path) else { return UNKNOWN };
+    let Ok(h) = r.headers().cloned() else { return UNKNOWN };
     let (Some(ri), Some(fi)) = (h.iter().position(|x| x == "rep"), h.iter().position(|x| x == "fct_s")) else {
-        return (f64::NAN, f64::NAN);
+        return UNKNOWN;
     };
     let mut by_rep: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for row in r.records().flatten() {
@@ -301,20 +280,11 @@ fn rep_medians(dir: &Path, id: &str) -> (f64, f64) {
             by_rep.entry(rep.to_string()).or_default().push(f);
         }
     }
-    let medians: Vec<f64> = by_rep
-        .into_values()
-        .map(|mut v| {
-            v.sort_by(f64::total_cmp);
-            runstats::quantile(&v, 0.5)
-        })
-        .collect();
-    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if medians.is_empty() {
-        (f64::NAN, f64::NAN)
-    } else {
-        (lo, hi)
-    }
+    let medians = by_rep.into_values().map(|mut v| {
+        v.sort_by(f64::total_cmp);
+        runstats::quantile(&v, 0.5)
+    });
+    medians.fold(UNKNOWN, |(lo, hi), m| (lo.min(m), hi.max(m)))
 }
 
 /// A figure's experiment in words: the preset, or the testbed's keys.

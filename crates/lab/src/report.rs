@@ -452,10 +452,8 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         }
     );
     html += &banner(&cells);
-    html += &crate::published::section(
-        &crate::published::compare_all(&cells, dir)?,
-        &crate::published::claims_all(&cells)?,
-    );
+    let (figures, claims) = crate::published::compare_all(&cells, dir)?;
+    html += &crate::published::section(&figures, &claims);
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
@@ -545,7 +543,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
 /// [`crate::published::WITHIN`], and of how many; `None` when no cell ran one.
 pub fn published_within(dir: &Path) -> Result<Option<(usize, usize)>, Error> {
     let cells = load(dir)?;
-    let c = crate::published::compare_all(&cells, dir)?;
+    let (c, _) = crate::published::compare_all(&cells, dir)?;
     let matched: Vec<_> = c.iter().filter(|c| c.reproduced.is_some()).collect();
     let within = matched.iter().filter(|c| c.holds() == Some(true)).count();
     Ok((!matched.is_empty()).then_some((within, matched.len())))
@@ -558,21 +556,20 @@ fn banner(cells: &[CellData]) -> String {
     for c in cells {
         notes.add(&c.summary);
     }
-    let mut html = String::new();
-    for (list, what) in [
-        (&notes.truncated, "Incomplete: these cells were cut short; their unfinished clients have no FCT"),
-        (&notes.warnings, "Warning: these figures describe almost nothing"),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
-        let _ = write!(html, "<div class=\"warn\" role=\"alert\"><strong>{what}</strong><ul>");
-        for n in list {
-            let _ = write!(html, "<li>{}</li>", esc(n));
-        }
-        html += "</ul></div>";
+    warn_box("Incomplete: these cells were cut short; their unfinished clients have no FCT", &notes.truncated)
+        + &warn_box("Warning: these figures describe almost nothing", &notes.warnings)
+}
+
+/// A warning box: `title` over a list of `items`; empty when there are none.
+fn warn_box(title: &str, items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
     }
-    html
+    let mut html = format!("<div class=\"warn\" role=\"alert\"><strong>{title}</strong><ul>");
+    for i in items {
+        let _ = write!(html, "<li>{}</li>", esc(i));
+    }
+    html + "</ul></div>"
 }
 
 /// Inside a figure's section, what its cells' results say is wrong with them (the banner's
@@ -596,16 +593,7 @@ pub(crate) fn section_warnings(members: &[&CellData], algo_order: &[String]) -> 
             items.push(format!("{who}: {w}"));
         }
     }
-    if items.is_empty() {
-        return String::new();
-    }
-    let mut html = String::from(
-        "<div class=\"warn\" role=\"alert\"><strong>These figures describe almost nothing or are cut short:</strong><ul>",
-    );
-    for i in items {
-        let _ = write!(html, "<li>{}</li>", esc(&i));
-    }
-    html + "</ul></div>"
+    warn_box("These figures describe almost nothing or are cut short:", &items)
 }
 
 /// The table of medians of the bottleneck cells, in the figures' order (figure, then buffer, then

@@ -172,7 +172,10 @@ pub fn run(
     if !req.ignore_memory {
         check_memory(&scenarios, workers.threads(), req.detail)?;
     }
-    let total: u64 = scenarios.iter().map(|s| s.reps as u64 * s.clients as u64 * s.exchanges as u64).sum();
+    let total: u64 = scenarios
+        .iter()
+        .map(|s| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
+        .sum();
     let items: Vec<(&Scenario, Transport)> =
         scenarios.iter().map(|s| Ok((s, s.transport()?))).collect::<Result<_, Error>>()?;
     let detail = req.detail;
@@ -692,8 +695,14 @@ impl Tables {
         self.exchanges || self.rto
     }
 
-    /// A CSV writer for `name` in `dir` if this table is chosen, else one that writes nowhere.
-    pub(crate) fn writer(chosen: bool, dir: &Path, name: &str) -> Result<csv::Writer<Box<dyn std::io::Write>>, Error> {
+    /// A CSV writer for `name` in `dir` if this table is chosen, else one that writes nowhere; its
+    /// header (`cc`, `cc_params`, then `columns`) written.
+    pub(crate) fn writer(
+        chosen: bool,
+        dir: &Path,
+        name: &str,
+        columns: &[&str],
+    ) -> Result<csv::Writer<Box<dyn std::io::Write>>, Error> {
         let out: Box<dyn std::io::Write> = if chosen {
             let path = dir.join(name);
             Box::new(std::io::BufWriter::new(
@@ -703,18 +712,17 @@ impl Tables {
             // (write_summary removed an earlier run's file of that name)
             Box::new(std::io::sink())
         };
-        Ok(csv::Writer::from_writer(out))
+        let mut w = csv::Writer::from_writer(out);
+        w.write_record(["cc", "cc_params"].iter().chain(columns))?;
+        Ok(w)
     }
 }
 
 pub(crate) fn write_out(dir: &Path, runs: &[Run<Scenario>], tables: Tables) -> Result<(), Error> {
     write_summary(dir, runs)?;
-    let mut clients = Tables::writer(tables.clients, dir, "clients.csv")?;
-    clients.write_record(["cc", "cc_params"].into_iter().chain(CLIENT_COLUMNS))?;
-    let mut exchanges = Tables::writer(tables.exchanges, dir, "exchanges.csv")?;
-    exchanges.write_record(["cc", "cc_params"].into_iter().chain(EXCHANGE_COLUMNS))?;
-    let mut rto = Tables::writer(tables.rto, dir, "rto.csv")?;
-    rto.write_record(["cc", "cc_params"].into_iter().chain(RTO_COLUMNS))?;
+    let mut clients = Tables::writer(tables.clients, dir, "clients.csv", &CLIENT_COLUMNS)?;
+    let mut exchanges = Tables::writer(tables.exchanges, dir, "exchanges.csv", &EXCHANGE_COLUMNS)?;
+    let mut rto = Tables::writer(tables.rto, dir, "rto.csv", &RTO_COLUMNS)?;
     for r in runs {
         let cc = cc_columns(&r.scenario.stack());
         for rep in &r.reps {

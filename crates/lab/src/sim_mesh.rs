@@ -59,7 +59,10 @@ pub(crate) fn run(
     let workers = crate::sim::Workers::new(args.threads)?;
     // progress in simulated seconds: a run's length is fixed, the number of its exchanges is not
     // (under congestion they take longer than their clients' intervals)
-    let total: u64 = scenarios.iter().map(|(s, _)| s.reps as u64 * s.duration_s as u64).sum();
+    let total: u64 = scenarios
+        .iter()
+        .map(|(s, _)| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
+        .sum();
     let runs = crate::sim::run_all(
         &workers,
         progress(total, Counting::SimulatedSeconds),
@@ -100,14 +103,10 @@ pub fn algorithm(r: &Run) -> &str {
 pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: crate::sim::Tables) -> Result<(), Error> {
     use crate::sim::Tables;
     crate::sim::write_summary(dir, runs)?;
-    let mut clients = Tables::writer(tables.clients, dir, "clients.csv")?;
-    clients.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::CLIENT_COLUMNS))?;
-    let mut ex = Tables::writer(tables.exchanges, dir, "exchanges.csv")?;
-    ex.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::EXCHANGE_COLUMNS))?;
-    let mut rto = Tables::writer(tables.rto, dir, "rto.csv")?;
-    rto.write_record(["cc", "cc_params"].into_iter().chain(crate::sim::RTO_COLUMNS))?;
-    let mut nodes = Tables::writer(tables.nodes, dir, "nodes.csv")?;
-    nodes.write_record(["cc", "cc_params"].into_iter().chain(crate::tables::NODE_COLUMNS))?;
+    let mut clients = Tables::writer(tables.clients, dir, "clients.csv", &crate::sim::CLIENT_COLUMNS)?;
+    let mut ex = Tables::writer(tables.exchanges, dir, "exchanges.csv", &crate::sim::EXCHANGE_COLUMNS)?;
+    let mut rto = Tables::writer(tables.rto, dir, "rto.csv", &crate::sim::RTO_COLUMNS)?;
+    let mut nodes = Tables::writer(tables.nodes, dir, "nodes.csv", &crate::tables::NODE_COLUMNS)?;
     for r in runs {
         let cc = crate::sim::cc_columns(&r.scenario.cc);
         for rep in &r.reps {

@@ -28,11 +28,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use netsim::lln;
-use netsim::worlds::{self, Work, WorldScenario};
+use netsim::worlds::{self, WorldScenario};
 use netsim::{RepResult, Summary};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -351,8 +351,8 @@ impl SweepWork {
     fn of(cells: &[&Cell]) -> SweepWork {
         let (mut total, mut units) = (0u64, BTreeSet::new());
         for c in cells {
-            let (per_rep, unit) = per_rep(&*c.scenario);
-            total = total.saturating_add(per_rep.saturating_mul(u64::from(c.scenario.reps())));
+            let (work, unit) = crate::progress::units(c.scenario.work_per_rep(), c.scenario.reps());
+            total = total.saturating_add(work);
             units.insert(unit);
         }
         let unit = if units.len() == 1 { units.pop_first().unwrap_or("work units") } else { "work units" };
@@ -361,54 +361,34 @@ impl SweepWork {
 
     /// The counter of one cell's work.
     fn cell(&self, c: &Cell) -> CellWork {
-        let (per_rep, _) = per_rep(&*c.scenario);
-        CellWork {
-            per_rep,
-            weight: per_rep.saturating_mul(u64::from(c.scenario.reps())),
-            sweep: self.done.clone(),
-            counted: AtomicU64::new(0),
-        }
-    }
-}
-
-/// A replication's units of work and what they are.
-fn per_rep(s: &dyn WorldScenario) -> (u64, &'static str) {
-    match s.work_per_rep() {
-        Work::Exchanges(n) => (n, "exchanges"),
-        Work::SimulatedSeconds(n) => (n, "simulated s"),
-        Work::Replication => (1, "replications"),
+        let (per_rep, _) = crate::progress::units(c.scenario.work_per_rep(), 1);
+        CellWork { per_rep, reps: c.scenario.reps(), done: AtomicU32::new(0), sweep: self.done.clone() }
     }
 }
 
 /// One cell's share of a [`SweepWork`]: each replication's work as it ends, and at the cell's end
-/// (finished or stopped) whatever its weight still lacks.
+/// (finished or stopped) that of the replications it did not run.
 #[derive(Debug)]
 struct CellWork {
     per_rep: u64,
-    weight: u64,
+    reps: u32,
+    /// Replications counted.
+    done: AtomicU32,
     sweep: Arc<AtomicU64>,
-    counted: AtomicU64,
 }
 
 impl CellWork {
-    /// Counts `n` more units, never past the cell's weight.
-    fn add(&self, n: u64) {
-        let before = self.counted.fetch_add(n, Ordering::Relaxed);
-        let n = n.min(self.weight.saturating_sub(before));
-        if n > 0 {
-            self.sweep.fetch_add(n, Ordering::Relaxed);
-        }
-    }
-
-    /// A replication ended.
+    /// A replication ended (one beyond the cell's replications counts nothing).
     fn rep_done(&self) {
-        self.add(self.per_rep);
+        if self.done.fetch_add(1, Ordering::Relaxed) < self.reps {
+            self.sweep.fetch_add(self.per_rep, Ordering::Relaxed);
+        }
     }
 
     /// The cell ended: its whole weight counted.
     fn finish(&self) {
-        let counted = self.counted.load(Ordering::Relaxed);
-        self.add(self.weight.saturating_sub(counted));
+        let left = self.reps.saturating_sub(self.done.load(Ordering::Relaxed));
+        self.sweep.fetch_add(self.per_rep * u64::from(left), Ordering::Relaxed);
     }
 }
 

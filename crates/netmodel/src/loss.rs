@@ -82,15 +82,12 @@ impl ErrorProfile {
 
     /// Parses the CLI name.
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "none" => Some(ErrorProfile::None),
-            "low" => Some(ErrorProfile::Low),
-            "medium" => Some(ErrorProfile::Medium),
-            "high" => Some(ErrorProfile::High),
-            "custom" => Some(ErrorProfile::Custom),
-            _ => None,
-        }
+        ErrorProfile::ALL.into_iter().find(|p| p.name() == s)
     }
+
+    /// Every profile, as scenario files may name them.
+    pub const ALL: [ErrorProfile; 5] =
+        [ErrorProfile::None, ErrorProfile::Low, ErrorProfile::Medium, ErrorProfile::High, ErrorProfile::Custom];
 
     /// The name [`ErrorProfile::parse`] reads (and scenario files write).
     pub fn name(self) -> &'static str {
@@ -185,8 +182,7 @@ mod tests {
 
     #[test]
     fn a_profiles_name_reads_back_as_the_profile() {
-        for p in [ErrorProfile::None, ErrorProfile::Low, ErrorProfile::Medium, ErrorProfile::High, ErrorProfile::Custom]
-        {
+        for p in ErrorProfile::ALL {
             assert_eq!(ErrorProfile::parse(p.name()), Some(p));
         }
         assert_eq!(ErrorProfile::Medium.name(), "medium");

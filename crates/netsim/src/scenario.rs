@@ -162,27 +162,13 @@ fn check_cc_defaults(defaults: &BTreeMap<String, String>) -> Result<(), Scenario
     }
     for k in defaults.keys() {
         if !known.contains(&k.as_str()) {
-            let near = known.iter().min_by_key(|n| edit_distance(k, n)).filter(|n| edit_distance(k, n) <= 2);
+            let near =
+                known.iter().min_by_key(|n| strsim::levenshtein(k, n)).filter(|n| strsim::levenshtein(k, n) <= 2);
             let hint = near.map(|n| format!(" (did you mean {n}?)")).unwrap_or_default();
             return Err(ScenarioError(format!("scenario: cc_defaults.{k}: no algorithm has this parameter{hint}")));
         }
     }
     Ok(())
-}
-
-/// Levenshtein distance, for the hint of [`check_cc_defaults`] (a few dozen short keys: the
-/// two-row table needs no crate).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// A `--cc` spec's error as the tools say it: an unknown algorithm's message also names `tcp`,

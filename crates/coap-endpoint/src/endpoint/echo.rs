@@ -57,24 +57,25 @@ where
     #[cold]
     #[inline(never)]
     pub(super) fn mid_offset(&mut self, peer: &A) -> u16 {
-        use core::hash::{Hash, Hasher};
-        let key = self.echo_key();
-        let mut h = std::hash::DefaultHasher::new();
-        (key, "message id", peer).hash(&mut h);
-        h.finish() as u16
+        self.keyed_hash(("message id", peer)) as u16
     }
 
-    /// The secret of the Echo values and Message ID offsets, drawn at its first use (an
-    /// endpoint that never uses it draws nothing from its RNG).
-    fn echo_key(&mut self) -> u64 {
-        match self.rare.guard().and_then(|g| g.echo_key) {
+    /// SipHash of `what` keyed by prefixing the endpoint's secret (drawn at its first use: an
+    /// endpoint that never uses it draws nothing from its RNG): the Echo values and the Message
+    /// ID offsets. Not a cryptographic MAC; against off-path guessing it is enough.
+    fn keyed_hash(&mut self, what: impl core::hash::Hash) -> u64 {
+        use core::hash::{Hash, Hasher};
+        let key = match self.rare.guard().and_then(|g| g.echo_key) {
             Some(key) => key,
             None => {
                 let key = self.rng.next_u64();
                 self.guard().0.echo_key = Some(key);
                 key
             }
-        }
+        };
+        let mut h = std::hash::DefaultHasher::new();
+        (key, what).hash(&mut h);
+        h.finish()
     }
 
     /// Whether the datagram just queued (the last of `pending`, encoded in `out`) may go to
@@ -126,13 +127,9 @@ where
     #[cold]
     #[inline(never)]
     pub(super) fn echo_value(&mut self, peer: &A, secs: u32) -> [u8; 12] {
-        use core::hash::{Hash, Hasher};
-        let key = self.echo_key();
-        let mut h = std::hash::DefaultHasher::new();
-        (key, peer, secs).hash(&mut h);
         let mut v = [0u8; 12];
         v[..4].copy_from_slice(&secs.to_be_bytes());
-        v[4..].copy_from_slice(&h.finish().to_be_bytes());
+        v[4..].copy_from_slice(&self.keyed_hash((peer, secs)).to_be_bytes());
         v
     }
 
