@@ -638,6 +638,15 @@ impl Mesh {
             self.rpl_link_sent(now, n, st.nbr);
         }
         match (mac, result) {
+            (_, TxResult::Collision) => {}
+            (MacSpec::Nullmac, r) => self.rpl_link_result(now, n, st.nbr, r == TxResult::Ok, 1, sched),
+            (MacSpec::Csma { .. }, TxResult::Ok) => {
+                let numtx = self.nodes[n].queues[self.queue_of(n, st.nbr)].transmissions + 1;
+                self.rpl_link_result(now, n, st.nbr, true, numtx, sched);
+            }
+            _ => {}
+        }
+        match (mac, result) {
             (MacSpec::Nullmac, TxResult::Ok) => {}
             (MacSpec::Nullmac, r) => {
                 let cause = if r == TxResult::NoAck { Cause::NoAck } else { Cause::CcaBusy };

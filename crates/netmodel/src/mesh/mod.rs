@@ -657,11 +657,21 @@ impl Mesh {
 
     fn cpu_done<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let logs = self.spec.cpu.uart_byte_ns > 0 && self.spec.nodes[n].role == Role::Client;
-        match self.nodes[n].current {
+        let mut current = self.nodes[n].current;
+        if let Job::Rx(p) = &mut current {
+            if self.rpl_etx() && !is_control(p) && self.rpl_verify(now, n, p, sched) {
+                self.drop_packet(n, Cause::RplLoop, *p, sched);
+                return self.run_next(now, n, sched);
+            }
+        }
+        match current {
             Job::Rx(p) if is_control(&p) => self.rpl_input(now, n, p, sched),
             Job::Prepare(p) if is_control(&p) => self.rpl_to_mac(n, p, sched),
-            Job::Rx(p) if p.to.index() == n => {
+            Job::Rx(mut p) if p.to.index() == n => {
                 self.nodes[n].stats.delivered += 1;
+                if self.rpl_etx() {
+                    p.note = 0; // the hop-by-hop option stays in the mesh
+                }
                 sched.deliver(Instant::from_nanos(now), 0, p);
                 // a client logs the response before its next request can go (that one, sent by
                 // the stack at this instant, queues behind)
@@ -691,7 +701,7 @@ impl Mesh {
     }
 
     /// A prepared packet goes to the MAC.
-    fn route<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
+    fn route<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, mut p: Packet, sched: &mut S) {
         let cloud = self.is_cloud(p.to.index());
         if cloud && n == self.root() {
             // out over the serial line, then the Internet (lane 1: FIFO, constant delay)
@@ -711,6 +721,9 @@ impl Mesh {
         };
         if nh == NONE {
             return self.drop_packet(n, Cause::NoRoute, p, sched);
+        }
+        if self.rpl_etx() && !is_control(&p) {
+            p.note = self.rpl_hbh(n, nh, p.note);
         }
         match self.nodes[n].mac {
             // nullmac hands it to the RDC in the same call: the transmission follows at once
@@ -1069,6 +1082,10 @@ impl Mesh {
             None => {}
         }
         self.rpl_link_sent(now, s, dest as u16);
+        if self.spec.cooja_mote.is_none() {
+            // nullrdc without ACKs: every transmission reports OK
+            self.rpl_link_result(now, s, dest as u16, true, 1, sched);
+        }
         taken
     }
 
@@ -1113,8 +1130,12 @@ impl Mesh {
     /// retries one that was not (MAC_TX_NOACK); the CPU goes on.
     fn ack_wait_end<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let Some((nbr, acked)) = self.nodes[n].ack_wait.take() else { return };
-        if self.is_csma(n) {
+        if !self.is_csma(n) {
+            self.rpl_link_result(now, n, nbr, acked, 1, sched);
+        } else {
             if acked {
+                let numtx = self.nodes[n].queues[self.queue_of(n, nbr)].transmissions + 1;
+                self.rpl_link_result(now, n, nbr, true, numtx, sched);
                 self.csma_free_head(now, n, nbr, sched);
             } else {
                 let qi = self.queue_of(n, nbr);
@@ -1243,7 +1264,10 @@ impl Mesh {
             }
         }
         if q.transmissions >= max_transmissions {
-            let (p, passed) = (q.packets[0], q.head_passed);
+            let (p, passed, numtx) = (q.packets[0], q.head_passed, q.transmissions);
+            if !collision {
+                self.rpl_link_result(now, n, nbr, false, numtx, sched);
+            }
             self.lose(n, Cause::CsmaRetryLimit, p, passed, sched);
             return self.csma_free_head(now, n, nbr, sched);
         }

@@ -21,6 +21,7 @@ pub(crate) enum Cause {
     Asleep,
     NoAck,
     RxStall,
+    RplLoop,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -60,6 +61,10 @@ pub struct Drops {
     /// later frame until the FIFO overflowed ([`super::MeshSpec::partial_frame_stall`]).
     #[serde(skip_serializing_if = "is_zero")]
     pub rx_stall: u64,
+    /// RPL's loop detection (`topology.rpl_etx`): a packet that crossed a rank inconsistency a
+    /// second time (its hop-by-hop option's rank error already set) is dropped.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_loop: u64,
 }
 
 impl Drops {
@@ -78,6 +83,7 @@ impl Drops {
             Cause::Asleep => &mut self.asleep,
             Cause::NoAck => &mut self.noack,
             Cause::RxStall => &mut self.rx_stall,
+            Cause::RplLoop => &mut self.rpl_loop,
         };
         *c += 1;
     }
@@ -95,7 +101,13 @@ impl Drops {
 
     /// Packets dropped at this node before a frame was sent.
     pub fn packet_drops(&self) -> u64 {
-        self.cca_busy + self.csma_retry_limit + self.queue_full + self.no_neighbor_queue + self.no_route + self.noack
+        self.cca_busy
+            + self.csma_retry_limit
+            + self.queue_full
+            + self.no_neighbor_queue
+            + self.no_route
+            + self.noack
+            + self.rpl_loop
     }
 
     /// Every loss.
@@ -118,6 +130,7 @@ impl Drops {
         self.asleep += o.asleep;
         self.noack += o.noack;
         self.rx_stall += o.rx_stall;
+        self.rpl_loop += o.rpl_loop;
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -181,6 +194,9 @@ pub struct NodeStats {
     /// RPL start-up: routes its full table evicted (least recently used) for a new one.
     #[serde(skip_serializing_if = "is_zero")]
     pub routes_evicted: u64,
+    /// RPL start-up: times it changed its preferred parent after joining.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_parent_switches: u64,
 }
 
 impl NodeStats {
@@ -205,6 +221,7 @@ impl NodeStats {
         self.rpl_dropped += o.rpl_dropped;
         self.routes_refused += o.routes_refused;
         self.routes_evicted += o.routes_evicted;
+        self.rpl_parent_switches += o.rpl_parent_switches;
     }
 }
 

@@ -29,6 +29,34 @@
 //!   earliest after 1 s), then every 60 s until it joins; a joined mote that takes a DIS restarts
 //!   trickle at Imin.
 //!
+//! **Parents on ETX** ([`RplSpec::etx`], start-up mode): parents as the 2016 RPL chooses them
+//! with MRHOF (`rpl-mrhof.c`, ETX not squared) on link-stats' ETX (`link-stats.c`), instead of
+//! by hop count:
+//!
+//! * Each link's ETX (128ths) starts at 2 and moves by an EWMA (weight 0.15 on a fresh link, 0.30
+//!   before) towards the packet's transmissions, or 10 when the MAC reports no ACK, at each
+//!   unicast's outcome: nullrdc without ACKs (the Z1 CoAP motes) reports every packet OK after
+//!   one transmission; a Cooja mote's nullrdc waits for the ACK; CSMA reports the transmissions
+//!   it made and NOACK when it gives up; a busy channel (COLLISION) changes nothing.
+//! * A DIO's sender becomes a candidate parent with the rank it advertises (MRHOF's units: the
+//!   root 128, RPL_MIN_HOPRANKINC). The best candidate has the lowest path cost (its rank plus
+//!   the link's ETX; ETX above 8 or a cost above 256 is not acceptable), except that the
+//!   preferred parent stays against any within 0.75 (PARENT_SWITCH_THRESHOLD 96); the neighbour
+//!   table's order (first heard first) breaks ties for the later one. With probing, a best
+//!   parent that is not fresh gives way to the best fresh one and is probed within 10 s. The
+//!   mote's rank is max(parent's + 128, path cost). The parent is selected again at each DIO and
+//!   at each outcome on a candidate's link (**choice**: at once; Contiki flags the parent and
+//!   selects at its next second); without an acceptable candidate the parent stays (**choice**:
+//!   Contiki starts a local repair). A new parent is a switch as above.
+//! * A data packet carries RPL's hop-by-hop option (in its `note` inside the mesh: the sender's
+//!   rank, the sender, whether it goes down, a rank-error flag). A packet going down from a
+//!   sender not closer to the root, or up from one closer, crossed a loop: the receiver sends the
+//!   sender a DIO at once and forwards it flagged; flagged already, it is dropped (`rpl_loop`)
+//!   and the receiver's trickle restarts (`rpl_verify_hbh_header`). Parents chosen on ETX can
+//!   form loops for a while (a mote's stale rank); by hop count none forms.
+//!
+//! Every change of preferred parent after joining is counted (`rpl_parent_switches`).
+//!
 //! In both modes the motes send RPL's periodic frames, as follows:
 //!
 //! * **DIO trickle** (`new_dio_interval`, `handle_dio_timer`): I = 2^k ms in clock ticks
@@ -104,6 +132,27 @@ const FRESHNESS_EXPIRATION_NS: u64 = 10 * 60 * 1_000_000_000;
 const FRESHNESS_HALF_LIFE_NS: u64 = 20 * 60 * 1_000_000_000;
 /// The urgent probing delay's range, ticks (`random_rand() % (CLOCK_SECOND * 10)`).
 const URGENT_PROBING_TICKS: u64 = 10 * CLOCK_SECOND;
+/// link-stats.c: ETX in 128ths (LINK_STATS_ETX_DIVISOR), a new link's (ETX_INIT 2), a packet
+/// without an ACK's (ETX_NOACK_PENALTY 10), and the EWMA's weights in 100ths (EWMA_ALPHA for a
+/// fresh link, EWMA_BOOTSTRAP_ALPHA before).
+const ETX_DIVISOR: u32 = 128;
+const ETX_INIT: u32 = 2 * ETX_DIVISOR;
+const ETX_NOACK_PENALTY: u32 = 10;
+const EWMA_SCALE: u32 = 100;
+const EWMA_ALPHA: u32 = 15;
+const EWMA_BOOTSTRAP_ALPHA: u32 = 30;
+/// rpl-mrhof.c (ETX not squared): a parent's link metric and path cost above these are not
+/// acceptable; a new best parent must be this much better than the preferred one.
+const MAX_LINK_METRIC: u32 = 1024;
+const MAX_PATH_COST: u32 = 32768;
+const PARENT_SWITCH_THRESHOLD: u32 = 96;
+/// rpl-private.h under MRHOF: RPL_MIN_HOPRANKINC, also the root's rank; INFINITE_RANK.
+const MIN_HOPRANKINC: u32 = 128;
+const INFINITE_RANK: u32 = 0xFFFF;
+/// A data packet's hop-by-hop option in its `note` (`topology.rpl_etx`): the sender's rank
+/// (bits 0–15), the sender (16–31), the down flag (32) and the rank-error flag (33).
+const HBH_DOWN: u64 = 1 << 32;
+const HBH_RANK_ERR: u64 = 1 << 33;
 
 /// Whether `p` is one of the mesh's own control packets.
 pub fn is_control(p: &Packet) -> bool {
@@ -136,6 +185,10 @@ pub struct RplSpec {
     /// A full table evicts its least recently used route (Contiki 3.0) instead of refusing the
     /// new one (the GST firmware's Contiki).
     pub evict_lru: bool,
+    /// Start-up mode: parents chosen as Contiki's MRHOF chooses them, on each link's ETX as
+    /// link-stats learns it from the MAC's outcomes, with ranks in MRHOF's units and RPL's loop
+    /// detection (see the module doc); false: by hop count, the first heard among equals.
+    pub etx: bool,
 }
 
 /// Route table sizes.
@@ -160,6 +213,7 @@ impl Default for RplSpec {
             startup: false,
             max_routes: MaxRoutes::default(),
             evict_lru: false,
+            etx: false,
         }
     }
 }
@@ -196,9 +250,44 @@ struct LinkStat {
     freshness: u32,
     /// Half-lives applied to `freshness` (20-minute periods since boot).
     halvings: u64,
+    /// `etx`: the link's ETX in 128ths; the rank and DTSN its last DIO carried
+    /// ([`INFINITE_RANK`]: none heard, so no parent candidate) and when it was first heard
+    /// among the candidates (1, 2, …: Contiki's neighbour table order; 0: never).
+    etx: u32,
+    rank: u32,
+    dtsn: u32,
+    order: u32,
 }
 
 impl LinkStat {
+    fn new(nbr: u16) -> Self {
+        LinkStat { nbr, last_tx: 0, freshness: 0, halvings: 0, etx: ETX_INIT, rank: INFINITE_RANK, dtsn: 0, order: 0 }
+    }
+
+    /// A packet's outcome in its ETX (`link_stats_packet_sent`): an EWMA towards its
+    /// transmissions, or ETX_NOACK_PENALTY without an ACK, weighted more while the link is not
+    /// fresh (its freshness counts the frames already, [`Mesh::rpl_link_sent`]).
+    fn record(&mut self, now: u64, acked: bool, numtx: u32) {
+        let packet = if acked { numtx } else { ETX_NOACK_PENALTY } * ETX_DIVISOR;
+        let alpha = if self.is_fresh(now) { EWMA_ALPHA } else { EWMA_BOOTSTRAP_ALPHA };
+        self.etx = (self.etx * (EWMA_SCALE - alpha) + packet * alpha) / EWMA_SCALE;
+    }
+
+    /// MRHOF's path cost through this neighbour (`parent_path_cost`).
+    fn path_cost(&self) -> u32 {
+        (self.rank + self.etx).min(0xFFFF)
+    }
+
+    /// `parent_is_acceptable`.
+    fn acceptable(&self) -> bool {
+        self.etx <= MAX_LINK_METRIC && self.path_cost() <= MAX_PATH_COST
+    }
+
+    /// `rank_via_parent`: at least a hop's increment above the parent.
+    fn rank_via(&self) -> u32 {
+        (self.rank + MIN_HOPRANKINC).min(0xFFFF).max(self.path_cost())
+    }
+
     /// Its freshness at `now`, the halvings since its last update applied.
     fn freshness_at(&self, now: u64) -> u32 {
         let h = now / FRESHNESS_HALF_LIFE_NS - self.halvings;
@@ -244,6 +333,8 @@ pub(super) struct RplNode {
     seq: u32,
     last_taken: (u16, u32),
     links: Vec<LinkStat>,
+    /// `etx`: candidate parents heard so far.
+    candidates: u32,
     rng: ChaCha8Rng,
 }
 
@@ -268,7 +359,8 @@ impl RplNode {
             urgent: None,
             seq: 0,
             last_taken: (NONE, 0),
-            links: neighbours.map(|nbr| LinkStat { nbr, last_tx: 0, freshness: 0, halvings: 0 }).collect(),
+            links: neighbours.map(LinkStat::new).collect(),
+            candidates: 0,
             rng,
         }
     }
@@ -279,6 +371,49 @@ impl RplNode {
 
     fn link(&self, nbr: u16) -> Option<&LinkStat> {
         self.links.iter().find(|l| l.nbr == nbr)
+    }
+
+    fn link_mut(&mut self, nbr: u16) -> Option<&mut LinkStat> {
+        self.links.iter_mut().find(|l| l.nbr == nbr)
+    }
+
+    /// `etx`: the candidate parents in the order they were first heard (Contiki's neighbour
+    /// table); a mote has a handful of neighbours, so each is looked up in turn.
+    fn ordered(&self) -> impl Iterator<Item = &LinkStat> {
+        (1..=self.candidates).filter_map(|k| self.links.iter().find(|l| l.order == k))
+    }
+
+    /// `etx`: MRHOF's best parent among the candidates (`best_parent` folding the neighbour
+    /// table with the OF's `best_parent`), only fresh ones if `fresh_only`.
+    fn best_parent(&self, now: u64, fresh_only: bool) -> Option<&LinkStat> {
+        let mut best: Option<&LinkStat> = None;
+        for p in self.ordered() {
+            if p.rank == INFINITE_RANK || (fresh_only && !p.is_fresh(now)) || !p.acceptable() {
+                continue;
+            }
+            best = Some(match best {
+                None => p,
+                Some(b) => {
+                    let (c1, c2) = (b.path_cost(), p.path_cost());
+                    // the preferred parent stays against one within the switch threshold
+                    if (b.nbr == self.parent || p.nbr == self.parent)
+                        && c1 < c2 + PARENT_SWITCH_THRESHOLD
+                        && c1 + PARENT_SWITCH_THRESHOLD > c2
+                    {
+                        if b.nbr == self.parent {
+                            b
+                        } else {
+                            p
+                        }
+                    } else if c1 < c2 {
+                        b
+                    } else {
+                        p
+                    }
+                }
+            });
+        }
+        best
     }
 }
 
@@ -321,6 +456,11 @@ impl Mesh {
         self.spec.rpl.is_some_and(|r| r.startup)
     }
 
+    /// Whether parents follow MRHOF on ETX, with RPL's loop detection (start-up mode only).
+    pub(super) fn rpl_etx(&self) -> bool {
+        self.spec.rpl.is_some_and(|r| r.startup && r.etx)
+    }
+
     /// `n`'s preferred parent now (NONE: none).
     pub(super) fn rpl_parent(&self, n: usize) -> u16 {
         if self.rpl_dynamic() {
@@ -330,7 +470,7 @@ impl Mesh {
         }
     }
 
-    fn rpl_rank(&self, n: usize) -> u32 {
+    pub(super) fn rpl_rank(&self, n: usize) -> u32 {
         if self.rpl_dynamic() {
             self.rpl[n].rank
         } else {
@@ -387,6 +527,9 @@ impl Mesh {
     /// lifetime and probing timers; in start-up mode the others wait for a DIO, soliciting one.
     pub(super) fn rpl_start<S: Schedule<MeshEvent>>(&mut self, sched: &mut S) {
         let spec = self.rpl_spec();
+        if spec.etx {
+            self.rpl[self.root].rank = MIN_HOPRANKINC; // ROOT_RANK
+        }
         for n in 0..self.rpl.len() {
             if !self.rpl[n].joined {
                 if spec.startup {
@@ -548,11 +691,17 @@ impl Mesh {
         if parent != NONE && !self.fresh(now, n, parent) {
             return Some(parent);
         }
+        let etx = self.rpl_spec().etx;
         if self.rpl[n].rand() % 2 == 0 {
-            // the best non-fresh candidate: the lowest rank, the first in table order
-            let best = (self.rpl[n].links.iter().filter(|l| !l.is_fresh(now)))
-                .min_by_key(|l| self.rpl_rank(l.nbr as usize))
-                .map(|l| l.nbr);
+            // the best non-fresh candidate: the lowest rank, the first in table order (MRHOF:
+            // the candidates heard, by the rank through them)
+            let best = if etx {
+                (self.rpl[n].ordered().filter(|l| !l.is_fresh(now))).min_by_key(|l| l.rank_via()).map(|l| l.nbr)
+            } else {
+                (self.rpl[n].links.iter().filter(|l| !l.is_fresh(now)))
+                    .min_by_key(|l| self.rpl_rank(l.nbr as usize))
+                    .map(|l| l.nbr)
+            };
             if best.is_some() {
                 return best;
             }
@@ -560,6 +709,9 @@ impl Mesh {
         // the least recently sent to, the first in table order
         let mut target: Option<(u16, u64)> = None;
         for l in &self.rpl[n].links {
+            if etx && l.order == 0 {
+                continue;
+            }
             let age = now - l.last_tx;
             if target.is_none_or(|(_, a)| age > a) {
                 target = Some((l.nbr, age));
@@ -697,9 +849,12 @@ impl Mesh {
         if rank == 0xFFFF {
             return; // an infinite rank: no DODAG to join through it
         }
+        if spec.etx {
+            return self.dio_input_etx(now, n, from, dtsn, rank, sched);
+        }
         if !self.rpl[n].joined {
             if spec.startup {
-                self.join(now, n, from, rank, dtsn, sched);
+                self.join(now, n, from, rank + 1, dtsn, sched);
             }
             return;
         }
@@ -710,7 +865,7 @@ impl Mesh {
         let mut parent = self.rpl_parent(n);
         if spec.startup && from != parent && rank + 1 < self.rpl[n].rank {
             // a parent a hop closer to the root: MRHOF's hysteresis keeps equal ones out
-            self.switch_parent(now, n, from, rank, sched);
+            self.switch_parent(now, n, from, rank + 1, sched);
             parent = from;
         }
         if from == parent {
@@ -732,12 +887,147 @@ impl Mesh {
         }
     }
 
+    /// `rpl_process_dio` under MRHOF on ETX (start-up mode): the sender becomes a candidate
+    /// with the rank and DTSN it advertises, the parent is selected again, and a greater DTSN
+    /// from the preferred parent asks for a DAO.
+    fn dio_input_etx<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        dtsn: u32,
+        rank: u32,
+        sched: &mut S,
+    ) {
+        let r = &mut self.rpl[n];
+        let Some(i) = r.links.iter().position(|l| l.nbr == from) else { return };
+        let l = &mut r.links[i];
+        let consistent = l.order > 0 && l.rank == rank;
+        let old_dtsn = l.dtsn;
+        l.rank = rank;
+        if l.order == 0 {
+            r.candidates += 1;
+            r.links[i].order = r.candidates;
+        }
+        if !r.joined {
+            r.links[i].dtsn = dtsn;
+            let via = r.links[i].rank_via();
+            return self.join(now, n, from, via, dtsn, sched);
+        }
+        if consistent {
+            r.counter += 1;
+        }
+        if n == self.root {
+            return;
+        }
+        self.mrhof_select(now, n, sched);
+        if from == self.rpl[n].parent && dtsn > old_dtsn {
+            self.rpl[n].dtsn_out += 1;
+            self.schedule_dao(now, n, sched);
+        }
+        if let Some(l) = self.rpl[n].link_mut(from) {
+            l.dtsn = dtsn;
+        }
+    }
+
+    /// `rpl_select_parent` under MRHOF on ETX: the best candidate, or the best fresh one while
+    /// the best is not fresh (which is then probed soon); a new preferred parent as
+    /// [`Mesh::switch_parent`] says; the rank through it. Without an acceptable candidate the
+    /// parent stays (**choice**: Contiki starts a local repair, not modelled).
+    fn mrhof_select<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let r = &self.rpl[n];
+        if !r.joined || n == self.root {
+            return;
+        }
+        let Some(best) = r.best_parent(now, false) else { return };
+        let (chosen, urgent) = if best.is_fresh(now) || self.rpl_spec().probing_interval_ticks == 0 {
+            (best, None)
+        } else {
+            (r.best_parent(now, true).unwrap_or(best), Some(best.nbr))
+        };
+        let (to, rank) = (chosen.nbr, chosen.rank_via());
+        if to != r.parent {
+            self.switch_parent(now, n, to, rank, sched);
+        } else {
+            self.rpl[n].rank = rank;
+        }
+        if urgent.is_some() {
+            self.rpl[n].urgent = urgent;
+            self.schedule_probing(now, n, sched);
+        }
+    }
+
+    /// The MAC's outcome of a unicast packet from `n` to `nbr` (link-stats'
+    /// `link_stats_packet_sent`): `acked` false is MAC_TX_NOACK, `numtx` its transmissions. Under
+    /// `etx` the link's ETX moves by its EWMA and, for a candidate parent, the parent is selected
+    /// again (**choice**: at once; Contiki flags the parent and selects at its next periodic
+    /// second).
+    pub(super) fn rpl_link_result<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        nbr: u16,
+        acked: bool,
+        numtx: u32,
+        sched: &mut S,
+    ) {
+        if !self.rpl_etx() {
+            return;
+        }
+        let Some(l) = self.rpl[n].link_mut(nbr) else { return };
+        l.record(now, acked, numtx);
+        if l.order > 0 {
+            self.mrhof_select(now, n, sched);
+        }
+    }
+
+    /// `etx`: the hop-by-hop option `n` puts on a data packet it sends to `nh` (its rank, itself,
+    /// whether the packet goes down), keeping a rank error already signalled.
+    pub(super) fn rpl_hbh(&self, n: usize, nh: u16, note: u64) -> u64 {
+        let down = if nh != self.rpl[n].parent { HBH_DOWN } else { 0 };
+        (note & HBH_RANK_ERR) | down | (n as u64) << 16 | rank_field(self.rpl[n].rank) as u64
+    }
+
+    /// `etx`: `rpl_verify_hbh_header` at `n` for a data packet it received. A packet going down
+    /// from a sender that is not closer to the root, or up from one that is, crossed a loop:
+    /// `n` sends the sender a DIO at once, and the packet goes on with the rank error set, or,
+    /// set already, is dropped and trickle restarts. A signalled error updates the sender's
+    /// rank. True: drop it.
+    pub(super) fn rpl_verify<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        p: &mut Packet,
+        sched: &mut S,
+    ) -> bool {
+        let note = p.note;
+        let (rank, sender) = ((note & 0xFFFF) as u32, (note >> 16 & 0xFFFF) as u16);
+        let err = note & HBH_RANK_ERR != 0;
+        if err {
+            if let Some(l) = self.rpl[n].link_mut(sender).filter(|l| l.order > 0) {
+                l.rank = rank;
+            }
+        }
+        let closer = rank < self.rpl[n].rank;
+        if (note & HBH_DOWN != 0) == closer {
+            return false;
+        }
+        let (dtsn, own) = (self.rpl[n].dtsn_out, rank_field(self.rpl_rank(n)));
+        self.rpl_send(now, n, Msg::Dio, dtsn, own, sender, sched);
+        if err {
+            self.reset_dio_timer(now, n, sched);
+            return true;
+        }
+        p.note |= HBH_RANK_ERR;
+        false
+    }
+
     /// `rpl_join_instance`: `from` becomes the parent; trickle from Imin, a DAO, probing.
     fn join<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, from: u16, rank: u32, dtsn: u32, sched: &mut S) {
         let r = &mut self.rpl[n];
         r.joined = true;
         r.parent = from;
-        r.rank = rank + 1;
+        r.rank = rank;
         r.parent_dtsn = dtsn;
         self.start_trickle(now, n, sched);
         self.schedule_dao(now, n, sched);
@@ -745,12 +1035,13 @@ impl Mesh {
     }
 
     /// A better parent (`rpl_select_dag` on a parent change): DTSN up, a DAO to the new parent,
-    /// trickle back to Imin, a No-Path DAO to the old one.
+    /// trickle back to Imin, a No-Path DAO to the old one. `rank`: the mote's rank through it.
     fn switch_parent<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, to: u16, rank: u32, sched: &mut S) {
+        self.nodes[n].stats.rpl_parent_switches += 1;
         let r = &mut self.rpl[n];
         let old = r.parent;
         r.parent = to;
-        r.rank = rank + 1;
+        r.rank = rank;
         r.dtsn_out += 1;
         self.schedule_dao(now, n, sched);
         self.reset_dio_timer(now, n, sched);
@@ -773,10 +1064,11 @@ impl Mesh {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_core::SeedableRng;
 
     #[test]
     fn a_link_is_fresh_after_four_transmissions_within_ten_minutes() {
-        let mut l = LinkStat { nbr: 1, last_tx: 0, freshness: 0, halvings: 0 };
+        let mut l = LinkStat::new(1);
         assert!(!l.is_fresh(1));
         l.freshness = 4;
         l.last_tx = 5;
@@ -788,6 +1080,67 @@ mod tests {
         assert_eq!(l.freshness_at(FRESHNESS_HALF_LIFE_NS), 4);
         assert!(l.is_fresh(FRESHNESS_HALF_LIFE_NS));
         assert_eq!(l.freshness_at(2 * FRESHNESS_HALF_LIFE_NS), 2);
+    }
+
+    #[test]
+    fn etx_follows_link_stats_ewma() {
+        // a new link starts at ETX 2 (256); an ACKed packet sent once while the link is not
+        // fresh: (256·70 + 128·30) / 100 = 217.6 → 217
+        let mut l = LinkStat::new(3);
+        l.record(1, true, 1);
+        assert_eq!(l.etx, 217);
+        // fresh now: a packet without an ACK counts 10 transmissions at weight 15:
+        // (217·85 + 1280·15) / 100 = 376.45 → 376
+        l.freshness = FRESHNESS_TARGET;
+        l.last_tx = 1;
+        l.record(2, false, 1);
+        assert_eq!(l.etx, 376);
+        // three transmissions before the ACK: (376·85 + 384·15) / 100 = 377.2 → 377
+        l.record(3, true, 3);
+        assert_eq!(l.etx, 377);
+    }
+
+    /// A mote whose preferred parent is `parent`, with candidates (neighbour, rank, ETX) heard
+    /// in this order.
+    fn candidates(parent: u16, c: &[(u16, u32, u32)]) -> RplNode {
+        let mut r = RplNode::new(true, false, c.iter().map(|x| x.0), ChaCha8Rng::seed_from_u64(1));
+        for (k, &(nbr, rank, etx)) in c.iter().enumerate() {
+            let l = r.link_mut(nbr).unwrap();
+            (l.rank, l.etx, l.order) = (rank, etx, k as u32 + 1);
+        }
+        r.candidates = c.len() as u32;
+        r.parent = parent;
+        r
+    }
+
+    #[test]
+    fn mrhof_keeps_its_parent_within_the_switch_threshold() {
+        // path costs: 1 → 256 + 300 = 556, 2 → 256 + 200 = 456: 100 apart, more than 96
+        let r = candidates(1, &[(1, 256, 300), (2, 256, 200)]);
+        assert_eq!(r.best_parent(0, false).map(|p| p.nbr), Some(2));
+        // 2 → 466: 90 apart, the preferred parent stays (either order of hearing)
+        let r = candidates(1, &[(1, 256, 300), (2, 256, 210)]);
+        assert_eq!(r.best_parent(0, false).map(|p| p.nbr), Some(1));
+        let r = candidates(1, &[(2, 256, 210), (1, 256, 300)]);
+        assert_eq!(r.best_parent(0, false).map(|p| p.nbr), Some(1));
+        // no preferred parent among them: the lower cost, a tie to the later heard
+        let r = candidates(9, &[(1, 256, 300), (2, 256, 210)]);
+        assert_eq!(r.best_parent(0, false).map(|p| p.nbr), Some(2));
+        let r = candidates(9, &[(1, 256, 200), (2, 256, 200)]);
+        assert_eq!(r.best_parent(0, false).map(|p| p.nbr), Some(2));
+        // a link above ETX 8 (1024) or an infinite rank is no candidate
+        let r = candidates(1, &[(1, 128, 1025), (2, INFINITE_RANK, 128), (3, 512, 300)]);
+        assert_eq!(r.best_parent(0, false).map(|p| p.nbr), Some(3));
+        // none fresh: none when only fresh ones may be taken
+        assert!(r.best_parent(0, true).is_none());
+    }
+
+    #[test]
+    fn rank_through_a_parent_is_its_path_cost_at_least_a_hop_above() {
+        let r = candidates(1, &[(1, 256, 300), (2, 256, 100)]);
+        // 256 + 300; 256 + max(128, 100)
+        assert_eq!(r.link(1).unwrap().rank_via(), 556);
+        assert_eq!(r.link(2).unwrap().rank_via(), 384);
     }
 
     #[test]

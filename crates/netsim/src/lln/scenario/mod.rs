@@ -319,6 +319,12 @@ pub struct Topology {
     /// start.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub rpl_startup: bool,
+    /// With `rpl_startup`: parents as Contiki's MRHOF chooses them on each link's ETX, which
+    /// link-stats learns from the MAC's outcomes (ACKs where the motes' frames ask for them),
+    /// ranks in MRHOF's units and RPL's loop detection; false: by hop count, the first parent
+    /// heard among equals (links without ACKs, whose ETX settles at 1, give the same choice).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rpl_etx: bool,
     /// The clients move under a model (NITK ch. 6: the border router and servers stay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mobility: Option<MobilityConfig>,
@@ -354,6 +360,7 @@ impl Default for Topology {
             routing: Routing::RplStoringMinhop,
             rpl_control: true,
             rpl_startup: true,
+            rpl_etx: false,
             mobility: None,
             positions: None,
             parents: Default::default(),
@@ -373,6 +380,7 @@ struct TopologyFile {
     routing: Option<Routing>,
     rpl_control: Option<bool>,
     rpl_startup: Option<bool>,
+    rpl_etx: Option<bool>,
     mobility: Option<MobilityConfig>,
     positions: Option<String>,
     #[serde(default)]
@@ -390,6 +398,7 @@ impl From<TopologyFile> for Topology {
             routing: t.routing.unwrap_or(d.routing),
             rpl_control: t.rpl_control.unwrap_or(d.rpl_control),
             rpl_startup: t.rpl_startup.unwrap_or(d.rpl_startup),
+            rpl_etx: t.rpl_etx.unwrap_or(d.rpl_etx),
             mobility: t.mobility,
             positions: t.positions,
             parents: t.parents,

@@ -491,6 +491,7 @@ impl LlnScenario {
                     motes: self.stack.max_routes,
                 },
                 evict_lru: self.stack.route_table_full == RouteTableFull::EvictLru,
+                etx: self.topology.rpl_etx,
                 ..RplSpec::default()
             }),
         };
@@ -498,6 +499,12 @@ impl LlnScenario {
             return bad(
                 "topology.rpl_startup",
                 "needs topology.rpl_control = true (the DODAG forms from RPL's frames)",
+            );
+        }
+        if self.topology.rpl_etx && !self.topology.rpl_startup {
+            return bad(
+                "topology.rpl_etx",
+                "needs topology.rpl_startup = true (over the converged tree no parent changes)",
             );
         }
         if self.topology.jitter_m > 0.0 && !mesh.pinned_parents.is_empty() {

@@ -57,6 +57,13 @@ fn rpl_startup_needs_control_traffic_and_its_own_parents() {
     s.topology.rpl_startup = true;
     s.topology.parents.insert("9".into(), 8);
     assert!(e(s).contains("pinned parents"));
+    // MRHOF on ETX: off by default, read from the file, and only where the DODAG forms
+    assert!(LlnScenario::default().resolve().unwrap().mesh.rpl.is_some_and(|r| !r.etx));
+    let s = LlnScenario::from_toml("env = \"lln\"\nname = \"e\"\n[topology]\nrpl_etx = true\n").unwrap();
+    assert!(s.clone().resolve().unwrap().mesh.rpl.is_some_and(|r| r.etx && r.startup));
+    let mut s = s;
+    s.topology.rpl_startup = false;
+    assert!(e(s).contains("topology.rpl_etx"));
 }
 
 #[test]
