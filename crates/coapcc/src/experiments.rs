@@ -149,6 +149,11 @@ pub struct ReproduceArgs {
     /// this plan's text is kept as OUT/plan-HASH.toml.
     #[arg(long)]
     force: bool,
+    /// Print the comparison with the publications as JSON on standard output: every published
+    /// figure and claim beside the cell(s) that ran its experiment (the rows of the report's
+    /// published.csv), with the counts within 10 % and holding.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Replications per cell of `reproduce --quick`.
@@ -187,11 +192,31 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
         lab::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     }
     interrupted(&o)?;
-    if let Some((within, of)) = lab::report::published_within(&args.out).map_err(|e| e.to_string())? {
+    let (figures, claims) = lab::report::published_within(&args.out).map_err(|e| e.to_string())?;
+    if let Some((within, of)) = figures {
         eprintln!(
             "coapcc reproduce {what}: {within} of {of} published figures with a cell here reproduced within 10 % \
              (the report's first section; docs/reproduction.md)"
         );
+    }
+    if let Some((hold, of)) = claims {
+        eprintln!("coapcc reproduce {what}: {hold} of {of} stated comparisons with both cells here hold");
+    }
+    if args.json {
+        // the comparison as the report's published.csv has it, with the run's counts
+        let rows = lab::report::published_rows(&args.out).map_err(|e| e.to_string())?;
+        let count = |c: Option<(usize, usize)>| c.map_or(serde_json::json!(null), |(n, of)| serde_json::json!([n, of]));
+        let out = serde_json::json!({
+            "what": what,
+            "cells_run": o.ran,
+            "cells_already_there": o.skipped,
+            "wall_s": o.wall_s,
+            "report": args.out.join("report/index.html"),
+            "figures_within_10_percent": count(figures),
+            "claims_holding": count(claims),
+            "published": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?);
     }
     eprintln!(
         "coapcc reproduce {what}: {} cells run ({} already there) in {:.1} s; report: {}",

@@ -288,20 +288,74 @@ fn stated_comparisons_stand_beside_the_difference_of_their_two_cells() {
         "reps = 2\n[matrix]\nstack = [\"default\", \"fasor\"]\nclients = [10]\nerrors = [\"medium\"]\n",
     );
     let html = std::fs::read_to_string(d.join("out/report/index.html")).unwrap();
-    let claims = &html[html.find("comparisons the publications state in numbers hold").expect("the claims")..];
+    let claims = &html[html.find("comparisons the publications state hold").expect("the claims")..];
     let rows = table_rows(claims);
     // §8.4 states FASOR's median below DefaultCoAP's with medium errors (its other two
     // comparisons of that cell need CoCoA's and FASOR+Token's cells)
     assert_eq!(rows.len(), 1, "{rows:?}");
     let row: Vec<&str> = rows[0].iter().map(String::as_str).collect();
-    assert_eq!((row[3], row[4]), ("fasor", "default"));
+    assert_eq!((row[3], row[4], row[5], row[6]), ("median FCT", "fasor", "below", "default"));
     let want = published("thesis-claims.csv", "thesis.claim.continuous.10.2500.medium.fasor.default");
-    assert_eq!(row[5].parse::<f64>().unwrap(), want);
+    assert_eq!(row[7].parse::<f64>().unwrap(), want);
     let p50 = |stack: &str| {
         cells.iter().find(|c| c["cell"]["params"]["stack"] == stack).unwrap()["fct_s"]["p50"].as_f64().unwrap()
     };
     let pct = 100.0 * (1.0 - p50("fasor") / p50("default"));
-    assert!(close(row[6].parse().unwrap(), pct, 2), "{} vs {pct}", row[6]);
-    assert_eq!(row[7], if pct > 0.0 { "holds" } else { "does not hold" });
+    assert!(close(row[8].parse().unwrap(), pct, 2), "{} vs {pct}", row[8]);
+    assert_eq!(row[9], if pct > 0.0 { "holds" } else { "does not hold" });
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Claims stated only in words (RTT-CoAP's: its fairness above, its goodput below the others')
+/// beside the two mesh cells that ran the preset: the difference in the stated direction, in the
+/// report and in its published.csv, with the verdict its sign gives.
+#[test]
+fn claims_in_words_stand_beside_the_difference_in_their_direction() {
+    let d = tmp("published-words");
+    std::fs::write(
+        d.join("p.toml"),
+        "reps = 1\n[matrix]\npreset = [\"rttcoap-homog-57\"]\ncc = [\"default\", \"rtt_coap:nstart=4\"]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = out.to_str().unwrap();
+    assert!(matches!(coapcc(&["sweep", d.join("p.toml").to_str().unwrap(), "--out", o]).0, Some(0 | 3)));
+    assert_eq!(coapcc(&["report", o]).0, Some(0));
+    let cells: Vec<serde_json::Value> = std::fs::read_dir(out.join("cells"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    let of = |cc: &str, key: &str| {
+        let c = cells.iter().find(|c| c["scenario"]["cc"].as_str().unwrap().starts_with(cc)).unwrap();
+        c[key].as_f64().unwrap()
+    };
+    // fairness stated higher: 100 · (subject ÷ reference − 1); goodput stated lower: 100 · (1 − s ÷ r)
+    let fairness = 100.0 * (of("rtt_coap", "jain_fairness") / of("default", "jain_fairness") - 1.0);
+    let goodput = 100.0 * (1.0 - of("rtt_coap", "goodput_bps") / of("default", "goodput_bps"));
+    let html = std::fs::read_to_string(out.join("report/index.html")).unwrap();
+    let rows = table_rows(&html[html.find("comparisons the publications state hold").expect("the claims")..]);
+    assert_eq!(rows.len(), 2, "the two claims against default: {rows:?}");
+    for (row, (metric, stated, pct)) in
+        rows.iter().zip([("Jain fairness", "above", fairness), ("goodput", "below", goodput)])
+    {
+        let row: Vec<&str> = row.iter().map(String::as_str).collect();
+        assert_eq!(
+            (row[3], row[4], row[5], row[6], row[7]),
+            (metric, "rtt_coap:nstart=4", stated, "default", "in words")
+        );
+        assert!(close(row[8].parse().unwrap(), pct, 2), "{metric}: {} vs {pct}", row[8]);
+        assert_eq!(row[9], if pct > 0.0 { "holds" } else { "does not hold" });
+    }
+    // the same in published.csv, beside every other published row (no cell: no verdict)
+    let mut r = csv::Reader::from_path(out.join("report/published.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> = r.deserialize().map(|x| x.unwrap()).collect();
+    let claim = rows.iter().find(|r| r["id"] == "rttcoap.homog-57.fairness.default").unwrap();
+    assert!(close(claim["reproduced"].parse().unwrap(), fairness, 6));
+    assert_eq!((claim["kind"].as_str(), claim["published"].as_str()), ("claim", ""));
+    assert!(!claim["cell"].is_empty() && !claim["reference_cell"].is_empty());
+    let unrun = rows.iter().find(|r| r["id"] == "rttcoap.homog-112.fairness.default").unwrap();
+    assert_eq!((unrun["verdict"].as_str(), unrun["reproduced"].as_str()), ("no cell here", ""));
     std::fs::remove_dir_all(&d).unwrap();
 }

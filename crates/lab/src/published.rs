@@ -21,16 +21,21 @@ use crate::report::CellData;
 
 /// The published figures: (file, its text). The thesis's stated median FCTs (sections 6 and 8);
 /// the comparisons it states in numbers ("FASOR's median FCT is 5.86 % shorter than CoCoA's");
-/// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII.
-pub const PUBLISHED: [(&str, &str); 4] = [
+/// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII; RTT-CoAP's
+/// claims in words (fairness and goodput orderings).
+pub const PUBLISHED: [(&str, &str); 5] = [
     ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
     ("thesis-claims.csv", include_str!("../../../reproduce/published/thesis-claims.csv")),
     ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
     ("cloud.csv", include_str!("../../../reproduce/published/cloud.csv")),
+    ("rttcoap.csv", include_str!("../../../reproduce/published/rttcoap.csv")),
 ];
 
 /// CLOUD's metrics (its Tables II–VII), as a mesh cell's summary has them.
 const MESH_METRICS: [&str; 3] = ["throughput", "exchange duration", "retries per request"];
+
+/// Metrics claims compare in words (RTT-CoAP's figures): Jain's index over the clients, goodput.
+const ORDER_METRICS: [&str; 2] = ["Jain fairness", "goodput"];
 
 /// The FCT statistics a figure may give, as the summaries' `fct_s` names them.
 const FCT_METRICS: [(&str, &str); 7] = [
@@ -72,12 +77,25 @@ pub(crate) struct Figure {
     relation: String,
     /// A comparison's other algorithm (`lower_by`), else empty.
     pub reference: String,
-    /// The value, in `unit`.
+    /// The value, in `unit` (NaN: a claim in words, with none).
+    #[serde(deserialize_with = "number_or_nan")]
     pub value: f64,
     /// Its unit.
     pub unit: String,
     /// How exactly the publication gives it.
     pub precision: String,
+    /// The publication's words, where a claim is only words.
+    #[serde(default)]
+    pub note: String,
+}
+
+/// A `value` cell: a number, or empty (NaN).
+fn number_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let text: String = serde::Deserialize::deserialize(d)?;
+    if text.trim().is_empty() {
+        return Ok(f64::NAN);
+    }
+    text.trim().parse().map_err(|_| serde::de::Error::custom(format!("value {text:?} is not a number")))
 }
 
 /// A `setup` cell: `key=value` words.
@@ -92,15 +110,20 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
     rows(text, "equals")
 }
 
-/// The comparisons `text` states in numbers: `lower_by` rows of a median FCT (the subject's is
-/// `value` % below the reference's).
+/// The comparisons `text` states: in numbers, `lower_by` rows of a median FCT (the subject's is
+/// `value` % below the reference's); in words, `higher` and `lower` rows (a direction only).
 pub(crate) fn claims(text: &str) -> Result<Vec<Figure>, String> {
-    Ok(rows(text, "lower_by")?.into_iter().filter(|f| f.metric == "median FCT").collect())
+    let mut out: Vec<Figure> = rows(text, "lower_by")?.into_iter().filter(|f| f.metric == "median FCT").collect();
+    out.extend(rows(text, "higher")?);
+    out.extend(rows(text, "lower")?);
+    Ok(out)
 }
 
 /// The rows of `text` whose relation is `relation` and whose metric coapcc measures.
 fn rows(text: &str, relation: &str) -> Result<Vec<Figure>, String> {
-    let measured = |m: &str| FCT_METRICS.iter().any(|(name, _)| *name == m) || MESH_METRICS.contains(&m);
+    let measured = |m: &str| {
+        FCT_METRICS.iter().any(|(name, _)| *name == m) || MESH_METRICS.contains(&m) || ORDER_METRICS.contains(&m)
+    };
     let mut out = Vec::new();
     for row in csv::Reader::from_reader(text.as_bytes()).deserialize::<Figure>() {
         let f = row.map_err(|e| format!("published figures: {e}"))?;
@@ -208,25 +231,39 @@ impl Comparison<'_> {
 
 /// A stated comparison beside the two cells that ran its experiment with its two algorithms.
 #[derive(Debug, Clone)]
-pub(crate) struct Claim {
-    /// The published comparison (`value`: the subject's median FCT, % below the reference's).
+pub(crate) struct Claim<'a> {
+    /// The published comparison (`lower_by`: `value` is the subject's median FCT, % below the
+    /// reference's; `lower`, `higher`: a direction only).
     pub figure: Figure,
-    /// The same difference between the cells' medians, %, if both cells are here.
-    pub reproduced: Option<f64>,
+    /// The two cells (subject's, reference's) and the same difference between their values, %
+    /// in the claim's direction (below for `lower_by` and `lower`, above for `higher`), if both
+    /// cells are here.
+    pub reproduced: Option<(&'a CellData, &'a CellData, f64)>,
 }
 
-impl Claim {
-    /// The subject's median is below the reference's, as stated.
+impl Claim<'_> {
+    /// The difference goes the stated way.
     pub(crate) fn holds(&self) -> Option<bool> {
-        self.reproduced.map(|pct| pct > 0.0)
+        self.reproduced.map(|(_, _, pct)| pct > 0.0)
+    }
+
+    /// The stated direction in words.
+    fn direction(&self) -> &'static str {
+        if self.figure.relation == "higher" {
+            "above"
+        } else {
+            "below"
+        }
     }
 }
 
 /// Every published figure and stated comparison ([`PUBLISHED`]), each with what the cells that
 /// ran its experiment give (the replications' medians read from `dir`'s per-client tables).
-pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<(Vec<Comparison<'a>>, Vec<Claim>), String> {
+pub(crate) fn compare_all<'a>(
+    cells: &'a [CellData],
+    dir: &Path,
+) -> Result<(Vec<Comparison<'a>>, Vec<Claim<'a>>), String> {
     let matcher = Matcher::new(cells);
-    let median = |c: &CellData| c.summary["fct_s"]["p50"].as_f64().unwrap_or(f64::NAN);
     let (mut figures_out, mut claims_out) = (Vec::new(), Vec::new());
     for (file, text) in PUBLISHED {
         for figure in figures(text).map_err(|e| format!("{file}: {e}"))? {
@@ -239,8 +276,10 @@ pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<(Vec<
         }
         for figure in claims(text).map_err(|e| format!("{file}: {e}"))? {
             let reference = Figure { subject: figure.reference.clone(), ..figure.clone() };
-            let reproduced = (matcher.cell_of(&figure).zip(matcher.cell_of(&reference)))
-                .map(|(s, r)| 100.0 * (1.0 - median(s) / median(r)));
+            let reproduced = (matcher.cell_of(&figure).zip(matcher.cell_of(&reference))).map(|(s, r)| {
+                let ratio = statistic(s, &figure.metric) / statistic(r, &figure.metric);
+                (s, r, if figure.relation == "higher" { 100.0 * (ratio - 1.0) } else { 100.0 * (1.0 - ratio) })
+            });
             claims_out.push(Claim { figure, reproduced });
         }
     }
@@ -249,7 +288,8 @@ pub(crate) fn compare_all<'a>(cells: &'a [CellData], dir: &Path) -> Result<(Vec<
 
 /// A cell's value of a published statistic: an FCT quantile; CLOUD's throughput and exchange
 /// duration (a baseline run's per-server averages as CLOUD gives them, else the run's completed
-/// exchanges per second and mean exchange duration); retransmissions per request.
+/// exchanges per second and mean exchange duration); retransmissions per request; Jain's
+/// fairness index over the clients; goodput (bytes per second).
 fn statistic(c: &CellData, metric: &str) -> f64 {
     let v = &c.summary;
     let baseline = v["baseline"].is_object();
@@ -259,6 +299,8 @@ fn statistic(c: &CellData, metric: &str) -> f64 {
         "exchange duration" if baseline => &v["baseline"]["exchange_duration_s"],
         "exchange duration" => &v["exchange_duration_s"]["mean"],
         "retries per request" => &v["retries_per_request"],
+        "Jain fairness" => &v["jain_fairness"],
+        "goodput" => &v["goodput_bps"],
         m => &v["fct_s"][FCT_METRICS.iter().find(|(name, _)| *name == m).map_or("p50", |(_, k)| *k)],
     };
     x.as_f64().unwrap_or(f64::NAN)
@@ -287,6 +329,104 @@ fn rep_medians(dir: &Path, id: &str) -> (f64, f64) {
     medians.fold(UNKNOWN, |(lo, hi), m| (lo.min(m), hi.max(m)))
 }
 
+/// A figure or a claim beside what the cells give: a row of the report's `published.csv` and of
+/// `reproduce --json` (every published row, those without a cell here too).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// `figure` (a value) or `claim` (a comparison).
+    pub kind: &'static str,
+    pub id: String,
+    pub source: String,
+    pub section: String,
+    pub figure_or_table: String,
+    /// The experiment in words (the preset, or the testbed's keys).
+    pub experiment: String,
+    pub metric: String,
+    pub subject: String,
+    /// `equals`, `lower_by`, `lower` or `higher`.
+    pub relation: String,
+    pub reference: String,
+    /// The published value (a claim's: the stated difference, %), none for a claim in words.
+    pub published: Option<f64>,
+    /// The published value's unit (a claim's: %).
+    pub unit: String,
+    /// A figure's reproduced value; a claim's difference between the two cells, % in the stated
+    /// direction.
+    pub reproduced: Option<f64>,
+    /// A median's spread: the smallest and largest of the replications' own medians.
+    pub replications_low: Option<f64>,
+    pub replications_high: Option<f64>,
+    /// Reproduced ÷ published (figures).
+    pub ratio: Option<f64>,
+    /// `within 10 %`, `N % higher`, `N % lower`; `holds`, `does not hold`; `no cell here`.
+    pub verdict: String,
+    /// The cell that ran it (a claim's: the subject's, then the reference's).
+    pub cell: String,
+    pub reference_cell: String,
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// A figure's verdict: within [`WITHIN`], or how far off.
+fn verdict(c: &Comparison<'_>) -> String {
+    match c.ratio() {
+        None => "no cell here".into(),
+        Some(_) if c.holds() == Some(true) => format!("within {:.0} %", 100.0 * WITHIN),
+        Some(r) if r > 1.0 => format!("{:.0} % higher", 100.0 * (r - 1.0)),
+        Some(r) => format!("{:.0} % lower", 100.0 * (1.0 - r)),
+    }
+}
+
+/// Every figure and claim as [`Row`]s.
+pub(crate) fn rows_of(figures: &[Comparison<'_>], claims: &[Claim<'_>]) -> Vec<Row> {
+    let base = |kind, f: &Figure| Row {
+        kind,
+        id: f.id.clone(),
+        source: f.source.clone(),
+        section: f.section.clone(),
+        figure_or_table: f.figure.clone(),
+        experiment: experiment_label(f),
+        metric: f.metric.clone(),
+        subject: f.subject.clone(),
+        relation: f.relation.clone(),
+        reference: f.reference.clone(),
+        published: finite(f.value),
+        unit: f.unit.clone(),
+        reproduced: None,
+        replications_low: None,
+        replications_high: None,
+        ratio: None,
+        verdict: "no cell here".into(),
+        cell: String::new(),
+        reference_cell: String::new(),
+    };
+    let mut out = Vec::new();
+    for c in figures {
+        let mut row = base("figure", &c.figure);
+        if let Some((cell, value, (lo, hi))) = c.reproduced {
+            row.reproduced = finite(value);
+            (row.replications_low, row.replications_high) = (finite(lo), finite(hi));
+            row.ratio = c.ratio().and_then(finite);
+            row.verdict = verdict(c);
+            row.cell = cell.id.clone();
+        }
+        out.push(row);
+    }
+    for c in claims {
+        let mut row = base("claim", &c.figure);
+        row.unit = "%".into();
+        if let Some((s, r, pct)) = c.reproduced {
+            row.reproduced = finite(pct);
+            row.verdict = if c.holds() == Some(true) { "holds" } else { "does not hold" }.into();
+            (row.cell, row.reference_cell) = (s.id.clone(), r.id.clone());
+        }
+        out.push(row);
+    }
+    out
+}
+
 /// A figure's experiment in words: the preset, or the testbed's keys.
 fn experiment_label(f: &Figure) -> String {
     if let Some(p) = f.setup.get("preset") {
@@ -298,35 +438,42 @@ fn experiment_label(f: &Figure) -> String {
 
 /// The stated comparisons whose two cells are here: a count of those that hold, then a row each;
 /// empty when none.
-fn claims_table(claims: &[Claim]) -> String {
+fn claims_table(claims: &[Claim<'_>]) -> String {
     let here: Vec<&Claim> = claims.iter().filter(|c| c.reproduced.is_some()).collect();
     if here.is_empty() {
         return String::new();
     }
     let holding = here.iter().filter(|c| c.holds() == Some(true)).count();
     let mut html = format!(
-        "<p><strong>{holding} of {} comparisons the publications state in numbers hold</strong> (the first \
-         algorithm's median FCT below the second's; {} more have no cells here).</p>",
+        "<p><strong>{holding} of {} comparisons the publications state hold</strong> (in numbers: the first \
+         algorithm's median FCT below the second's; in words: the direction they state; {} more have no cells \
+         here).</p>",
         here.len(),
         claims.len() - here.len()
     );
     html += "<div class=\"scroll\"><table><tr><th class=\"l\">source</th><th class=\"l\">§</th>\
-             <th class=\"l\">experiment</th><th class=\"l\">median FCT of</th><th class=\"l\">below that of</th>\
+             <th class=\"l\">experiment</th><th class=\"l\">statistic</th><th class=\"l\">of</th>\
+             <th class=\"l\">stated</th><th class=\"l\">that of</th>\
              <th>published (%)</th><th>reproduced (%)</th><th class=\"l\">verdict</th></tr>";
     for c in here {
         let f = &c.figure;
-        let pct = c.reproduced.unwrap_or(f64::NAN);
+        let pct = c.reproduced.map_or(f64::NAN, |r| r.2);
         let verdict = if c.holds() == Some(true) { "holds" } else { "does not hold" };
+        let published = if f.value.is_nan() { "in words".to_string() } else { f.value.to_string() };
         let _ = write!(
             html,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
-             <td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td class=\"l\">{}</td></tr>",
+             <td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td title=\"{}\">{}</td>\
+             <td>{:.2}</td><td class=\"l\">{}</td></tr>",
             crate::svg::esc(&f.source),
             crate::svg::esc(&f.section),
             crate::svg::esc(&experiment_label(f)),
+            crate::svg::esc(&f.metric),
             crate::svg::esc(&f.subject),
+            c.direction(),
             crate::svg::esc(&f.reference),
-            f.value,
+            crate::svg::esc(&f.note),
+            published,
             pct,
             verdict
         );
@@ -336,13 +483,14 @@ fn claims_table(claims: &[Claim]) -> String {
 
 /// The report's section: a summary, then a row per figure whose experiment a cell ran, then the
 /// stated comparisons; empty when no cell ran one.
-pub(crate) fn section(comparisons: &[Comparison<'_>], claims: &[Claim]) -> String {
+pub(crate) fn section(comparisons: &[Comparison<'_>], claims: &[Claim<'_>]) -> String {
     let matched: Vec<&Comparison<'_>> = comparisons.iter().filter(|c| c.reproduced.is_some()).collect();
+    let mut html = String::from("<h2 id=\"published\">Published beside reproduced</h2>");
     if matched.is_empty() {
-        return String::new();
+        let table = claims_table(claims);
+        return if table.is_empty() { String::new() } else { html + &table };
     }
     let within = matched.iter().filter(|c| c.holds() == Some(true)).count();
-    let mut html = String::from("<h2 id=\"published\">Published beside reproduced</h2>");
     let sources: std::collections::BTreeSet<&str> = matched.iter().map(|c| c.figure.source.as_str()).collect();
     let _ = write!(
         html,
@@ -364,13 +512,7 @@ pub(crate) fn section(comparisons: &[Comparison<'_>], claims: &[Claim]) -> Strin
         let Some((cell, value, (lo, hi))) = c.reproduced else { continue };
         let f = &c.figure;
         let ratio = c.ratio().unwrap_or(f64::NAN);
-        let verdict = if c.holds() == Some(true) {
-            format!("within {:.0} %", 100.0 * WITHIN)
-        } else if ratio > 1.0 {
-            format!("{:.0} % higher", 100.0 * (ratio - 1.0))
-        } else {
-            format!("{:.0} % lower", 100.0 * (1.0 - ratio))
-        };
+        let verdict = verdict(c);
         let _ = write!(
             html,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
@@ -428,5 +570,15 @@ mod tests {
         assert!(cloud.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
         let m2m = cloud.iter().find(|f| f.id == "cloud.cloud-m2m-nullrdc.cocoa.throughput").unwrap();
         assert_eq!((m2m.value, m2m.unit.as_str(), m2m.figure.as_str()), (5.34, "req/s", "TABLE IV"));
+        // RTT-CoAP: claims in words only (fairness above, goodput below the others'), no number,
+        // each on a preset that exists, against both algorithms it compared
+        assert!(figures(PUBLISHED[4].1).unwrap().is_empty());
+        let rtt = claims(PUBLISHED[4].1).unwrap();
+        assert_eq!(rtt.len(), 12);
+        assert!(rtt.iter().all(|c| c.value.is_nan()
+            && c.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())
+            && ["default", "cocoa"].contains(&c.reference.as_str())));
+        assert_eq!(rtt.iter().filter(|c| c.relation == "higher" && c.metric == "Jain fairness").count(), 8);
+        assert_eq!(rtt.iter().filter(|c| c.relation == "lower" && c.metric == "goodput").count(), 4);
     }
 }

@@ -454,6 +454,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     html += &banner(&cells);
     let (figures, claims) = crate::published::compare_all(&cells, dir)?;
     html += &crate::published::section(&figures, &claims);
+    write_published(out, &crate::published::rows_of(&figures, &claims))?;
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
@@ -539,14 +540,40 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     Ok(cells.len())
 }
 
-/// How many of the published figures whose experiment a cell of `dir` ran are reproduced within
-/// [`crate::published::WITHIN`], and of how many; `None` when no cell ran one.
-pub fn published_within(dir: &Path) -> Result<Option<(usize, usize)>, Error> {
+/// `published.csv` of the report: every published figure and claim beside the cells (one
+/// [`crate::published::Row`] each), written whole or not at all.
+fn write_published(out: &Path, rows: &[crate::published::Row]) -> Result<(), Error> {
+    let path = out.join("published.csv");
+    let tmp = out.join("published.csv.tmp");
+    let mut w = csv::Writer::from_path(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    }
+    w.flush().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// Every published figure and claim beside the cells of `dir` (the report's `published.csv`).
+pub fn published_rows(dir: &Path) -> Result<Vec<crate::published::Row>, Error> {
     let cells = load(dir)?;
-    let (c, _) = crate::published::compare_all(&cells, dir)?;
-    let matched: Vec<_> = c.iter().filter(|c| c.reproduced.is_some()).collect();
-    let within = matched.iter().filter(|c| c.holds() == Some(true)).count();
-    Ok((!matched.is_empty()).then_some((within, matched.len())))
+    let (figures, claims) = crate::published::compare_all(&cells, dir)?;
+    Ok(crate::published::rows_of(&figures, &claims))
+}
+
+/// How many of how many (`None`: none to count).
+pub type Tally = Option<(usize, usize)>;
+
+/// Of the published figures whose experiment a cell of `dir` ran, how many are reproduced within
+/// [`crate::published::WITHIN`], and of how many; the same for the stated claims (how many hold).
+pub fn published_within(dir: &Path) -> Result<(Tally, Tally), Error> {
+    let rows = published_rows(dir)?;
+    let count = |kind: &str, good: &dyn Fn(&str) -> bool| {
+        let here: Vec<_> = rows.iter().filter(|r| r.kind == kind && !r.cell.is_empty()).collect();
+        let n = here.iter().filter(|r| good(&r.verdict)).count();
+        (!here.is_empty()).then_some((n, here.len()))
+    };
+    Ok((count("figure", &|v| v.starts_with("within")), count("claim", &|v| v == "holds")))
 }
 
 /// What the cells' results say is wrong with them (truncated replications, figures that
