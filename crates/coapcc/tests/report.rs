@@ -251,6 +251,14 @@ fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
         assert!(close(tds[8].parse().unwrap(), p50, 3), "{} vs {p50}", tds[8]);
         assert!(close(tds[10].parse().unwrap(), p50 / want, 3));
     }
+    // the FCT figure draws each published median over its cell's box (an open circle), and
+    // nothing over the cell of the other experiment
+    let html = std::fs::read_to_string(d.join("out/report/index.html")).unwrap();
+    let marks: Vec<&str> = html.match_indices("<title>published median FCT: ").map(|(i, _)| &html[i..i + 60]).collect();
+    assert_eq!(marks.len(), 2, "{marks:?}");
+    let want = published("thesis-fct.csv", "thesis.fct.continuous.1.2500.none.default");
+    assert!(html.contains(&format!("<title>published median FCT: {want} s (Raitahila MSc thesis 2019, §8.2)</title>")));
+    assert!(html.contains("Flow completion time (○ published)"));
     std::fs::remove_dir_all(&d).unwrap();
 }
 

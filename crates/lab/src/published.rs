@@ -427,6 +427,23 @@ pub(crate) fn rows_of(figures: &[Comparison<'_>], claims: &[Claim<'_>]) -> Vec<R
     out
 }
 
+/// The published FCT statistics of each cell that ran a figure's experiment, for the report's
+/// box plots: (value, which statistic and where it is published).
+pub(crate) fn fct_marks(figures: &[Comparison<'_>]) -> crate::report::Marks {
+    let mut marks = crate::report::Marks::new();
+    for c in figures {
+        let Some((cell, _, _)) = c.reproduced else { continue };
+        let f = &c.figure;
+        if FCT_METRICS.iter().any(|(name, _)| *name == f.metric) {
+            let place =
+                if f.figure.is_empty() { format!("§{}", f.section) } else { format!("§{}, {}", f.section, f.figure) };
+            let what = format!("published {}: {} {} ({}, {place})", f.metric, f.value, f.unit, f.source);
+            marks.entry(cell.id.clone()).or_default().push((f.value, what));
+        }
+    }
+    marks
+}
+
 /// A figure's experiment in words: the preset, or the testbed's keys.
 fn experiment_label(f: &Figure) -> String {
     if let Some(p) = f.setup.get("preset") {

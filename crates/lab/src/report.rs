@@ -140,6 +140,10 @@ pub(crate) fn five(v: &[f64]) -> [f64; 5] {
 }
 
 /// Boxplots: x groups = buffers, one box per algorithm; `stats` gives (p10, p25, p50, p75, p90).
+/// Published values drawn over a plot's boxes: per cell id, (value, what it is and where it is
+/// published).
+pub(crate) type Marks = BTreeMap<String, Vec<(f64, String)>>;
+
 fn boxplot(
     caption: &str,
     title: &str,
@@ -147,13 +151,16 @@ fn boxplot(
     cells: &[&CellData],
     algos: &[String],
     stats: &dyn Fn(&CellData) -> [f64; 5],
+    marks: &Marks,
 ) -> String {
     let buffers: BTreeSet<u64> = cells.iter().map(|c| c.buffer).collect();
     let slots = buffers.len() * algos.len();
     let mut p = Plot::new((160.0 + 26.0 * slots as f64).clamp(420.0, 980.0), 320.0);
     let all: Vec<[f64; 5]> = cells.iter().map(|c| stats(c)).filter(|s| s.iter().all(|x| x.is_finite())).collect();
-    let top = all.iter().map(|s| s[4]).fold(0.0, f64::max);
-    let bottom = all.iter().map(|s| s[0]).fold(f64::INFINITY, f64::min);
+    let marked: Vec<f64> =
+        cells.iter().filter_map(|c| marks.get(&c.id)).flatten().map(|m| m.0).filter(|v| v.is_finite()).collect();
+    let top = all.iter().map(|s| s[4]).chain(marked.iter().copied()).fold(0.0, f64::max);
+    let bottom = all.iter().map(|s| s[0]).chain(marked.iter().copied()).fold(f64::INFINITY, f64::min);
     // from zero, unless the data sit far above it (then the boxes would be flat lines)
     let (lo, hi) = if top <= 0.0 {
         (0.0, 1.0)
@@ -164,7 +171,11 @@ fn boxplot(
     } else {
         (0.0, top * 1.08)
     };
-    p.caption(caption);
+    if marked.is_empty() {
+        p.caption(caption);
+    } else {
+        p.caption(&format!("{caption} (○ published)"));
+    }
     let legend: Vec<(String, &str)> =
         algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
     p.legend(&legend);
@@ -204,6 +215,13 @@ fn boxplot(
             // the median: dark on a white halo, visible on any fill
             p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "white", 4.5);
             p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "#111", 2.0);
+            // the publication's values of the same statistics: open circles on the box's axis
+            for (v, what) in marks.get(&c.id).into_iter().flatten() {
+                if v.is_finite() {
+                    let yv = p.ypix(*v, lo, hi);
+                    p.circle((cx, yv, 3.5), "white", "#111", what);
+                }
+            }
         }
     }
     let (y0, x0b, x1b) = (p.y0(), p.x0(), p.x1());
@@ -455,6 +473,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     let (figures, claims) = crate::published::compare_all(&cells, dir)?;
     html += &crate::published::section(&figures, &claims);
     write_published(out, &crate::published::rows_of(&figures, &claims))?;
+    let fct_marks = crate::published::fct_marks(&figures);
     if !wired.is_empty() {
         html += "<h2 id=\"figures\">Figures</h2>";
     }
@@ -479,6 +498,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
                 let f = &c.summary["fct_s"];
                 [num(&f["p10"]), num(&f["p25"]), num(&f["p50"]), num(&f["p75"]), num(&f["p90"])]
             },
+            &fct_marks,
         );
         html += &boxplot(
             "Unnecessary retransmissions",
@@ -487,6 +507,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
             members,
             &algos,
             &|c| five(&c.dups),
+            &Marks::new(),
         );
         plots += 2;
         let buffers: BTreeSet<u64> = members.iter().map(|c| c.buffer).collect();
