@@ -122,7 +122,10 @@ pub(crate) fn claims(text: &str) -> Result<Vec<Figure>, String> {
 /// The rows of `text` whose relation is `relation` and whose metric coapcc measures.
 fn rows(text: &str, relation: &str) -> Result<Vec<Figure>, String> {
     let measured = |m: &str| {
-        FCT_METRICS.iter().any(|(name, _)| *name == m) || MESH_METRICS.contains(&m) || ORDER_METRICS.contains(&m)
+        FCT_METRICS.iter().any(|(name, _)| *name == m)
+            || MESH_METRICS.contains(&m)
+            || ORDER_METRICS.contains(&m)
+            || retransmitted(m).is_some()
     };
     let mut out = Vec::new();
     for row in csv::Reader::from_reader(text.as_bytes()).deserialize::<Figure>() {
@@ -286,12 +289,23 @@ pub(crate) fn compare_all<'a>(
     Ok((figures_out, claims_out))
 }
 
-/// A cell's value of a published statistic: an FCT quantile; CLOUD's throughput and exchange
+/// `share of exchanges retransmitted K times` (paper 001's Table 2): K.
+fn retransmitted(metric: &str) -> Option<usize> {
+    metric.strip_prefix("share of exchanges retransmitted ")?.strip_suffix(" times")?.parse().ok()
+}
+
+/// A cell's value of a published statistic: an FCT quantile; the share of its exchanges
+/// retransmitted K times (its histogram over every replication); CLOUD's throughput and exchange
 /// duration (a baseline run's per-server averages as CLOUD gives them, else the run's completed
 /// exchanges per second and mean exchange duration); retransmissions per request; Jain's
 /// fairness index over the clients; goodput (bytes per second).
 fn statistic(c: &CellData, metric: &str) -> f64 {
     let v = &c.summary;
+    if let Some(k) = retransmitted(metric) {
+        let hist = v["retransmissions_hist"].as_array();
+        let n = hist.and_then(|h| h.get(k)).and_then(|x| x.as_f64()).unwrap_or(0.0);
+        return v["exchanges"].as_f64().map_or(f64::NAN, |total| n / total);
+    }
     let baseline = v["baseline"].is_object();
     let x = match metric {
         "throughput" if baseline => &v["baseline"]["throughput_per_s"],
@@ -575,9 +589,20 @@ mod tests {
         let unresolved: Vec<&str> = f.iter().filter(|f| experiment(f).is_none()).map(|f| f.id.as_str()).collect();
         assert_eq!(unresolved.len(), 5);
         assert!(unresolved.iter().all(|id| id.contains(".random.50.unstated.")), "{unresolved:?}");
-        // paper 001: Table 1 (4 rows of 7 statistics) and six medians of its text, all on the testbed
+        // paper 001: Table 1 (4 rows of 7 statistics), six medians of its text and Table 2's
+        // non-zero shares (5 + 5 + 5 + 7 retransmission counts), all on the testbed
         let fb = figures(PUBLISHED[2].1).unwrap();
-        assert_eq!(fb.len(), 34);
+        assert_eq!(fb.len(), 56);
+        let t2: Vec<&Figure> = fb.iter().filter(|f| f.figure == "Table 2").collect();
+        assert_eq!(t2.len(), 22);
+        // each row's shares are its counts over the table's 400,000 exchanges: they sum to one
+        for (alg, wl) in
+            [("default", "continuous"), ("cocoa", "continuous"), ("default", "random"), ("cocoa", "random")]
+        {
+            let sum: f64 = t2.iter().filter(|f| f.subject == alg && f.setup["workload"] == wl).map(|f| f.value).sum();
+            assert!((sum - 1.0).abs() < 1e-5, "{alg} {wl}: {sum}");
+        }
+        assert_eq!(retransmitted("share of exchanges retransmitted 6 times"), Some(6));
         assert!(fb.iter().all(|f| experiment(f).is_some()));
         let p90 = fb.iter().find(|f| f.id == "fb.table1.cocoa.14100.p90").unwrap();
         assert_eq!((p90.metric.as_str(), p90.value), ("FCT p90", 63.179));
