@@ -254,11 +254,18 @@ fn published_figures_stand_beside_the_cells_that_ran_their_experiments() {
     // the FCT figure draws each published median over its cell's box (an open circle), and
     // nothing over the cell of the other experiment
     let html = std::fs::read_to_string(d.join("out/report/index.html")).unwrap();
-    let marks: Vec<&str> = html.match_indices("<title>published median FCT: ").map(|(i, _)| &html[i..i + 60]).collect();
-    assert_eq!(marks.len(), 2, "{marks:?}");
+    let plot = |caption: &str| {
+        let p = &html[html.find(caption).unwrap_or_else(|| panic!("{caption}"))..];
+        p[..p.find("</svg>").unwrap()].to_string()
+    };
     let want = published("thesis-fct.csv", "thesis.fct.continuous.1.2500.none.default");
-    assert!(html.contains(&format!("<title>published median FCT: {want} s (Raitahila MSc thesis 2019, §8.2)</title>")));
-    assert!(html.contains("Flow completion time (○ published)"));
+    let boxes = plot("Flow completion time (○ published)");
+    assert_eq!(boxes.matches("<title>published median FCT: ").count(), 2);
+    assert!(boxes.contains(&format!("<title>published median FCT: {want} s (Raitahila MSc thesis 2019, §8.2)</title>")));
+    // and on the CDF of that buffer, at the median's height
+    let cdf = plot("CDF of FCT, buffer 2500 B (○ published)");
+    assert_eq!(cdf.matches("<title>published median FCT: ").count(), 2);
+    assert_eq!(html.matches("<title>published median FCT: ").count(), 4, "nothing over the other experiment's cell");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

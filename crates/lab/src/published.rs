@@ -452,7 +452,16 @@ pub(crate) fn fct_marks(figures: &[Comparison<'_>]) -> crate::report::Marks {
             let place =
                 if f.figure.is_empty() { format!("§{}", f.section) } else { format!("§{}, {}", f.section, f.figure) };
             let what = format!("published {}: {} {} ({}, {place})", f.metric, f.value, f.unit, f.source);
-            marks.entry(cell.id.clone()).or_default().push((f.value, what));
+            let q = match f.metric.as_str() {
+                "FCT min" => 0.0,
+                "FCT p10" => 0.1,
+                "FCT p25" => 0.25,
+                "median FCT" => 0.5,
+                "FCT p75" => 0.75,
+                "FCT p90" => 0.9,
+                _ => 1.0,
+            };
+            marks.entry(cell.id.clone()).or_default().push((f.value, Some(q), what));
         }
     }
     marks

@@ -140,9 +140,9 @@ pub(crate) fn five(v: &[f64]) -> [f64; 5] {
 }
 
 /// Boxplots: x groups = buffers, one box per algorithm; `stats` gives (p10, p25, p50, p75, p90).
-/// Published values drawn over a plot's boxes: per cell id, (value, what it is and where it is
-/// published).
-pub(crate) type Marks = BTreeMap<String, Vec<(f64, String)>>;
+/// Published values drawn over a cell's box and CDF: per cell id, (value, the quantile it is if
+/// it is one, what it is and where it is published).
+pub(crate) type Marks = BTreeMap<String, Vec<(f64, Option<f64>, String)>>;
 
 fn boxplot(
     caption: &str,
@@ -216,7 +216,7 @@ fn boxplot(
             p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "white", 4.5);
             p.line(cx - box_w * 0.4, y50, cx + box_w * 0.4, y50, "#111", 2.0);
             // the publication's values of the same statistics: open circles on the box's axis
-            for (v, what) in marks.get(&c.id).into_iter().flatten() {
+            for (v, _, what) in marks.get(&c.id).into_iter().flatten() {
                 if v.is_finite() {
                     let yv = p.ypix(*v, lo, hi);
                     p.circle((cx, yv, 3.5), "white", "#111", what);
@@ -233,29 +233,42 @@ fn boxplot(
 const CDF_POINTS: usize = 400;
 
 /// CDFs of FCT, one line per algorithm.
-fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String]) -> String {
-    cdf_of(caption, title, "flow completion time (s)", "share of clients", cells, algos, &|c| &c.fcts)
+fn cdf(caption: &str, title: &str, cells: &[&CellData], algos: &[String], marks: &Marks) -> String {
+    cdf_of(caption, title, ("flow completion time (s)", "share of clients"), cells, algos, &|c| &c.fcts, marks)
 }
 
 /// Empirical CDFs of each algorithm's `values` (sorted), one line per algorithm.
 pub(crate) fn cdf_of(
     caption: &str,
     title: &str,
-    xlabel: &str,
-    ylabel: &str,
+    (xlabel, ylabel): (&str, &str),
     cells: &[&CellData],
     algos: &[String],
     values: &dyn Fn(&CellData) -> &[f64],
+    marks: &Marks,
 ) -> String {
     let mut p = Plot::new(460.0, 290.0);
-    p.caption(caption);
+    // published quantiles of the cells drawn, as open circles in their algorithm's colour
+    let quantiles: Vec<(&CellData, f64, f64, &String)> = (cells.iter())
+        .flat_map(|c| marks.get(&c.id).into_iter().flatten().map(move |m| (*c, m)))
+        .filter_map(|(c, (v, q, what))| q.filter(|_| v.is_finite()).map(|q| (c, *v, q, what)))
+        .collect();
+    if quantiles.is_empty() {
+        p.caption(caption);
+    } else {
+        p.caption(&format!("{caption} (○ published)"));
+    }
     let legend: Vec<(String, &str)> =
         algos.iter().enumerate().map(|(i, a)| (a.clone(), PALETTE[i % PALETTE.len()])).collect();
     p.legend(&legend);
     // values may end with infinities: members of the population that never got there (the
     // line stops short of 1)
-    let lo = cells.iter().filter_map(|c| values(c).first().copied()).fold(f64::INFINITY, f64::min);
-    let hi = (cells.iter().filter_map(|c| values(c).iter().rev().find(|x| x.is_finite()).copied())).fold(0.0, f64::max);
+    let lo = (cells.iter().filter_map(|c| values(c).first().copied()))
+        .chain(quantiles.iter().map(|m| m.1))
+        .fold(f64::INFINITY, f64::min);
+    let hi = (cells.iter().filter_map(|c| values(c).iter().rev().find(|x| x.is_finite()).copied()))
+        .chain(quantiles.iter().map(|m| m.1))
+        .fold(0.0, f64::max);
     let (lo, hi) = if lo.is_finite() && hi > lo { (lo, hi) } else { (0.0, 1.0) };
     let pad = (hi - lo) * 0.03;
     let (lo, hi) = ((lo - pad).max(0.0), hi + pad);
@@ -300,6 +313,11 @@ pub(crate) fn cdf_of(
                 None => same.push((t, vec![a.clone()])),
             }
         }
+    }
+    for (c, v, q, what) in &quantiles {
+        let color = algos.iter().position(|a| *a == c.algo).map_or("#111", |i| PALETTE[i % PALETTE.len()]);
+        let (x, y) = (p.xpix(*v, lo, hi), p.ypix(*q, 0.0, 1.0));
+        p.circle((x, y, 3.5), "white", color, what);
     }
     for (first, others) in same {
         let note =
@@ -514,7 +532,8 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         for b in &buffers {
             let in_b: Vec<&CellData> = members.iter().copied().filter(|c| c.buffer == *b).collect();
             let caption = format!("CDF of FCT, buffer {}", buffer_label(*b));
-            html += &cdf(&caption, &format!("CDF of FCT, {name}, buffer {}", buffer_label(*b)), &in_b, &algos);
+            html +=
+                &cdf(&caption, &format!("CDF of FCT, {name}, buffer {}", buffer_label(*b)), &in_b, &algos, &fct_marks);
             plots += 1;
         }
         html += "</div>";

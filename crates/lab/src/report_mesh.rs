@@ -400,11 +400,11 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             html += &crate::report::cdf_of(
                 "Burst completion (short of 1: clients unfinished at the end)",
                 &format!("Burst completion, {label}"),
-                "from the burst's start to the client's last exchange (s)",
-                "share of burst clients",
+                ("from the burst's start to the client's last exchange (s)", "share of burst clients"),
                 members,
                 &algos,
                 &|c| &c.burst,
+                &crate::report::Marks::new(),
             );
             plots += 1;
         }
