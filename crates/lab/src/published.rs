@@ -22,17 +22,21 @@ use crate::report::CellData;
 /// The published figures: (file, its text). The thesis's stated median FCTs (sections 6 and 8);
 /// the comparisons it states in numbers ("FASOR's median FCT is 5.86 % shorter than CoCoA's");
 /// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII; RTT-CoAP's
-/// claims in words (fairness and goodput orderings).
-pub const PUBLISHED: [(&str, &str); 5] = [
+/// claims in words (fairness and goodput orderings); the NITK thesis's CoCoA++ Tables 6.3–6.4.
+pub const PUBLISHED: [(&str, &str); 6] = [
     ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
     ("thesis-claims.csv", include_str!("../../../reproduce/published/thesis-claims.csv")),
     ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
     ("cloud.csv", include_str!("../../../reproduce/published/cloud.csv")),
     ("rttcoap.csv", include_str!("../../../reproduce/published/rttcoap.csv")),
+    ("nitk-cocoapp.csv", include_str!("../../../reproduce/published/nitk-cocoapp.csv")),
 ];
 
-/// CLOUD's metrics (its Tables II–VII), as a mesh cell's summary has them.
-const MESH_METRICS: [&str; 3] = ["throughput", "exchange duration", "retries per request"];
+/// Mesh metrics as a cell's summary has them: CLOUD's (its Tables II–VII) and the NITK thesis's
+/// CoCoA++ tables (the RTO's per-run maximum and mean, averaged over runs; transactions per second,
+/// read as completed exchanges per second).
+const MESH_METRICS: [&str; 6] =
+    ["throughput", "exchange duration", "retries per request", "max RTO", "mean RTO", "transactions per second"];
 
 /// Metrics claims compare in words (RTT-CoAP's figures): Jain's index over the clients, goodput.
 const ORDER_METRICS: [&str; 2] = ["Jain fairness", "goodput"];
@@ -314,6 +318,9 @@ fn statistic(c: &CellData, metric: &str) -> f64 {
         "exchange duration" => &v["exchange_duration_s"]["mean"],
         "retries per request" => &v["retries_per_request"],
         "Jain fairness" => &v["jain_fairness"],
+        "max RTO" => &v["rto_s"]["max_mean"],
+        "mean RTO" => &v["rto_s"]["mean"],
+        "transactions per second" => &v["transactions_per_s"],
         "goodput" => &v["goodput_bps"],
         m => &v["fct_s"][FCT_METRICS.iter().find(|(name, _)| *name == m).map_or("p50", |(_, k)| *k)],
     };
@@ -631,5 +638,11 @@ mod tests {
             && ["default", "cocoa"].contains(&c.reference.as_str())));
         assert_eq!(rtt.iter().filter(|c| c.relation == "higher" && c.metric == "Jain fairness").count(), 8);
         assert_eq!(rtt.iter().filter(|c| c.relation == "lower" && c.metric == "goodput").count(), 4);
+        // the NITK thesis's CoCoA++ Tables 6.3 and 6.4: 8 topologies × 2 algorithms × 3 figures
+        let nitk = figures(PUBLISHED[5].1).unwrap();
+        assert_eq!(nitk.len(), 48);
+        assert!(nitk.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
+        let grid = nitk.iter().find(|f| f.id == "nitk.cocoapp.grid6x6.cocoa_pp.transactions_per_second").unwrap();
+        assert_eq!((grid.value, grid.figure.as_str()), (21.7555, "Table 6.3"));
     }
 }
