@@ -192,7 +192,9 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
         lab::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     }
     interrupted(&o)?;
-    let (figures, claims) = lab::report::published_within(&args.out).map_err(|e| e.to_string())?;
+    // the comparison with the publications, once: the counts, and with --json every row
+    let rows = lab::report::published_rows(&args.out).map_err(|e| e.to_string())?;
+    let (figures, claims) = lab::report::published_within(&rows);
     if let Some((within, of)) = figures {
         eprintln!(
             "coapcc reproduce {what}: {within} of {of} published figures with a cell here reproduced within 10 % \
@@ -204,7 +206,6 @@ pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     }
     if args.json {
         // the comparison as the report's published.csv has it, with the run's counts
-        let rows = lab::report::published_rows(&args.out).map_err(|e| e.to_string())?;
         let count = |c: Option<(usize, usize)>| c.map_or(serde_json::json!(null), |(n, of)| serde_json::json!([n, of]));
         let out = serde_json::json!({
             "what": what,

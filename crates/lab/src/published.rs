@@ -381,6 +381,9 @@ pub struct Row {
     pub ratio: Option<f64>,
     /// `within 10 %`, `N % higher`, `N % lower`; `holds`, `does not hold`; `no cell here`.
     pub verdict: String,
+    /// The verdict as a test: within [`WITHIN`], or the claim holds; `None` without a cell.
+    #[serde(skip)]
+    pub holds: Option<bool>,
     /// The cell that ran it (a claim's: the subject's, then the reference's).
     pub cell: String,
     pub reference_cell: String,
@@ -420,6 +423,7 @@ pub(crate) fn rows_of(figures: &[Comparison<'_>], claims: &[Claim<'_>]) -> Vec<R
         replications_high: None,
         ratio: None,
         verdict: "no cell here".into(),
+        holds: None,
         cell: String::new(),
         reference_cell: String::new(),
     };
@@ -431,6 +435,7 @@ pub(crate) fn rows_of(figures: &[Comparison<'_>], claims: &[Claim<'_>]) -> Vec<R
             (row.replications_low, row.replications_high) = (finite(lo), finite(hi));
             row.ratio = c.ratio().and_then(finite);
             row.verdict = verdict(c);
+            row.holds = c.holds();
             row.cell = cell.id.clone();
         }
         out.push(row);
@@ -441,6 +446,7 @@ pub(crate) fn rows_of(figures: &[Comparison<'_>], claims: &[Claim<'_>]) -> Vec<R
         if let Some((s, r, pct)) = c.reproduced {
             row.reproduced = finite(pct);
             row.verdict = if c.holds() == Some(true) { "holds" } else { "does not hold" }.into();
+            row.holds = c.holds();
             (row.cell, row.reference_cell) = (s.id.clone(), r.id.clone());
         }
         out.push(row);

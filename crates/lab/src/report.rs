@@ -584,13 +584,13 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
 /// [`crate::published::Row`] each), written whole or not at all.
 fn write_published(out: &Path, rows: &[crate::published::Row]) -> Result<(), Error> {
     let path = out.join("published.csv");
-    let tmp = out.join("published.csv.tmp");
-    let mut w = csv::Writer::from_path(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+    let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        w.serialize(r).map_err(|e| cannot(&e))?;
     }
-    w.flush().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let bytes = w.into_inner().map_err(|e| cannot(&e))?;
+    crate::sweep::write_atomic(&path, &bytes).map_err(|e| cannot(&e))?;
     Ok(())
 }
 
@@ -604,16 +604,15 @@ pub fn published_rows(dir: &Path) -> Result<Vec<crate::published::Row>, Error> {
 /// How many of how many (`None`: none to count).
 pub type Tally = Option<(usize, usize)>;
 
-/// Of the published figures whose experiment a cell of `dir` ran, how many are reproduced within
+/// Of `rows`' figures whose experiment a cell ran, how many are reproduced within
 /// [`crate::published::WITHIN`], and of how many; the same for the stated claims (how many hold).
-pub fn published_within(dir: &Path) -> Result<(Tally, Tally), Error> {
-    let rows = published_rows(dir)?;
-    let count = |kind: &str, good: &dyn Fn(&str) -> bool| {
-        let here: Vec<_> = rows.iter().filter(|r| r.kind == kind && !r.cell.is_empty()).collect();
-        let n = here.iter().filter(|r| good(&r.verdict)).count();
+pub fn published_within(rows: &[crate::published::Row]) -> (Tally, Tally) {
+    let count = |kind: &str| {
+        let here: Vec<_> = rows.iter().filter(|r| r.kind == kind && r.holds.is_some()).collect();
+        let n = here.iter().filter(|r| r.holds == Some(true)).count();
         (!here.is_empty()).then_some((n, here.len()))
     };
-    Ok((count("figure", &|v| v.starts_with("within")), count("claim", &|v| v == "holds")))
+    (count("figure"), count("claim"))
 }
 
 /// What the cells' results say is wrong with them (truncated replications, figures that

@@ -304,7 +304,7 @@ pub fn in_shard(id: &str, k: u64, n: u64) -> bool {
 /// Writes `path` whole or not at all: into a temporary file of a unique name beside it (so that
 /// concurrent writers, say two sweeps into one directory, never share one), then renamed. The
 /// temporary's name ends in `.tmp`, which readers of a results directory skip.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::Builder::new().prefix(".").suffix(".tmp").tempfile_in(dir)?;

@@ -637,22 +637,17 @@ impl Mesh {
         if sent {
             self.rpl_link_sent(now, n, st.nbr);
         }
+        // link-stats hears of every outcome but a busy channel (COLLISION)
         match (mac, result) {
-            (_, TxResult::Collision) => {}
-            (MacSpec::Nullmac, r) => self.rpl_link_result(now, n, st.nbr, r == TxResult::Ok, 1, sched),
-            (MacSpec::Csma { .. }, TxResult::Ok) => {
-                let numtx = self.nodes[n].queues[self.queue_of(n, st.nbr)].transmissions + 1;
-                self.rpl_link_result(now, n, st.nbr, true, numtx, sched);
-            }
-            _ => {}
-        }
-        match (mac, result) {
-            (MacSpec::Nullmac, TxResult::Ok) => {}
+            (MacSpec::Nullmac, TxResult::Ok) => self.rpl_link_result(now, n, st.nbr, true, 1, sched),
             (MacSpec::Nullmac, r) => {
+                if r == TxResult::NoAck {
+                    self.rpl_link_result(now, n, st.nbr, false, 1, sched);
+                }
                 let cause = if r == TxResult::NoAck { Cause::NoAck } else { Cause::CcaBusy };
                 self.lose(n, cause, st.packet, st.passed, sched);
             }
-            (MacSpec::Csma { .. }, TxResult::Ok) => self.csma_free_head(now, n, st.nbr, sched),
+            (MacSpec::Csma { .. }, TxResult::Ok) => self.csma_acked(now, n, st.nbr, sched),
             (MacSpec::Csma { .. }, r) => {
                 let qi = self.queue_of(n, st.nbr);
                 let q = &mut self.nodes[n].queues[qi];

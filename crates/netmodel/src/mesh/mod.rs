@@ -1134,9 +1134,7 @@ impl Mesh {
             self.rpl_link_result(now, n, nbr, acked, 1, sched);
         } else {
             if acked {
-                let numtx = self.nodes[n].queues[self.queue_of(n, nbr)].transmissions + 1;
-                self.rpl_link_result(now, n, nbr, true, numtx, sched);
-                self.csma_free_head(now, n, nbr, sched);
+                self.csma_acked(now, n, nbr, sched);
             } else {
                 let qi = self.queue_of(n, nbr);
                 self.nodes[n].queues[qi].transmissions += 1;
@@ -1212,6 +1210,14 @@ impl Mesh {
     }
 
     /// The head packet of `nbr`'s queue is done with: the next one waits one time base.
+    /// The head of `n`'s queue to `nbr` was acknowledged: link-stats hears of it with the
+    /// transmissions it took (MAC_TX_OK), and it is freed.
+    fn csma_acked<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, nbr: u16, sched: &mut S) {
+        let numtx = self.nodes[n].queues[self.queue_of(n, nbr)].transmissions + 1;
+        self.rpl_link_result(now, n, nbr, true, numtx, sched);
+        self.csma_free_head(now, n, nbr, sched);
+    }
+
     fn csma_free_head<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, nbr: u16, sched: &mut S) {
         let qi = self.queue_of(n, nbr);
         let node = &mut self.nodes[n];

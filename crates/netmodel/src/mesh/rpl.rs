@@ -391,26 +391,19 @@ impl RplNode {
             if p.rank == INFINITE_RANK || (fresh_only && !p.is_fresh(now)) || !p.acceptable() {
                 continue;
             }
-            best = Some(match best {
-                None => p,
-                Some(b) => {
-                    let (c1, c2) = (b.path_cost(), p.path_cost());
-                    // the preferred parent stays against one within the switch threshold
-                    if (b.nbr == self.parent || p.nbr == self.parent)
-                        && c1 < c2 + PARENT_SWITCH_THRESHOLD
-                        && c1 + PARENT_SWITCH_THRESHOLD > c2
-                    {
-                        if b.nbr == self.parent {
-                            b
-                        } else {
-                            p
-                        }
-                    } else if c1 < c2 {
-                        b
-                    } else {
-                        p
-                    }
-                }
+            let Some(b) = best else {
+                best = Some(p);
+                continue;
+            };
+            let (c1, c2) = (b.path_cost(), p.path_cost());
+            // the preferred parent stays against one within the switch threshold
+            let close = c1 < c2 + PARENT_SWITCH_THRESHOLD && c1 + PARENT_SWITCH_THRESHOLD > c2;
+            best = Some(if close && b.nbr == self.parent {
+                b
+            } else if (close && p.nbr == self.parent) || c1 >= c2 {
+                p
+            } else {
+                b
             });
         }
         best
@@ -458,7 +451,7 @@ impl Mesh {
 
     /// Whether parents follow MRHOF on ETX, with RPL's loop detection (start-up mode only).
     pub(super) fn rpl_etx(&self) -> bool {
-        self.spec.rpl.is_some_and(|r| r.startup && r.etx)
+        self.spec.rpl.as_ref().is_some_and(|r| r.startup && r.etx)
     }
 
     /// `n`'s preferred parent now (NONE: none).
@@ -903,14 +896,13 @@ impl Mesh {
         let Some(i) = r.links.iter().position(|l| l.nbr == from) else { return };
         let l = &mut r.links[i];
         let consistent = l.order > 0 && l.rank == rank;
-        let old_dtsn = l.dtsn;
+        let old_dtsn = std::mem::replace(&mut l.dtsn, dtsn);
         l.rank = rank;
         if l.order == 0 {
             r.candidates += 1;
             r.links[i].order = r.candidates;
         }
         if !r.joined {
-            r.links[i].dtsn = dtsn;
             let via = r.links[i].rank_via();
             return self.join(now, n, from, via, dtsn, sched);
         }
@@ -924,9 +916,6 @@ impl Mesh {
         if from == self.rpl[n].parent && dtsn > old_dtsn {
             self.rpl[n].dtsn_out += 1;
             self.schedule_dao(now, n, sched);
-        }
-        if let Some(l) = self.rpl[n].link_mut(from) {
-            l.dtsn = dtsn;
         }
     }
 
