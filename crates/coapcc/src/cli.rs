@@ -2,7 +2,7 @@
 //! status of what they return. `src/main.rs` runs it; so does the Python package's `coapcc`
 //! command (the same binary's behaviour, in the package's extension).
 
-use crate::{algorithms, experiments, net, report, sim, Incomplete, Usage};
+use crate::{algorithms, experiments, league, net, report, sim, Incomplete, Usage};
 use clap::{Parser, Subcommand};
 
 /// coapcc — congestion control for CoAP: every retransmission-timeout algorithm of the
@@ -48,6 +48,9 @@ enum Command {
     Merge(experiments::MergeArgs),
     /// Run a publication's experiments and write their report: `thesis` (the reference matrix), `nitk`, `cloud`, `rttcoap` (the mesh).
     Reproduce(experiments::ReproduceArgs),
+    /// Every algorithm on every network of a fixed suite (bottleneck and mesh), ranked by regret:
+    /// how far each falls behind the best of each cell. A sweep: resumable, `--cc` adds entrants.
+    League(league::Args),
     /// Write an HTML report (plots and tables, self-contained, opens offline) of a results directory.
     Report(report::Args),
     /// Serve /test (60-byte payload), /time, /echo and /.well-known/core over CoAP/UDP (or TCP with --tcp).
@@ -115,6 +118,7 @@ where
         Command::Sweep(args) => experiments::sweep(&args),
         Command::Merge(args) => experiments::merge(&args),
         Command::Reproduce(args) => experiments::reproduce(&args),
+        Command::League(args) => league::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Server(args) => net::server(&args),
         Command::Client(args) => net::client(&args),

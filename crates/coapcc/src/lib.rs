@@ -33,6 +33,7 @@ mod dump;
 #[cfg(target_os = "linux")]
 pub mod emulate;
 pub mod experiments;
+pub mod league;
 pub mod net;
 pub mod report;
 pub mod sim;

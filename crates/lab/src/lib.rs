@@ -8,6 +8,7 @@
 //!   merge; [`plans`]: the publication plans `coapcc reproduce` runs.
 //! * [`report`]: the self-contained HTML report of a results directory ([`report_mesh`] for
 //!   mesh cells, [`svg`] for its plots).
+//! * [`league`]: the league: every algorithm on every network of a fixed suite, ranked by regret.
 //! * [`tables`]: the result tables as typed columns, for data frames built in memory.
 //! * [`algorithms`]: the registry as text and JSON.
 //! * [`load`]: a real run (`coapcc load`: clients of the real stack against a server) and its
@@ -48,6 +49,7 @@ pub fn usage(message: impl Into<String>) -> Box<dyn std::error::Error + Send + S
 }
 
 pub mod algorithms;
+pub mod league;
 pub mod load;
 pub mod plans;
 pub mod progress;

@@ -488,6 +488,9 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         }
     );
     html += &banner(&cells);
+    if dir.join(crate::league::DIR).is_dir() {
+        html += &crate::league::render::section(&crate::league::score(dir)?);
+    }
     let (figures, claims) = crate::published::compare_all(&cells, dir)?;
     html += &crate::published::section(&figures, &claims);
     write_published(out, &crate::published::rows_of(&figures, &claims))?;
