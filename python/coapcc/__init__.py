@@ -22,13 +22,13 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native
 from .controller import Controller, ControllerError, Exchange, Rng
 
 __all__ = [
-    "SimResult", "sim", "load", "algorithms", "presets", "sweep", "IncompleteWarning", "ResultWarning", "Controller",
+    "SimResult", "sim", "load", "algorithms", "presets", "sweep", "league", "League", "IncompleteWarning", "ResultWarning", "Controller",
     "ControllerError", "Exchange", "Rng", "__version__",
 ]
 
@@ -405,6 +405,62 @@ def sweep(
     _warn_of_cells(text, out)
     table = out / "clients.csv"
     return pd.read_csv(table, dtype={"cc": str, "cc_params": str}) if table.exists() else pd.DataFrame()
+
+
+class League(NamedTuple):
+    """The league of a results directory (``coapcc league``): ``table`` (one row per algorithm,
+    best first: worst and mean regret, cells within 3 % and 5 % of the best, ties, mean Jain
+    index and retransmissions per exchange) and ``cells`` (one row per algorithm and league cell:
+    the figure ranked with its 95 % confidence interval, the regret, FCT p50/p90 or completed/s,
+    Jain, retransmissions per exchange), as pandas data frames; ``league/*.csv`` hold the same."""
+
+    table: Any
+    cells: Any
+
+
+def league(
+    out: PathLike,
+    client: Any = None,
+    *,
+    controllers: Sequence[type] = (),
+    entrants: Sequence[str] = (),
+    suite: Union[PathLike, str, None] = None,
+    reps: Optional[int] = None,
+    quick: bool = False,
+    threads: Optional[int] = None,
+    force: bool = False,
+) -> League:
+    """Runs the league, as ``coapcc league`` does: every built-in algorithm (and yours) on every
+    cell of the suite (``plans/league.toml``), then ranks them by regret and writes
+    ``out/league/`` and the report. A sweep: finished cells are skipped, ``client`` runs it on a
+    Dask cluster.
+
+    Args:
+        out: the results directory.
+        client: a ``dask.distributed.Client``, as for :func:`sweep`.
+        controllers: :class:`Controller` subclasses entering the league (by their ``name``).
+        entrants: more entrants by name (built-ins with other parameters, ``"fasor:dither=false"``).
+        suite: another suite instead of the league's: a plan (file or text) whose matrices list the
+            entrants in ``cc`` (the cells outside the suite where a lead should hold, say).
+        reps: replications (the league's: a wired cell's, 10; the other cells keep their ratio).
+        quick: 3 replications a wired cell.
+        threads, force: as for :func:`sweep`.
+    """
+    import pandas as pd
+
+    if quick and reps is not None:
+        raise ValueError("quick and reps: choose one")
+    if reps is not None:
+        _check_whole("reps", reps, 1)
+    names = [getattr(c, "name", None) for c in controllers]
+    if any(not isinstance(n, str) for n in names):
+        raise TypeError("controllers: Controller subclasses with a `name`")
+    extra = list(dict.fromkeys([*names, *entrants]))
+    text = _native.league_plan(extra, 3 if quick else reps, None if suite is None else _plan_text(suite))
+    sweep(text, out, client, threads=threads, force=force, controllers=controllers)
+    _native.league_write(str(out))
+    folder = Path(out) / "league"
+    return League(table=pd.read_csv(folder / "table.csv"), cells=pd.read_csv(folder / "cells.csv"))
 
 
 def _warn_of_cells(text: str, out: Path) -> None:

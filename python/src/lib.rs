@@ -268,6 +268,25 @@ fn notes(text: &str, out: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
     Ok((n.truncated, n.warnings))
 }
 
+/// A league's plan: `suite` (a plan's text; None: the league's own) with `extra` entrants and
+/// `reps` replications.
+#[pyfunction]
+#[pyo3(signature = (extra, reps=None, suite=None))]
+fn league_plan(extra: Vec<String>, reps: Option<u32>, suite: Option<String>) -> PyResult<String> {
+    lab::league::plan(suite.as_deref().unwrap_or(lab::league::SUITE), &extra, reps).map_err(err)
+}
+
+/// Ranks the results in `out` and writes `out/league/` and the report; returns the league as JSON.
+#[pyfunction]
+fn league_write(py: Python<'_>, out: PathBuf) -> PyResult<String> {
+    py.allow_threads(|| {
+        let league = lab::league::write(&out)?;
+        lab::report::write(&out, &out.join("report"))?;
+        serde_json::to_string(&league).map_err(Into::into)
+    })
+    .map_err(|e: Box<dyn std::error::Error + Send + Sync>| err(e))
+}
+
 /// The command line (`coapcc …`, argv with the program's name first), run in this process: the
 /// package's `coapcc` command. Returns the exit status; `--help` and usage errors exit the
 /// process from clap, as the binary does.
@@ -291,6 +310,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_local, m)?)?;
     m.add_function(wrap_pyfunction!(notes, m)?)?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(league_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(league_write, m)?)?;
     m.add_function(wrap_pyfunction!(controller::register_controller, m)?)?;
     m.add_class::<controller::Exchange>()?;
     m.add_class::<controller::Rng>()?;

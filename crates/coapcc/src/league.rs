@@ -25,6 +25,10 @@ pub struct Args {
     /// (`fasor:dither=false`) or an algorithm a program registered. Repeatable.
     #[arg(long = "cc", value_name = "NAME[:key=value,...]")]
     cc: Vec<String>,
+    /// Another suite instead of the league's: a plan (as `coapcc sweep` takes) whose matrices
+    /// list the entrants in `cc`; `--cc` and `--reps` apply to it as to the league's.
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
     /// Replications of the wired cells (the suite's 10); the others keep the suite's ratio
     /// (error cells twice, mesh cells 1.5×, RTT-CoAP's collection half).
     #[arg(long, value_parser = crate::args::count, allow_negative_numbers = true, conflicts_with = "quick")]
@@ -40,7 +44,7 @@ pub struct Args {
     force: bool,
     /// Only rank what OUT holds (no run): any sweep's results directory, its cells that differ
     /// only in the algorithm taken as one league cell.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["plan", "cc", "reps", "quick"])]
     score_only: bool,
     /// Print the league (table and cells) as JSON on standard output.
     #[arg(long)]
@@ -58,11 +62,16 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let mut interrupted = None;
     if !args.score_only {
         let reps = if args.quick { Some(QUICK_REPS) } else { args.reps };
-        let text = lab::league::plan(&args.cc, reps).map_err(|e| e.to_string())?;
-        let plan = sweep::parse_plan(&text).map_err(|e| format!("the league's plan: {e}"))?;
+        let (suite, name) = match &args.plan {
+            Some(p) => {
+                (netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?, p.display().to_string())
+            }
+            None => (lab::league::SUITE.to_string(), format!("suite v{}", lab::league::SUITE_VERSION)),
+        };
+        let text = lab::league::plan(&suite, &args.cc, reps).map_err(|e| format!("{name}: {e}"))?;
+        let plan = sweep::parse_plan(&text).map_err(|e| format!("{name}: {e}"))?;
         eprintln!(
-            "coapcc league: suite v{}, {} cells ({} entrants) into {}",
-            lab::league::SUITE_VERSION,
+            "coapcc league: {name}, {} cells ({} entrants) into {}",
             plan.cells.len(),
             plan.cells.iter().filter_map(|c| c.params.get("cc")).collect::<std::collections::BTreeSet<_>>().len(),
             args.out.display()

@@ -28,11 +28,12 @@ pub const SUITE: &str = include_str!("../../../../plans/league.toml");
 /// show the league).
 pub const DIR: &str = "league";
 
-/// The suite's plan with `extra` entrants added to every matrix (built-ins of other parameters,
-/// or algorithms registered by a program) and the replication counts of `reps` (the suite's
-/// ratios kept: `reps = 3` gives the error cells 6).
-pub fn plan(extra: &[String], reps: Option<u32>) -> Result<String, Error> {
-    let mut doc: toml::Table = SUITE.parse()?;
+/// A suite's plan (`suite`: a plan's text, [`SUITE`] the league's) with `extra` entrants added to
+/// every matrix that lists algorithms (built-ins of other parameters, or algorithms registered by
+/// a program) and `reps` replications (the suite's ratios kept: in [`SUITE`], `reps = 3` gives the
+/// error cells 6).
+pub fn plan(suite: &str, extra: &[String], reps: Option<u32>) -> Result<String, Error> {
+    let mut doc: toml::Table = suite.parse()?;
     let base = doc.get("reps").and_then(toml::Value::as_integer).unwrap_or(1);
     if let Some(r) = reps {
         doc.insert("reps".into(), toml::Value::Integer(i64::from(r)));
@@ -56,7 +57,7 @@ pub fn plan(extra: &[String], reps: Option<u32>) -> Result<String, Error> {
         }
     }
     if extra.is_empty() && reps.is_none() {
-        return Ok(SUITE.to_string());
+        return Ok(suite.to_string());
     }
     Ok(toml::to_string(&doc)?)
 }
@@ -167,8 +168,8 @@ mod tests {
 
     #[test]
     fn entrants_and_replications_apply_to_every_matrix() {
-        let p = crate::sweep::parse_plan(&plan(&["fasor:dither=false".into()], Some(3)).unwrap()).unwrap();
-        let untouched = crate::sweep::parse_plan(&plan(&[], None).unwrap()).unwrap();
+        let p = crate::sweep::parse_plan(&plan(SUITE, &["fasor:dither=false".into()], Some(3)).unwrap()).unwrap();
+        let untouched = crate::sweep::parse_plan(&plan(SUITE, &[], None).unwrap()).unwrap();
         let entrants = coap_cc::algorithms().len();
         // one more entrant in every league cell
         assert_eq!(p.cells.len(), untouched.cells.len() / entrants * (entrants + 1));
@@ -178,6 +179,6 @@ mod tests {
             counts.insert(c.scenario.reps());
         }
         assert_eq!(counts.into_iter().collect::<Vec<_>>(), [1, 3, 4, 6]);
-        assert_eq!(plan(&[], None).unwrap(), SUITE);
+        assert_eq!(plan(SUITE, &[], None).unwrap(), SUITE);
     }
 }
