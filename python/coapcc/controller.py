@@ -41,8 +41,11 @@ from . import _native
 
 #: One exchange as a controller sees it: ``rto`` (armed now, s), ``initial_rto``,
 #: ``retransmissions``, ``confirmable``, ``outstanding`` (in ``start``: exchanges to the destination
-#: already outstanding; 0 in later calls) and ``state``, three floats of the algorithm's own, kept with the
-#: exchange between calls (zeros at its start).
+#: already outstanding; 0 in later calls), ``state``, three floats of the algorithm's own, kept with the
+#: exchange between calls (zeros at its start), and ``marking_active`` (the destination's transmissions
+#: are numbered now: see :attr:`Controller.marking`). In ``on_complete`` also: ``sent`` (the send
+#: time of every transmission, s, the original first), ``echo`` (the transmission number the
+#: response named, 0 the original, or ``None``) and ``piggybacked``.
 Exchange = _native.Exchange
 #: The simulator's random stream, lent for one call: ``uniform(lo, hi)``, ``random()``,
 #: ``next_u64()``.
@@ -68,6 +71,13 @@ class Controller:
     #: ``ack_timeout = 3``) never replace them, as for the built-in variants. Every other
     #: parameter takes the scenario's value where it has one of that name.
     defines: Tuple[str, ...] = ()
+    #: How transmissions are numbered, for accurate RTT samples (FASOR's; read once per
+    #: instance, so a parameter may set it in ``__init__``): ``"none"``; ``"token"`` (the first
+    #: token byte carries the transmission number; servers echo tokens); ``"option"`` (option
+    #: 65028, probed on the first request: once a piggybacked response does not echo it, not sent
+    #: again). With numbering, ``on_complete``'s ``rtt`` is measured from the transmission the
+    #: response names, and ``unambiguous`` is true for it.
+    marking: str = "none"
 
     def start(self, now: float, ex: Exchange, rng: Rng) -> float:
         """The RTO of a new exchange's first transmission, s. ``ex.state`` may be set here."""
@@ -84,6 +94,12 @@ class Controller:
 
     def on_failure(self, now: float, ex: Exchange) -> None:
         """The exchange was given up."""
+
+    def earliest_start(self, now: float, confirmable: bool) -> float:
+        """The earliest time a new exchange may start, s (pacing, as RTT-CoAP's rate control):
+        asked before each start; a time at or before ``now`` lets it start now. Defined only by
+        classes that pace (the base class's is never called)."""
+        return now
 
     def current_rto(self) -> float:
         """The RTO the next exchange starts from, s, for reports (default: unknown, 0)."""
@@ -108,7 +124,9 @@ def _register(cls: type) -> str:
         raise TypeError(f"{cls!r} is not a subclass of coapcc.Controller")
     name = cls.name or _snake(cls.__name__)
     params = list(_parameters(cls).items())
-    overrides = [m for m in ("on_complete", "on_failure") if getattr(cls, m) is not getattr(Controller, m)]
+    overrides = [
+        m for m in ("on_complete", "on_failure", "earliest_start") if getattr(cls, m) is not getattr(Controller, m)
+    ]
     summary = cls.summary or (cls.__doc__ or "").strip().split("\n")[0]
     _native.register_controller(name, cls, params, cls.source, summary, overrides)
     return name

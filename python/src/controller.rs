@@ -25,9 +25,10 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use coap_cc::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use coap_cc::params::{ParamInfo, Params, SetError};
 use coap_cc::{
-    Algorithm, Completion, Controller, ControllerFactory, Duration, ExchangeTimer, Instant, Marking, Metrics, RngCore,
+    Algorithm, Completion, Controller, ControllerFactory, Duration, Echo, ExchangeTimer, Instant, Metrics, RngCore,
     Sample, Start,
 };
 use pyo3::exceptions::PyRuntimeError;
@@ -99,6 +100,8 @@ struct Class {
     /// are not called: a call into Python is the cost of a Python algorithm).
     on_complete: bool,
     on_failure: bool,
+    /// It defines `earliest_start` (pacing) itself.
+    earliest_start: bool,
 }
 
 impl fmt::Debug for Class {
@@ -169,8 +172,14 @@ pub fn register_controller(
         typed.push((leak(&key), v));
     }
     let has = |m: &str| overrides.iter().any(|o| o == m);
-    let entry =
-        Arc::new(Class { class, title, params: typed, on_complete: has("on_complete"), on_failure: has("on_failure") });
+    let entry = Arc::new(Class {
+        class,
+        title,
+        params: typed,
+        on_complete: has("on_complete"),
+        on_failure: has("on_failure"),
+        earliest_start: has("earliest_start"),
+    });
     let mut table = CLASSES.write().unwrap_or_else(|p| p.into_inner());
     if let Some(slot) = table.iter_mut().find(|(n, _)| *n == name) {
         slot.1 = entry;
@@ -219,15 +228,22 @@ impl Params for PyFactory {
 
 impl ControllerFactory for PyFactory {
     fn build(&self, name: &'static str) -> Box<dyn Controller> {
-        let mut c = PyController { name, factory: self.clone(), obj: None, nstart: 1 };
+        let mut c = PyController {
+            name,
+            factory: self.clone(),
+            obj: None,
+            nstart: 1,
+            marking: MarkingState::new(MarkingKind::None, TRANSMISSION_NUMBER_OPTION),
+        };
         c.renew("making a controller");
         Box::new(c)
     }
 }
 
 impl PyFactory {
-    /// An instance of the class with these parameters, and its NSTART.
-    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize)> {
+    /// An instance of the class with these parameters, its NSTART and how it numbers
+    /// transmissions (its `marking`).
+    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize, MarkingKind)> {
         let kwargs = PyDict::new(py);
         for ((key, _), v) in class.params.iter().zip(&self.values) {
             kwargs.set_item(*key, v.to_object(py)?)?;
@@ -242,7 +258,20 @@ impl PyFactory {
             })?,
             Err(_) => 1,
         };
-        Ok((obj.unbind(), nstart))
+        let marking = match obj.getattr("marking") {
+            Ok(m) => m
+                .extract::<String>()
+                .ok()
+                .and_then(|t| <MarkingKind as coap_cc::params::ParamValue>::parse(&t))
+                .ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "{}.marking is {m}: \"none\", \"token\" or \"option\"",
+                    class.title
+                ))
+            })?,
+            Err(_) => MarkingKind::None,
+        };
+        Ok((obj.unbind(), nstart, marking))
     }
 }
 
@@ -250,7 +279,7 @@ impl PyFactory {
 const REPORT_METHODS: [&str; 2] = ["current_rto", "srtt"];
 
 /// The methods of `coapcc.Controller` a run calls.
-const RUN_METHODS: [&str; 4] = ["start", "on_timeout", "on_complete", "on_failure"];
+const RUN_METHODS: [&str; 5] = ["start", "on_timeout", "on_complete", "on_failure", "earliest_start"];
 
 /// Why an instance cannot be called as a controller: an attribute that hides one of `methods`
 /// (`self.srtt = 0.5` had silently made the reports' SRTT empty), else `None`.
@@ -387,6 +416,19 @@ pub struct Exchange {
     /// The algorithm's per-exchange state: three floats (zeros when the exchange starts).
     #[pyo3(get, set)]
     state: [f64; 3],
+    /// The destination's transmissions are numbered now (the class's `marking`: always for
+    /// `"token"`; for `"option"` once the peer has echoed the option, until then not).
+    #[pyo3(get)]
+    marking_active: bool,
+    /// In `on_complete`: the send time of every transmission, s, the original first.
+    #[pyo3(get)]
+    sent: Vec<f64>,
+    /// In `on_complete`: the transmission number the response echoed (0 the original), or None.
+    #[pyo3(get)]
+    echo: Option<u8>,
+    /// In `on_complete`: the response came piggybacked on the ACK.
+    #[pyo3(get)]
+    piggybacked: bool,
 }
 
 /// How three floats ride in the timer's state words.
@@ -403,7 +445,7 @@ impl coap_cc::TimerState for Floats {
 }
 
 impl Exchange {
-    fn of(t: &ExchangeTimer, outstanding: usize) -> Exchange {
+    fn of(t: &ExchangeTimer, outstanding: usize, marking: &MarkingState) -> Exchange {
         Exchange {
             rto: t.rto_secs(),
             initial_rto: t.initial_rto_secs(),
@@ -411,6 +453,24 @@ impl Exchange {
             confirmable: t.confirmable(),
             outstanding,
             state: t.state::<Floats>().0,
+            marking_active: marking.active(),
+            sent: Vec::new(),
+            echo: None,
+            piggybacked: false,
+        }
+    }
+
+    /// As [`Exchange::of`], with what the completion tells.
+    fn completed(t: &ExchangeTimer, marking: &MarkingState, done: &Completion<'_>) -> Exchange {
+        Exchange {
+            sent: done.sent.iter().map(|s| secs(*s)).collect(),
+            echo: match done.echo {
+                Echo::Number(255) => Some(0),
+                Echo::Number(n) => Some(n),
+                Echo::None => None,
+            },
+            piggybacked: done.piggybacked,
+            ..Exchange::of(t, 0, marking)
         }
     }
 }
@@ -477,6 +537,8 @@ struct PyController {
     /// `None` when the class could not be made (the run is stopping).
     obj: Option<Py<PyAny>>,
     nstart: usize,
+    /// How it numbers transmissions, and what the option's probe learnt.
+    marking: MarkingState,
 }
 
 impl fmt::Debug for PyController {
@@ -494,7 +556,7 @@ impl PyController {
         self.factory.class.as_ref().map_or(self.name, |c| &c.title)
     }
 
-    /// Whether the class defines `method` itself (`on_complete`, `on_failure`).
+    /// Whether the class defines `method` itself (`on_complete`, `on_failure`, `earliest_start`).
     fn defines(&self, method: fn(&Class) -> bool) -> bool {
         self.factory.class.as_deref().is_some_and(method)
     }
@@ -508,9 +570,10 @@ impl PyController {
             return;
         };
         with_gil(|py| match self.factory.instance(py, &class) {
-            Ok((obj, nstart)) => {
+            Ok((obj, nstart, marking)) => {
                 self.obj = Some(obj);
                 self.nstart = nstart;
+                self.marking = MarkingState::new(marking, TRANSMISSION_NUMBER_OPTION);
             }
             Err(e) => fail(py, e, format!("{}(...) ({why})", class.title)),
         });
@@ -645,19 +708,50 @@ impl Controller for PyController {
     fn nstart(&self) -> usize {
         self.nstart
     }
+    fn earliest_start(&self, now: Instant, confirmable: bool) -> Instant {
+        if !self.defines(|c| c.earliest_start) || self.live().is_none() {
+            return now;
+        }
+        let at = secs(now);
+        with_gil(|py| {
+            let out = self.call(py, "earliest_start", at, (at, confirmable))?;
+            match out.extract::<f64>() {
+                // a time in the past (or now) allows now; one beyond an hour ahead is no pacing
+                Ok(t) if t.is_finite() && t - at <= MAX_RTO => {
+                    Some(if t <= at { now } else { now + Duration::from_secs_f64(t - at) })
+                }
+                Ok(t) => {
+                    fail_with(
+                        format!(
+                            "{}.earliest_start returned {t} at t = {at} s: a time in seconds at most {MAX_RTO} s ahead",
+                            self.title()
+                        ),
+                        None,
+                    );
+                    None
+                }
+                Err(e) => {
+                    fail(py, e, format!("{}.earliest_start's return value {out} at t = {at} s", self.title()));
+                    None
+                }
+            }
+        })
+        .unwrap_or(now)
+    }
     fn start(&mut self, now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
-        let mut timer = ExchangeTimer::from_secs(WINDING_DOWN_RTO, start, Marking::None);
+        let marking = self.marking.next();
+        let mut timer = ExchangeTimer::from_secs(WINDING_DOWN_RTO, start, marking);
         if self.live().is_none() {
             return timer;
         }
         let at = secs(now);
         with_gil(|py| {
-            let made = Bound::new(py, Exchange::of(&timer, start.outstanding));
+            let made = Bound::new(py, Exchange::of(&timer, start.outstanding, &self.marking));
             let Some(ex) = self.recorded(py, "start", at, made) else { return };
             let out = lend(py, rng, |r| self.call(py, "start", at, (at, ex.clone(), r.clone())));
             if let Some(rto) = self.recorded(py, "start", at, out).flatten().and_then(|v| self.rto(py, "start", at, &v))
             {
-                timer = ExchangeTimer::from_secs(rto, start, Marking::None);
+                timer = ExchangeTimer::from_secs(rto, start, marking);
                 keep_state(&mut timer, &ex);
             }
         });
@@ -667,7 +761,7 @@ impl Controller for PyController {
         self.live()?;
         let at = secs(now);
         with_gil(|py| {
-            let e = self.recorded(py, "on_timeout", at, Bound::new(py, Exchange::of(ex, 0)))?;
+            let e = self.recorded(py, "on_timeout", at, Bound::new(py, Exchange::of(ex, 0, &self.marking)))?;
             let out = lend(py, rng, |r| self.call(py, "on_timeout", at, (at, e.clone(), r.clone())));
             let out = self.recorded(py, "on_timeout", at, out)??;
             if out.is_none() {
@@ -680,6 +774,7 @@ impl Controller for PyController {
         })
     }
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
+        self.marking.observe(ex, done);
         if !self.defines(|c| c.on_complete) || self.live().is_none() {
             return;
         }
@@ -689,7 +784,8 @@ impl Controller for PyController {
             Sample::Ambiguous { rtt, .. } => (rtt.as_secs_f64(), false),
         };
         with_gil(|py| {
-            if let Some(e) = self.recorded(py, "on_complete", at, Bound::new(py, Exchange::of(ex, 0))) {
+            let e = Bound::new(py, Exchange::completed(ex, &self.marking, done));
+            if let Some(e) = self.recorded(py, "on_complete", at, e) {
                 self.call(py, "on_complete", at, (at, e, rtt, unambiguous));
             }
         });
@@ -700,7 +796,7 @@ impl Controller for PyController {
         }
         let at = secs(now);
         with_gil(|py| {
-            if let Some(e) = self.recorded(py, "on_failure", at, Bound::new(py, Exchange::of(ex, 0))) {
+            if let Some(e) = self.recorded(py, "on_failure", at, Bound::new(py, Exchange::of(ex, 0, &self.marking))) {
                 self.call(py, "on_failure", at, (at, e));
             }
         });

@@ -309,3 +309,106 @@ def test_cocoa_in_python_gives_the_builtins_results_to_the_bit(keys):
     assert builtin["scenario"]["cc"].partition(":")[2] == python["scenario"]["cc"].partition(":")[2]
     assert builtin["exchanges"] > 0
     assert numbers(python) == numbers(builtin)
+
+
+from fasor import Fasor  # noqa: E402 (examples/python, on the path above)
+
+
+@pytest.mark.parametrize("builtin,cls", [
+    ("fasor_token", Fasor),
+    ("fasor_option", (Fasor, {"rtt_marking": "option"})),
+    ("fasor", (Fasor, {"rtt_marking": "none"})),
+])
+@pytest.mark.parametrize("keys", [
+    {"clients": 20, "reps": 2},
+    {"clients": 10, "errors": "high", "reps": 3},  # retransmissions: the echo decides the sample
+    {"clients": 100, "workload": "random", "buffer": "infinite", "reps": 1},
+])
+def test_fasor_with_numbered_transmissions_in_python_gives_the_builtins_results_to_the_bit(builtin, cls, keys):
+    r = coapcc.sim(cc=[builtin, cls], **keys)
+    a, b = r.summary["runs"]
+    assert a["exchanges"] > 0
+    assert numbers(a) == numbers(b)
+
+
+@pytest.mark.filterwarnings("ignore::coapcc.ResultWarning")  # 120 s: half the clients not done
+def test_fasor_token_in_python_equals_the_builtin_on_a_mesh():
+    r = coapcc.sim(preset="nitk-gst-cooja", cc=["fasor_token", Fasor], duration=120.0, reps=2)
+    a, b = r.summary["runs"]
+    assert a["retransmissions_total"] > 0
+    assert numbers(a) == numbers(b)
+
+
+class Numbered(DefaultCoap):
+    """DefaultCoAP that numbers its transmissions in the token and records what it is told."""
+
+    name = "py_numbered"
+    marking = "token"
+    seen = []
+
+    def on_complete(self, now, ex, rtt, unambiguous):
+        type(self).seen.append((now, rtt, unambiguous, ex.sent, ex.echo, ex.piggybacked, ex.marking_active,
+                                ex.retransmissions))
+
+
+def test_a_completion_tells_every_transmission_and_the_echo():
+    Numbered.seen = []
+    coapcc.sim(cc=Numbered, clients=10, errors="high", reps=1)
+    assert len(Numbered.seen) == 10 * 50
+    retransmitted = 0
+    for now, rtt, unambiguous, sent, echo, piggybacked, active, retx in Numbered.seen:
+        assert len(sent) == retx + 1 and list(sent) == sorted(sent) and sent[0] < now
+        assert active and piggybacked  # the token is always in use; the testbed's server piggybacks
+        assert unambiguous, "every response names its transmission"
+        assert echo is not None and 0 <= echo <= retx
+        # the sample runs from the transmission the response names
+        assert rtt == pytest.approx(now - sent[echo], abs=1e-9)
+        retransmitted += retx > 0
+    assert retransmitted > 0, "the high error profile retransmits some"
+
+
+class Paced(DefaultCoap):
+    """DefaultCoAP whose client starts an exchange at most once every `gap` seconds."""
+
+    name = "py_paced"
+
+    def __init__(self, gap=3.0, **kw):
+        super().__init__(**kw)
+        self.gap = gap
+        self.last = None
+
+    def earliest_start(self, now, confirmable):
+        return now if self.last is None else self.last + self.gap
+
+    def start(self, now, ex, rng):
+        self.last = now
+        return super().start(now, ex, rng)
+
+
+def test_pacing_holds_each_start_until_earliest_start():
+    r = coapcc.sim(cc=["default", Paced], clients=5, reps=1)
+    e = r.exchanges()
+    paced = e[e.cc == "py_paced"].sort_values(["client", "exchange"])
+    gaps = paced.groupby("client").start_s.diff().dropna()
+    assert len(gaps) == 5 * 49
+    assert (gaps >= 3.0 - 1e-9).all()
+    plain = e[e.cc == "default"].sort_values(["client", "exchange"])
+    assert (plain.groupby("client").start_s.diff().dropna() < 3.0).any(), "unpaced, back to back"
+
+
+def test_a_bad_marking_or_pacing_time_is_refused():
+    class BadMarking(DefaultCoap):
+        name = "py_bad_marking"
+        marking = "tokens"
+
+    with pytest.raises(coapcc.ControllerError, match="marking"):
+        coapcc.sim(cc=BadMarking, clients=2, reps=1)
+
+    class NowhereNear(Paced):
+        name = "py_nowhere_near"
+
+        def earliest_start(self, now, confirmable):
+            return float("inf")
+
+    with pytest.raises(coapcc.ControllerError, match="earliest_start"):
+        coapcc.sim(cc=NowhereNear, clients=2, reps=1)

@@ -20,9 +20,10 @@ choice! {
     pub enum MarkingKind { None = "none", Token = "token", Option = "option" }
 }
 
-/// Per-destination marking state: the kind, and what the probe learnt.
+/// Per-destination marking state: the kind, and what the probe learnt (what a controller keeps to
+/// number its exchanges' transmissions; public for controllers written outside this crate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct MarkingState {
+pub struct MarkingState {
     kind: MarkingKind,
     number: u16,
     /// `None` until the first piggybacked response to a probe.
@@ -30,12 +31,13 @@ pub(crate) struct MarkingState {
 }
 
 impl MarkingState {
-    pub(crate) fn new(kind: MarkingKind, number: u16) -> Self {
+    /// Numbering of `kind`, with the option `number` where the kind is `option`.
+    pub fn new(kind: MarkingKind, number: u16) -> Self {
         MarkingState { kind, number, peer_echoes: None }
     }
 
     /// The marking of the next exchange.
-    pub(crate) fn next(&self) -> Marking {
+    pub fn next(&self) -> Marking {
         match (self.kind, self.peer_echoes) {
             (MarkingKind::None, _) | (MarkingKind::Option, Some(false)) => Marking::None,
             (MarkingKind::Token, _) => Marking::Token,
@@ -44,7 +46,7 @@ impl MarkingState {
     }
 
     /// Is the option known to be echoed (the accurate-RTT path is active)?
-    pub(crate) fn active(&self) -> bool {
+    pub fn active(&self) -> bool {
         match self.kind {
             MarkingKind::None => false,
             MarkingKind::Token => true,
@@ -53,7 +55,7 @@ impl MarkingState {
     }
 
     /// Learns from a completion whether the peer echoes the option.
-    pub(crate) fn observe(&mut self, ex: &ExchangeTimer, done: &Completion<'_>) {
+    pub fn observe(&mut self, ex: &ExchangeTimer, done: &Completion<'_>) {
         if let Marking::Option { .. } = ex.marking {
             if done.piggybacked && self.peer_echoes.is_none() {
                 self.peer_echoes = Some(done.echo != Echo::None);
