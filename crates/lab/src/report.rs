@@ -450,6 +450,7 @@ pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
     for c in &wired {
         groups.entry(c.group()).or_default().push(c);
     }
+    let league = if dir.join(crate::league::DIR).is_dir() { Some(crate::league::score(dir)?) } else { None };
     let mut html = String::new();
     let _ = write!(
         html,
@@ -471,7 +472,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
 </style></head><body>
 <h1>coapcc report</h1>
 <p class="meta">{}, {} algorithm(s). {}Every statistic is computed by coapcc (type-7 quantiles) over all clients of all replications of a cell.</p>
-<nav>{}<a href="#meta">Run</a></nav>
+<nav>{}{}<a href="#meta">Run</a></nav>
 "##,
         coverage(dir, cells.len()),
         algo_order.len(),
@@ -480,6 +481,7 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         } else {
             "FCT = flow completion time per client (first transmission of its first request to the first response of its last). Boxes: quartiles; line: median; whiskers: p10 and p90. "
         },
+        if league.is_some() { r##"<a href="#league">League</a>"## } else { "" },
         match (wired.is_empty(), mesh.is_empty()) {
             (false, false) =>
                 r##"<a href="#figures">Figures</a><a href="#medians">Medians</a><a href="#mesh">Mesh</a>"##,
@@ -487,10 +489,11 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
             _ => r##"<a href="#mesh">Mesh</a>"##,
         }
     );
-    html += &banner(&cells);
-    if dir.join(crate::league::DIR).is_dir() {
-        html += &crate::league::render::section(&crate::league::score(dir)?);
+    // a league's table comes first; the cells' warnings after it
+    if let Some(league) = &league {
+        html += &crate::league::render::section(league);
     }
+    html += &banner(&cells);
     let (figures, claims) = crate::published::compare_all(&cells, dir)?;
     html += &crate::published::section(&figures, &claims);
     write_published(out, &crate::published::rows_of(&figures, &claims))?;
@@ -630,15 +633,24 @@ fn banner(cells: &[CellData]) -> String {
 }
 
 /// A warning box: `title` over a list of `items`; empty when there are none.
+/// Warnings a box lists open; more are folded into a `<details>` element.
+const FOLD_WARNINGS: usize = 10;
+
 fn warn_box(title: &str, items: &[String]) -> String {
     if items.is_empty() {
         return String::new();
     }
-    let mut html = format!("<div class=\"warn\" role=\"alert\"><strong>{title}</strong><ul>");
+    // a long list (a league's hundreds of cells) folds away, its count in sight
+    let (open, close) = if items.len() > FOLD_WARNINGS {
+        (format!("<details><summary>{} cells (show)</summary><ul>", items.len()), "</ul></details></div>")
+    } else {
+        ("<ul>".to_string(), "</ul></div>")
+    };
+    let mut html = format!("<div class=\"warn\" role=\"alert\"><strong>{title}</strong>{open}");
     for i in items {
         let _ = write!(html, "<li>{}</li>", esc(i));
     }
-    html + "</ul></div>"
+    html + close
 }
 
 /// Inside a figure's section, what its cells' results say is wrong with them (the banner's
@@ -765,6 +777,18 @@ fn meta(dir: &Path, sorted: &[&CellData]) -> Result<String, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_warning_list_folds_away_its_count_in_sight() {
+        let items = |n: usize| (0..n).map(|i| format!("cell {i} <x>")).collect::<Vec<_>>();
+        let short = warn_box("W", &items(FOLD_WARNINGS));
+        assert!(!short.contains("<details>") && short.matches("<li>").count() == FOLD_WARNINGS);
+        let long = warn_box("W", &items(FOLD_WARNINGS + 1));
+        assert!(long.contains("<details><summary>11 cells (show)</summary>"), "{long}");
+        assert_eq!(long.matches("<li>").count(), FOLD_WARNINGS + 1);
+        assert!(long.contains("cell 0 &lt;x&gt;") && long.ends_with("</ul></details></div>"));
+        assert_eq!(warn_box("W", &[]), "");
+    }
 
     #[test]
     fn histogram_bars_on_a_log_scale() {
