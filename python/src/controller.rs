@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use coap_cc::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use coap_cc::params::{ParamInfo, Params, SetError};
 use coap_cc::{
-    Algorithm, Completion, Controller, ControllerFactory, Duration, Echo, ExchangeTimer, Instant, Metrics, RngCore,
-    Sample, Start,
+    Algorithm, Completion, Controller, ControllerFactory, Duration, ExchangeTimer, Instant, Metrics, RngCore, Sample,
+    Start,
 };
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -464,11 +464,7 @@ impl Exchange {
     fn completed(t: &ExchangeTimer, marking: &MarkingState, done: &Completion<'_>) -> Exchange {
         Exchange {
             sent: done.sent.iter().map(|s| secs(*s)).collect(),
-            echo: match done.echo {
-                Echo::Number(255) => Some(0),
-                Echo::Number(n) => Some(n),
-                Echo::None => None,
-            },
+            echo: done.echo.transmission(),
             piggybacked: done.piggybacked,
             ..Exchange::of(t, 0, marking)
         }

@@ -276,15 +276,10 @@ fn league_plan(extra: Vec<String>, reps: Option<u32>, suite: Option<String>) -> 
     lab::league::plan(suite.as_deref().unwrap_or(lab::league::SUITE), &extra, reps).map_err(err)
 }
 
-/// Ranks the results in `out` and writes `out/league/` and the report; returns the league as JSON.
+/// Ranks the results in `out` and writes `out/league/` and the report.
 #[pyfunction]
-fn league_write(py: Python<'_>, out: PathBuf) -> PyResult<String> {
-    py.allow_threads(|| {
-        let league = lab::league::write(&out)?;
-        lab::report::write(&out, &out.join("report"))?;
-        serde_json::to_string(&league).map_err(Into::into)
-    })
-    .map_err(|e: Box<dyn std::error::Error + Send + Sync>| err(e))
+fn league_write(py: Python<'_>, out: PathBuf) -> PyResult<()> {
+    py.allow_threads(|| lab::league::write(&out, &out.join("report")).map(drop)).map_err(err)
 }
 
 /// The command line (`coapcc …`, argv with the program's name first), run in this process: the

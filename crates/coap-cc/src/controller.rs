@@ -166,6 +166,17 @@ pub enum Echo {
     Number(u8),
 }
 
+impl Echo {
+    /// The transmission the echo names (0 the original; the probe's 255 reads as 0), if any.
+    pub fn transmission(self) -> Option<u8> {
+        match self {
+            Echo::Number(255) => Some(0),
+            Echo::Number(n) => Some(n),
+            Echo::None => None,
+        }
+    }
+}
+
 /// What the caller knows when an exchange completes (its ACK or response arrived).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Completion<'a> {
@@ -201,12 +212,7 @@ impl Completion<'_> {
     pub fn sample(&self, now: Instant) -> Sample {
         let first = self.sent.first().copied().unwrap_or(now);
         let retransmissions = self.sent.len().saturating_sub(1) as u32;
-        let echoed = match self.echo {
-            Echo::Number(255) => Some(0usize),
-            Echo::Number(n) => Some(n as usize),
-            Echo::None => None,
-        };
-        match echoed.and_then(|n| self.sent.get(n)) {
+        match self.echo.transmission().and_then(|n| self.sent.get(n as usize)) {
             Some(&t) => Sample::Unambiguous { rtt: now - t, retransmitted: retransmissions > 0 },
             None if retransmissions == 0 => Sample::Unambiguous { rtt: now - first, retransmitted: false },
             None => Sample::Ambiguous { rtt: now - first, retransmissions },

@@ -156,8 +156,8 @@ pub struct ReproduceArgs {
     json: bool,
 }
 
-/// Replications per cell of `reproduce --quick`.
-const QUICK_REPS: u32 = 3;
+/// Replications per cell of `reproduce --quick` (and a wired cell's of `league --quick`).
+pub(crate) const QUICK_REPS: u32 = 3;
 
 /// Runs `coapcc reproduce`.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {

@@ -51,9 +51,6 @@ pub struct Args {
     json: bool,
 }
 
-/// Replications a wired cell in `--quick`.
-const QUICK_REPS: u32 = 3;
-
 /// Runs `coapcc league`.
 pub fn run(args: &Args) -> Result<(), Error> {
     if args.reps == Some(0) {
@@ -61,7 +58,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
     }
     let mut interrupted = None;
     if !args.score_only {
-        let reps = if args.quick { Some(QUICK_REPS) } else { args.reps };
+        let reps = if args.quick { Some(crate::experiments::QUICK_REPS) } else { args.reps };
         let (suite, name) = match &args.plan {
             Some(p) => {
                 (netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?, p.display().to_string())
@@ -88,8 +85,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
             ));
         }
     }
-    let league = lab::league::write(&args.out).map_err(|e| e.to_string())?;
-    lab::report::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
+    let league = lab::league::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     if args.json {
         crate::stdout::json(&serde_json::to_value(&league).map_err(|e| e.to_string())?)?;
     } else {

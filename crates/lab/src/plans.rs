@@ -36,17 +36,7 @@ pub fn plan(name: &str, o: &Overrides) -> Result<String, Error> {
         changed |= matrices.len() != before;
     }
     if let Some(r) = o.reps {
-        let base = doc.get("reps").and_then(|v| v.as_integer());
-        doc.insert("reps".into(), toml::Value::Integer(i64::from(r)));
-        for m in matrices_mut(&mut doc) {
-            if let (Some(toml::Value::Array(own)), Some(base)) = (m.get_mut("reps"), base) {
-                for v in own.iter_mut() {
-                    if let Some(n) = v.as_integer() {
-                        *v = toml::Value::Integer(n * i64::from(r) / base);
-                    }
-                }
-            }
-        }
+        set_reps(&mut doc, r);
         changed = true;
     }
     if let Some(d) = o.duration_s {
@@ -58,10 +48,28 @@ pub fn plan(name: &str, o: &Overrides) -> Result<String, Error> {
     Ok(if changed { toml::to_string(&doc)? } else { text.to_string() })
 }
 
+/// Sets a plan's `reps` to `r`, and each matrix's own counts in proportion to the plan's (a
+/// matrix that had twice the plan's keeps twice `r`; at least one). Without a plan-wide count, a
+/// matrix's own stays.
+pub(crate) fn set_reps(doc: &mut toml::Table, r: u32) {
+    let base = doc.get("reps").and_then(|v| v.as_integer());
+    doc.insert("reps".into(), toml::Value::Integer(i64::from(r)));
+    let Some(base) = base else { return };
+    for m in matrices_mut(doc) {
+        if let Some(toml::Value::Array(own)) = m.get_mut("reps") {
+            for v in own.iter_mut() {
+                if let Some(n) = v.as_integer() {
+                    *v = toml::Value::Integer((n * i64::from(r) / base).max(1));
+                }
+            }
+        }
+    }
+}
+
 /// The key the offered-load matrices vary.
 const LOAD_KEY: &str = "workload.offered_load_kbps";
 
-fn matrices_mut(doc: &mut toml::Table) -> impl Iterator<Item = &mut toml::Table> {
+pub(crate) fn matrices_mut(doc: &mut toml::Table) -> impl Iterator<Item = &mut toml::Table> {
     doc.get_mut("matrices").and_then(|m| m.as_array_mut()).into_iter().flatten().filter_map(|m| m.as_table_mut())
 }
 

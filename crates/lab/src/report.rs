@@ -43,6 +43,9 @@ pub(crate) struct CellData {
     /// infinity for each burst client that did not finish (`burst_clients` in all).
     pub(crate) burst: Vec<f64>,
     dups: Vec<f64>,
+    /// Each replication's figures as the league ranks them (None: not loaded for a league, or a
+    /// mesh cell without `duration_s`, which has no rate).
+    pub(crate) per_rep: Option<Vec<crate::league::score::Rep>>,
 }
 
 impl CellData {
@@ -54,7 +57,9 @@ impl CellData {
     }
 }
 
-fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
+/// The finished cells of `dir`; with `league`, each with its replications' figures as the league
+/// ranks them (read in the same pass over the clients' rows).
+pub(crate) fn load(dir: &Path, league: bool) -> Result<Vec<CellData>, Error> {
     let cells_dir = dir.join("cells");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&cells_dir)
         .map_err(|e| format!("{}: {e} (not a results directory of coapcc sweep?)", cells_dir.display()))?
@@ -84,23 +89,47 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
             .filter(|(k, _)| !k.ends_with("buffer_bytes"))
             .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
             .collect();
-        let (mut fcts, mut dups) = (Vec::new(), Vec::new());
+        let (mut fcts, mut dups, mut rows) = (Vec::new(), Vec::new(), Vec::new());
         let csv_path = cells_dir.join(format!("{id}.clients.csv"));
         {
             let named = |e: csv::Error| format!("{}: {e}", csv_path.display());
             let mut r = csv::Reader::from_path(&csv_path).map_err(named)?;
             let h = r.headers().map_err(named)?.clone();
-            let (fi, di) = (h.iter().position(|x| x == "fct_s"), h.iter().position(|x| x == "duplicates"));
+            let col = |name: &str| h.iter().position(|x| x == name);
+            let (fi, di) = (col("fct_s"), col("duplicates"));
+            // check_cell made sure these exist
+            let counts = [col("rep"), col("exchanges"), col("failed"), col("retransmissions")];
             for row in r.records() {
                 let row = row.map_err(named)?;
-                if let Some(f) = fi.and_then(|i| row.get(i)).and_then(|x| x.parse::<f64>().ok()) {
-                    fcts.push(f);
-                }
+                let fct = fi.and_then(|i| row.get(i)).and_then(|x| x.parse::<f64>().ok());
+                fcts.extend(fct);
                 if let Some(d) = di.and_then(|i| row.get(i)).and_then(|x| x.parse::<f64>().ok()) {
                     dups.push(d);
                 }
+                if !league {
+                    continue;
+                }
+                let [rep, exchanges, failed, retransmissions] = counts.map(|i| {
+                    let x = i.and_then(|i| row.get(i)).unwrap_or_default();
+                    x.parse::<u64>().map_err(|_| format!("{}: '{x}' is not a count", csv_path.display()))
+                });
+                rows.push(crate::league::score::ClientRow {
+                    rep: rep? as u32,
+                    fct_s: fct,
+                    exchanges: exchanges?,
+                    failed: failed?,
+                    retransmissions: retransmissions?,
+                });
             }
         }
+        let mesh = s["env"].as_str() == Some("lln");
+        let per_rep = if !league {
+            None
+        } else if mesh {
+            v["duration_s"].as_f64().map(|d| crate::league::score::reps(&rows, Some(d)))
+        } else {
+            Some(crate::league::score::reps(&rows, None))
+        };
         fcts.sort_by(f64::total_cmp);
         dups.sort_by(f64::total_cmp);
         let mut burst: Vec<f64> =
@@ -110,7 +139,7 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
         cells.push(CellData {
             id,
             algo,
-            mesh: s["env"].as_str() == Some("lln"),
+            mesh,
             workload: s["workload"].as_str().unwrap_or("?").to_string(),
             buffer: s["downlink"]["buffer_bytes"].as_u64().unwrap_or(0),
             clients: s["clients"].as_u64().unwrap_or(0),
@@ -121,6 +150,7 @@ fn load(dir: &Path) -> Result<Vec<CellData>, Error> {
             fcts,
             burst,
             dups,
+            per_rep,
         });
     }
     Ok(cells)
@@ -426,13 +456,26 @@ fn coverage(dir: &Path, shown: usize) -> String {
 }
 
 pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
-    let cells = load(dir)?;
+    // a league run's directory: its table comes first
+    let is_league = dir.join(crate::league::DIR).is_dir();
+    let cells = load(dir, is_league)?;
+    let league = if is_league { Some(crate::league::score_cells(&cells, dir)?) } else { None };
+    write_loaded(dir, out, &cells, league.as_ref())
+}
+
+/// [`write`] of cells already loaded, with the league's section where there is one.
+pub(crate) fn write_loaded(
+    dir: &Path,
+    out: &Path,
+    cells: &[CellData],
+    league: Option<&crate::league::League>,
+) -> Result<usize, Error> {
     if cells.is_empty() {
         return Err(format!("{}: no finished cells", dir.display()).into());
     }
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let mut algo_order: Vec<String> = Vec::new();
-    for c in &cells {
+    for c in cells {
         if !algo_order.contains(&c.algo) {
             algo_order.push(c.algo.clone());
         }
@@ -450,7 +493,6 @@ pub fn write(dir: &Path, out: &Path) -> Result<usize, Error> {
     for c in &wired {
         groups.entry(c.group()).or_default().push(c);
     }
-    let league = if dir.join(crate::league::DIR).is_dir() { Some(crate::league::score(dir)?) } else { None };
     let mut html = String::new();
     let _ = write!(
         html,
@@ -490,11 +532,11 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
         }
     );
     // a league's table comes first; the cells' warnings after it
-    if let Some(league) = &league {
+    if let Some(league) = league {
         html += &crate::league::render::section(league);
     }
-    html += &banner(&cells);
-    let (figures, claims) = crate::published::compare_all(&cells, dir)?;
+    html += &banner(cells);
+    let (figures, claims) = crate::published::compare_all(cells, dir)?;
     html += &crate::published::section(&figures, &claims);
     write_published(out, &crate::published::rows_of(&figures, &claims))?;
     let fct_marks = crate::published::fct_marks(&figures);
@@ -602,7 +644,7 @@ fn write_published(out: &Path, rows: &[crate::published::Row]) -> Result<(), Err
 
 /// Every published figure and claim beside the cells of `dir` (the report's `published.csv`).
 pub fn published_rows(dir: &Path) -> Result<Vec<crate::published::Row>, Error> {
-    let cells = load(dir)?;
+    let cells = load(dir, false)?;
     let (figures, claims) = crate::published::compare_all(&cells, dir)?;
     Ok(crate::published::rows_of(&figures, &claims))
 }
@@ -823,6 +865,7 @@ mod tests {
             fcts: Vec::new(),
             burst: Vec::new(),
             dups: Vec::new(),
+            per_rep: None,
         };
         let dead =
             serde_json::json!({ "warnings": ["pdr = 0.003: the servers received 0.3 % of the clients' messages"] });

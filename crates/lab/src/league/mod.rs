@@ -13,7 +13,8 @@ pub mod score;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use score::{ClientRow, LeagueCell, Measured, Standing};
+use crate::report::CellData;
+use score::{LeagueCell, Measured, Standing};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -33,13 +34,14 @@ pub const DIR: &str = "league";
 /// a program) and `reps` replications (the suite's ratios kept: in [`SUITE`], `reps = 3` gives the
 /// error cells 6).
 pub fn plan(suite: &str, extra: &[String], reps: Option<u32>) -> Result<String, Error> {
-    let mut doc: toml::Table = suite.parse()?;
-    let base = doc.get("reps").and_then(toml::Value::as_integer).unwrap_or(1);
-    if let Some(r) = reps {
-        doc.insert("reps".into(), toml::Value::Integer(i64::from(r)));
+    if extra.is_empty() && reps.is_none() {
+        return Ok(suite.to_string());
     }
-    for m in doc.get_mut("matrices").and_then(|m| m.as_array_mut()).into_iter().flatten() {
-        let Some(m) = m.as_table_mut() else { continue };
+    let mut doc: toml::Table = suite.parse()?;
+    if let Some(r) = reps {
+        crate::plans::set_reps(&mut doc, r);
+    }
+    for m in crate::plans::matrices_mut(&mut doc) {
         if let Some(toml::Value::Array(cc)) = m.get_mut("cc") {
             for e in extra {
                 if !cc.iter().any(|c| c.as_str() == Some(e)) {
@@ -47,17 +49,6 @@ pub fn plan(suite: &str, extra: &[String], reps: Option<u32>) -> Result<String, 
                 }
             }
         }
-        if let (Some(r), Some(toml::Value::Array(own))) = (reps, m.get_mut("reps")) {
-            for v in own.iter_mut() {
-                if let Some(n) = v.as_integer() {
-                    // the suite's ratio, at least one
-                    *v = toml::Value::Integer((n * i64::from(r) / base).max(1));
-                }
-            }
-        }
-    }
-    if extra.is_empty() && reps.is_none() {
-        return Ok(suite.to_string());
     }
     Ok(toml::to_string(&doc)?)
 }
@@ -69,58 +60,32 @@ pub struct League {
     pub standings: Vec<Standing>,
 }
 
-/// Scores the finished cells of `dir` (a sweep's results directory).
-pub fn score(dir: &Path) -> Result<League, Error> {
-    // plan order where the directory records it, else the ids' order
-    let order: Vec<String> = match crate::sweep::PlanRecord::of_dir(dir)? {
-        Some(p) => p.cells,
-        None => Vec::new(),
-    };
-    let cells_dir = dir.join("cells");
-    let mut ids: Vec<String> = order.into_iter().filter(|id| crate::sweep::finished(dir, id)).collect();
-    let mut others: Vec<String> = std::fs::read_dir(&cells_dir)
-        .map_err(|e| format!("{}: {e} (not a results directory of coapcc sweep?)", cells_dir.display()))?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".json").map(str::to_string))
-        .filter(|id| !ids.contains(id))
-        .collect();
-    others.sort();
-    ids.extend(others);
-    // league cell (parameters less the algorithm) → algorithm → replications
+/// Scores cells the report has loaded from `dir`: the cells that differ only in their algorithm
+/// are one league cell, its entrants in the plan's order (that of `dir`'s plan record, else the
+/// cells' ids').
+pub(crate) fn score_cells(cells: &[CellData], dir: &Path) -> Result<League, Error> {
+    let order: BTreeMap<String, usize> = crate::sweep::PlanRecord::of_dir(dir)?
+        .map(|p| p.cells.into_iter().enumerate().map(|(i, id)| (id, i)).collect())
+        .unwrap_or_default();
+    let mut sorted: Vec<&CellData> = cells.iter().collect();
+    // stable: cells of no record keep the ids' order, after the others
+    sorted.sort_by_key(|c| order.get(&c.id).copied().unwrap_or(usize::MAX));
     let mut groups: Vec<Measured> = Vec::new();
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    for id in &ids {
-        crate::sweep::check_cell(dir, id)
-            .map_err(|why| format!("broken results: {why}; run the sweep again to run the cell again"))?;
-        let path = cells_dir.join(format!("{id}.json"));
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path)?).map_err(|e| format!("{}: {e}", path.display()))?;
-        let params = v["cell"]["params"].as_object().cloned().unwrap_or_default();
-        let text = |x: &serde_json::Value| x.as_str().map_or_else(|| x.to_string(), str::to_string);
-        let algorithm =
-            params.get("stack").or(params.get("cc")).map(text).unwrap_or_else(|| crate::sim::stack_of(&v["scenario"]));
+    for c in sorted {
+        let params = c.summary["cell"]["params"].as_object().cloned().unwrap_or_default();
         let label: Vec<String> = params
             .iter()
             .filter(|(k, _)| !matches!(k.as_str(), "cc" | "stack" | "reps"))
-            .map(|(k, x)| format!("{k}={}", text(x)))
+            .map(|(k, x)| format!("{k}={}", x.as_str().map_or_else(|| x.to_string(), str::to_string)))
             .collect();
         let label = label.join(", ");
-        let mesh = v["scenario"]["env"].as_str() == Some("lln");
-        let duration = if mesh {
-            Some(
-                v["duration_s"]
-                    .as_f64()
-                    .ok_or_else(|| format!("{}: a mesh cell without duration_s", path.display()))?,
-            )
-        } else {
-            None
-        };
-        let rows: Vec<ClientRow> = score::read_rows(&cells_dir.join(format!("{id}.clients.csv")))?;
-        let reps = score::reps(&rows, duration);
+        let reps = c.per_rep.clone().ok_or_else(|| format!("cell {}: a mesh cell without duration_s", c.id))?;
         let g = *index.entry(label.clone()).or_insert_with(|| {
-            groups.push(Measured { label: label.clone(), mesh, by_algorithm: Vec::new() });
+            groups.push(Measured { label, mesh: c.mesh, by_algorithm: Vec::new() });
             groups.len() - 1
         });
-        groups[g].by_algorithm.push((algorithm, reps));
+        groups[g].by_algorithm.push((c.algo.clone(), reps));
     }
     // the bottleneck's cells first, then the mesh's, each in plan order
     groups.sort_by_key(|g| g.mesh);
@@ -129,11 +94,13 @@ pub fn score(dir: &Path) -> Result<League, Error> {
     Ok(League { cells, standings })
 }
 
-/// Scores `dir` and writes `dir/league/`: `cells.csv` (every algorithm in every cell),
-/// `table.csv` (the league table), `league.md` (both, and the heat map as a table) and
-/// `regret.svg` (the heat map).
-pub fn write(dir: &Path) -> Result<League, Error> {
-    let league = score(dir)?;
+/// Scores `dir` and writes `dir/league/` — `cells.csv` (every algorithm in every cell),
+/// `table.csv` (the league table), `league.md` (both, and the heat map as a table),
+/// `regret.svg` (the heat map) — and the report into `report` (the league first), from one
+/// reading of the cells.
+pub fn write(dir: &Path, report: &Path) -> Result<League, Error> {
+    let cells = crate::report::load(dir, true)?;
+    let league = score_cells(&cells, dir)?;
     if league.cells.is_empty() {
         return Err(format!("{}: no finished cells to rank", dir.display()).into());
     }
@@ -147,6 +114,7 @@ pub fn write(dir: &Path) -> Result<League, Error> {
     put("table.csv", render::table_csv(&league.standings)?)?;
     put("regret.svg", render::heat_map(&league).into_bytes())?;
     put("league.md", render::markdown(&league, "regret.svg").into_bytes())?;
+    crate::report::write_loaded(dir, report, &cells, Some(&league))?;
     Ok(league)
 }
 

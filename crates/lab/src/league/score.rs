@@ -18,11 +18,8 @@
 //!   the two intervals overlap: the replications cannot tell them apart.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use runstats::quantile;
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// One replication of one cell.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -265,9 +262,10 @@ pub fn rank(cells: Vec<Measured>) -> Vec<LeagueCell> {
                 .by_algorithm
                 .iter()
                 .map(|(a, reps)| {
+                    let (fct, rate) = (col(reps, |r| r.fct_p50), col(reps, |r| r.completed_per_s));
                     let (value, ci95) = match figure {
-                        Figure::FctMedian => col(reps, |r| r.fct_p50),
-                        Figure::CompletedPerS => col(reps, |r| r.completed_per_s),
+                        Figure::FctMedian => fct,
+                        Figure::CompletedPerS => rate,
                     };
                     Entry {
                         algorithm: a.clone(),
@@ -276,9 +274,9 @@ pub fn rank(cells: Vec<Measured>) -> Vec<LeagueCell> {
                         ci95,
                         regret: f64::NAN,
                         tied: false,
-                        fct_p50_s: col(reps, |r| r.fct_p50).0,
+                        fct_p50_s: fct.0,
                         fct_p90_s: col(reps, |r| r.fct_p90).0,
-                        completed_per_s: col(reps, |r| r.completed_per_s).0,
+                        completed_per_s: rate.0,
                         jain: col(reps, |r| r.jain).0,
                         retx_per_exchange: col(reps, |r| r.retx_per_exchange).0,
                     }
@@ -323,6 +321,16 @@ pub struct Standing {
     pub mean_retx_per_exchange: f64,
 }
 
+/// The mean of the finite values (NaN without any).
+fn finite_mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = v.filter(|x| x.is_finite()).fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum / n as f64
+    }
+}
+
 /// The league table: every algorithm's standing, best (smallest worst-case regret, then mean
 /// regret, then name) first.
 pub fn standings(cells: &[LeagueCell]) -> Vec<Standing> {
@@ -342,15 +350,6 @@ pub fn standings(cells: &[LeagueCell]) -> Vec<Standing> {
                 Some(w) if regret_of(w.1) >= regret_of(x.1) => Some(w),
                 _ => Some(x),
             });
-            let mean = |f: &dyn Fn(&Entry) -> f64, over: &[&(&LeagueCell, &Entry)]| {
-                let v: Vec<f64> = over.iter().map(|(_, e)| f(e)).filter(|v| v.is_finite()).collect();
-                if v.is_empty() {
-                    f64::NAN
-                } else {
-                    v.iter().sum::<f64>() / v.len() as f64
-                }
-            };
-            let all: Vec<&(&LeagueCell, &Entry)> = es.iter().collect();
             Standing {
                 algorithm: a.to_string(),
                 worst_regret: worst.map_or(f64::NAN, |w| regret_of(w.1)),
@@ -360,8 +359,8 @@ pub fn standings(cells: &[LeagueCell]) -> Vec<Standing> {
                 within_5: usable.iter().filter(|(_, e)| e.regret <= 0.05 + EPS).count(),
                 tied: usable.iter().filter(|(_, e)| e.tied).count(),
                 cells: es.len(),
-                mean_jain: mean(&|e| e.jain, &all),
-                mean_retx_per_exchange: mean(&|e| e.retx_per_exchange, &all),
+                mean_jain: finite_mean(es.iter().map(|(_, e)| e.jain)),
+                mean_retx_per_exchange: finite_mean(es.iter().map(|(_, e)| e.retx_per_exchange)),
             }
         })
         .collect();
@@ -372,33 +371,6 @@ pub fn standings(cells: &[LeagueCell]) -> Vec<Standing> {
             .then(a.algorithm.cmp(&b.algorithm))
     });
     out
-}
-
-/// Reads `cells/ID.clients.csv` into rows (columns by name, as sweep writes them).
-pub fn read_rows(path: &Path) -> Result<Vec<ClientRow>, Error> {
-    let named = |e: csv::Error| format!("{}: {e}", path.display());
-    let mut r = csv::Reader::from_path(path).map_err(named)?;
-    let h = r.headers().map_err(named)?.clone();
-    let col =
-        |name: &str| h.iter().position(|x| x == name).ok_or_else(|| format!("{}: no column {name}", path.display()));
-    let (rep, fct, ex, failed, retx) =
-        (col("rep")?, col("fct_s")?, col("exchanges")?, col("failed")?, col("retransmissions")?);
-    let mut rows = Vec::new();
-    for row in r.records() {
-        let row = row.map_err(named)?;
-        let int = |i: usize| -> Result<u64, Error> {
-            let s = row.get(i).unwrap_or_default();
-            s.parse().map_err(|_| format!("{}: '{s}' is not a count", path.display()).into())
-        };
-        rows.push(ClientRow {
-            rep: int(rep)? as u32,
-            fct_s: row.get(fct).and_then(|s| s.parse().ok()),
-            exchanges: int(ex)?,
-            failed: int(failed)?,
-            retransmissions: int(retx)?,
-        });
-    }
-    Ok(rows)
 }
 
 #[cfg(test)]
