@@ -448,13 +448,14 @@ def league(
     """
     import pandas as pd
 
+    from .controller import _register
+
     if quick and reps is not None:
         raise ValueError("quick and reps: choose one")
     if reps is not None:
         _check_whole("reps", reps, 1)
-    names = [getattr(c, "name", None) for c in controllers]
-    if any(not isinstance(n, str) for n in names):
-        raise TypeError("controllers: Controller subclasses with a `name`")
+    # registered here (a class without `name` enters under its snake-case class name)
+    names = [_register(c) for c in controllers]
     extra = list(dict.fromkeys([*names, *entrants]))
     text = _native.league_plan(extra, 3 if quick else reps, None if suite is None else _plan_text(suite))
     sweep(text, out, client, threads=threads, force=force, controllers=controllers)

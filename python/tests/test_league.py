@@ -61,5 +61,17 @@ def test_bad_arguments_are_refused(tmp_path):
         coapcc.league(tmp_path, quick=True, reps=2)
     with pytest.raises(ValueError, match="reps"):
         coapcc.league(tmp_path, reps=0)
-    with pytest.raises(TypeError, match="name"):
+    with pytest.raises(TypeError, match="not a subclass of coapcc.Controller"):
         coapcc.league(tmp_path, controllers=[object])
+
+
+class Unnamed(DefaultCoap):
+    """A controller without a `name` of its own: it enters under its class name in snake case."""
+
+    name = None
+
+
+def test_a_controller_without_a_name_enters_under_its_class_name(tmp_path):
+    suite = "seed = 3\nreps = 1\n[[matrices]]\ncc = [\"default\"]\nclients = [5]\n"
+    league = coapcc.league(tmp_path / "out", controllers=[Unnamed], suite=suite)
+    assert set(league.cells.algorithm) == {"default", "unnamed"}
