@@ -20,6 +20,7 @@ use crate::algorithms::eifel::{Eifel, EifelParams};
 use crate::algorithms::fasor::{Fasor, FasorConfig, FasorParams, FasorVariant, FirstRttvar};
 use crate::algorithms::full_backoff::Carry;
 use crate::algorithms::gsrtc::GsrtcParams;
+use crate::algorithms::hedge::{Hedge, HedgeParams};
 use crate::algorithms::linux_rto::{LinuxParams, LinuxRto};
 use crate::algorithms::peakhopper::{PeakHopper, PeakHopperParams};
 use crate::algorithms::rtt_coap::{RttCoap, RttCoapParams};
@@ -189,6 +190,12 @@ pub static ALGORITHMS: &[Algorithm] = &[
         "one RFC 6298 estimator fed with every sample, retransmitted exchanges' too",
         |_| Box::new(BasicParams::default()),
     ),
+    alg(
+        "hedge",
+        "coapcc, designed with the league (docs/algorithms.md)",
+        "accurate samples, RTO floor, backoff carried only after congestive losses",
+        |_| Box::new(HedgeParams::default()),
+    ),
 ];
 
 const fn alg(
@@ -244,6 +251,7 @@ factory!(RttCoapParams, |p, _name| RttCoap::new(p.clone()));
 factory!(EifelParams, |p, _name| Eifel::new(p.clone()));
 factory!(PeakHopperParams, |p, _name| PeakHopper::new(p.clone()));
 factory!(BasicParams, |p, _name| BasicRto::new(p.clone()));
+factory!(HedgeParams, |p, _name| Hedge::new(p.clone()));
 
 /// A configured algorithm: the factory of its per-destination controllers.
 #[derive(Debug, Clone)]
@@ -650,7 +658,7 @@ mod tests {
             assert_eq!(c.build().name(), a.name);
             assert!(c.has_param("max_retransmit") && c.has_param("nstart"), "{}", a.name);
         }
-        assert_eq!(ALGORITHMS.len(), 23);
+        assert_eq!(ALGORITHMS.len(), 24);
     }
 
     /// An algorithm added at run time is reachable by name, lists after the built-ins, and

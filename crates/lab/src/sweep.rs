@@ -20,6 +20,12 @@
 //! temporary file and renamed, so a killed sweep loses nothing that finished and a re-run skips
 //! finished cells.
 //!
+//! With `paired = true` the seed comes from the id of the cell's network instead: the scenario
+//! with its algorithm (`cc`, `transport`, `[tcp]`) blanked too, so cells that differ only in the
+//! algorithm share their seeds and every algorithm meets the same network realisations (common
+//! random numbers: a comparison between algorithms is paired, its noise that of the algorithms
+//! alone). The league's suite is paired.
+//!
 //! A plan's identity is the hash of its seed and its cells' ids ([`Plan::hash`]): what its
 //! results depend on, not how its text is written. A results directory records it in
 //! `plan.json` (with the plan's cell ids) and in every cell's JSON (`cell.plan`); a sweep or a
@@ -60,6 +66,8 @@ pub struct Plan {
     pub text: String,
     /// Master seed.
     pub seed: u64,
+    /// Cells that differ only in the algorithm share their seeds.
+    pub paired: bool,
     /// The cells, in plan order, without duplicates.
     pub cells: Vec<Cell>,
 }
@@ -139,6 +147,20 @@ fn resolve_cell(table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
     worlds::of(&table)?.scenario(table)
 }
 
+/// The id of a cell's network: as [`cell_id`], with the algorithm blanked as well (a paired
+/// plan's seeds come from it).
+fn network_id(s: &dyn WorldScenario) -> String {
+    let mut json = s.to_json();
+    if let Some(o) = json.as_object_mut() {
+        o.insert("seed".into(), 0.into());
+        for k in ["cc", "transport", "tcp"] {
+            o.remove(k);
+        }
+    }
+    let digest = Sha256::digest(json.to_string().as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The seed of a cell from its id and the plan's seed.
 fn cell_seed(id: &str, plan_seed: u64) -> u64 {
     let digest = Sha256::digest(format!("{id}/{plan_seed}").as_bytes());
@@ -149,6 +171,7 @@ fn cell_seed(id: &str, plan_seed: u64) -> u64 {
 pub fn parse_plan(text: &str) -> Result<Plan, String> {
     let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| format!("plan: {}", e.to_string().trim_end()))?;
     let mut seed = 1u64;
+    let mut paired = false;
     let mut reps = None;
     let mut preset = None;
     let mut base = toml::Table::new();
@@ -157,6 +180,8 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
         match (k.as_str(), v) {
             ("seed", toml::Value::Integer(s)) if *s >= 0 => seed = *s as u64,
             ("seed", v) => return Err(format!("plan: seed must be a whole number ≥ 0, not {v}")),
+            ("paired", toml::Value::Boolean(b)) => paired = *b,
+            ("paired", v) => return Err(format!("plan: paired must be true or false, not {v}")),
             ("reps", toml::Value::Integer(r)) if *r >= 1 => reps = Some(*r),
             ("reps", v) => {
                 return Err(format!("plan: reps must be a whole number ≥ 1 (replications per cell), not {v}"))
@@ -171,7 +196,7 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             }
             (k, _) => {
                 return Err(format!(
-                    "plan: unknown or invalid key '{k}' (expected seed, reps, preset, [base], [matrix] or [[matrices]])"
+                    "plan: unknown or invalid key '{k}' (expected seed, paired, reps, preset, [base], [matrix] or [[matrices]])"
                 ))
             }
         }
@@ -224,22 +249,24 @@ pub fn parse_plan(text: &str) -> Result<Plan, String> {
             }
             let mut scenario = resolve_cell(table).map_err(|e| format!("plan: cell {params:?}: {e}"))?;
             let id = cell_id(&*scenario);
-            *scenario.seed_mut() = cell_seed(&id, seed);
+            let network = if paired { network_id(&*scenario) } else { id.clone() };
+            *scenario.seed_mut() = cell_seed(&network, seed);
             if seen.insert(id.clone()) {
                 cells.push(Cell { id, params, scenario });
             }
         }
     }
-    Ok(Plan { text: text.to_string(), seed, cells })
+    Ok(Plan { text: text.to_string(), seed, paired, cells })
 }
 
 impl Plan {
-    /// The plan's identity: the first 16 hex digits of the SHA-256 of its seed and its cells'
-    /// ids, sorted.
+    /// The plan's identity: the first 16 hex digits of the SHA-256 of its seed (marked paired
+    /// where it is) and its cells' ids, sorted.
     pub fn hash(&self) -> String {
         let mut ids: Vec<&str> = self.cells.iter().map(|c| c.id.as_str()).collect();
         ids.sort_unstable();
-        let digest = Sha256::digest(format!("{}\n{}", self.seed, ids.join("\n")).as_bytes());
+        let seed = if self.paired { format!("{} paired", self.seed) } else { self.seed.to_string() };
+        let digest = Sha256::digest(format!("{seed}\n{}", ids.join("\n")).as_bytes());
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
 
@@ -1055,6 +1082,35 @@ mod tests {
         assert!(parse_plan("preset = \"nitk-gst-cooja\"\n[matrix]\nclients = [3]\n")
             .unwrap_err()
             .contains("unknown field `clients`"));
+    }
+
+    /// `paired = true`: cells that differ only in the algorithm share their seed (bottleneck and
+    /// mesh); the ids stay, the plan's identity changes; unpaired, every cell has its own seed.
+    #[test]
+    fn a_paired_plan_seeds_by_network() {
+        let text = "[[matrices]]\ncc = [\"default\", \"fasor\", \"hedge\"]\nclients = [1, 10]\n\
+                    [[matrices]]\npreset = [\"nitk-gst-cooja\"]\ncc = [\"cocoa\", \"hedge\"]\n";
+        let p = parse_plan(&format!("paired = true\n{text}")).unwrap();
+        let u = parse_plan(text).unwrap();
+        let seed = |c: &Cell| c.scenario.clone().seed_mut().to_owned();
+        let of = |plan: &Plan, cc: &str, clients: Option<&str>| {
+            let c = plan.cells.iter().find(|c| {
+                c.params["cc"] == cc && c.params.get("clients").map(String::as_str) == clients
+            });
+            seed(c.expect("the cell"))
+        };
+        for clients in [Some("1"), Some("10")] {
+            assert_eq!(of(&p, "default", clients), of(&p, "fasor", clients));
+            assert_eq!(of(&p, "default", clients), of(&p, "hedge", clients));
+            assert_ne!(of(&u, "default", clients), of(&u, "fasor", clients));
+        }
+        assert_ne!(of(&p, "default", Some("1")), of(&p, "default", Some("10")));
+        assert_eq!(of(&p, "cocoa", None), of(&p, "hedge", None));
+        assert_ne!(of(&u, "cocoa", None), of(&u, "hedge", None));
+        assert_ne!(of(&p, "cocoa", None), of(&p, "default", Some("1")));
+        assert_eq!(p.cells.iter().map(|c| &c.id).collect::<Vec<_>>(), u.cells.iter().map(|c| &c.id).collect::<Vec<_>>());
+        assert_ne!(p.hash(), u.hash());
+        assert!(parse_plan("paired = 1\n").unwrap_err().contains("paired must be true or false"));
     }
 
     #[test]

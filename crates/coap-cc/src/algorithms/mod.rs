@@ -10,6 +10,7 @@ pub mod fasor;
 pub mod full_backoff;
 pub mod gsrtc;
 pub mod gst;
+pub mod hedge;
 pub mod linux_rto;
 pub mod peakhopper;
 pub mod rtt_coap;
