@@ -412,3 +412,27 @@ def test_a_bad_marking_or_pacing_time_is_refused():
 
     with pytest.raises(coapcc.ControllerError, match="earliest_start"):
         coapcc.sim(cc=NowhereNear, clients=2, reps=1)
+
+
+from hedge import Hedge  # noqa: E402 (examples/python)
+
+
+@pytest.mark.parametrize("cls", [Hedge, (Hedge, {"carry": "always", "carry_cap": 0.0, "dither": True})])
+@pytest.mark.parametrize("keys", [
+    {"clients": 10, "errors": "high", "reps": 3},  # random losses: the echo's RTT decides the carry
+    {"clients": 400, "buffer": 2500, "reps": 1},  # congestive losses and failures carry
+])
+def test_hedge_in_python_gives_the_builtins_results_to_the_bit(cls, keys):
+    params = "" if cls is Hedge else ":carry=always,carry_cap=0,dither=true"
+    r = coapcc.sim(cc=["hedge" + params, cls], **keys)
+    a, b = r.summary["runs"]
+    assert a["retransmissions_total"] > 0
+    assert numbers(a) == numbers(b)
+
+
+@pytest.mark.filterwarnings("ignore::coapcc.ResultWarning")  # 120 s: not every client done
+def test_hedge_in_python_equals_the_builtin_on_a_mesh():
+    r = coapcc.sim(preset="nitk-gst-cooja", cc=["hedge", Hedge], duration=120.0, reps=2)
+    a, b = r.summary["runs"]
+    assert a["failed_exchanges"] > 0
+    assert numbers(a) == numbers(b)
