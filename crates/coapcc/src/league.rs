@@ -9,11 +9,12 @@ type Error = Box<dyn std::error::Error>;
 
 /// Arguments of `coapcc league`.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "The suite (plans/league.toml, version 1): the reference bottleneck with continuous \
+#[command(after_help = "The suite (plans/league.toml, version 2): the reference bottleneck with continuous \
     clients (50, 200, 400 × buffers 2500 B, 28 kB, infinite), random clients (100, 400 × 2500 B, infinite) \
     and 10 clients over the low and high link-error profiles; the mesh presets nitk-gst-cooja (and at UDGM RX \
     0.8), cloud-m2m-contikimac, cloud-burst-nullrdc, nitk-cocoapp-grid6x6 and -mobile-rwp with lossless \
-    links, rttcoap-homog-57. Every algorithm but CoAP over TCP enters. About 3 minutes on 2 cores.\n\n\
+    links, rttcoap-homog-57. Every algorithm but CoAP over TCP enters, on the same seeds in each cell \
+    (paired). About 3 minutes on 2 cores.\n\n\
     Writes OUT/league/table.csv (the league table), cells.csv (every algorithm in every cell: figure, \
     95 % CI, regret, FCT p50/p90 or completed/s, Jain, retransmissions per exchange), league.md, regret.svg, \
     and the report OUT/report/index.html with the league first. Re-running skips finished cells.")]

@@ -131,6 +131,39 @@ fn a_kernel_tcp_load_runs_through_the_emulator() {
     assert!(l["rtt_s"]["min"].as_f64().unwrap() > 0.6);
 }
 
+/// hedge, coapcc's own algorithm, on the real stack through the emulated bottleneck: `coapcc
+/// load --cc hedge` over UDP, 10 clients behind the 2,500-byte buffers, every exchange answered
+/// and timed by the path's 600 ms of propagation at least.
+#[test]
+fn a_hedge_load_runs_through_the_emulator() {
+    if !available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    let dir = tempfile::tempdir().unwrap();
+    let (load, report) = (dir.path().join("load.json"), dir.path().join("emulate.json"));
+    let out = Command::new(bin)
+        .args(["emulate", "--clients", "10", "--buffer", "2500"])
+        .args(["--server-exec", &format!("{bin} server --bind $COAPCC_SERVER:5683 --no-deadlines")])
+        .args([
+            "--clients-exec",
+            &format!(
+                "{bin} load --server coap://$COAPCC_SERVER/test --cc hedge --clients $COAPCC_CLIENTS --exchanges 3 --bind $COAPCC_CLIENT:0 --bind-each --no-deadlines --json > {}",
+                load.display()
+            ),
+        ])
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let l: serde_json::Value = serde_json::from_slice(&std::fs::read(&load).unwrap()).unwrap();
+    assert_eq!(l["cc"].as_str(), Some("hedge"));
+    assert_eq!((l["exchanges"].as_u64(), l["failed_exchanges"].as_u64()), (Some(30), Some(0)));
+    assert!(l["rtt_s"]["min"].as_f64().unwrap() > 0.6);
+    assert!(std::fs::metadata(&report).unwrap().len() > 0);
+}
+
 /// The server's process when its namespace's name is gone: the clients' command removes the
 /// server's namespace (`ip netns del`) while `coapcc server` runs in it; the emulator
 /// still finds and ends it (by the namespace's inode), at its end or, after a SIGKILL, at the

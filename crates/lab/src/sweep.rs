@@ -1094,9 +1094,10 @@ mod tests {
         let u = parse_plan(text).unwrap();
         let seed = |c: &Cell| c.scenario.clone().seed_mut().to_owned();
         let of = |plan: &Plan, cc: &str, clients: Option<&str>| {
-            let c = plan.cells.iter().find(|c| {
-                c.params["cc"] == cc && c.params.get("clients").map(String::as_str) == clients
-            });
+            let c = plan
+                .cells
+                .iter()
+                .find(|c| c.params["cc"] == cc && c.params.get("clients").map(String::as_str) == clients);
             seed(c.expect("the cell"))
         };
         for clients in [Some("1"), Some("10")] {
@@ -1108,7 +1109,10 @@ mod tests {
         assert_eq!(of(&p, "cocoa", None), of(&p, "hedge", None));
         assert_ne!(of(&u, "cocoa", None), of(&u, "hedge", None));
         assert_ne!(of(&p, "cocoa", None), of(&p, "default", Some("1")));
-        assert_eq!(p.cells.iter().map(|c| &c.id).collect::<Vec<_>>(), u.cells.iter().map(|c| &c.id).collect::<Vec<_>>());
+        assert_eq!(
+            p.cells.iter().map(|c| &c.id).collect::<Vec<_>>(),
+            u.cells.iter().map(|c| &c.id).collect::<Vec<_>>()
+        );
         assert_ne!(p.hash(), u.hash());
         assert!(parse_plan("paired = 1\n").unwrap_err().contains("paired must be true or false"));
     }

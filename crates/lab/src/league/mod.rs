@@ -60,6 +60,14 @@ pub struct League {
     pub standings: Vec<Standing>,
 }
 
+/// A league cell's label: its plan values (`key=value`, in the plan's key order) less the
+/// algorithm and the replications, which name its network.
+fn network_label<'a>(params: impl Iterator<Item = (&'a str, String)>) -> String {
+    let kept: Vec<String> =
+        params.filter(|(k, _)| !matches!(*k, "cc" | "stack" | "reps")).map(|(k, v)| format!("{k}={v}")).collect();
+    kept.join(", ")
+}
+
 /// Scores cells the report has loaded from `dir`: the cells that differ only in their algorithm
 /// are one league cell, its entrants in the plan's order (that of `dir`'s plan record, else the
 /// cells' ids').
@@ -74,12 +82,9 @@ pub(crate) fn score_cells(cells: &[CellData], dir: &Path) -> Result<League, Erro
     let mut index: BTreeMap<String, usize> = BTreeMap::new();
     for c in sorted {
         let params = c.summary["cell"]["params"].as_object().cloned().unwrap_or_default();
-        let label: Vec<String> = params
-            .iter()
-            .filter(|(k, _)| !matches!(k.as_str(), "cc" | "stack" | "reps"))
-            .map(|(k, x)| format!("{k}={}", x.as_str().map_or_else(|| x.to_string(), str::to_string)))
-            .collect();
-        let label = label.join(", ");
+        let label = network_label(
+            params.iter().map(|(k, x)| (k.as_str(), x.as_str().map_or_else(|| x.to_string(), str::to_string))),
+        );
         let reps = c.per_rep.clone().ok_or_else(|| format!("cell {}: a mesh cell without duration_s", c.id))?;
         let g = *index.entry(label.clone()).or_insert_with(|| {
             groups.push(Measured { label, mesh: c.mesh, by_algorithm: Vec::new() });
@@ -132,6 +137,28 @@ mod tests {
             let cc: Vec<String> = m["cc"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
             assert_eq!(cc, want);
         }
+    }
+
+    /// The cells outside the suite (`plans/league-outside.toml`, docs/league.md): every algorithm
+    /// in every matrix, paired, and no network of the suite among them (a cell's values less its
+    /// algorithm and replications name its network).
+    #[test]
+    fn the_cells_outside_the_suite_are_outside_it() {
+        let outside = include_str!("../../../../plans/league-outside.toml");
+        let doc: toml::Table = outside.parse().unwrap();
+        let want: Vec<String> = coap_cc::algorithms().iter().map(|a| a.name.to_string()).collect();
+        for m in doc["matrices"].as_array().unwrap() {
+            let cc: Vec<String> = m["cc"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
+            assert_eq!(cc, want);
+        }
+        let (o, s) = (crate::sweep::parse_plan(outside).unwrap(), crate::sweep::parse_plan(SUITE).unwrap());
+        assert!(o.paired && s.paired);
+        let networks = |p: &crate::sweep::Plan| -> std::collections::BTreeSet<String> {
+            p.cells.iter().map(|c| network_label(c.params.iter().map(|(k, v)| (k.as_str(), v.clone())))).collect()
+        };
+        let (on, sn) = (networks(&o), networks(&s));
+        assert_eq!(on.len(), 11);
+        assert!(on.is_disjoint(&sn), "{:?}", on.intersection(&sn).collect::<Vec<_>>());
     }
 
     #[test]
