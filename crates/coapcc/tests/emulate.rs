@@ -93,21 +93,20 @@ fn after_sigkill_the_next_start_removes_what_was_left() {
     assert!(!String::from_utf8_lossy(&links.stdout).contains("coapcc0"));
 }
 
-#[test]
-fn a_kernel_tcp_load_runs_through_the_emulator() {
-    if !available() {
-        return;
-    }
+/// `coapcc emulate` with 10 clients behind the 2,500-byte buffers, `coapcc server SERVER_ARGS`
+/// in the server's namespace and `coapcc load --server URL LOAD_ARGS` (3 exchanges a client) in
+/// the clients'; the load's and the emulator's JSON reports.
+fn emulated_load(server_args: &str, url: &str, load_args: &str) -> (serde_json::Value, serde_json::Value) {
     let bin = env!("CARGO_BIN_EXE_coapcc");
     let dir = tempfile::tempdir().unwrap();
     let (load, report) = (dir.path().join("load.json"), dir.path().join("emulate.json"));
     let out = Command::new(bin)
         .args(["emulate", "--clients", "10", "--buffer", "2500"])
-        .args(["--server-exec", &format!("{bin} server --tcp --bind $COAPCC_SERVER:5683 --no-deadlines")])
+        .args(["--server-exec", &format!("{bin} server {server_args} --bind $COAPCC_SERVER:5683 --no-deadlines")])
         .args([
             "--clients-exec",
             &format!(
-                "{bin} load --server coap+tcp://$COAPCC_SERVER/test --clients $COAPCC_CLIENTS --exchanges 3 --bind $COAPCC_CLIENT:0 --bind-each --no-deadlines --json > {}",
+                "{bin} load --server {url} {load_args} --clients $COAPCC_CLIENTS --exchanges 3 --bind $COAPCC_CLIENT:0 --bind-each --no-deadlines --json > {}",
                 load.display()
             ),
         ])
@@ -116,8 +115,16 @@ fn a_kernel_tcp_load_runs_through_the_emulator() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let l: serde_json::Value = serde_json::from_slice(&std::fs::read(&load).unwrap()).unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let read = |p: &std::path::Path| serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+    (read(&load), read(&report))
+}
+
+#[test]
+fn a_kernel_tcp_load_runs_through_the_emulator() {
+    if !available() {
+        return;
+    }
+    let (l, r) = emulated_load("--tcp", "coap+tcp://$COAPCC_SERVER/test", "");
     assert_eq!((l["exchanges"].as_u64(), l["failed_exchanges"].as_u64()), (Some(30), Some(0)));
     // every exchange crossed the model: at least the 30 requests up and 30 responses down
     assert!(r["tcp"]["up"]["data_segments"].as_u64().unwrap() >= 30);
@@ -139,29 +146,12 @@ fn a_hedge_load_runs_through_the_emulator() {
     if !available() {
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_coapcc");
-    let dir = tempfile::tempdir().unwrap();
-    let (load, report) = (dir.path().join("load.json"), dir.path().join("emulate.json"));
-    let out = Command::new(bin)
-        .args(["emulate", "--clients", "10", "--buffer", "2500"])
-        .args(["--server-exec", &format!("{bin} server --bind $COAPCC_SERVER:5683 --no-deadlines")])
-        .args([
-            "--clients-exec",
-            &format!(
-                "{bin} load --server coap://$COAPCC_SERVER/test --cc hedge --clients $COAPCC_CLIENTS --exchanges 3 --bind $COAPCC_CLIENT:0 --bind-each --no-deadlines --json > {}",
-                load.display()
-            ),
-        ])
-        .arg("--report")
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let l: serde_json::Value = serde_json::from_slice(&std::fs::read(&load).unwrap()).unwrap();
+    let (l, r) = emulated_load("", "coap://$COAPCC_SERVER/test", "--cc hedge");
     assert_eq!(l["cc"].as_str(), Some("hedge"));
     assert_eq!((l["exchanges"].as_u64(), l["failed_exchanges"].as_u64()), (Some(30), Some(0)));
     assert!(l["rtt_s"]["min"].as_f64().unwrap() > 0.6);
-    assert!(std::fs::metadata(&report).unwrap().len() > 0);
+    // every request and every response crossed the model's links
+    assert!(r["packets"]["up"].as_u64().unwrap() >= 30 && r["packets"]["down"].as_u64().unwrap() >= 30, "{r}");
 }
 
 /// The server's process when its namespace's name is gone: the clients' command removes the
