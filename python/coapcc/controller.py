@@ -75,8 +75,10 @@ class Controller:
     #: instance, so a parameter may set it in ``__init__``): ``"none"``; ``"token"`` (the first
     #: token byte carries the transmission number; servers echo tokens); ``"option"`` (option
     #: 65028, probed on the first request: once a piggybacked response does not echo it, not sent
-    #: again). With numbering, ``on_complete``'s ``rtt`` is measured from the transmission the
-    #: response names, and ``unambiguous`` is true for it.
+    #: again); ``"counter"`` (RTT-CoAP's transmission counter: critical option 65001 on every
+    #: request, no probe; a server that does not know it refuses the request). With numbering,
+    #: ``on_complete``'s ``rtt`` is measured from the transmission the response names, and
+    #: ``unambiguous`` is true for it.
     marking: str = "none"
 
     def start(self, now: float, ex: Exchange, rng: Rng) -> float:
@@ -95,10 +97,13 @@ class Controller:
     def on_failure(self, now: float, ex: Exchange) -> None:
         """The exchange was given up."""
 
-    def earliest_start(self, now: float, confirmable: bool) -> float:
+    def earliest_start(self, now: float, confirmable: bool) -> Union[float, Tuple[float, float]]:
         """The earliest time a new exchange may start, s (pacing, as RTT-CoAP's rate control):
-        asked before each start; a time at or before ``now`` lets it start now. Defined only by
-        classes that pace (the base class's is never called)."""
+        asked before each start; a time at or before ``now`` lets it start now. Or a pair
+        ``(t0, interval)``: not before ``t0 + interval``, added in the simulator's nanoseconds as
+        a built-in adds them (``t0`` a time the controller was given, such as the last start's
+        ``now``), for results equal to a built-in's to the bit. Defined only by classes that pace
+        (the base class's is never called)."""
         return now
 
     def current_rto(self) -> float:

@@ -25,11 +25,12 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use coap_cc::algorithms::rtt_coap::RTT_COAP_OPTION;
 use coap_cc::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use coap_cc::params::{ParamInfo, Params, SetError};
 use coap_cc::{
-    Algorithm, Completion, Controller, ControllerFactory, Duration, ExchangeTimer, Instant, Metrics, RngCore, Sample,
-    Start,
+    Algorithm, Completion, Controller, ControllerFactory, Duration, ExchangeTimer, Instant, Marking, Metrics, RngCore,
+    Sample, Start,
 };
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -226,6 +227,43 @@ impl Params for PyFactory {
     }
 }
 
+/// How a Python controller numbers its transmissions (its class's `marking`): as coap-cc's
+/// markings do (`none`, `token`, `option` with its probe), or with RTT-CoAP's transmission counter
+/// (`counter`: critical option 65001 on every request, no probe; the server must know it).
+#[derive(Debug, Clone, Copy)]
+enum PyMarking {
+    /// coap-cc's marking and what its probe learnt.
+    Numbered(MarkingState),
+    /// RTT-CoAP's counter.
+    Counter,
+}
+
+impl PyMarking {
+    fn of(kind: Option<MarkingKind>) -> PyMarking {
+        match kind {
+            Some(k) => PyMarking::Numbered(MarkingState::new(k, TRANSMISSION_NUMBER_OPTION)),
+            None => PyMarking::Counter,
+        }
+    }
+    fn next(&self) -> Marking {
+        match self {
+            PyMarking::Numbered(m) => m.next(),
+            PyMarking::Counter => Marking::Option { number: RTT_COAP_OPTION, probe: false },
+        }
+    }
+    fn active(&self) -> bool {
+        match self {
+            PyMarking::Numbered(m) => m.active(),
+            PyMarking::Counter => true,
+        }
+    }
+    fn observe(&mut self, ex: &ExchangeTimer, done: &Completion<'_>) {
+        if let PyMarking::Numbered(m) = self {
+            m.observe(ex, done);
+        }
+    }
+}
+
 impl ControllerFactory for PyFactory {
     fn build(&self, name: &'static str) -> Box<dyn Controller> {
         let mut c = PyController {
@@ -233,7 +271,7 @@ impl ControllerFactory for PyFactory {
             factory: self.clone(),
             obj: None,
             nstart: 1,
-            marking: MarkingState::new(MarkingKind::None, TRANSMISSION_NUMBER_OPTION),
+            marking: PyMarking::of(Some(MarkingKind::None)),
         };
         c.renew("making a controller");
         Box::new(c)
@@ -242,8 +280,8 @@ impl ControllerFactory for PyFactory {
 
 impl PyFactory {
     /// An instance of the class with these parameters, its NSTART and how it numbers
-    /// transmissions (its `marking`).
-    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize, MarkingKind)> {
+    /// transmissions (its `marking`: a coap-cc marking, or `None` for RTT-CoAP's counter).
+    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize, Option<MarkingKind>)> {
         let kwargs = PyDict::new(py);
         for ((key, _), v) in class.params.iter().zip(&self.values) {
             kwargs.set_item(*key, v.to_object(py)?)?;
@@ -259,17 +297,16 @@ impl PyFactory {
             Err(_) => 1,
         };
         let marking = match obj.getattr("marking") {
-            Ok(m) => m
-                .extract::<String>()
-                .ok()
-                .and_then(|t| <MarkingKind as coap_cc::params::ParamValue>::parse(&t))
-                .ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err(format!(
-                    "{}.marking is {m}: \"none\", \"token\" or \"option\"",
-                    class.title
-                ))
-            })?,
-            Err(_) => MarkingKind::None,
+            Ok(m) => match m.extract::<String>().ok().as_deref() {
+                Some("counter") => None,
+                text => Some(text.and_then(<MarkingKind as coap_cc::params::ParamValue>::parse).ok_or_else(|| {
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "{}.marking is {m}: \"none\", \"token\", \"option\" or \"counter\"",
+                        class.title
+                    ))
+                })?),
+            },
+            Err(_) => Some(MarkingKind::None),
         };
         Ok((obj.unbind(), nstart, marking))
     }
@@ -445,7 +482,7 @@ impl coap_cc::TimerState for Floats {
 }
 
 impl Exchange {
-    fn of(t: &ExchangeTimer, outstanding: usize, marking: &MarkingState) -> Exchange {
+    fn of(t: &ExchangeTimer, outstanding: usize, marking: &PyMarking) -> Exchange {
         Exchange {
             rto: t.rto_secs(),
             initial_rto: t.initial_rto_secs(),
@@ -461,7 +498,7 @@ impl Exchange {
     }
 
     /// As [`Exchange::of`], with what the completion tells.
-    fn completed(t: &ExchangeTimer, marking: &MarkingState, done: &Completion<'_>) -> Exchange {
+    fn completed(t: &ExchangeTimer, marking: &PyMarking, done: &Completion<'_>) -> Exchange {
         Exchange {
             sent: done.sent.iter().map(|s| secs(*s)).collect(),
             echo: done.echo.transmission(),
@@ -534,7 +571,7 @@ struct PyController {
     obj: Option<Py<PyAny>>,
     nstart: usize,
     /// How it numbers transmissions, and what the option's probe learnt.
-    marking: MarkingState,
+    marking: PyMarking,
 }
 
 impl fmt::Debug for PyController {
@@ -569,7 +606,7 @@ impl PyController {
             Ok((obj, nstart, marking)) => {
                 self.obj = Some(obj);
                 self.nstart = nstart;
-                self.marking = MarkingState::new(marking, TRANSMISSION_NUMBER_OPTION);
+                self.marking = PyMarking::of(marking);
             }
             Err(e) => fail(py, e, format!("{}(...) ({why})", class.title)),
         });
@@ -711,6 +748,29 @@ impl Controller for PyController {
         let at = secs(now);
         with_gil(|py| {
             let out = self.call(py, "earliest_start", at, (at, confirmable))?;
+            // a pair (t0, interval): not before t0 + interval, added in nanoseconds as the
+            // built-ins pace (RTT-CoAP: the last start + 1/R); t0 is a time the controller was
+            // given, which converts back to its nanosecond exactly
+            if let Ok((t0, interval)) = out.extract::<(f64, f64)>() {
+                if t0.is_finite()
+                    && interval.is_finite()
+                    && t0 >= 0.0
+                    && interval >= 0.0
+                    && t0 + interval - at <= MAX_RTO
+                {
+                    let base = Instant::from_nanos(Duration::from_secs_f64(t0).as_nanos());
+                    return Some(now.max(base + Duration::from_secs_f64(interval)));
+                }
+                fail_with(
+                    format!(
+                        "{}.earliest_start returned ({t0}, {interval}) at t = {at} s: a time and an interval \
+                         ≥ 0 s ending at most {MAX_RTO} s ahead",
+                        self.title()
+                    ),
+                    None,
+                );
+                return None;
+            }
             match out.extract::<f64>() {
                 // a time in the past (or now) allows now; one beyond an hour ahead is no pacing
                 Ok(t) if t.is_finite() && t - at <= MAX_RTO => {

@@ -436,3 +436,36 @@ def test_hedge_in_python_equals_the_builtin_on_a_mesh():
     a, b = r.summary["runs"]
     assert a["failed_exchanges"] > 0
     assert numbers(a) == numbers(b)
+
+
+from rtt_coap import RttCoap  # noqa: E402 (examples/python)
+
+
+@pytest.mark.parametrize("keys,losses", [
+    ({"clients": 20, "reps": 2}, False),
+    ({"clients": 400, "buffer": 2500, "reps": 1}, True),  # paced: the rate falls and holds requests back
+    ({"clients": 10, "errors": "high", "reps": 2}, True),
+])
+def test_rtt_coap_in_python_gives_the_builtins_results_to_the_bit(keys, losses):
+    r = coapcc.sim(cc=["rtt_coap", RttCoap], **keys)
+    a, b = r.summary["runs"]
+    assert a["exchanges"] > 0 and (sum(a["retransmissions_hist"][1:]) > 0) == losses
+    assert numbers(a) == numbers(b)
+
+
+@pytest.mark.filterwarnings("ignore::coapcc.ResultWarning")  # 900 of 6,900 s: the collection unfinished
+def test_rtt_coap_in_python_equals_the_builtin_on_its_collection():
+    # 900 s: past the first 300, where the sources' rate is still too low for pacing to bind
+    r = coapcc.sim(preset="rttcoap-homog-57", cc=["rtt_coap", RttCoap], duration=900.0, reps=1)
+    a, b = r.summary["runs"]
+    assert a["exchanges"] > 0
+    assert numbers(a) == numbers(b)
+
+
+def test_a_marking_of_another_name_is_refused():
+    class Bad(DefaultCoap):
+        name = "py_bad_marking"
+        marking = "tokens"
+
+    with pytest.raises(Exception, match='"none", "token", "option" or "counter"'):
+        coapcc.sim(cc=Bad, clients=1, reps=1)
