@@ -38,7 +38,7 @@
 //! choices, the congestion test's SRTT + 2·RTTVAR, the cap of 4 and the dither left off, were
 //! chosen while designing with the league, among 2, 3, 4, 8 and no cap, and are reported as such.
 
-use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Start};
+use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
 use crate::estimator::Rfc6298;
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
 use crate::params::{check, choice, params};
@@ -159,12 +159,11 @@ impl Controller for Hedge {
     fn on_complete(&mut self, now: Instant, ex: &ExchangeTimer, done: &Completion<'_>) {
         self.marking.observe(ex, done);
         let retransmitted = done.sent.len() > 1;
-        let answered = match done.echo.transmission().and_then(|n| done.sent.get(n as usize)) {
-            Some(&t) => Some(t),
-            None if !retransmitted => done.sent.first().copied(),
-            None => None,
+        // the answered transmission's RTT; none after retransmissions without an echo (Karn)
+        let sample = match done.sample(now) {
+            Sample::Unambiguous { rtt, .. } => Some(rtt.as_secs_f64()),
+            Sample::Ambiguous { .. } => None,
         };
-        let sample = answered.map(|t| (now - t).as_secs_f64());
         let usual = self.est.rto(2.0, 0.0);
         if let Some(r) = sample {
             self.est.update(r);
