@@ -193,7 +193,7 @@ pub static ALGORITHMS: &[Algorithm] = &[
     alg(
         "hedge",
         "coapcc, designed with the league (docs/algorithms.md)",
-        "accurate samples, RTO floor, backoff carried only after congestive losses",
+        "accurate samples, RFC 6298 without floor, a bounded backoff carried after non-random losses",
         |_| Box::new(HedgeParams::default()),
     ),
 ];
