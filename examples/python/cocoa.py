@@ -31,10 +31,6 @@ and every rounding is the built-in's: that is what makes the results equal, not 
 
 import coapcc
 
-#: The smallest RTO any algorithm arms, s (coap-cc's RTO_FLOOR).
-RTO_FLOOR = 0.001
-
-
 def ns(seconds):
     """Seconds to whole nanoseconds, rounded half up (coap-cc's Duration::from_secs_f64)."""
     x = seconds * 1e9
@@ -42,13 +38,6 @@ def ns(seconds):
         return 0
     whole = int(x)
     return whole + 1 if x - whole >= 0.5 else whole
-
-
-def clamp_rto(rto, cap):
-    """An RTO within [RTO_FLOOR, cap]; NaN becomes the cap."""
-    if rto != rto:
-        return cap
-    return min(max(rto, RTO_FLOOR), max(cap, RTO_FLOOR))
 
 
 def vbf(rto, low, high):
@@ -150,7 +139,7 @@ class Cocoa(coapcc.Controller):
                 self.weak_at = self.age_estimator(self.weak, self.weak_at, p["weak_k"], now_ns)
         has_sample = self.strong.srtt is not None or self.weak.srtt is not None
         base = self.blind(ex.outstanding) if not has_sample and ex.outstanding > 0 else self.rto
-        initial = clamp_rto(rng.uniform(base, base * p["ack_random_factor"]), p["rto_max"] * p["ack_random_factor"])
+        initial = coapcc.clamp_rto(rng.uniform(base, base * p["ack_random_factor"]), p["rto_max"] * p["ack_random_factor"])
         chosen_from = initial if p["vbf_from"] == "initial" else base
         ex.state = [vbf(chosen_from, p["vbf_low"], p["vbf_high"]), 0.0, 0.0]
         return initial
@@ -168,7 +157,7 @@ class Cocoa(coapcc.Controller):
         factor = vbf(ex.rto, p["vbf_low"], p["vbf_high"]) if p["vbf"] == "per_step" else ex.state[0]
         following = step(ex.rto, factor, p["backoff_limit"])
         cap = max(p["rto_max"] * p["ack_random_factor"], p["backoff_limit"])
-        return clamp_rto(following, cap)
+        return coapcc.clamp_rto(following, cap)
 
     def on_complete(self, now, ex, rtt, unambiguous):
         p, now_ns = self.p, round(now * 1e9)
@@ -191,7 +180,7 @@ class Cocoa(coapcc.Controller):
             self.last_update = now_ns
         else:
             self.count_missed(ex.retransmissions)
-        self.rto = clamp_rto(self.rto, p["rto_max"])
+        self.rto = coapcc.clamp_rto(self.rto, p["rto_max"])
 
     def weight(self, w):
         return w if self.p["weights"] == "draft" else 1.0 - w

@@ -14,9 +14,6 @@ a whole number of ticks, each as likely, from ACK_TIMEOUT to ACK_TIMEOUT x ACK_R
 
 import coapcc
 
-#: The smallest RTO any algorithm arms, s (coap-cc's RTO_FLOOR).
-RTO_FLOOR = 0.001
-
 
 class DefaultCoap(coapcc.Controller):
     """RFC 7252's retransmission timer: initial RTO U[2, 3] s, binary exponential backoff."""
@@ -42,10 +39,8 @@ class DefaultCoap(coapcc.Controller):
         return rng.uniform(self.ack_timeout, longest)
 
     def on_timeout(self, now, ex, rng):
-        if ex.retransmissions >= self.max_retransmit:
-            return None
-        # doubled, within [RTO_FLOOR, rto_max]
-        return min(max(ex.rto * 2.0, RTO_FLOOR), max(self.rto_max, RTO_FLOOR))
+        # doubled, within [RTO_FLOOR, rto_max]; None after max_retransmit
+        return coapcc.double(ex, self.max_retransmit, self.rto_max)
 
     def current_rto(self):
         return self.ack_timeout

@@ -19,17 +19,7 @@ the exchange's dither and the state it started in.
 
 import coapcc
 
-#: The smallest RTO any algorithm arms, s (coap-cc's RTO_FLOOR).
-RTO_FLOOR = 0.001
-
 NORMAL, FAST_SLOW_FAST, SLOW_FAST = 0.0, 1.0, 2.0
-
-
-def clamp(rto, cap):
-    """An RTO within [RTO_FLOOR, cap] (coap-cc's clamp_rto)."""
-    if rto != rto:  # NaN
-        return cap
-    return min(max(rto, RTO_FLOOR), max(cap, RTO_FLOOR))
 
 
 class Fasor(coapcc.Controller):
@@ -73,10 +63,10 @@ class Fasor(coapcc.Controller):
             self._rttvar = (1.0 - 0.25) * self._rttvar + 0.25 * abs(self._srtt - r)
             self._srtt = (1.0 - 0.125) * self._srtt + 0.125 * r
             fast = self._srtt + max(0.0, k * self._rttvar)
-        self.fastrto = clamp(fast, self.rto_max)
+        self.fastrto = coapcc.clamp_rto(fast, self.rto_max)
 
     def _ambiguous(self, rtt_from_original):
-        self.slowrto = clamp(self.slow_factor * rtt_from_original, self.rto_max)
+        self.slowrto = coapcc.clamp_rto(self.slow_factor * rtt_from_original, self.rto_max)
         self.phase = FAST_SLOW_FAST if self.phase == NORMAL else SLOW_FAST
 
     def _armed(self, state, n):
@@ -92,7 +82,7 @@ class Fasor(coapcc.Controller):
             rto = fast(0) if n == 0 else max(self.slowrto, 2.0 * self.fastrto) if n == 1 else fast(n - 1)
         else:
             rto = self.slowrto if n == 0 else fast(n - 1)
-        return clamp(rto, self.rto_max)
+        return coapcc.clamp_rto(rto, self.rto_max)
 
     def start(self, now, ex, rng):
         base = self.fastrto

@@ -17,17 +17,6 @@ halves the carried timer until it falls to the RTO.
 
 import coapcc
 
-#: The smallest RTO any algorithm arms, s (coap-cc's RTO_FLOOR).
-RTO_FLOOR = 0.001
-
-
-def clamp(rto, cap):
-    """An RTO within [RTO_FLOOR, cap] (coap-cc's clamp_rto)."""
-    if rto != rto:  # NaN
-        return cap
-    return min(max(rto, RTO_FLOOR), max(cap, RTO_FLOOR))
-
-
 class Hedge(coapcc.Controller):
     """hedge: accurate samples, RFC 6298 without floor, a bounded carry after congestive losses."""
 
@@ -61,7 +50,7 @@ class Hedge(coapcc.Controller):
 
     def _estimate(self):
         rto = self._rto(self.k)
-        return None if rto is None else clamp(rto, self.rto_max)
+        return None if rto is None else coapcc.clamp_rto(rto, self.rto_max)
 
     def _update(self, r):
         if self._srtt is None:
@@ -87,12 +76,10 @@ class Hedge(coapcc.Controller):
             rto = estimate
         if self.carried is not None:
             rto = max(rto, self.carried)
-        return clamp(rto, self.rto_max)
+        return coapcc.clamp_rto(rto, self.rto_max)
 
     def on_timeout(self, now, ex, rng):
-        if ex.retransmissions >= self.max_retransmit:
-            return None
-        return clamp(ex.rto * 2.0, self.rto_max)
+        return coapcc.double(ex, self.max_retransmit, self.rto_max)
 
     def on_complete(self, now, ex, rtt, unambiguous):
         usual = self._rto(2.0)

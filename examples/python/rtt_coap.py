@@ -97,9 +97,7 @@ class RttCoap(coapcc.Controller):
         return self._rto()
 
     def on_timeout(self, now, ex, rng):
-        if ex.retransmissions >= self.max_retransmit:
-            return None
-        return min(max(ex.rto * 2.0, 0.001), self.rto_max)
+        return coapcc.double(ex, self.max_retransmit, self.rto_max)
 
     def on_complete(self, now, ex, rtt, unambiguous):
         x = 1.0 if ex.retransmissions > 0 else 0.0

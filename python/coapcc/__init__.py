@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native
-from .controller import Controller, ControllerError, Exchange, Rng
+from .controller import RTO_FLOOR, Controller, ControllerError, Exchange, Rng, clamp_rto, double
 
 __all__ = [
     "SimResult", "sim", "load", "algorithms", "presets", "sweep", "league", "League", "IncompleteWarning", "ResultWarning", "Controller",
-    "ControllerError", "Exchange", "Rng", "__version__",
+    "ControllerError", "Exchange", "Rng", "RTO_FLOOR", "clamp_rto", "double", "__version__",
 ]
 
 #: The version of coapcc (the Python package and the simulator it carries).
@@ -457,7 +457,7 @@ def league(
     # registered here (a class without `name` enters under its snake-case class name)
     names = [_register(c) for c in controllers]
     extra = list(dict.fromkeys([*names, *entrants]))
-    text = _native.league_plan(extra, 3 if quick else reps, None if suite is None else _plan_text(suite))
+    text = _native.league_plan(extra, reps, None if suite is None else _plan_text(suite), quick)
     sweep(text, out, client, threads=threads, force=force, controllers=controllers)
     _native.league_write(str(out))
     folder = Path(out) / "league"

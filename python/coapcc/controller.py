@@ -50,6 +50,28 @@ Exchange = _native.Exchange
 #: The simulator's random stream, lent for one call: ``uniform(lo, hi)``, ``random()``,
 #: ``next_u64()``.
 Rng = _native.Rng
+#: The smallest RTO any algorithm arms, s (coap-cc's ``RTO_FLOOR``).
+RTO_FLOOR: float = _native.RTO_FLOOR
+
+
+def clamp_rto(rto: float, cap: float) -> float:
+    """An RTO within [:data:`RTO_FLOOR`, ``cap``], NaN read as ``cap``: how every built-in bounds
+    its timers (coap-cc's ``clamp_rto``), so an algorithm that bounds its own with it computes as
+    they do, to the bit."""
+    if rto != rto:  # NaN
+        return cap
+    return min(max(rto, RTO_FLOOR), max(cap, RTO_FLOOR))
+
+
+def double(ex: "Exchange", max_retransmit: int, cap: float) -> Optional[float]:
+    """Binary exponential backoff, the timeout rule of every algorithm that "doubles as usual"
+    (coap-cc's ``double``): ``None`` (give up) once ``max_retransmit`` retransmissions went out,
+    else the armed timer doubled, within :func:`clamp_rto`'s bounds. For ``on_timeout``."""
+    if ex.retransmissions >= max_retransmit:
+        return None
+    return clamp_rto(ex.rto * 2.0, cap)
+
+
 #: A controller written in Python failed (raised, or returned an RTO that is not a finite number
 #: of seconds > 0); the run was stopped.
 ControllerError = _native.ControllerError

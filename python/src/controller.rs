@@ -239,11 +239,9 @@ enum PyMarking {
 }
 
 impl PyMarking {
-    fn of(kind: Option<MarkingKind>) -> PyMarking {
-        match kind {
-            Some(k) => PyMarking::Numbered(MarkingState::new(k, TRANSMISSION_NUMBER_OPTION)),
-            None => PyMarking::Counter,
-        }
+    /// coap-cc's marking of `kind` (its option: the transmission-number option).
+    fn numbered(kind: MarkingKind) -> PyMarking {
+        PyMarking::Numbered(MarkingState::new(kind, TRANSMISSION_NUMBER_OPTION))
     }
     fn next(&self) -> Marking {
         match self {
@@ -271,7 +269,7 @@ impl ControllerFactory for PyFactory {
             factory: self.clone(),
             obj: None,
             nstart: 1,
-            marking: PyMarking::of(Some(MarkingKind::None)),
+            marking: PyMarking::numbered(MarkingKind::None),
         };
         c.renew("making a controller");
         Box::new(c)
@@ -280,8 +278,8 @@ impl ControllerFactory for PyFactory {
 
 impl PyFactory {
     /// An instance of the class with these parameters, its NSTART and how it numbers
-    /// transmissions (its `marking`: a coap-cc marking, or `None` for RTT-CoAP's counter).
-    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize, Option<MarkingKind>)> {
+    /// transmissions (its `marking`).
+    fn instance(&self, py: Python<'_>, class: &Class) -> PyResult<(Py<PyAny>, usize, PyMarking)> {
         let kwargs = PyDict::new(py);
         for ((key, _), v) in class.params.iter().zip(&self.values) {
             kwargs.set_item(*key, v.to_object(py)?)?;
@@ -298,15 +296,17 @@ impl PyFactory {
         };
         let marking = match obj.getattr("marking") {
             Ok(m) => match m.extract::<String>().ok().as_deref() {
-                Some("counter") => None,
-                text => Some(text.and_then(<MarkingKind as coap_cc::params::ParamValue>::parse).ok_or_else(|| {
-                    pyo3::exceptions::PyValueError::new_err(format!(
-                        "{}.marking is {m}: \"none\", \"token\", \"option\" or \"counter\"",
-                        class.title
-                    ))
-                })?),
+                Some("counter") => PyMarking::Counter,
+                text => PyMarking::numbered(
+                    text.and_then(<MarkingKind as coap_cc::params::ParamValue>::parse).ok_or_else(|| {
+                        pyo3::exceptions::PyValueError::new_err(format!(
+                            "{}.marking is {m}: \"none\", \"token\", \"option\" or \"counter\"",
+                            class.title
+                        ))
+                    })?,
+                ),
             },
-            Err(_) => Some(MarkingKind::None),
+            Err(_) => PyMarking::numbered(MarkingKind::None),
         };
         Ok((obj.unbind(), nstart, marking))
     }
@@ -606,7 +606,7 @@ impl PyController {
             Ok((obj, nstart, marking)) => {
                 self.obj = Some(obj);
                 self.nstart = nstart;
-                self.marking = PyMarking::of(marking);
+                self.marking = marking;
             }
             Err(e) => fail(py, e, format!("{}(...) ({why})", class.title)),
         });

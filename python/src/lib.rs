@@ -269,10 +269,11 @@ fn notes(text: &str, out: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
 }
 
 /// A league's plan: `suite` (a plan's text; None: the league's own) with `extra` entrants and
-/// `reps` replications.
+/// `reps` replications (`quick`: the command line's `--quick` count).
 #[pyfunction]
-#[pyo3(signature = (extra, reps=None, suite=None))]
-fn league_plan(extra: Vec<String>, reps: Option<u32>, suite: Option<String>) -> PyResult<String> {
+#[pyo3(signature = (extra, reps=None, suite=None, quick=false))]
+fn league_plan(extra: Vec<String>, reps: Option<u32>, suite: Option<String>, quick: bool) -> PyResult<String> {
+    let reps = if quick { Some(lab::plans::QUICK_REPS) } else { reps };
     lab::league::plan(suite.as_deref().unwrap_or(lab::league::SUITE), &extra, reps).map_err(err)
 }
 
@@ -293,6 +294,7 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
+    m.add("RTO_FLOOR", coap_cc::controller::RTO_FLOOR)?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;

@@ -156,16 +156,13 @@ pub struct ReproduceArgs {
     json: bool,
 }
 
-/// Replications per cell of `reproduce --quick` (and a wired cell's of `league --quick`).
-pub(crate) const QUICK_REPS: u32 = 3;
-
 /// Runs `coapcc reproduce`.
 pub fn reproduce(args: &ReproduceArgs) -> Result<(), Error> {
     if args.reps == Some(0) {
         return Err(crate::usage("--reps must be at least 1"));
     }
     let what = args.what.as_str();
-    let reps = if args.quick { Some(QUICK_REPS) } else { args.reps };
+    let reps = if args.quick { Some(lab::plans::QUICK_REPS) } else { args.reps };
     let text = match what {
         "nitk" | "cloud" | "rttcoap" => {
             if args.duration.is_some_and(|d| !(d > 0.0 && d.is_finite())) {

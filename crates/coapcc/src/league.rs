@@ -54,12 +54,9 @@ pub struct Args {
 
 /// Runs `coapcc league`.
 pub fn run(args: &Args) -> Result<(), Error> {
-    if args.reps == Some(0) {
-        return Err(crate::usage("--reps must be at least 1"));
-    }
     let mut interrupted = None;
     if !args.score_only {
-        let reps = if args.quick { Some(crate::experiments::QUICK_REPS) } else { args.reps };
+        let reps = if args.quick { Some(lab::plans::QUICK_REPS) } else { args.reps };
         let (suite, name) = match &args.plan {
             Some(p) => {
                 (netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?, p.display().to_string())
@@ -95,8 +92,8 @@ pub fn run(args: &Args) -> Result<(), Error> {
     eprintln!(
         "coapcc league: {} cells ranked; {}, {}, report {}",
         league.cells.len(),
-        args.out.join("league/table.csv").display(),
-        args.out.join("league/cells.csv").display(),
+        args.out.join(lab::league::DIR).join("table.csv").display(),
+        args.out.join(lab::league::DIR).join("cells.csv").display(),
         args.out.join("report/index.html").display()
     );
     match interrupted {

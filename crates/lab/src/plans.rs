@@ -48,6 +48,10 @@ pub fn plan(name: &str, o: &Overrides) -> Result<String, Error> {
     Ok(if changed { toml::to_string(&doc)? } else { text.to_string() })
 }
 
+/// Replications per cell of a first look: `reproduce --quick`, and a wired cell's of `league
+/// --quick` (the other cells in the suite's proportion).
+pub const QUICK_REPS: u32 = 3;
+
 /// Sets a plan's `reps` to `r`, and each matrix's own counts in proportion to the plan's (a
 /// matrix that had twice the plan's keeps twice `r`; at least one). Without a plan-wide count, a
 /// matrix's own stays.

@@ -674,10 +674,10 @@ fn banner(cells: &[CellData]) -> String {
         + &warn_box("Warning: these figures describe almost nothing", &notes.warnings)
 }
 
-/// A warning box: `title` over a list of `items`; empty when there are none.
 /// Warnings a box lists open; more are folded into a `<details>` element.
 const FOLD_WARNINGS: usize = 10;
 
+/// A warning box: `title` over a list of `items`; empty when there are none.
 fn warn_box(title: &str, items: &[String]) -> String {
     if items.is_empty() {
         return String::new();

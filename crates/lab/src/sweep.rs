@@ -125,12 +125,16 @@ fn display(v: &toml::Value) -> String {
     }
 }
 
+/// The first 16 hex digits of the SHA-256 of `text`: the ids of cells, networks and plans.
+fn short_hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The id of a resolved scenario (seed zeroed): its JSON, fields in declaration order, hashed.
 pub fn cell_id(s: &dyn WorldScenario) -> String {
     let mut zeroed = s.clone_box();
     *zeroed.seed_mut() = 0;
-    let digest = Sha256::digest(zeroed.canonical().as_bytes());
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    short_hash(&zeroed.canonical())
 }
 
 /// The table a cell starts from: the named preset (mesh presets included), else the defaults of
@@ -157,8 +161,7 @@ fn network_id(s: &dyn WorldScenario) -> String {
             o.remove(k);
         }
     }
-    let digest = Sha256::digest(json.to_string().as_bytes());
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    short_hash(&json.to_string())
 }
 
 /// The seed of a cell from its id and the plan's seed.
@@ -266,8 +269,7 @@ impl Plan {
         let mut ids: Vec<&str> = self.cells.iter().map(|c| c.id.as_str()).collect();
         ids.sort_unstable();
         let seed = if self.paired { format!("{} paired", self.seed) } else { self.seed.to_string() };
-        let digest = Sha256::digest(format!("{seed}\n{}", ids.join("\n")).as_bytes());
-        digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+        short_hash(&format!("{seed}\n{}", ids.join("\n")))
     }
 
     /// What `plan.json` records.

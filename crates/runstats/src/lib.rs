@@ -22,6 +22,13 @@ pub fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
+/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²); None when there are none or every x is 0.
+pub fn jain(xs: &[f64]) -> Option<f64> {
+    let total: f64 = xs.iter().sum();
+    let sq: f64 = xs.iter().map(|x| x * x).sum();
+    (sq > 0.0).then(|| total * total / (xs.len() as f64 * sq))
+}
+
 /// min, p10, p25, median, p75, p90, max.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Distribution {

@@ -18,8 +18,8 @@
 //!   `rto_max`. Before any sample: `initial_rto` × U[1, `ack_random_factor`] (RFC 7252's [2, 3]).
 //! * `dither` (off): FASOR's U[SRTT/4, SRTT] added to each exchange's first timer
 //!   (draft-ietf-core-fasor-02). Measured in the league, it costs more under random loss (the
-//!   high-error bottleneck: 25 % behind the best with it, 0.7 % without) than it gains on the
-//!   clean meshes.
+//!   high-error bottleneck W15: 27 % behind the best with it, 3 % without, in docs/algorithms.md's
+//!   ablation) than it gains on the clean meshes.
 //! * Timeouts double (binary exponential backoff), capped at `rto_max`; `max_retransmit`
 //!   retransmissions, then the exchange fails.
 //! * Carry (`carry`): after an exchange that needed retransmissions, the next exchanges start no

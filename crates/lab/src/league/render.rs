@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::score::{LeagueCell, Standing};
+use super::score::{LeagueCell, Standing, EPS};
 use super::League;
 use crate::svg::{esc, Plot};
 
@@ -42,7 +42,7 @@ fn fig(v: f64) -> String {
 fn shade(r: f64) -> (&'static str, &'static str) {
     match r {
         r if r.is_nan() => ("#eeeeee", "#555"),
-        r if r <= 0.03 + 1e-9 => ("#a6d96a", "#111"),
+        r if r <= 0.03 + EPS => ("#a6d96a", "#111"),
         r if r <= 0.10 => ("#ffffbf", "#111"),
         r if r <= 0.30 => ("#fdae61", "#111"),
         r if r <= 1.00 => ("#f46d43", "#111"),

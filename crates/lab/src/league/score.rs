@@ -51,13 +51,9 @@ pub struct ClientRow {
     pub retransmissions: u64,
 }
 
-/// Jain's index (Σx)²/(n·Σx²); NaN for no clients or all zero.
+/// Jain's index (runstats's, the one the mesh summary reports); NaN for no clients or all zero.
 pub fn jain(x: &[f64]) -> f64 {
-    let (s, s2) = x.iter().fold((0.0, 0.0), |(s, s2), v| (s + v, s2 + v * v));
-    if x.is_empty() || s2 == 0.0 {
-        return f64::NAN;
-    }
-    s * s / (x.len() as f64 * s2)
+    runstats::jain(x).unwrap_or(f64::NAN)
 }
 
 /// The replications of a cell from its clients' rows (in any order), replication by replication.
@@ -298,8 +294,9 @@ pub fn rank(cells: Vec<Measured>) -> Vec<LeagueCell> {
         .collect()
 }
 
-/// Slack of the "within 3 %" counts: a ratio of 103/100 is 3 %, not 3.0000000000000027 %.
-const EPS: f64 = 1e-9;
+/// Slack of the "within 3 %" counts (and the heat map's 3 % shade): a ratio of 103/100 is 3 %,
+/// not 3.0000000000000027 %.
+pub(crate) const EPS: f64 = 1e-9;
 
 /// An algorithm's line of the league table.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

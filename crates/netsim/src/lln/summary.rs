@@ -41,7 +41,7 @@ use netmodel::mesh::{Drops, NodeReport};
 
 use super::{MeshRun, Route};
 use crate::record::{ClientSpan, ExchangeRecord, NetworkReport, RepResult};
-use runstats::Distribution;
+use runstats::{jain, Distribution};
 
 /// Percentiles and mean.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -236,13 +236,6 @@ fn windows(runs: &[(&RepResult, &MeshRun)]) -> Option<Windows> {
     }
     let jain = jain_sum.iter().zip(&jain_n).map(|(j, &n)| if n == 0 { f64::NAN } else { j / n as f64 }).collect();
     Some(Windows { window_s, goodput_bps: goodput, jain })
-}
-
-/// Jain's fairness index of `xs`: (Σx)² / (n·Σx²); None when every x is 0.
-fn jain(xs: &[f64]) -> Option<f64> {
-    let total: f64 = xs.iter().sum();
-    let sq: f64 = xs.iter().map(|x| x * x).sum();
-    (sq > 0.0).then(|| total * total / (xs.len() as f64 * sq))
 }
 
 /// One replication's values.
