@@ -374,3 +374,54 @@ fn claims_in_words_stand_beside_the_difference_in_their_direction() {
     assert_eq!((unrun["verdict"].as_str(), unrun["reproduced"].as_str()), ("no cell here", ""));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// The NITK thesis's CoAP-Eifel tables beside the two cells of its FIT/IoT-LAB preset: Table
+/// 4.1's bytes per second at T as the cell's window ending at T, Table 4.2's time to N as its
+/// time to N completed exchanges (or "not measured in the cell" where no replication got
+/// there), and the throughput ordering in words as the difference of the whole runs' bytes.
+#[test]
+fn nitk_testbed_tables_stand_beside_the_windows_and_times_of_their_cells() {
+    let d = tmp("published-iotlab");
+    std::fs::write(
+        d.join("p.toml"),
+        "reps = 1\n[matrix]\npreset = [\"nitk-eifel-iotlab\"]\ncc = [\"default\", \"eifel\"]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = out.to_str().unwrap();
+    assert!(matches!(coapcc(&["sweep", d.join("p.toml").to_str().unwrap(), "--out", o]).0, Some(0 | 3)));
+    assert_eq!(coapcc(&["report", o]).0, Some(0));
+    let cells: Vec<serde_json::Value> = std::fs::read_dir(out.join("cells"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect();
+    let cell = |cc: &str| cells.iter().find(|c| c["scenario"]["cc"].as_str().unwrap().starts_with(cc)).unwrap();
+    let mut r = csv::Reader::from_path(out.join("report/published.csv")).unwrap();
+    let rows: Vec<std::collections::HashMap<String, String>> = r.deserialize().map(|x| x.unwrap()).collect();
+    let row = |id: &str| rows.iter().find(|r| r["id"] == id).unwrap_or_else(|| panic!("{id}"));
+    for cc in ["default", "eifel"] {
+        // a 300-s run: six windows, the k-th ending at 50·(k + 1) s
+        let windows = cell(cc)["throughput_bytes_per_s_windows"].as_array().unwrap();
+        assert_eq!(windows.len(), 6);
+        for (k, w) in windows.iter().enumerate() {
+            let r = row(&format!("eifel.thr.{cc}.{}", 50 * (k + 1)));
+            assert!(close(r["reproduced"].parse().unwrap(), w.as_f64().unwrap(), 6), "{cc} {k}: {r:?}");
+            assert!(!r["cell"].is_empty());
+        }
+        for t in cell(cc)["packet_transmission_time"].as_array().unwrap() {
+            let r = row(&format!("eifel.tt.{cc}.{}", t["packets"]));
+            match t["mean_s"].as_f64() {
+                Some(s) => assert!(close(r["reproduced"].parse().unwrap(), s, 6), "{r:?}"),
+                None => assert_eq!((r["verdict"].as_str(), r["reproduced"].as_str()), ("not measured in the cell", "")),
+            }
+        }
+    }
+    let bytes = |cc: &str| cell(cc)["throughput_bytes_per_s"].as_f64().unwrap();
+    let order = row("eifel.thr.order");
+    let pct = 100.0 * (bytes("eifel") / bytes("default") - 1.0);
+    assert!(close(order["reproduced"].parse().unwrap(), pct, 6), "{order:?} vs {pct}");
+    assert_eq!(order["verdict"], if pct > 0.0 { "holds" } else { "does not hold" });
+    std::fs::remove_dir_all(&d).unwrap();
+}

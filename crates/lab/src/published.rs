@@ -22,21 +22,35 @@ use crate::report::CellData;
 /// The published figures: (file, its text). The thesis's stated median FCTs (sections 6 and 8);
 /// the comparisons it states in numbers ("FASOR's median FCT is 5.86 % shorter than CoCoA's");
 /// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII; RTT-CoAP's
-/// claims in words (fairness and goodput orderings); the NITK thesis's CoCoA++ Tables 6.3–6.4.
-pub const PUBLISHED: [(&str, &str); 6] = [
+/// claims in words (fairness and goodput orderings); the NITK thesis's CoCoA++ Tables 6.3–6.4 and
+/// its FIT/IoT-LAB figures (GST-CoAP, CoAP-Eifel's Tables 4.1–4.3, GSRTC).
+pub const PUBLISHED: [(&str, &str); 7] = [
     ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
     ("thesis-claims.csv", include_str!("../../../reproduce/published/thesis-claims.csv")),
     ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
     ("cloud.csv", include_str!("../../../reproduce/published/cloud.csv")),
     ("rttcoap.csv", include_str!("../../../reproduce/published/rttcoap.csv")),
     ("nitk-cocoapp.csv", include_str!("../../../reproduce/published/nitk-cocoapp.csv")),
+    ("nitk-iotlab.csv", include_str!("../../../reproduce/published/nitk-iotlab.csv")),
 ];
 
-/// Mesh metrics as a cell's summary has them: CLOUD's (its Tables II–VII) and the NITK thesis's
+/// Mesh metrics as a cell's summary has them: CLOUD's (its Tables II–VII), the NITK thesis's
 /// CoCoA++ tables (the RTO's per-run maximum and mean, averaged over runs; transactions per second,
-/// read as completed exchanges per second).
-const MESH_METRICS: [&str; 6] =
-    ["throughput", "exchange duration", "retries per request", "max RTO", "mean RTO", "transactions per second"];
+/// read as completed exchanges per second) and its FIT/IoT-LAB figures (the clients' mean FCT,
+/// retransmissions per run, request bytes sent per second, PDR; with [`window_end`] and
+/// [`completed_n`], its Tables 4.1 and 4.2).
+const MESH_METRICS: [&str; 10] = [
+    "throughput",
+    "exchange duration",
+    "retries per request",
+    "max RTO",
+    "mean RTO",
+    "transactions per second",
+    "mean FCT",
+    "retransmissions",
+    "bytes sent per second",
+    "PDR",
+];
 
 /// Metrics claims compare in words (RTT-CoAP's figures): Jain's index over the clients, goodput.
 const ORDER_METRICS: [&str; 2] = ["Jain fairness", "goodput"];
@@ -114,10 +128,10 @@ pub(crate) fn figures(text: &str) -> Result<Vec<Figure>, String> {
     rows(text, "equals")
 }
 
-/// The comparisons `text` states: in numbers, `lower_by` rows of a median FCT (the subject's is
-/// `value` % below the reference's); in words, `higher` and `lower` rows (a direction only).
+/// The comparisons `text` states: in numbers, `lower_by` rows (the subject's value is `value` %
+/// below the reference's); in words, `higher` and `lower` rows (a direction only).
 pub(crate) fn claims(text: &str) -> Result<Vec<Figure>, String> {
-    let mut out: Vec<Figure> = rows(text, "lower_by")?.into_iter().filter(|f| f.metric == "median FCT").collect();
+    let mut out = rows(text, "lower_by")?;
     out.extend(rows(text, "higher")?);
     out.extend(rows(text, "lower")?);
     Ok(out)
@@ -130,6 +144,8 @@ fn rows(text: &str, relation: &str) -> Result<Vec<Figure>, String> {
             || MESH_METRICS.contains(&m)
             || ORDER_METRICS.contains(&m)
             || retransmitted(m).is_some()
+            || window_end(m).is_some()
+            || completed_n(m).is_some()
     };
     let mut out = Vec::new();
     for row in csv::Reader::from_reader(text.as_bytes()).deserialize::<Figure>() {
@@ -239,7 +255,7 @@ impl Comparison<'_> {
 /// A stated comparison beside the two cells that ran its experiment with its two algorithms.
 #[derive(Debug, Clone)]
 pub(crate) struct Claim<'a> {
-    /// The published comparison (`lower_by`: `value` is the subject's median FCT, % below the
+    /// The published comparison (`lower_by`: `value`: the subject's statistic, % below the
     /// reference's; `lower`, `higher`: a direction only).
     pub figure: Figure,
     /// The two cells (subject's, reference's) and the same difference between their values, %
@@ -298,17 +314,40 @@ fn retransmitted(metric: &str) -> Option<usize> {
     metric.strip_prefix("share of exchanges retransmitted ")?.strip_suffix(" times")?.parse().ok()
 }
 
+/// `bytes sent per second in the 50 s to T s` (the NITK thesis's Table 4.1, throughput at time
+/// T): the index of the summary's window that ends at T.
+fn window_end(metric: &str) -> Option<usize> {
+    let end: f64 = metric.strip_prefix("bytes sent per second in the 50 s to ")?.strip_suffix(" s")?.parse().ok()?;
+    let w = end / netsim::lln::summary::THROUGHPUT_WINDOW_S;
+    (w >= 1.0 && w.fract() == 0.0).then(|| w as usize - 1)
+}
+
+/// `time to N completed exchanges` (the NITK thesis's Table 4.2): N.
+fn completed_n(metric: &str) -> Option<u64> {
+    metric.strip_prefix("time to ")?.strip_suffix(" completed exchanges")?.parse().ok()
+}
+
 /// A cell's value of a published statistic: an FCT quantile; the share of its exchanges
 /// retransmitted K times (its histogram over every replication); CLOUD's throughput and exchange
 /// duration (a baseline run's per-server averages as CLOUD gives them, else the run's completed
 /// exchanges per second and mean exchange duration); retransmissions per request; Jain's
-/// fairness index over the clients; goodput (bytes per second).
+/// fairness index over the clients; goodput (bytes per second); the NITK thesis's mean FCT,
+/// retransmissions per run, request bytes per second (whole run, or one 50-s window), time to N
+/// completed exchanges and PDR.
 fn statistic(c: &CellData, metric: &str) -> f64 {
     let v = &c.summary;
     if let Some(k) = retransmitted(metric) {
         let hist = v["retransmissions_hist"].as_array();
         let n = hist.and_then(|h| h.get(k)).and_then(|x| x.as_f64()).unwrap_or(0.0);
         return v["exchanges"].as_f64().map_or(f64::NAN, |total| n / total);
+    }
+    if let Some(w) = window_end(metric) {
+        return v["throughput_bytes_per_s_windows"].get(w).and_then(|x| x.as_f64()).unwrap_or(f64::NAN);
+    }
+    if let Some(n) = completed_n(metric) {
+        let times = v["packet_transmission_time"].as_array().into_iter().flatten();
+        let at = times.into_iter().find(|t| t["packets"].as_u64() == Some(n));
+        return at.and_then(|t| t["mean_s"].as_f64()).unwrap_or(f64::NAN);
     }
     let baseline = v["baseline"].is_object();
     let x = match metric {
@@ -322,6 +361,10 @@ fn statistic(c: &CellData, metric: &str) -> f64 {
         "mean RTO" => &v["rto_s"]["mean"],
         "transactions per second" => &v["transactions_per_s"],
         "goodput" => &v["goodput_bps"],
+        "mean FCT" => &v["fct_mean_s"],
+        "retransmissions" => &v["retransmissions_total"],
+        "bytes sent per second" => &v["throughput_bytes_per_s"],
+        "PDR" => &v["pdr"],
         m => &v["fct_s"][FCT_METRICS.iter().find(|(name, _)| *name == m).map_or("p50", |(_, k)| *k)],
     };
     x.as_f64().unwrap_or(f64::NAN)
@@ -379,7 +422,8 @@ pub struct Row {
     pub replications_high: Option<f64>,
     /// Reproduced ÷ published (figures).
     pub ratio: Option<f64>,
-    /// `within 10 %`, `N % higher`, `N % lower`; `holds`, `does not hold`; `no cell here`.
+    /// `within 10 %`, `N % higher`, `N % lower`; `holds`, `does not hold`; `no cell here`; `not
+    /// measured in the cell` (its run has no such value: no replication completed N exchanges).
     pub verdict: String,
     /// The verdict as a test: within [`WITHIN`], or the claim holds; `None` without a cell.
     #[serde(skip)]
@@ -397,6 +441,7 @@ fn finite(v: f64) -> Option<f64> {
 fn verdict(c: &Comparison<'_>) -> String {
     match c.ratio() {
         None => "no cell here".into(),
+        Some(r) if r.is_nan() => "not measured in the cell".into(),
         Some(_) if c.holds() == Some(true) => format!("within {:.0} %", 100.0 * WITHIN),
         Some(r) if r > 1.0 => format!("{:.0} % higher", 100.0 * (r - 1.0)),
         Some(r) => format!("{:.0} % lower", 100.0 * (1.0 - r)),
@@ -499,7 +544,7 @@ fn claims_table(claims: &[Claim<'_>]) -> String {
     let holding = here.iter().filter(|c| c.holds() == Some(true)).count();
     let mut html = format!(
         "<p><strong>{holding} of {} comparisons the publications state hold</strong> (in numbers: the first \
-         algorithm's median FCT below the second's; in words: the direction they state; {} more have no cells \
+         algorithm's statistic below the second's; in words: the direction they state; {} more have no cells \
          here).</p>",
         here.len(),
         claims.len() - here.len()
@@ -650,5 +695,28 @@ mod tests {
         assert!(nitk.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
         let grid = nitk.iter().find(|f| f.id == "nitk.cocoapp.grid6x6.cocoa_pp.transactions_per_second").unwrap();
         assert_eq!((grid.value, grid.figure.as_str()), (21.7555, "Table 6.3"));
+        // its FIT/IoT-LAB figures: CoAP-Eifel's Tables 4.1 (6 times × 2), 4.2 (4 × 2) and 4.3
+        // (2), GSRTC's four mean FCTs, its total retransmissions and Table 5.2's testbed column;
+        // claims: GST's 3 and GSRTC's 6 in numbers, 15 in words; every row read (none skipped
+        // as a metric coapcc does not measure), each on a preset that exists
+        let text = PUBLISHED[6].1;
+        let (lab, said) = (figures(text).unwrap(), claims(text).unwrap());
+        assert_eq!((lab.len(), said.len()), (31, 24));
+        assert_eq!(lab.len() + said.len(), text.lines().count() - 1);
+        assert_eq!(said.iter().filter(|c| c.relation == "lower_by").count(), 9);
+        assert!(lab
+            .iter()
+            .chain(&said)
+            .all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
+        let table = |t: &str| lab.iter().filter(|f| f.figure == t).count();
+        assert_eq!((table("Table 4.1"), table("Table 4.2"), table("Table 4.3"), table("Table 5.2")), (12, 8, 2, 4));
+        let t41 = lab.iter().find(|f| f.id == "eifel.thr.default.300").unwrap();
+        assert_eq!((t41.value, window_end(&t41.metric)), (358.6, Some(5)));
+        let t42 = lab.iter().find(|f| f.id == "eifel.tt.eifel.1500").unwrap();
+        assert_eq!((t42.value, completed_n(&t42.metric)), (193.65, Some(1500)));
+        assert_eq!(window_end("bytes sent per second in the 50 s to 75 s"), None);
+        assert_eq!(window_end("bytes sent per second in the 50 s to 0 s"), None);
+        let gsrtc = said.iter().find(|f| f.id == "gsrtc.iotlab.retx.cocoa_fb2").unwrap();
+        assert_eq!((gsrtc.value, gsrtc.reference.as_str()), (44.92, "cocoa_fb2"));
     }
 }

@@ -11,6 +11,9 @@
 //! * `goodput_bps`: CoAP bits of the requests of completed exchanges per second;
 //! * `throughput_bytes_per_s` (NITK ch. 3, 4: "bytes sent"): the clients' CoAP request bytes per
 //!   second, retransmissions included, averaged over replications;
+//! * `throughput_bytes_per_s_windows` (NITK ch. 4, Table 4.1: throughput at 50, 100, … s): the
+//!   same bytes per second within each [`THROUGHPUT_WINDOW_S`] of the run (a transmission counts
+//!   in the window it was sent in; the last window may be shorter), averaged over replications;
 //! * `packet_transmission_time` (NITK ch. 4, Table 4.2): for N = 500, 1000, 1500 and 2000, the
 //!   time from the first request of the run to the N-th completed exchange over all clients,
 //!   averaged over the replications that completed N (`reps` says how many);
@@ -103,6 +106,7 @@ pub struct LlnMetrics {
     pub throughput_req_s: f64,
     pub goodput_bps: f64,
     pub throughput_bytes_per_s: f64,
+    pub throughput_bytes_per_s_windows: Vec<f64>,
     pub packet_transmission_time: Vec<TransmissionTime>,
     pub jain_fairness: f64,
     pub pdr: f64,
@@ -145,6 +149,32 @@ pub struct TransmissionTime {
     pub mean_s: f64,
     /// The replications that completed N exchanges.
     pub reps: u32,
+}
+
+/// The windows of NITK's Table 4.1 (its throughput at 50, 100, … 300 s of a 300-s run), s.
+pub const THROUGHPUT_WINDOW_S: f64 = 50.0;
+
+/// When an exchange's transmissions went out, ns: its first, then each retransmission as the
+/// timer before it expired (the timers armed back to back from the first transmission).
+fn transmission_times(e: &crate::record::ExchangeRecord) -> impl Iterator<Item = u64> + '_ {
+    let retx = e.expired_rtos_ns.iter().take(e.retransmissions as usize);
+    std::iter::once(e.start_ns).chain(retx.scan(e.start_ns, |at, &rto| {
+        *at += rto;
+        Some(*at)
+    }))
+}
+
+/// A run's request bytes per second within each [`THROUGHPUT_WINDOW_S`] of its `secs` (the last
+/// window as long as what is left of the run), by the window each transmission went out in.
+fn bytes_by_window(exchanges: &[crate::record::ExchangeRecord], request_bytes: u32, secs: f64) -> Vec<f64> {
+    let mut out = vec![0.0; (secs / THROUGHPUT_WINDOW_S).ceil() as usize];
+    for t in exchanges.iter().flat_map(transmission_times).map(|t| t as f64 / 1e9).filter(|&t| t < secs) {
+        out[(t / THROUGHPUT_WINDOW_S) as usize] += request_bytes as f64;
+    }
+    for (w, b) in out.iter_mut().enumerate() {
+        *b /= (secs - w as f64 * THROUGHPUT_WINDOW_S).min(THROUGHPUT_WINDOW_S);
+    }
+    out
 }
 
 /// The N of NITK's Table 4.2.
@@ -373,6 +403,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
     let mut per_rep = Vec::with_capacity(runs.len());
     let mut armed_at = Vec::new();
     let mut bytes_sent = 0.0;
+    let mut bytes_windows = vec![0.0; (runs[0].1.duration_ns as f64 / 1e9 / THROUGHPUT_WINDOW_S).ceil() as usize];
     let mut to_n = [(0.0, 0u32); TRANSMISSION_TIME_PACKETS.len()];
     for (r, m) in &runs {
         let secs = m.duration_ns as f64 / 1e9;
@@ -405,6 +436,9 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         let mut run_max: f64 = 0.0;
         let mut run_retx = 0u64;
         let rtos_before = rtos.len();
+        for (sum, b) in bytes_windows.iter_mut().zip(bytes_by_window(&r.exchanges, m.request_bytes, secs)) {
+            *sum += b;
+        }
         for e in &r.exchanges {
             run_retx += e.retransmissions as u64;
             requests += 1;
@@ -460,6 +494,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         throughput_req_s: tps / k,
         goodput_bps: goodput / k,
         throughput_bytes_per_s: bytes_sent / k,
+        throughput_bytes_per_s_windows: bytes_windows.into_iter().map(|b| b / k).collect(),
         packet_transmission_time: (TRANSMISSION_TIME_PACKETS.iter().zip(to_n))
             .map(|(&packets, (sum, reps))| TransmissionTime {
                 packets,
@@ -525,6 +560,31 @@ mod tests {
         assert_eq!(time_to(&done, 3), Some(3.0));
         assert_eq!(time_to(&done, 4), None);
         assert_eq!(time_to(&completions(std::iter::empty()), 1), None);
+    }
+
+    #[test]
+    fn bytes_sent_fall_in_the_window_of_each_transmission() {
+        // a 120 s run: windows [0, 50), [50, 100), [100, 120) of 50, 50 and 20 s. One exchange
+        // from 10 s with timers of 40 and 80 s that expired and were retransmitted: sends at 10,
+        // 50 and 130 s (past the end: not counted); one from 99 s, answered: a send at 99 s.
+        // 20-byte requests: 20 B / 50 s, 40 B / 50 s, 0 B / 20 s
+        let ex = |start_s: u64, expired_s: &[u64]| ExchangeRecord {
+            client: 0,
+            index: 0,
+            start_ns: start_s * 1_000_000_000,
+            rtt_ns: None,
+            retransmissions: expired_s.len() as u32,
+            expired_rtos_ns: expired_s.iter().map(|s| s * 1_000_000_000).collect(),
+            last_rto_ns: None,
+            duplicates: 0,
+        };
+        let exchanges = [ex(10, &[40, 80]), ex(99, &[])];
+        let sends: Vec<u64> = transmission_times(&exchanges[0]).map(|t| t / 1_000_000_000).collect();
+        assert_eq!(sends, [10, 50, 130]);
+        assert_eq!(bytes_by_window(&exchanges, 20, 120.0), [0.4, 0.8, 0.0]);
+        // a timer that expired without a retransmission (the exchange gave up) sends nothing
+        let gave_up = ExchangeRecord { retransmissions: 1, ..ex(0, &[3, 6]) };
+        assert_eq!(transmission_times(&gave_up).count(), 2);
     }
 
     #[test]
