@@ -24,9 +24,10 @@ use crate::report::CellData;
 /// paper 001's Table 1 and the medians its text states; CLOUD's Tables II–VII; RTT-CoAP's
 /// claims in words (fairness and goodput orderings); the NITK thesis's CoCoA++ Tables 6.3–6.4 and
 /// its FIT/IoT-LAB figures (GST-CoAP, CoAP-Eifel's Tables 4.1–4.3, GSRTC).
-pub const PUBLISHED: [(&str, &str); 7] = [
+pub const PUBLISHED: [(&str, &str); 8] = [
     ("thesis-fct.csv", include_str!("../../../reproduce/published/thesis-fct.csv")),
     ("thesis-claims.csv", include_str!("../../../reproduce/published/thesis-claims.csv")),
+    ("thesis-other.csv", include_str!("../../../reproduce/published/thesis-other.csv")),
     ("fb-paper.csv", include_str!("../../../reproduce/published/fb-paper.csv")),
     ("cloud.csv", include_str!("../../../reproduce/published/cloud.csv")),
     ("rttcoap.csv", include_str!("../../../reproduce/published/rttcoap.csv")),
@@ -51,6 +52,11 @@ const MESH_METRICS: [&str; 10] = [
     "bytes sent per second",
     "PDR",
 ];
+
+/// The thesis's other statistics of a testbed cell: its clients' median unnecessary
+/// retransmissions (the summary's duplicate responses per client; over TCP, spurious
+/// retransmissions).
+const TESTBED_METRICS: [&str; 1] = ["median unnecessary retransmissions per client"];
 
 /// Metrics claims compare in words (RTT-CoAP's figures): Jain's index over the clients, goodput.
 const ORDER_METRICS: [&str; 2] = ["Jain fairness", "goodput"];
@@ -142,6 +148,7 @@ fn rows(text: &str, relation: &str) -> Result<Vec<Figure>, String> {
     let measured = |m: &str| {
         FCT_METRICS.iter().any(|(name, _)| *name == m)
             || MESH_METRICS.contains(&m)
+            || TESTBED_METRICS.contains(&m)
             || ORDER_METRICS.contains(&m)
             || retransmitted(m).is_some()
             || window_end(m).is_some()
@@ -362,6 +369,7 @@ fn statistic(c: &CellData, metric: &str) -> f64 {
         "transactions per second" => &v["transactions_per_s"],
         "goodput" => &v["goodput_bps"],
         "mean FCT" => &v["fct_mean_s"],
+        "median unnecessary retransmissions per client" => &v["unnecessary_retx_per_client"]["p50"],
         "retransmissions" => &v["retransmissions_total"],
         "bytes sent per second" => &v["throughput_bytes_per_s"],
         "PDR" => &v["pdr"],
@@ -642,9 +650,10 @@ mod tests {
 
     #[test]
     fn the_thesis_file_reads_whole_and_names_testbed_experiments() {
-        let f = figures(PUBLISHED[0].1).unwrap();
+        let file = |name: &str| PUBLISHED.iter().find(|(n, _)| *n == name).unwrap().1;
+        let f = figures(file("thesis-fct.csv")).unwrap();
         // the comparisons the thesis states in numbers: 25, each between two of its algorithms
-        let c = claims(PUBLISHED[1].1).unwrap();
+        let c = claims(file("thesis-claims.csv")).unwrap();
         assert_eq!(c.len(), 25);
         assert!(c.iter().all(|c| experiment(c).is_some() && c.reference != c.subject && !c.reference.is_empty()));
         // five algorithms on 23 error-free cells (three of them with three algorithms stated),
@@ -658,7 +667,7 @@ mod tests {
         assert!(unresolved.iter().all(|id| id.contains(".random.50.unstated.")), "{unresolved:?}");
         // paper 001: Table 1 (4 rows of 7 statistics), six medians of its text and Table 2's
         // non-zero shares (5 + 5 + 5 + 7 retransmission counts), all on the testbed
-        let fb = figures(PUBLISHED[2].1).unwrap();
+        let fb = figures(file("fb-paper.csv")).unwrap();
         assert_eq!(fb.len(), 56);
         let t2: Vec<&Figure> = fb.iter().filter(|f| f.figure == "Table 2").collect();
         assert_eq!(t2.len(), 22);
@@ -674,15 +683,15 @@ mod tests {
         let p90 = fb.iter().find(|f| f.id == "fb.table1.cocoa.14100.p90").unwrap();
         assert_eq!((p90.metric.as_str(), p90.value), ("FCT p90", 63.179));
         // CLOUD: Tables II–VII, 4 algorithms × 3 metrics, each on a preset that exists
-        let cloud = figures(PUBLISHED[3].1).unwrap();
+        let cloud = figures(file("cloud.csv")).unwrap();
         assert_eq!(cloud.len(), 72);
         assert!(cloud.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
         let m2m = cloud.iter().find(|f| f.id == "cloud.cloud-m2m-nullrdc.cocoa.throughput").unwrap();
         assert_eq!((m2m.value, m2m.unit.as_str(), m2m.figure.as_str()), (5.34, "req/s", "TABLE IV"));
         // RTT-CoAP: claims in words only (fairness above, goodput below the others'), no number,
         // each on a preset that exists, against both algorithms it compared
-        assert!(figures(PUBLISHED[4].1).unwrap().is_empty());
-        let rtt = claims(PUBLISHED[4].1).unwrap();
+        assert!(figures(file("rttcoap.csv")).unwrap().is_empty());
+        let rtt = claims(file("rttcoap.csv")).unwrap();
         assert_eq!(rtt.len(), 12);
         assert!(rtt.iter().all(|c| c.value.is_nan()
             && c.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())
@@ -690,7 +699,7 @@ mod tests {
         assert_eq!(rtt.iter().filter(|c| c.relation == "higher" && c.metric == "Jain fairness").count(), 8);
         assert_eq!(rtt.iter().filter(|c| c.relation == "lower" && c.metric == "goodput").count(), 4);
         // the NITK thesis's CoCoA++ Tables 6.3 and 6.4: 8 topologies × 2 algorithms × 3 figures
-        let nitk = figures(PUBLISHED[5].1).unwrap();
+        let nitk = figures(file("nitk-cocoapp.csv")).unwrap();
         assert_eq!(nitk.len(), 48);
         assert!(nitk.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
         let grid = nitk.iter().find(|f| f.id == "nitk.cocoapp.grid6x6.cocoa_pp.transactions_per_second").unwrap();
@@ -699,7 +708,7 @@ mod tests {
         // (2), GSRTC's four mean FCTs, its total retransmissions and Table 5.2's testbed column;
         // claims: GST's 3 and GSRTC's 6 in numbers, 15 in words; every row read (none skipped
         // as a metric coapcc does not measure), each on a preset that exists
-        let text = PUBLISHED[6].1;
+        let text = file("nitk-iotlab.csv");
         let (lab, said) = (figures(text).unwrap(), claims(text).unwrap());
         assert_eq!((lab.len(), said.len()), (31, 24));
         assert_eq!(lab.len() + said.len(), text.lines().count() - 1);
@@ -718,5 +727,12 @@ mod tests {
         assert_eq!(window_end("bytes sent per second in the 50 s to 0 s"), None);
         let gsrtc = said.iter().find(|f| f.id == "gsrtc.iotlab.retx.cocoa_fb2").unwrap();
         assert_eq!((gsrtc.value, gsrtc.reference.as_str()), (44.92, "cocoa_fb2"));
+        // the thesis's other statistics: the median unnecessary retransmissions it states (§6.1),
+        // each on a testbed cell that resolves
+        let other = figures(file("thesis-other.csv")).unwrap();
+        assert_eq!(other.len(), 4);
+        assert!(other.iter().all(|f| experiment(f).is_some() && TESTBED_METRICS.contains(&f.metric.as_str())));
+        let tcp = other.iter().find(|f| f.subject == "tcp:initial_rto=2").unwrap();
+        assert_eq!((tcp.value, tcp.setup["buffer"].as_str()), (6.0, "28200"));
     }
 }
