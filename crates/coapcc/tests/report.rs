@@ -381,22 +381,9 @@ fn claims_in_words_stand_beside_the_difference_in_their_direction() {
 /// there), and the throughput ordering in words as the difference of the whole runs' bytes.
 #[test]
 fn nitk_testbed_tables_stand_beside_the_windows_and_times_of_their_cells() {
-    let d = tmp("published-iotlab");
-    std::fs::write(
-        d.join("p.toml"),
-        "reps = 1\n[matrix]\npreset = [\"nitk-eifel-iotlab\"]\ncc = [\"default\", \"eifel\"]\n",
-    )
-    .unwrap();
+    let plan = "reps = 1\n[matrix]\npreset = [\"nitk-eifel-iotlab\"]\ncc = [\"default\", \"eifel\"]\n";
+    let (d, cells, _) = published_rows("published-iotlab", plan);
     let out = d.join("out");
-    let o = out.to_str().unwrap();
-    assert!(matches!(coapcc(&["sweep", d.join("p.toml").to_str().unwrap(), "--out", o]).0, Some(0 | 3)));
-    assert_eq!(coapcc(&["report", o]).0, Some(0));
-    let cells: Vec<serde_json::Value> = std::fs::read_dir(out.join("cells"))
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .collect();
     let cell = |cc: &str| cells.iter().find(|c| c["scenario"]["cc"].as_str().unwrap().starts_with(cc)).unwrap();
     let mut r = csv::Reader::from_path(out.join("report/published.csv")).unwrap();
     let rows: Vec<std::collections::HashMap<String, String>> = r.deserialize().map(|x| x.unwrap()).collect();
