@@ -181,9 +181,17 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     }
     let duration_ns = (scn.duration_s * 1e9) as u64;
     let rngs = netmodel::SmallRngs::new(scn.seed, rep); // one key for every mote
+                                                        // with clients that share one random sequence, each draws from the first client's stream
+    let shared = (scn.workload.client_random == scenario::ClientRandom::Shared)
+        .then(|| res.clients.first().map(|&(c, _)| c))
+        .flatten();
     let hosts = (0..n)
         .map(|i| {
-            let ep = Endpoint::new(cfg.clone(), rngs.get(Stream::Host(i as u32))).expect("valid endpoint config");
+            let stream = match shared {
+                Some(first) if server_of[i].is_some() => first,
+                _ => i as u32,
+            };
+            let ep = Endpoint::new(cfg.clone(), rngs.get(Stream::Host(stream))).expect("valid endpoint config");
             let role = res.mesh.nodes.get(i).map_or(netmodel::mesh::topology::Role::Client, |m| m.role);
             match (server_of[i], role) {
                 // at most one exchange per interval (blocking client); a continuous one as many

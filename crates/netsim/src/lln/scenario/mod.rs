@@ -514,6 +514,29 @@ pub struct LlnWorkload {
     /// a number, or `"nstart"` for the algorithm's NSTART (CLOUD's `cocoa4` clients keep 4).
     #[serde(skip_serializing_if = "Outstanding::is_one")]
     pub outstanding: Outstanding,
+    /// Whose random sequence a client's CoAP draws from (its timers' dither, CoCoA++'s backoff
+    /// draw): `per_mote` (its own, as Contiki seeds its generator per mote at boot) or `shared`
+    /// (every client the same sequence: firmware that seeds `random_rand` with a constant, as the
+    /// NITK CoCoA++ tree's clients do, so clients that boot together draw alike).
+    #[serde(skip_serializing_if = "ClientRandom::is_per_mote")]
+    pub client_random: ClientRandom,
+}
+
+/// `workload.client_random`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientRandom {
+    /// Each client its own sequence.
+    #[default]
+    PerMote,
+    /// Every client the same sequence.
+    Shared,
+}
+
+impl ClientRandom {
+    fn is_per_mote(&self) -> bool {
+        *self == ClientRandom::PerMote
+    }
 }
 
 /// `[workload.collect]`: every mote but the border router (the collector) is a source that
@@ -671,6 +694,7 @@ impl Default for LlnWorkload {
             baseline: None,
             collect: None,
             outstanding: Outstanding::Count(1),
+            client_random: ClientRandom::PerMote,
         }
     }
 }

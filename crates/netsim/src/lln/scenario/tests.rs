@@ -197,6 +197,32 @@ fn a_link_local_star_needs_no_border_router() {
     assert!(r.exchanges.iter().filter(|x| x.rtt_ns.is_some()).count() > 100);
 }
 
+/// Clients that share one random sequence draw alike: on perfect links every exchange of the
+/// star completes at its first send, so exchange k of each client draws its first timer as the
+/// k-th draw of the sequence, the same for all three clients; with a sequence each, they differ.
+#[test]
+fn clients_sharing_a_random_sequence_draw_the_same_timers() {
+    let first_timers = |random: &str| {
+        let mut s = LlnScenario::from_toml(&format!("{STAR}[workload]\nclient_random = \"{random}\"\n")).unwrap();
+        s.duration_s = 5.0;
+        let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+        let mut by_client = std::collections::BTreeMap::<u32, Vec<u64>>::new();
+        for x in r.exchanges.iter().filter(|x| x.rtt_ns.is_some() && x.retransmissions == 0) {
+            by_client.entry(x.client).or_default().push(x.last_rto_ns.unwrap());
+        }
+        let n = by_client.values().map(Vec::len).min().unwrap();
+        assert!(n >= 10, "{by_client:?}");
+        by_client.into_values().map(|v| v[..n].to_vec()).collect::<Vec<_>>()
+    };
+    let shared = first_timers("shared");
+    assert_eq!(shared.len(), 3);
+    assert!(shared.iter().all(|t| *t == shared[0]));
+    let own = first_timers("per_mote");
+    assert!(own[0] != own[1] && own[1] != own[2]);
+    let e = LlnScenario::from_toml(&format!("{STAR}[workload]\nclient_random = \"one\"\n")).unwrap_err().to_string();
+    assert!(e.contains("client_random") || e.contains("per_mote"), "{e}");
+}
+
 #[test]
 fn spacing_scales_a_layout_and_jitter_is_checked() {
     // grid3x3_ideal's mote 2 is at (−10, 10): at 9 m spacing (−9, 9)
