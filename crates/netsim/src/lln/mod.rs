@@ -181,10 +181,12 @@ pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
     }
     let duration_ns = (scn.duration_s * 1e9) as u64;
     let rngs = netmodel::SmallRngs::new(scn.seed, rep); // one key for every mote
-                                                        // with clients that share one random sequence, each draws from the first client's stream
-    let shared = (scn.workload.client_random == scenario::ClientRandom::Shared)
-        .then(|| res.clients.first().map(|&(c, _)| c))
-        .flatten();
+
+    // with clients that share one random sequence, each draws from the first client's stream
+    let shared = match scn.workload.client_random {
+        scenario::ClientRandom::Shared => res.clients.first().map(|&(c, _)| c),
+        scenario::ClientRandom::PerMote => None,
+    };
     let hosts = (0..n)
         .map(|i| {
             let stream = match shared {
