@@ -52,7 +52,10 @@
 //! every retransmitted exchange feeds the weak estimator (`weak_max_retransmissions`); after more
 //! than 3 retransmissions accumulated over completed exchanges since the last strong sample, the
 //! strong estimator starts over (`strong_reset_after=3`); the blind RTO is capped at 32 s
-//! (`blind_max`). [choice] `weights=inverted` inverts the fixed weights only: GSRTC's
+//! (`blind_max`); a transaction freed as it gives up feeds its RTT too, the time from its first
+//! send (`coap_clear_transaction` stores an RTT for every CON it frees,
+//! `retrans_counter <= COAP_MAX_RETRANSMIT` always holding), a weak sample with its
+//! retransmissions (`weak_sample_on_failure`). [choice] `weights=inverted` inverts the fixed weights only: GSRTC's
 //! geometric-series weight keeps its paper's W·E + (1 − W)·RTO. Left out: that code dithers the
 //! blind RTO twice before the first sample and ages the overall RTO to exactly 1 s (not ×2).
 //!
@@ -131,6 +134,8 @@ params! {
         weak_max_retransmissions: u32 = 2,
         /// Reset the strong estimator once more than this many retransmissions accumulated since its last sample; 0 never (Betzler's Contiki code: 3).
         strong_reset_after: u32 = 0,
+        /// A failed exchange feeds the weak estimator the time from its first send to its giving up, as one with its retransmissions (Betzler's Contiki code: true; the draft: no sample).
+        weak_sample_on_failure: bool = false,
         /// Clock granularity G of RFC 6298, s.
         clock_granularity: f64 = 0.0,
         /// RTO aging (draft §4.2.2; off in the reference testbed).
@@ -284,18 +289,20 @@ impl Params for CocoaConfig {
     }
 }
 
-/// CoCoA's per-exchange state, kept in the exchange's timer: its variable backoff factor.
+/// CoCoA's per-exchange state, kept in the exchange's timer: its variable backoff factor and
+/// when it was first sent (for `weak_sample_on_failure`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct CocoaTimer {
     vbf: f64,
+    started: Instant,
 }
 
 impl TimerState for CocoaTimer {
     fn encode(self) -> [u64; TIMER_STATE_WORDS] {
-        [self.vbf.to_bits(), 0, 0]
+        [self.vbf.to_bits(), self.started.as_nanos(), 0]
     }
     fn decode(w: [u64; TIMER_STATE_WORDS]) -> Self {
-        CocoaTimer { vbf: f64::from_bits(w[0]) }
+        CocoaTimer { vbf: f64::from_bits(w[0]), started: Instant::from_nanos(w[1]) }
     }
 }
 
@@ -420,6 +427,27 @@ impl Cocoa {
 
     /// Counts an exchange's retransmissions towards `strong_reset_after`; past it, the strong
     /// estimator starts over (its next sample initialises it like a first one).
+    /// An RTT sample of an exchange that was retransmitted: the weak estimator's if it had at
+    /// most `weak_max_retransmissions`; the weak estimate it gave, if any.
+    fn weak_sample(&mut self, now: Instant, rtt: Duration, retransmissions: u32) -> Option<f64> {
+        self.count_missed(retransmissions);
+        if retransmissions > self.p.weak_max_retransmissions {
+            return None;
+        }
+        self.weak.update(rtt.as_secs_f64());
+        self.weak_at = Some(now);
+        let e = self.weak.rto(self.p.weak_k, self.p.clock_granularity).unwrap_or(self.rto);
+        if let StrongWeight::GeometricSeries(gp) = &self.family.weight {
+            self.weight.on_weak(gp);
+        }
+        if !self.family.carry.replaces_weak_update() {
+            let w = self.estimate_weight(self.p.weak_weight);
+            self.rto = w * e + (1.0 - w) * self.rto;
+        }
+        self.last_update = Some(now);
+        Some(e)
+    }
+
     fn count_missed(&mut self, retransmissions: u32) {
         if self.p.strong_reset_after == 0 {
             return;
@@ -521,7 +549,7 @@ impl Controller for Cocoa {
             VbfFrom::Initial => initial,
             VbfFrom::Overall => base,
         };
-        let state = CocoaTimer { vbf: vbf(chosen_from, self.p.vbf_low, self.p.vbf_high) };
+        let state = CocoaTimer { vbf: vbf(chosen_from, self.p.vbf_low, self.p.vbf_high), started: now };
         ExchangeTimer::from_secs(initial, start, self.marking.next()).with_state(state)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, rng: &mut dyn RngCore) -> Option<Duration> {
@@ -557,30 +585,21 @@ impl Controller for Cocoa {
                 }
                 self.last_update = Some(now);
             }
-            Sample::Ambiguous { rtt, retransmissions } if retransmissions <= self.p.weak_max_retransmissions => {
-                self.count_missed(retransmissions);
-                self.weak.update(rtt.as_secs_f64());
-                self.weak_at = Some(now);
-                let e = self.weak.rto(self.p.weak_k, g).unwrap_or(self.rto);
-                weak_estimate = Some(e);
-                if let StrongWeight::GeometricSeries(gp) = &self.family.weight {
-                    self.weight.on_weak(gp);
-                }
-                if !self.family.carry.replaces_weak_update() {
-                    let w = self.estimate_weight(self.p.weak_weight);
-                    self.rto = w * e + (1.0 - w) * self.rto;
-                }
-                self.last_update = Some(now);
-            }
-            Sample::Ambiguous { retransmissions, .. } => self.count_missed(retransmissions),
+            Sample::Ambiguous { rtt, retransmissions } => weak_estimate = self.weak_sample(now, rtt, retransmissions),
         }
         self.rto = clamp_rto(self.rto, self.p.rto_max);
         if ex.retransmissions > 0 {
             self.full_backoff(ex, weak_estimate);
         }
     }
-    fn on_failure(&mut self, _now: Instant, ex: &ExchangeTimer) {
-        self.full_backoff(ex, None);
+    fn on_failure(&mut self, now: Instant, ex: &ExchangeTimer) {
+        let mut weak_estimate = None;
+        if self.p.weak_sample_on_failure {
+            let started = ex.state::<CocoaTimer>().started;
+            weak_estimate = self.weak_sample(now, now.saturating_since(started), ex.retransmissions);
+            self.rto = clamp_rto(self.rto, self.p.rto_max);
+        }
+        self.full_backoff(ex, weak_estimate);
     }
     fn reset(&mut self) {
         *self = Cocoa::new(self.name, self.p.clone(), self.family.clone());
@@ -745,6 +764,43 @@ mod tests {
         let mut c = Cocoa::new("cocoa", p, Family::COCOA);
         let ex = c.start(t(0.0), Start { outstanding: 5, confirmable: true }, &mut r);
         assert!(ex.armed >= 32.0 && ex.armed < 48.0, "{}", ex.armed);
+    }
+
+    /// Betzler's Contiki code stores an RTT for every CON it frees, the one it gives up on too:
+    /// an exchange first sent at 1 s that gives up at 31 s (4 retransmissions) feeds a weak
+    /// sample of 30 s: SRTT 30, RTTVAR 15, E_weak = 30 + 1·15 = 45; with the draft's weights the
+    /// overall RTO becomes 0.25·45 + 0.75·2 = 12.75 s, with Betzler's inverted ones
+    /// 0.75·45 + 0.25·2 = 34.25 s. Without `weak_sample_on_failure` it stays at 2 s.
+    #[test]
+    fn a_failure_feeds_the_weak_estimator_as_betzler_s_code_does() {
+        for (weights, on_failure, want) in
+            [(Weights::Draft, true, 12.75), (Weights::Inverted, true, 34.25), (Weights::Inverted, false, 2.0)]
+        {
+            let p = CocoaParams {
+                weights,
+                weak_sample_on_failure: on_failure,
+                weak_max_retransmissions: 4,
+                ..CocoaParams::default()
+            };
+            let mut c = Cocoa::new("cocoa", p, Family::COCOA);
+            let mut r = rng(41);
+            let mut ex = c.start(t(1.0), CON, &mut r);
+            for k in 1..=4 {
+                assert!(c.on_timeout(t(1.0 + k as f64), &mut ex, &mut r).is_some());
+            }
+            c.on_failure(t(31.0), &ex);
+            assert_close(c.metrics().rto.as_secs_f64(), want);
+        }
+        // a weak sample is one with retransmissions: more than weak_max_retransmissions, none
+        let p = CocoaParams { weak_sample_on_failure: true, ..CocoaParams::default() };
+        let mut c = Cocoa::new("cocoa", p, Family::COCOA);
+        let mut r = rng(41);
+        let mut ex = c.start(t(1.0), CON, &mut r);
+        for k in 1..=4 {
+            c.on_timeout(t(1.0 + k as f64), &mut ex, &mut r);
+        }
+        c.on_failure(t(31.0), &ex);
+        assert_close(c.metrics().rto.as_secs_f64(), 2.0);
     }
 
     /// `cocoa_strong` (Californium's CocoaStrong): an exchange answered after one
