@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
-from typing import Any, Dict, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Type, Union
 
 from . import _native
 
@@ -54,13 +54,10 @@ Rng = _native.Rng
 RTO_FLOOR: float = _native.RTO_FLOOR
 
 
-def clamp_rto(rto: float, cap: float) -> float:
-    """An RTO within [:data:`RTO_FLOOR`, ``cap``], NaN read as ``cap``: how every built-in bounds
-    its timers (coap-cc's ``clamp_rto``), so an algorithm that bounds its own with it computes as
-    they do, to the bit."""
-    if rto != rto:  # NaN
-        return cap
-    return min(max(rto, RTO_FLOOR), max(cap, RTO_FLOOR))
+#: ``clamp_rto(rto, cap)``: an RTO within [:data:`RTO_FLOOR`, ``cap``], NaN read as ``cap``: how
+#: every built-in bounds its timers (coap-cc's own ``clamp_rto``, called natively), so an
+#: algorithm that bounds its own with it computes as they do, to the bit.
+clamp_rto: Callable[[float, float], float] = _native.clamp_rto
 
 
 def double(ex: "Exchange", max_retransmit: int, cap: float) -> Optional[float]:

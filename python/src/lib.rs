@@ -268,6 +268,14 @@ fn notes(text: &str, out: PathBuf) -> PyResult<(Vec<String>, Vec<String>)> {
     Ok((n.truncated, n.warnings))
 }
 
+/// An RTO within [RTO_FLOOR, `cap`], NaN read as `cap`: how every built-in bounds its timers
+/// (coap-cc's `clamp_rto`), so an algorithm that bounds its own with it computes as they do, to
+/// the bit.
+#[pyfunction]
+fn clamp_rto(rto: f64, cap: f64) -> f64 {
+    coap_cc::controller::clamp_rto(rto, cap)
+}
+
 /// A league's plan: `suite` (a plan's text; None: the league's own) with `extra` entrants and
 /// `reps` replications (`quick`: the command line's `--quick` count).
 #[pyfunction]
@@ -295,6 +303,7 @@ fn cli(py: Python<'_>, argv: Vec<String>) -> u8 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     m.add("RTO_FLOOR", coap_cc::controller::RTO_FLOOR)?;
+    m.add_function(wrap_pyfunction!(clamp_rto, m)?)?;
     m.add_function(wrap_pyfunction!(sim, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms_json, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;

@@ -23,6 +23,8 @@ import statistics
 import subprocess
 from collections import defaultdict
 
+from .authors import mean, pct
+
 REPS = 3
 WINDOW_START_S = 20.0
 # the client's own time around an exchange's frames in the model (the stack below: its CoAP work,
@@ -108,11 +110,6 @@ def cooja(run):
             "pdr": run["requests_answered"], "radio_pdr": run["pdr_requests"]}
 
 
-def mean(values):
-    v = [x for x in values if x == x]
-    return statistics.mean(v) if v else float("nan")
-
-
 def measure(coapcc, runs, tmp, log=print):
     """Per configuration (algorithm, clients, RX ratio): Cooja's means over its seeds, the model's
     over the same seeds, the seeds, and the CoCoA++ binaries' printed timer ratios within one
@@ -129,10 +126,6 @@ def measure(coapcc, runs, tmp, log=print):
         log("star %s, %d clients, RX %.2g: completed/s %.3f / %.3f" % (
             key[0], key[1], key[2], table[key][1]["completed_per_s"], table[key][0]["completed_per_s"]))
     return table
-
-
-def pct(a, b):
-    return 100.0 * (a / b - 1.0) if b else float("nan")
 
 
 def num(v, fmt):

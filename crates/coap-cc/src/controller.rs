@@ -316,8 +316,9 @@ pub(crate) fn estimate_or_initial(
     clamp_rto(rto, cap)
 }
 
-/// Applies the crate-wide floor and an algorithm's cap.
-pub(crate) fn clamp_rto(rto: f64, cap: f64) -> f64 {
+/// Applies the crate-wide floor and an algorithm's cap (NaN becomes the cap): how every built-in
+/// bounds its timers.
+pub fn clamp_rto(rto: f64, cap: f64) -> f64 {
     if rto.is_nan() {
         return cap;
     }

@@ -34,6 +34,16 @@ impl ExchangeRecord {
     pub fn end_ns(&self) -> u64 {
         self.start_ns + self.rtt_ns.unwrap_or_else(|| self.expired_rtos_ns.iter().sum())
     }
+
+    /// When its transmissions went out, ns: the first, then each retransmission as the timer
+    /// before it expired (the timers armed back to back from the first transmission).
+    pub fn send_times_ns(&self) -> impl Iterator<Item = u64> + '_ {
+        let retx = self.expired_rtos_ns.iter().take(self.retransmissions as usize);
+        std::iter::once(self.start_ns).chain(retx.scan(self.start_ns, |at, &rto| {
+            *at += rto;
+            Some(*at)
+        }))
+    }
 }
 
 /// What one client's exchanges span (the burst's and the baseline's per-client figures).

@@ -45,17 +45,18 @@
 //!
 //! Betzler's Contiki CoCoA (`er-coap-transactions` with `COCOA` defined; the code behind the NITK
 //! thesis's CoCoA variants, run in Cooja) differs from the draft in ways that change results; each
-//! difference is a parameter whose default is the draft, and the NITK mesh presets set them all:
-//! VBF ×2.5 below 1 s (`vbf_low`), chosen from the undithered overall RTO the exchange started
-//! from (`vbf_from=overall`); the overall update written (1 − w)·E + w·RTO, the draft's weights
-//! inverted (`weights=inverted`: a weak estimate then weighs 0.75; the strong 0.5 is unchanged);
-//! every retransmitted exchange feeds the weak estimator (`weak_max_retransmissions`); after more
-//! than 3 retransmissions accumulated over completed exchanges since the last strong sample, the
-//! strong estimator starts over (`strong_reset_after=3`); the blind RTO is capped at 32 s
-//! (`blind_max`); a transaction freed as it gives up feeds its RTT too, the time from its first
-//! send (`coap_clear_transaction` stores an RTT for every CON it frees,
-//! `retrans_counter <= COAP_MAX_RETRANSMIT` always holding), a weak sample with its
-//! retransmissions (`weak_sample_on_failure`). [choice] `weights=inverted` inverts the fixed weights only: GSRTC's
+//! difference is a parameter whose default is the draft, and the NITK mesh presets set all but the
+//! last: VBF ×2.5 below 1 s (`vbf_low`), chosen from the undithered overall RTO the exchange
+//! started from (`vbf_from=overall`); the overall update written (1 − w)·E + w·RTO, the draft's
+//! weights inverted (`weights=inverted`: a weak estimate then weighs 0.75; the strong 0.5 is
+//! unchanged); every retransmitted exchange feeds the weak estimator (`weak_max_retransmissions`);
+//! after more than 3 retransmissions accumulated over completed exchanges since the last strong
+//! sample, the strong estimator starts over (`strong_reset_after=3`); the blind RTO is capped at 32
+//! s (`blind_max`); a transaction freed as it gives up feeds its RTT too, the time from its first
+//! send (`coap_clear_transaction` stores an RTT for every CON it frees, `retrans_counter <=
+//! COAP_MAX_RETRANSMIT` always holding), a weak sample with its retransmissions
+//! (`weak_sample_on_failure`; what setting it in the presets would change is measured in
+//! docs/mesh.md). [choice] `weights=inverted` inverts the fixed weights only: GSRTC's
 //! geometric-series weight keeps its paper's W·E + (1 − W)·RTO. Left out: that code dithers the
 //! blind RTO twice before the first sample and ages the overall RTO to exactly 1 s (not ×2).
 //!
@@ -425,8 +426,6 @@ impl Cocoa {
         b.min(self.p.rto_max).min(self.p.blind_max)
     }
 
-    /// Counts an exchange's retransmissions towards `strong_reset_after`; past it, the strong
-    /// estimator starts over (its next sample initialises it like a first one).
     /// An RTT sample of an exchange that was retransmitted: the weak estimator's if it had at
     /// most `weak_max_retransmissions`; the weak estimate it gave, if any.
     fn weak_sample(&mut self, now: Instant, rtt: Duration, retransmissions: u32) -> Option<f64> {
@@ -448,6 +447,8 @@ impl Cocoa {
         Some(e)
     }
 
+    /// Counts an exchange's retransmissions towards `strong_reset_after`; past it, the strong
+    /// estimator starts over (its next sample initialises it like a first one).
     fn count_missed(&mut self, retransmissions: u32) {
         if self.p.strong_reset_after == 0 {
             return;

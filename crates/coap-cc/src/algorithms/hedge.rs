@@ -275,8 +275,9 @@ mod tests {
     #[test]
     fn a_random_loss_carries_nothing_a_congestive_one_a_bounded_timer() {
         let mut c = Hedge::new(HedgeParams { carry_cap: 2.0, ..HedgeParams::default() });
-        answer(&mut c, &[t(0.0)], 1.0, Some(0), 3.0); // SRTT 1, RTTVAR 0.5: RTO 3, usual ≤ 2
-                                                      // the retransmission answered after 1.5 s ≤ SRTT + 2·RTTVAR = 2: a random loss
+        // SRTT 1, RTTVAR 0.5: RTO 3, usual ≤ 2
+        answer(&mut c, &[t(0.0)], 1.0, Some(0), 3.0);
+        // the retransmission answered after 1.5 s ≤ SRTT + 2·RTTVAR = 2: a random loss
         answer(&mut c, &[t(0.0), t(3.0)], 4.5, Some(1), 6.0);
         assert_eq!(c.carried(), None);
         // now SRTT 1.0625, RTTVAR 0.5 (3/4·0.5 + 1/4·0.5); RTO 3.0625; usual 2.0625. The
@@ -308,7 +309,8 @@ mod tests {
         let mut c = setup(CarryWhen::Always, 2.0);
         answer(&mut c, &[t(0.0), t(3.0)], 4.5, Some(1), 6.0);
         assert_close(c.carried().unwrap(), 6.0); // min(6, 6.125)
-                                                 // never: nothing, whatever the loss
+
+        // never: nothing, whatever the loss
         let mut c = setup(CarryWhen::Never, 2.0);
         answer(&mut c, &[t(0.0), t(3.0), t(9.0)], 30.0, Some(0), 12.0);
         assert_eq!(c.carried(), None);

@@ -154,21 +154,11 @@ pub struct TransmissionTime {
 /// The windows of NITK's Table 4.1 (its throughput at 50, 100, … 300 s of a 300-s run), s.
 pub const THROUGHPUT_WINDOW_S: f64 = 50.0;
 
-/// When an exchange's transmissions went out, ns: its first, then each retransmission as the
-/// timer before it expired (the timers armed back to back from the first transmission).
-fn transmission_times(e: &crate::record::ExchangeRecord) -> impl Iterator<Item = u64> + '_ {
-    let retx = e.expired_rtos_ns.iter().take(e.retransmissions as usize);
-    std::iter::once(e.start_ns).chain(retx.scan(e.start_ns, |at, &rto| {
-        *at += rto;
-        Some(*at)
-    }))
-}
-
 /// A run's request bytes per second within each [`THROUGHPUT_WINDOW_S`] of its `secs` (the last
 /// window as long as what is left of the run), by the window each transmission went out in.
-fn bytes_by_window(exchanges: &[crate::record::ExchangeRecord], request_bytes: u32, secs: f64) -> Vec<f64> {
+fn bytes_by_window(exchanges: &[ExchangeRecord], request_bytes: u32, secs: f64) -> Vec<f64> {
     let mut out = vec![0.0; (secs / THROUGHPUT_WINDOW_S).ceil() as usize];
-    for t in exchanges.iter().flat_map(transmission_times).map(|t| t as f64 / 1e9).filter(|&t| t < secs) {
+    for t in exchanges.iter().flat_map(ExchangeRecord::send_times_ns).map(|t| t as f64 / 1e9).filter(|&t| t < secs) {
         out[(t / THROUGHPUT_WINDOW_S) as usize] += request_bytes as f64;
     }
     for (w, b) in out.iter_mut().enumerate() {
@@ -579,12 +569,12 @@ mod tests {
             duplicates: 0,
         };
         let exchanges = [ex(10, &[40, 80]), ex(99, &[])];
-        let sends: Vec<u64> = transmission_times(&exchanges[0]).map(|t| t / 1_000_000_000).collect();
+        let sends: Vec<u64> = exchanges[0].send_times_ns().map(|t| t / 1_000_000_000).collect();
         assert_eq!(sends, [10, 50, 130]);
         assert_eq!(bytes_by_window(&exchanges, 20, 120.0), [0.4, 0.8, 0.0]);
         // a timer that expired without a retransmission (the exchange gave up) sends nothing
         let gave_up = ExchangeRecord { retransmissions: 1, ..ex(0, &[3, 6]) };
-        assert_eq!(transmission_times(&gave_up).count(), 2);
+        assert_eq!(gave_up.send_times_ns().count(), 2);
     }
 
     #[test]
