@@ -7,7 +7,7 @@
 //!
 //! Component numbers (32 bits): hosts `0..2^28` are their own index; per-host kinds put a kind
 //! in the top nibble (`1`: the host's workload, `2`: its MAC, `3`: its radio's transmissions,
-//! `4`: its mobility, `5`: its radio duty-cycle phase, `6`: its background traffic); `0xFFFF_00xx` are the singletons of the wired
+//! `4`: its mobility, `5`: its radio duty-cycle phase, `6`: its background traffic, `7`: its RPL timers, `8`: its neighbour discovery); `0xFFFF_00xx` are the singletons of the wired
 //! bottleneck (their values predate this module and are kept so that recorded results stay
 //! the same; `0xFFFF_0006` was a workload stream shared by all clients, replaced by
 //! [`Stream::Workload`] and not to be reused).
@@ -35,6 +35,8 @@ pub enum Stream {
     Background(u32),
     /// Node `i`'s RPL timers (trickle, DAO delays, probing): Contiki's `random_rand()`.
     Rpl(u32),
+    /// Node `i`'s neighbour discovery (its reachable time): Contiki's `random_rand()`.
+    Nd(u32),
     /// The mesh's pursue target.
     PursueTarget,
     /// The mesh's layout jitter (every mote's displacement, in id order).
@@ -65,6 +67,7 @@ impl Stream {
             Stream::Phase(i) => 0x5000_0000 | (i & 0x0FFF_FFFF),
             Stream::Background(i) => 0x6000_0000 | (i & 0x0FFF_FFFF),
             Stream::Rpl(i) => 0x7000_0000 | (i & 0x0FFF_FFFF),
+            Stream::Nd(i) => 0x8000_0000 | (i & 0x0FFF_FFFF),
             Stream::Server => 0xFFFF_0001,
             Stream::UplinkLoss => 0xFFFF_0002,
             Stream::DownlinkLoss => 0xFFFF_0003,

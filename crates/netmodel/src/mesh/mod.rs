@@ -50,12 +50,14 @@ pub mod contikimac;
 pub mod frame;
 pub mod mobility;
 pub mod mrm;
+mod nd;
 mod report;
 pub mod routing;
 pub mod rpl;
 mod spec;
 pub mod topology;
 
+pub use nd::NdSpec;
 use report::Cause;
 pub use report::*;
 pub use spec::*;
@@ -71,6 +73,7 @@ use crate::streams::Stream;
 use contikimac::{ContikimacSpec, Duty, Timing};
 use frame::{serial_ns, Compression, External, HopPlace, IPV6_UDP_HEADERS};
 use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
+use nd::{is_nd, NdNode};
 use routing::{Routes, NONE};
 use rpl::{is_control, RplNode, RplSpec, RplTimer, BROADCAST};
 use topology::{NodeSpec, Role};
@@ -110,6 +113,8 @@ pub enum MeshEvent {
     SoftAck(u16, u16),
     /// A Cooja mote's nullrdc has waited for the ACK of its unicast.
     AckWaitEnd(u16),
+    /// A mote's neighbour discovery runs its periodic work ([`nd`]).
+    NdTick(u16),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -291,6 +296,8 @@ pub struct Mesh {
     root: usize,
     /// Each mote's RPL state (empty: no control traffic).
     rpl: Vec<RplNode>,
+    /// Each mote's neighbour discovery (empty: every neighbour resolved, no ND traffic).
+    nd: Vec<NdNode>,
     /// Scratch: the motes that received a broadcast frame intact.
     heard: Vec<u16>,
 }
@@ -490,7 +497,17 @@ impl Mesh {
                 })
                 .collect(),
         };
-        let heard = Vec::with_capacity(if rpl.is_empty() { 0 } else { n });
+        let nd = match &spec.nd {
+            None => Vec::new(),
+            Some(s) => (0..n)
+                .map(|i| {
+                    // motes that share one random sequence draw the same reachable time
+                    let mut shared = s.shared_random.then(|| Stream::Nd(nd::SHARED_STREAM).rng(seed, rep));
+                    NdNode::new(s, &mut Stream::Nd(i as u32).rng(seed, rep), shared.as_mut())
+                })
+                .collect(),
+        };
+        let heard = Vec::with_capacity(if rpl.is_empty() && nd.is_empty() { 0 } else { n });
         Mesh {
             spec,
             routes,
@@ -508,6 +525,7 @@ impl Mesh {
             csma_base_ticks,
             root,
             rpl,
+            nd,
             heard,
         }
     }
@@ -598,6 +616,10 @@ impl Mesh {
     }
 
     fn drop_packet<S: Schedule<MeshEvent>>(&mut self, at: usize, cause: Cause, p: Packet, sched: &mut S) {
+        if is_nd(&p) {
+            self.nodes[at].stats.nd_dropped += 1;
+            return;
+        }
         if is_control(&p) {
             self.nodes[at].stats.rpl_dropped += 1;
             return;
@@ -664,7 +686,11 @@ impl Mesh {
                 return self.run_next(now, n, sched);
             }
         }
+        if matches!(current, Job::Rx(_)) && !self.nd.is_empty() {
+            self.nd_packet_in(n);
+        }
         match current {
+            Job::Rx(p) if is_nd(&p) => self.nd_input(now, n, p, sched),
             Job::Rx(p) if is_control(&p) => self.rpl_input(now, n, p, sched),
             Job::Prepare(p) if is_control(&p) => self.rpl_to_mac(n, p, sched),
             Job::Rx(mut p) if p.to.index() == n => {
@@ -721,6 +747,13 @@ impl Mesh {
         };
         if nh == NONE {
             return self.drop_packet(n, Cause::NoRoute, p, sched);
+        }
+        if !self.nd.is_empty() && !is_control(&p) {
+            // a client's own request goes from its timer; the rest inside input processing
+            let in_input = !(p.from.index() == n && self.spec.nodes[n].role == Role::Client);
+            if !self.nd_resolve(now, n, nh, in_input, sched) {
+                return self.drop_packet(n, Cause::NdUnresolved, p, sched);
+            }
         }
         if self.rpl_etx() && !is_control(&p) {
             p.note = self.rpl_hbh(n, nh, p.note);
@@ -805,7 +838,9 @@ impl Mesh {
             self.spec.compression.frames(hop, p.size).mpdu(0)
         };
         let airtime = self.spec.airtime_ns(mpdu);
-        if control {
+        if is_nd(&p) {
+            node.stats.nd_frames_sent += 1;
+        } else if control {
             node.stats.rpl_frames_sent += 1;
         } else {
             node.stats.frames_sent += 1;
@@ -1059,7 +1094,9 @@ impl Mesh {
                 lost = Some(Cause::RxOverflow);
             } else {
                 d.rx_pending += 1;
-                if is_control(&p) {
+                if is_nd(&p) {
+                    d.stats.nd_frames_received += 1;
+                } else if is_control(&p) {
                     d.stats.rpl_frames_received += 1;
                 } else {
                     d.stats.frames_received += 1;
@@ -1160,7 +1197,11 @@ impl Mesh {
             }
             let rn = &mut self.nodes[r];
             rn.rx_pending += 1;
-            rn.stats.rpl_frames_received += 1;
+            if is_nd(&p) {
+                rn.stats.nd_frames_received += 1;
+            } else {
+                rn.stats.rpl_frames_received += 1;
+            }
             self.push_job(now, r, Job::Rx(p), sched);
         }
         self.heard.clear();
@@ -1340,7 +1381,8 @@ impl Medium for Mesh {
             | MeshEvent::Deferred(n, ..)
             | MeshEvent::Rpl(n, _)
             | MeshEvent::SoftAck(n, _)
-            | MeshEvent::AckWaitEnd(n) => crate::HostId(n as u32),
+            | MeshEvent::AckWaitEnd(n)
+            | MeshEvent::NdTick(n) => crate::HostId(n as u32),
             // the motes move before anything else of the same instant (host order: the first)
             MeshEvent::Move => crate::HostId(0),
             MeshEvent::SerialIn(p) => p.from,
@@ -1416,6 +1458,7 @@ impl Medium for Mesh {
             MeshEvent::Rpl(n, t) => self.rpl_timer(now, n as usize, t, sched),
             MeshEvent::SoftAck(n, to) => self.soft_ack(now, n as usize, to, sched),
             MeshEvent::AckWaitEnd(n) => self.ack_wait_end(now, n as usize, sched),
+            MeshEvent::NdTick(n) => self.nd_tick(now, n as usize, sched),
         }
     }
 

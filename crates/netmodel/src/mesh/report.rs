@@ -22,6 +22,7 @@ pub(crate) enum Cause {
     NoAck,
     RxStall,
     RplLoop,
+    NdUnresolved,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -65,6 +66,10 @@ pub struct Drops {
     /// second time (its hop-by-hop option's rank error already set) is dropped.
     #[serde(skip_serializing_if = "is_zero")]
     pub rpl_loop: u64,
+    /// IPv6 neighbour discovery ([`super::MeshSpec::nd`]): the next hop had no resolved entry in
+    /// the mote's neighbour table; Contiki drops the packet (and starts resolving it).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nd_unresolved: u64,
 }
 
 impl Drops {
@@ -84,6 +89,7 @@ impl Drops {
             Cause::NoAck => &mut self.noack,
             Cause::RxStall => &mut self.rx_stall,
             Cause::RplLoop => &mut self.rpl_loop,
+            Cause::NdUnresolved => &mut self.nd_unresolved,
         };
         *c += 1;
     }
@@ -108,6 +114,7 @@ impl Drops {
             + self.no_route
             + self.noack
             + self.rpl_loop
+            + self.nd_unresolved
     }
 
     /// Every loss.
@@ -131,6 +138,7 @@ impl Drops {
         self.noack += o.noack;
         self.rx_stall += o.rx_stall;
         self.rpl_loop += o.rpl_loop;
+        self.nd_unresolved += o.nd_unresolved;
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -188,6 +196,15 @@ pub struct NodeStats {
     /// on the air); not in `drops`.
     #[serde(skip_serializing_if = "is_zero")]
     pub rpl_dropped: u64,
+    /// Neighbour discovery's NS and NA frames it put on the air ([`super::MeshSpec::nd`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nd_frames_sent: u64,
+    /// Neighbour discovery's NS and NA frames it took into its RX FIFO.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nd_frames_received: u64,
+    /// Neighbour discovery's messages it sent that were lost.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub nd_dropped: u64,
     /// RPL start-up: DAOs whose route its full table refused (the DAO went no further).
     #[serde(skip_serializing_if = "is_zero")]
     pub routes_refused: u64,
@@ -219,6 +236,9 @@ impl NodeStats {
         self.rpl_frames_sent += o.rpl_frames_sent;
         self.rpl_frames_received += o.rpl_frames_received;
         self.rpl_dropped += o.rpl_dropped;
+        self.nd_frames_sent += o.nd_frames_sent;
+        self.nd_frames_received += o.nd_frames_received;
+        self.nd_dropped += o.nd_dropped;
         self.routes_refused += o.routes_refused;
         self.routes_evicted += o.routes_evicted;
         self.rpl_parent_switches += o.rpl_parent_switches;

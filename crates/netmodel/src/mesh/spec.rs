@@ -254,6 +254,9 @@ pub struct MeshSpec {
     /// raises FIFOP by its threshold whatever the FIFO held: our reading is that the driver then
     /// reads the partial frame, finds its length or CRC wrong and goes on; nothing stalls.)
     pub partial_frame_stall: bool,
+    /// IPv6 neighbour discovery as Contiki's uIP runs it, on a link-local star ([`super::nd`];
+    /// None: every neighbour resolved, no ND traffic).
+    pub nd: Option<super::NdSpec>,
 }
 
 /// The RX FIFO of the CC2420, bytes.

@@ -120,6 +120,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         rpl: None,
         cooja_mote: None,
         partial_frame_stall: false,
+        nd: None,
         jitter_m: 0.0,
     }
 }
@@ -853,4 +854,67 @@ fn rpl_drops_a_packet_that_crosses_a_rank_inconsistency_twice() {
     down.note &= !(1 << 33);
     assert!(!m.rpl_verify(100_000 * MS, 1, &mut down, &mut h));
     assert_eq!(down.note & (1 << 33), 0);
+}
+
+/// A link-local star: the server first at the origin, clients at `pos`, neighbour discovery with
+/// a table of `cache` entries, every mote booted at 0.
+fn nd_star(clients: &[(f64, f64)], cache: u32) -> Mesh {
+    let mut pos = vec![(0.0, 0.0)];
+    pos.extend_from_slice(clients);
+    let mut s = spec(&pos, MacSpec::Nullmac, radio(1.0, 1.0));
+    s.nodes[0].role = Role::Server;
+    s.compression.link_local = true;
+    s.rpl = None;
+    s.nd = Some(NdSpec { cache, base_reachable_ms: 600_000, shared_random: false, boot_spread_ns: 0 });
+    Mesh::new(s, 1, 0)
+}
+
+#[test]
+fn neighbour_discovery_drops_the_first_packet_and_resolves_with_an_ns_and_an_na() {
+    let mut m = nd_star(&[(5.0, 0.0)], 15);
+    // the client's request at 0 finds no entry: dropped, its NS goes at the first periodic run
+    // (12 ticks: 93.75 ms); the server's NA resolves it; the request at 1 s goes through
+    let h = run_until(&mut m, &[(0, 1, 0, 15), (1_000 * MS, 1, 0, 15)], 10_000 * MS);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), [1]);
+    assert_eq!(h.discarded.iter().map(|p| p.id.0).collect::<Vec<_>>(), [0]);
+    let st = stats(&m);
+    assert_eq!(st[1].drops.nd_unresolved, 1);
+    // the NS goes on the air at 93.75 ms + 1 ms preparation + 224 µs turnaround
+    assert_eq!(h.starts[0], (93_750_000 + 1_000_000 + 224_000, 1));
+    // the server's NA makes its entry for the client DELAY (5 s of its clock: at 5 s), then
+    // PROBE at the run after it, whose unicast NS the client answers: two frames each by 10 s
+    assert_eq!((st[0].nd_frames_sent, st[1].nd_frames_sent), (2, 2));
+    assert_eq!((st[0].nd_frames_received, st[1].nd_frames_received), (2, 2));
+    // (DELAY becomes PROBE in the run at 5.0625 s, the 54th; the NS goes in the next: 5.15625 s)
+    assert_eq!(h.starts.iter().filter(|s| s.1 == 0).nth(1).map(|s| s.0 / 1000), Some(5_157_474));
+}
+
+#[test]
+fn a_server_answers_only_the_clients_in_its_neighbour_table() {
+    // three clients, a table of two: A's, B's and C's NSs (at the runs after 0, 200 and 400 ms)
+    // leave B and C in the server's table; at 1 s each client asks and the server answers at
+    // once: A's answer takes B's entry for an unresolved one and is dropped, B's takes that same
+    // entry over and is dropped, C's goes (no NS from the server before its 1-s timer: 2 s)
+    // (120° apart on a 9-m circle: 15.6 m from each other, beyond the range, so no client hears
+    // another's NS, which would take its own table's entries)
+    let mut m = nd_star(&[(9.0, 0.0), (-4.5, 7.794), (-4.5, -7.794)], 2);
+    let sends = [
+        (0, 1, 0, 15),
+        (200 * MS, 2, 0, 15),
+        (400 * MS, 3, 0, 15),
+        (1_000 * MS, 1, 0, 15),
+        (1_200 * MS, 2, 0, 15),
+        (1_400 * MS, 3, 0, 15),
+        (1_100 * MS, 0, 1, 15),
+        (1_300 * MS, 0, 2, 15),
+        (1_500 * MS, 0, 3, 15),
+    ];
+    let h = run_until(&mut m, &sends, 1_900 * MS);
+    let to_clients: Vec<u32> = h.delivered.iter().filter(|d| d.1.from.0 == 0).map(|d| d.1.to.0).collect();
+    assert_eq!(to_clients, [3]);
+    let st = stats(&m);
+    assert_eq!(st[0].drops.nd_unresolved, 2);
+    // three requests of the second round reach the server (the clients resolved it first)
+    assert_eq!(h.delivered.iter().filter(|d| d.1.to.0 == 0).count(), 3);
+    assert_eq!(st[0].nd_frames_sent, 3); // its three NAs; nothing else before 1.9 s
 }

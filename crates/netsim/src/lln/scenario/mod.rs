@@ -13,7 +13,7 @@ use netmodel::mesh::mobility::{self, Area, MobilityModel, MobilitySource, Mobili
 use netmodel::mesh::rpl::{MaxRoutes, RplSpec};
 use netmodel::mesh::topology::{self, NodeSpec};
 use netmodel::mesh::{CloudSpec, CoojaMoteSpec, CpuSpec, MacSpec, MeshSpec, RadioSpec};
-use netmodel::mesh::{CsmaBackoff, Rdc};
+use netmodel::mesh::{CsmaBackoff, NdSpec, Rdc};
 use netmodel::RateSteps;
 use serde::{Deserialize, Serialize};
 
@@ -249,12 +249,21 @@ pub struct Stack {
     /// overflows (`netmodel::mesh::MeshSpec::partial_frame_stall`); on for the presets of Cooja
     /// studies, off for hardware.
     pub partial_frame_stall: bool,
+    /// IPv6 neighbour discovery as Contiki's uIP runs it, with this many entries in every
+    /// mote's neighbour table (NBR_TABLE_CONF_MAX_NEIGHBORS: 15 on the Z1); 0: not modelled
+    /// (every neighbour resolved). Link-local stars only (`netmodel::mesh::nd`).
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub neighbor_cache: u32,
     /// The border router's overrides.
     pub br: BrStack,
 }
 
 fn is_refuse(s: &RouteTableFull) -> bool {
     *s == RouteTableFull::Refuse
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 fn is_z1(s: &Mote) -> bool {
@@ -286,6 +295,7 @@ impl Default for Stack {
             route_table_full: RouteTableFull::Refuse,
             mote: Mote::Z1,
             partial_frame_stall: true,
+            neighbor_cache: 0,
             br: BrStack {
                 mac: Some(Mac::Csma),
                 queuebuf_num: Some(4),

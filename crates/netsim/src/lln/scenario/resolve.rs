@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// UIP_CONF_ND6_REACHABLE_TIME of the Z1 and Sky platforms' contiki-conf.h (Contiki 3.0), ms.
+const ND_BASE_REACHABLE_MS: u32 = 600_000;
+/// Motes boot within the run's first second, as Cooja starts them (`motedelay_us`), ns.
+const ND_BOOT_SPREAD_NS: u64 = 1_000_000_000;
+
 /// Bytes of a CoAP message with this code, token length, options (in ascending order) and
 /// payload, as coap-wire encodes it.
 fn encoded_len(code: Code, token_len: usize, options: &[(u16, Vec<u8>)], payload: &[u8]) -> u32 {
@@ -363,6 +368,12 @@ impl LlnScenario {
         let request_bytes = encoded_len(request.code, w.token_len, &request.options, &request.payload);
         let response_bytes = encoded_len(response.code, w.token_len, &response.options, &response.payload);
         let link_local = !nodes.iter().any(|n| n.role == topology::Role::BorderRouter);
+        if s.neighbor_cache > 0 && !link_local {
+            return bad(
+                "stack.neighbor_cache",
+                "is modelled on link-local stars only (with RPL, Contiki's DIOs fill the neighbour table; not modelled)",
+            );
+        }
         if link_local {
             // a link-local star: no RPL, one hop
             if self.topology.rpl_control || s.rpl_hbh_option {
@@ -484,6 +495,12 @@ impl LlnScenario {
             cpu_clocks_hz,
             cooja_mote: cooja,
             partial_frame_stall: s.partial_frame_stall,
+            nd: (s.neighbor_cache > 0).then_some(NdSpec {
+                cache: s.neighbor_cache,
+                base_reachable_ms: ND_BASE_REACHABLE_MS,
+                shared_random: self.workload.client_random == ClientRandom::Shared,
+                boot_spread_ns: ND_BOOT_SPREAD_NS,
+            }),
             rpl: self.topology.rpl_control.then_some(RplSpec {
                 startup: self.topology.rpl_startup,
                 max_routes: MaxRoutes {

@@ -197,6 +197,48 @@ fn a_link_local_star_needs_no_border_router() {
     assert!(r.exchanges.iter().filter(|x| x.rtt_ns.is_some()).count() > 100);
 }
 
+/// `stack.neighbor_cache` turns Contiki's neighbour discovery on, on a link-local star only: with
+/// a table of 2, the server of three clients answers at most two of them at a time, so fewer
+/// exchanges complete than with every neighbour resolved; a table of 15 holds all three.
+#[test]
+fn neighbour_discovery_runs_on_stars_only_and_a_small_table_costs_exchanges() {
+    let with = |cache: u32| STAR.replacen("[stack]\n", &format!("[stack]\nneighbor_cache = {cache}\n"), 1);
+    let res = LlnScenario::from_toml(&with(15)).unwrap().resolve().unwrap();
+    assert_eq!(res.mesh.nd.map(|n| (n.cache, n.base_reachable_ms, n.shared_random)), Some((15, 600_000, false)));
+    assert!(LlnScenario::from_toml(STAR).unwrap().resolve().unwrap().mesh.nd.is_none());
+    let e = LlnScenario::from_toml(
+        "env = \"lln\"\nname = \"g\"\n[stack]\nneighbor_cache = 15\n[topology]\nlayout = \"grid3x3\"\n",
+    )
+    .unwrap()
+    .resolve()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("stack.neighbor_cache"), "{e}");
+    // (completed exchanges, and the retransmissions of each client's first exchange)
+    let run = |toml: &str| {
+        let mut s = LlnScenario::from_toml(toml).unwrap();
+        s.duration_s = 60.0;
+        let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+        let mut first = std::collections::BTreeMap::new();
+        for x in &r.exchanges {
+            let f = first.entry(x.client).or_insert(x);
+            if x.start_ns < f.start_ns {
+                *f = x;
+            }
+        }
+        let firsts: Vec<u32> = first.values().map(|x| x.retransmissions).collect();
+        (r.exchanges.iter().filter(|x| x.rtt_ns.is_some()).count(), firsts)
+    };
+    let ((all, plain), (fifteen, resolving), (two, _)) = (run(STAR), run(&with(15)), run(&with(2)));
+    // a table of 15: each client's first request is dropped while it resolves the server (a
+    // retransmission may go before the resolution too: an NS heard from another client takes
+    // the buffer that held its own)
+    assert_eq!(plain, [0, 0, 0]);
+    assert!(resolving.len() == 3 && resolving.iter().all(|&r| r >= 1), "{resolving:?}");
+    assert!(fifteen < all, "{all} {fifteen}");
+    assert!(two < fifteen, "{fifteen} {two}");
+}
+
 /// Clients that share one random sequence draw alike: on perfect links every exchange of the
 /// star completes at its first send, so exchange k of each client draws its first timer as the
 /// k-th draw of the sequence, the same for all three clients; with a sequence each, they differ.
