@@ -374,6 +374,12 @@ impl LlnScenario {
                 "is modelled on link-local stars only (with RPL, Contiki's DIOs fill the neighbour table; not modelled)",
             );
         }
+        if s.neighbor_cache > 0 && s.rdc != RdcName::Nullrdc {
+            return bad(
+                "stack.neighbor_cache",
+                "is modelled with nullrdc only (ContikiMAC's broadcast trains are not)",
+            );
+        }
         if link_local {
             // a link-local star: no RPL, one hop
             if self.topology.rpl_control || s.rpl_hbh_option {

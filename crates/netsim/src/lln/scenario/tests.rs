@@ -214,6 +214,9 @@ fn neighbour_discovery_runs_on_stars_only_and_a_small_table_costs_exchanges() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("stack.neighbor_cache"), "{e}");
+    let cm = with(15).replacen("[stack]\n", "[stack]\nrdc = \"contikimac\"\n", 1);
+    let e = LlnScenario::from_toml(&cm).unwrap().resolve().unwrap_err().to_string();
+    assert!(e.contains("nullrdc only"), "{e}");
     // (completed exchanges, and the retransmissions of each client's first exchange)
     let run = |toml: &str| {
         let mut s = LlnScenario::from_toml(toml).unwrap();
