@@ -17,7 +17,9 @@
 //!   (`linkaddr_null`), and there is only one such key: a second unresolved destination takes
 //!   the same entry over.
 //! * **Sending** to a destination (`tcpip_ipv6_output`): with no entry, an unresolved one is made
-//!   (INCOMPLETE, its NS count 1, its NS timer 1 s) and the packet is dropped
+//!   (INCOMPLETE, its NS count 1, its NS timer `retrans_ms`: 10 s on the Z1, whose
+//!   `contiki-conf.h` sets `UIP_CONF_ND6_RETRANS_TIMER` to 10000, as the server's RAM shows
+//!   in Cooja) and the packet is dropped
 //!   (`UIP_CONF_IPV6_QUEUE_PKT` is 0); the NS written into the buffer is then thrown away when
 //!   the send ran inside input processing (a server's response: `uip_process` drops the buffer
 //!   after the application's call) and goes out at the next periodic run otherwise (a client's
@@ -70,6 +72,8 @@ pub struct NdSpec {
     pub cache: u32,
     /// The base reachable time, ms (UIP_CONF_ND6_REACHABLE_TIME).
     pub base_reachable_ms: u32,
+    /// The time between NSs for one entry, ms (UIP_CONF_ND6_RETRANS_TIMER).
+    pub retrans_ms: u32,
     /// Every mote draws its reachable time from one random sequence.
     pub shared_random: bool,
     /// Motes boot at uniform draws in `0..boot_spread_ns` (0: all at 0).
@@ -83,8 +87,7 @@ pub const ND_ICMP_BYTES: u32 = 40;
 pub const SOLICITED_NODE_EXTRA: u32 = 5;
 /// UIP_ND6_MAX_MULTICAST_SOLICIT and UIP_ND6_MAX_UNICAST_SOLICIT.
 const MAX_SOLICIT: u8 = 3;
-/// UIP_ND6_RETRANS_TIMER / 1000 and UIP_ND6_DELAY_FIRST_PROBE_TIME, s.
-const RETRANS_S: u64 = 1;
+/// UIP_ND6_DELAY_FIRST_PROBE_TIME, s.
 const DELAY_FIRST_PROBE_S: u64 = 5;
 /// A note's kinds (beside RPL's 1–3).
 const KIND_NS: u64 = 4;
@@ -248,7 +251,7 @@ impl Mesh {
         in_input: bool,
         sched: &mut S,
     ) -> bool {
-        let cap = self.nd_spec().cache as usize;
+        let (cap, retrans_s) = (self.nd_spec().cache as usize, self.nd_spec().retrans_ms as u64 / 1000);
         let nd = &mut self.nd[n];
         let go = match nd.find(dest) {
             None => {
@@ -256,7 +259,7 @@ impl Mesh {
                 let i = nd.add(cap, NULL_LL, dest, State::Incomplete);
                 let e = &mut nd.entries[i];
                 e.nscount = 1;
-                e.sendns_s = t + RETRANS_S;
+                e.sendns_s = t + retrans_s;
                 if !in_input {
                     nd.pending_ns = Some(dest);
                 }
@@ -287,6 +290,7 @@ impl Mesh {
             return; // superseded by an earlier run
         }
         self.nd[n].wake_ns = u64::MAX;
+        let retrans_s = self.nd_spec().retrans_ms as u64 / 1000;
         let nd = &mut self.nd[n];
         let t = nd.secs(now);
         let mut buffer = nd.pending_ns.take().map(|target| (target, true));
@@ -301,7 +305,7 @@ impl Mesh {
                 }
                 State::Incomplete | State::Probe if t >= e.sendns_s && buffer.is_none() => {
                     e.nscount += 1;
-                    e.sendns_s = t + RETRANS_S;
+                    e.sendns_s = t + retrans_s;
                     buffer = Some((e.ip, e.state == State::Incomplete));
                 }
                 State::Delay if t >= e.reachable_s => {
@@ -413,8 +417,13 @@ mod tests {
 
     #[test]
     fn the_reachable_time_is_half_the_base_plus_two_16_bit_draws_in_ms() {
-        let spec =
-            NdSpec { cache: 15, base_reachable_ms: 600_000, shared_random: false, boot_spread_ns: 1_000_000_000 };
+        let spec = NdSpec {
+            cache: 15,
+            base_reachable_ms: 600_000,
+            retrans_ms: 10_000,
+            shared_random: false,
+            boot_spread_ns: 1_000_000_000,
+        };
         // boot at 250 ms; 0x0100 << 8 kept to 16 bits is 0, + 40 000: 300 000 + 40 000 ms
         // (without the cast's truncation it would be 65 536 more: 405 s)
         let nd = NdNode::new(&spec, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None);

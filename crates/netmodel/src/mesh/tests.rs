@@ -865,7 +865,8 @@ fn nd_star(clients: &[(f64, f64)], cache: u32) -> Mesh {
     s.nodes[0].role = Role::Server;
     s.compression.link_local = true;
     s.rpl = None;
-    s.nd = Some(NdSpec { cache, base_reachable_ms: 600_000, shared_random: false, boot_spread_ns: 0 });
+    s.nd =
+        Some(NdSpec { cache, base_reachable_ms: 600_000, retrans_ms: 10_000, shared_random: false, boot_spread_ns: 0 });
     Mesh::new(s, 1, 0)
 }
 
@@ -894,7 +895,7 @@ fn a_server_answers_only_the_clients_in_its_neighbour_table() {
     // three clients, a table of two: A's, B's and C's NSs (at the runs after 0, 200 and 400 ms)
     // leave B and C in the server's table; at 1 s each client asks and the server answers at
     // once: A's answer takes B's entry for an unresolved one and is dropped, B's takes that same
-    // entry over and is dropped, C's goes (no NS from the server before its 1-s timer: 2 s)
+    // entry over and is dropped, C's goes (no NS from the server before its 10-s timer)
     // (120° apart on a 9-m circle: 15.6 m from each other, beyond the range, so no client hears
     // another's NS, which would take its own table's entries)
     let mut m = nd_star(&[(9.0, 0.0), (-4.5, 7.794), (-4.5, -7.794)], 2);

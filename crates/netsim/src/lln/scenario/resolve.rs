@@ -4,6 +4,8 @@ use super::*;
 
 /// UIP_CONF_ND6_REACHABLE_TIME of the Z1 and Sky platforms' contiki-conf.h (Contiki 3.0), ms.
 const ND_BASE_REACHABLE_MS: u32 = 600_000;
+/// UIP_CONF_ND6_RETRANS_TIMER of the same files, ms.
+const ND_RETRANS_MS: u32 = 10_000;
 /// Motes boot within the run's first second, as Cooja starts them (`motedelay_us`), ns.
 const ND_BOOT_SPREAD_NS: u64 = 1_000_000_000;
 
@@ -504,6 +506,7 @@ impl LlnScenario {
             nd: (s.neighbor_cache > 0).then_some(NdSpec {
                 cache: s.neighbor_cache,
                 base_reachable_ms: ND_BASE_REACHABLE_MS,
+                retrans_ms: ND_RETRANS_MS,
                 shared_random: self.workload.client_random == ClientRandom::Shared,
                 boot_spread_ns: ND_BOOT_SPREAD_NS,
             }),
