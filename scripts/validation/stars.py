@@ -210,17 +210,17 @@ Where it parts, the measurement says where:
   10-s NS timer (the Z1's `UIP_CONF_ND6_RETRANS_TIMER`), so its NS hardly ever goes out (7 in
   600 s); and the set changes when the clients' own neighbour probes (one reachable time for all,
   drawn from their shared random sequence) bring others in. With that table modelled the model's
-  CoCoA++ server answers 82 % with 16 clients (Cooja 86 %) and 60 % with 32 (Cooja 58 %), and the
-  model completes within 1–3 % of Cooja's rate with 16 and 32 CoCoA++ clients on perfect links
-  (+55 % at 32 before), with as many retransmissions (0.48 against 0.51 per exchange at 32) and
+  CoCoA++ server answers 83 % with 16 clients (Cooja 86 %) and 60 % with 32 (Cooja 58 %), and the
+  model completes within 2–3 % of Cooja's rate with 16 and 32 CoCoA++ clients on perfect links
+  (+55 % at 32 before), with as many retransmissions (0.47 against 0.51 per exchange at 32) and
   the same median timer (7.9 s against 8.0 s): the clients the server cannot answer fail their
   exchanges, and their failures' weak samples (`weak_sample_on_failure`) stretch their timers as
-  the binary's do. CoCoA: within 3 % with 16 clients; with 32 the model completes 34 % more than
+  the binary's do. CoCoA: within 3 % with 16 clients; with 32 the model completes 36 % more than
   Cooja (+105 % before) while its server answers as often (73 % against 71 %): not traced.
 - **The binaries' timers (RX 0.5).** With the neighbour table the model's timers come to the
-  binaries' (CoCoA++: 6.1–11.5 s against 5.3–12.0 s; CoCoA: 16–39 s against 17–31 s; without it
-  the model's were 2.9–3.6 s and 10.6–11.9 s), and its rates to Cooja's: CoCoA++ −8 … +1 % with
-  4–32 clients, CoCoA +23 % and +12 % with 4 and 8 clients, −7 % and −27 % with 16 and 32. At RX
+  binaries' (CoCoA++: 5.9–11.5 s against 5.3–12.0 s; CoCoA: 15–39 s against 17–31 s; without it
+  the model's were 2.9–3.6 s and 10.6–11.9 s), and its rates to Cooja's: CoCoA++ −12 … −4 % with
+  4–32 clients, CoCoA +31 % and +9 % with 4 and 8 clients, +3 % and −27 % with 16 and 32. At RX
   0.5 neighbour discovery's own frames are lost too (an NS or NA lost, an entry probed out), and
   the exchanges that fail meanwhile feed the weak estimator the time they took to give up
   (Betzler's code, `weak_sample_on_failure`). The CoCoA client's own log showed its weak
@@ -230,7 +230,7 @@ Where it parts, the measurement says where:
 - **CoCoA against CoCoA++, the thesis's comparison, as the binaries run it.** At RX 0.5 the
   CoCoA++ binary completes 1.7–2.3 times as many exchanges per second as the CoCoA binary (the
   thesis, Table 6.3: "more than double") and its timers are a third of CoCoA's (the thesis: RTOs
-  up to 13 s against up to 38 s); the model gives 1.7–2.2 times. On perfect links both
+  up to 13 s against up to 38 s); the model gives 1.6–2.0 times. On perfect links both
   binaries complete alike. The tables' absolute rates (8.7 and 21.8 transactions per second) are
   out of these binaries' reach: a 10-s period caps 32 clients at 3.2 per second.
 """

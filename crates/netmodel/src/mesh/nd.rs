@@ -227,6 +227,8 @@ impl Mesh {
         nd.entries
             .iter()
             .filter_map(|e| match e.state {
+                // the third NS sent: removed at the next run, answered or not
+                State::Incomplete | State::Probe if e.nscount >= MAX_SOLICIT => Some(now),
                 State::Incomplete | State::Probe => Some(at(e.sendns_s)),
                 State::Delay | State::Reachable => Some(at(e.reachable_s)),
                 State::Stale => None,
