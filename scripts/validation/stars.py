@@ -103,7 +103,7 @@ def model(coapcc, run, tmp):
             "gap_ms_median": statistics.median(gaps) if gaps else float("nan"),
             "gap_ratio_median": statistics.median(ratios) if ratios else float("nan"),
             "share_1_42": sum(abs(r - 1.42) <= 0.03 for r in ratios) / len(ratios) if ratios else float("nan"),
-            "pdr": responses / max(1, requests)}
+            "answered": responses / max(1, requests)}
 
 
 def cooja(run):
@@ -113,7 +113,7 @@ def cooja(run):
             "retx_per_exchange": run["retx_per_exchange"], "exch_ms_median": run["exch_ms_median"] or nan,
             "gap_ms_median": run["retx_gap_ms_median"] or nan, "gap_ratio_median": run["retx_gap_ratio_median"] or nan,
             "share_1_42": run["timer_ratios_1_42"] / run["timer_ratios"] if run.get("timer_ratios") else float("nan"),
-            "pdr": run["requests_answered"], "radio_pdr": run["pdr_requests"]}
+            "answered": run["requests_answered"], "radio_pdr": run["pdr_requests"]}
 
 
 def measure(coapcc, runs, tmp, log=print):
@@ -156,7 +156,7 @@ def section(table):
             m["success_ratio"], c["success_ratio"], m["retx_per_exchange"], c["retx_per_exchange"],
             num(m["exch_ms_median"], "%.1f"), num(c["exch_ms_median"], "%.1f"), num(m["gap_ms_median"], "%.0f"),
             num(c["gap_ms_median"], "%.0f"), num(m["gap_ratio_median"], "%.2f"), num(c["gap_ratio_median"], "%.2f"),
-            share(alg, m), share(alg, c), m["pdr"], c["pdr"], c["radio_pdr"]))
+            share(alg, m), share(alg, c), m["answered"], c["answered"], c["radio_pdr"]))
     up = sum(v[3][0] for k, v in table.items() if k[0] == "cocoa_pp")
     ratios = sum(v[3][1] for k, v in table.items() if k[0] == "cocoa_pp")
     page.append("")

@@ -50,7 +50,7 @@ use rand_core::RngCore;
 
 use super::frame::airtime_ns;
 use super::rpl::BROADCAST;
-use super::{Cause, Job, MacSpec, Mesh, MeshEvent, Packet, NONE};
+use super::{traffic, Cause, Job, MacSpec, Mesh, MeshEvent, Packet, NONE};
 use crate::medium::Schedule;
 
 /// rtimer ticks per second on the Sky mote.
@@ -420,10 +420,8 @@ impl Mesh {
             let p = self.frames[s].packet;
             let rn = &mut self.nodes[r];
             rn.rx_pending += 1;
-            if control {
-                rn.stats.rpl_frames_received += 1;
-            } else {
-                rn.stats.frames_received += 1;
+            rn.stats.frame_received(traffic(&p));
+            if !control {
                 self.nodes[s].stats.handed_over += 1;
             }
             if let Some(st) = self.nodes[s].duty.strobe.as_mut() {

@@ -58,8 +58,8 @@ mod spec;
 pub mod topology;
 
 pub use nd::NdSpec;
-use report::Cause;
 pub use report::*;
+use report::{Cause, Traffic};
 pub use spec::*;
 
 use std::collections::VecDeque;
@@ -319,6 +319,17 @@ struct Mobility {
     mobile: Vec<bool>,
 }
 
+/// Whose `p` is: a data packet, or one of the mesh's own control packets (RPL's or ND's).
+fn traffic(p: &Packet) -> Traffic {
+    if p.id != rpl::CONTROL_ID {
+        Traffic::Data
+    } else if is_nd(p) {
+        Traffic::Nd
+    } else {
+        Traffic::Rpl
+    }
+}
+
 fn ns(s: f64) -> u64 {
     (s * 1e9).round() as u64
 }
@@ -497,12 +508,13 @@ impl Mesh {
                 })
                 .collect(),
         };
+        let shared_nd = spec.nd.filter(|s| s.shared_random).map(|_| Stream::Nd(nd::SHARED_STREAM).rng(seed, rep));
         let nd = match &spec.nd {
             None => Vec::new(),
             Some(s) => (0..n)
                 .map(|i| {
-                    // motes that share one random sequence draw the same reachable time
-                    let mut shared = s.shared_random.then(|| Stream::Nd(nd::SHARED_STREAM).rng(seed, rep));
+                    // motes that share one random sequence draw the same reachable time: a copy each
+                    let mut shared = shared_nd.clone();
                     NdNode::new(s, &mut Stream::Nd(i as u32).rng(seed, rep), shared.as_mut())
                 })
                 .collect(),
@@ -616,16 +628,15 @@ impl Mesh {
     }
 
     fn drop_packet<S: Schedule<MeshEvent>>(&mut self, at: usize, cause: Cause, p: Packet, sched: &mut S) {
-        if is_nd(&p) {
-            self.nodes[at].stats.nd_dropped += 1;
-            return;
+        let stats = &mut self.nodes[at].stats;
+        match traffic(&p) {
+            Traffic::Nd => stats.nd_dropped += 1,
+            Traffic::Rpl => stats.rpl_dropped += 1,
+            Traffic::Data => {
+                stats.drops.add(cause);
+                sched.discard(p);
+            }
         }
-        if is_control(&p) {
-            self.nodes[at].stats.rpl_dropped += 1;
-            return;
-        }
-        self.nodes[at].stats.drops.add(cause);
-        sched.discard(p);
     }
 
     fn push_job<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, job: Job, sched: &mut S) {
@@ -838,13 +849,7 @@ impl Mesh {
             self.spec.compression.frames(hop, p.size).mpdu(0)
         };
         let airtime = self.spec.airtime_ns(mpdu);
-        if is_nd(&p) {
-            node.stats.nd_frames_sent += 1;
-        } else if control {
-            node.stats.rpl_frames_sent += 1;
-        } else {
-            node.stats.frames_sent += 1;
-        }
+        node.stats.frame_sent(traffic(&p));
         node.stats.tx_busy_ns += airtime;
         let f = &mut self.frames[n];
         f.packet = p;
@@ -1094,13 +1099,7 @@ impl Mesh {
                 lost = Some(Cause::RxOverflow);
             } else {
                 d.rx_pending += 1;
-                if is_nd(&p) {
-                    d.stats.nd_frames_received += 1;
-                } else if is_control(&p) {
-                    d.stats.rpl_frames_received += 1;
-                } else {
-                    d.stats.frames_received += 1;
-                }
+                d.stats.frame_received(traffic(&p));
                 self.push_job(now, dest, Job::Rx(p), sched);
             }
         }
@@ -1197,11 +1196,7 @@ impl Mesh {
             }
             let rn = &mut self.nodes[r];
             rn.rx_pending += 1;
-            if is_nd(&p) {
-                rn.stats.nd_frames_received += 1;
-            } else {
-                rn.stats.rpl_frames_received += 1;
-            }
+            rn.stats.frame_received(traffic(&p));
             self.push_job(now, r, Job::Rx(p), sched);
         }
         self.heard.clear();

@@ -209,8 +209,9 @@ impl Mesh {
     fn nd_wake<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, at: u64, sched: &mut S) {
         let period = self.nd_period_ns();
         let nd = &mut self.nd[n];
-        let boot = nd.boot_ns;
-        let tick = boot + at.max(now + 1).max(boot).saturating_sub(boot).div_ceil(period) * period;
+        // the first run of its clock (from its boot) at or after both
+        let since_boot = at.max(now + 1).max(nd.boot_ns) - nd.boot_ns;
+        let tick = nd.boot_ns + since_boot.div_ceil(period) * period;
         if tick < nd.wake_ns {
             nd.wake_ns = tick;
             sched.wake(Instant::from_nanos(tick), MeshEvent::NdTick(n as u16));
@@ -253,7 +254,8 @@ impl Mesh {
         in_input: bool,
         sched: &mut S,
     ) -> bool {
-        let (cap, retrans_s) = (self.nd_spec().cache as usize, self.nd_spec().retrans_ms as u64 / 1000);
+        let spec = self.nd_spec();
+        let (cap, retrans_s) = (spec.cache as usize, spec.retrans_ms as u64 / 1000);
         let nd = &mut self.nd[n];
         let go = match nd.find(dest) {
             None => {

@@ -216,7 +216,33 @@ pub struct NodeStats {
     pub rpl_parent_switches: u64,
 }
 
+/// Whose a frame is, for the counters: data, RPL's control traffic, or neighbour discovery's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Traffic {
+    Data,
+    Rpl,
+    Nd,
+}
+
 impl NodeStats {
+    /// A frame of `t` it put on the air.
+    pub(crate) fn frame_sent(&mut self, t: Traffic) {
+        *match t {
+            Traffic::Data => &mut self.frames_sent,
+            Traffic::Rpl => &mut self.rpl_frames_sent,
+            Traffic::Nd => &mut self.nd_frames_sent,
+        } += 1;
+    }
+
+    /// A frame of `t` it took into its RX FIFO.
+    pub(crate) fn frame_received(&mut self, t: Traffic) {
+        *match t {
+            Traffic::Data => &mut self.frames_received,
+            Traffic::Rpl => &mut self.rpl_frames_received,
+            Traffic::Nd => &mut self.nd_frames_received,
+        } += 1;
+    }
+
     /// Sums another's counts into this one.
     pub fn merge(&mut self, o: &NodeStats) {
         self.originated += o.originated;

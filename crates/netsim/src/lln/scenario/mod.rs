@@ -252,7 +252,7 @@ pub struct Stack {
     /// IPv6 neighbour discovery as Contiki's uIP runs it, with this many entries in every
     /// mote's neighbour table (NBR_TABLE_CONF_MAX_NEIGHBORS: 15 on the Z1); 0: not modelled
     /// (every neighbour resolved). Link-local stars only (`netmodel::mesh::nd`).
-    #[serde(skip_serializing_if = "is_zero_u32")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub neighbor_cache: u32,
     /// The border router's overrides.
     pub br: BrStack,
@@ -260,10 +260,6 @@ pub struct Stack {
 
 fn is_refuse(s: &RouteTableFull) -> bool {
     *s == RouteTableFull::Refuse
-}
-
-fn is_zero_u32(v: &u32) -> bool {
-    *v == 0
 }
 
 fn is_z1(s: &Mote) -> bool {
