@@ -59,8 +59,10 @@ def scenario(run):
         "[stack]", "partial_frame_stall = true", 'mac = "nullmac"', 'rdc = "nullrdc"', "rpl_hbh_option = false",
         "rx_process_us = 2000", "tx_prepare_us = 1000", "app_us = 1000", "rx_fifo_frames = 1", "client_app_us = 1000",
         "uart_byte_ns = 69125", "client_log_request_bytes = 0", "client_log_response_bytes = 0",
-        # uIP's neighbour discovery and the Z1's 15-entry neighbour table (the binaries' Contiki)
-        "neighbor_cache = 15",
+        # uIP's neighbour discovery and the Z1's 15-entry neighbour table (the binaries' Contiki);
+        # the reachable time every one of these binaries holds in uip_ds6_if (read from their RAM
+        # in Cooja: validation/cooja/traces/S-star4-tx1.0-rx1.0-s1.uip_ds6_if.csv)
+        "neighbor_cache = 15", "neighbor_reachable_ms = 322247",
         "[topology]", "rpl_control = false", "rpl_startup = false", "nodes = [%s]" % nodes,
         # POST /actuators/toggle; the server's 2.05 carries no payload and no option
         "[workload]", 'kind = "periodic_blocking"', "interval_ms = %.1f" % (1000 * run["client_interval_s"]),

@@ -44,8 +44,11 @@
 //!   would send every NS in the same tick, where Cooja's spread them). The reachable
 //!   time is drawn once per mote as `uip_ds6_compute_reachable_time` does: half the base
 //!   (`UIP_CONF_ND6_REACHABLE_TIME`, 600 s on the Z1) plus a 16-bit `random_rand()` shifted by 8
-//!   (kept to 16 bits) plus another, in ms: 300–431 s. Motes that share one random sequence
-//!   (`shared_random`, as the binaries seed theirs with one constant) draw the same.
+//!   (kept to 16 bits) plus another, the sum an `unsigned int` of 16 bits on the MSP430, in ms:
+//!   300–365.535 s. Motes that share one random sequence (`shared_random`) draw the same. A
+//!   build whose draw is known gives it as `reachable_ms`: the Z1 platform never calls
+//!   `random_init`, so its binaries draw the same in every run (the CoCoA++ tree's server and
+//!   client and the CoCoA tree's client: 322,247 ms each, read from `uip_ds6_if` in Cooja).
 //! * Frames: an NS or NA is 40 bytes of ICMPv6 (header 4, reserved or flags 4, target 16, the
 //!   link-layer address option 16), a 66-byte unicast frame; a multicast NS's destination, the
 //!   solicited-node address, takes 5 bytes more inline than `ff02::1a`: 66 bytes too, as Cooja
@@ -76,6 +79,9 @@ pub struct NdSpec {
     pub retrans_ms: u32,
     /// Every mote draws its reachable time from one random sequence.
     pub shared_random: bool,
+    /// Every mote's reachable time, ms, where the firmware's draw is known (a build that never
+    /// seeds its generator draws the same in every run); `None`: drawn.
+    pub reachable_ms: Option<u32>,
     /// Motes boot at uniform draws in `0..boot_spread_ns` (0: all at 0).
     pub boot_spread_ns: u64,
 }
@@ -133,7 +139,7 @@ pub(super) struct NdNode {
     entries: Vec<Entry>,
     reachable_s: u64,
     /// When it booted, ns: its clock's seconds and its periodic runs count from there.
-    boot_ns: u64,
+    pub(super) boot_ns: u64,
     /// The target of an NS left in uIP's buffer by a send outside input processing.
     pending_ns: Option<u16>,
     /// The periodic run a wake-up is scheduled for, ns (u64::MAX: none).
@@ -146,12 +152,14 @@ impl NdNode {
     pub(super) fn new<R: RngCore>(spec: &NdSpec, own: &mut R, shared: Option<&mut R>) -> Self {
         let boot_ns = own.next_u64() % spec.boot_spread_ns.max(1);
         let rng = shared.unwrap_or(own);
-        // uip_ds6_compute_reachable_time: (uint16_t)(random_rand() << 8) + (uint16_t)random_rand()
+        // uip_ds6_compute_reachable_time: (uint16_t)(random_rand() << 8) + (uint16_t)random_rand(),
+        // a sum of two unsigned ints, 16 bits on the MSP430
         let a = (rng.next_u32() & 0xFFFF) << 8 & 0xFFFF;
         let b = rng.next_u32() & 0xFFFF;
         // MIN_RANDOM_FACTOR(base) + draw % (MAX_RANDOM_FACTOR(base) − MIN_RANDOM_FACTOR(base))
         let base = spec.base_reachable_ms as u64;
-        let ms = base / 2 + (a + b) as u64 % base.max(1);
+        let drawn = base / 2 + ((a + b) & 0xFFFF) as u64 % base.max(1);
+        let ms = spec.reachable_ms.map_or(drawn, u64::from);
         NdNode {
             entries: Vec::with_capacity(spec.cache as usize),
             reachable_s: ms / 1000,
@@ -426,14 +434,22 @@ mod tests {
             base_reachable_ms: 600_000,
             retrans_ms: 10_000,
             shared_random: false,
+            reachable_ms: None,
             boot_spread_ns: 1_000_000_000,
         };
         // boot at 250 ms; 0x0100 << 8 kept to 16 bits is 0, + 40 000: 300 000 + 40 000 ms
         // (without the cast's truncation it would be 65 536 more: 405 s)
         let nd = NdNode::new(&spec, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None);
         assert_eq!((nd.boot_ns, nd.reachable_s), (250_000_000, 340));
-        // the largest: (0xFFFF << 8) kept to 16 bits is 0xFF00, + 0xFFFF: 130 815 ms above 300 s
-        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0xFFFF, 0xFFFF]), None).reachable_s, 430);
+        // (0xFFFF << 8) kept to 16 bits is 0xFF00, + 0xFFFF is 0x1FEFF, 0xFEFF (65 279) in 16 bits:
+        // 365 279 ms
+        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0xFFFF, 0xFFFF]), None).reachable_s, 365);
+        // 0x00FF << 8 is 0xFF00, + 0x0100 wraps to 0: the smallest, 300 s
+        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0x00FF, 0x0100]), None).reachable_s, 300);
+        // a known draw replaces it (the random draws are still taken: the boot is unchanged)
+        let known = NdSpec { reachable_ms: Some(322_247), ..spec };
+        let nd = NdNode::new(&known, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None);
+        assert_eq!((nd.boot_ns, nd.reachable_s), (250_000_000, 322));
         // a shared sequence gives the draw, the mote's own the boot
         let nd = NdNode::new(&spec, &mut Seq(vec![7]), Some(&mut Seq(vec![0, 40_000])));
         assert_eq!((nd.boot_ns, nd.reachable_s), (7, 340));

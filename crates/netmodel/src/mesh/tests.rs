@@ -865,8 +865,14 @@ fn nd_star(clients: &[(f64, f64)], cache: u32) -> Mesh {
     s.nodes[0].role = Role::Server;
     s.compression.link_local = true;
     s.rpl = None;
-    s.nd =
-        Some(NdSpec { cache, base_reachable_ms: 600_000, retrans_ms: 10_000, shared_random: false, boot_spread_ns: 0 });
+    s.nd = Some(NdSpec {
+        cache,
+        base_reachable_ms: 600_000,
+        retrans_ms: 10_000,
+        shared_random: false,
+        reachable_ms: None,
+        boot_spread_ns: 0,
+    });
     Mesh::new(s, 1, 0)
 }
 

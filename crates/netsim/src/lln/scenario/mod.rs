@@ -254,6 +254,11 @@ pub struct Stack {
     /// (every neighbour resolved). Link-local stars only (`netmodel::mesh::nd`).
     #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub neighbor_cache: u32,
+    /// With `neighbor_cache`: every mote's reachable time, ms, where the firmware's draw is known
+    /// (a Z1 build never seeds its generator, so it draws the same in every run); 0: each mote
+    /// draws it as `uip_ds6_compute_reachable_time` does, 300–365.5 s.
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
+    pub neighbor_reachable_ms: u32,
     /// The border router's overrides.
     pub br: BrStack,
 }
@@ -292,6 +297,7 @@ impl Default for Stack {
             mote: Mote::Z1,
             partial_frame_stall: true,
             neighbor_cache: 0,
+            neighbor_reachable_ms: 0,
             br: BrStack {
                 mac: Some(Mac::Csma),
                 queuebuf_num: Some(4),

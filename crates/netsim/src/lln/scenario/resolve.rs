@@ -376,6 +376,9 @@ impl LlnScenario {
                 "is modelled on link-local stars only (with RPL, Contiki's DIOs fill the neighbour table; not modelled)",
             );
         }
+        if s.neighbor_reachable_ms > 0 && s.neighbor_cache == 0 {
+            return bad("stack.neighbor_reachable_ms", "needs stack.neighbor_cache (neighbour discovery) on");
+        }
         if s.neighbor_cache > 0 && s.rdc != RdcName::Nullrdc {
             return bad(
                 "stack.neighbor_cache",
@@ -508,6 +511,7 @@ impl LlnScenario {
                 base_reachable_ms: ND_BASE_REACHABLE_MS,
                 retrans_ms: ND_RETRANS_MS,
                 shared_random: self.workload.client_random == ClientRandom::Shared,
+                reachable_ms: (s.neighbor_reachable_ms > 0).then_some(s.neighbor_reachable_ms),
                 boot_spread_ns: ND_BOOT_SPREAD_NS,
             }),
             rpl: self.topology.rpl_control.then_some(RplSpec {

@@ -206,6 +206,13 @@ fn neighbour_discovery_runs_on_stars_only_and_a_small_table_costs_exchanges() {
     let res = LlnScenario::from_toml(&with(15)).unwrap().resolve().unwrap();
     assert_eq!(res.mesh.nd.map(|n| (n.cache, n.base_reachable_ms, n.shared_random)), Some((15, 600_000, false)));
     assert!(LlnScenario::from_toml(STAR).unwrap().resolve().unwrap().mesh.nd.is_none());
+    // a known reachable time reaches the model; without neighbour discovery it is refused
+    let known = with(15).replacen("[stack]\n", "[stack]\nneighbor_reachable_ms = 322247\n", 1);
+    let res = LlnScenario::from_toml(&known).unwrap().resolve().unwrap();
+    assert_eq!(res.mesh.nd.and_then(|n| n.reachable_ms), Some(322_247));
+    let alone = STAR.replacen("[stack]\n", "[stack]\nneighbor_reachable_ms = 322247\n", 1);
+    let e = LlnScenario::from_toml(&alone).unwrap().resolve().unwrap_err().to_string();
+    assert!(e.contains("stack.neighbor_reachable_ms"), "{e}");
     let e = LlnScenario::from_toml(
         "env = \"lln\"\nname = \"g\"\n[stack]\nneighbor_cache = 15\n[topology]\nlayout = \"grid3x3\"\n",
     )
