@@ -285,6 +285,8 @@ pub struct Periodic {
     fixed_start: Vec<Option<u64>>,
     /// A client's most exchanges.
     limit: Vec<u64>,
+    /// Request k goes at t0 + (k + 1)·interval: the client arms its timer before its first.
+    first_after_interval: bool,
     /// One client after the other, in `clients` order, each starting this long after the
     /// previous one is done (ns); None: all start at their own offsets.
     chain_gap_ns: Option<u64>,
@@ -320,6 +322,7 @@ impl Periodic {
             k: vec![0; clients.len()],
             fixed_start: vec![None; clients.len()],
             limit: vec![u64::MAX; clients.len()],
+            first_after_interval: false,
             chain_gap_ns: None,
             parallel: 1,
             open_loop: None,
@@ -341,6 +344,22 @@ impl Periodic {
             self.fixed_start[i as usize] = Some(start_ns);
             self.limit[i as usize] = limit;
         }
+        self
+    }
+
+    /// Client `host` starts at `start_ns` instead of a drawn offset (a mote whose boot the
+    /// network model draws).
+    pub fn with_start(mut self, host: HostId, start_ns: u64) -> Self {
+        if let Some(&i) = self.slot.get(host.index()).filter(|&&i| i != u32::MAX) {
+            self.fixed_start[i as usize] = Some(start_ns);
+        }
+        self
+    }
+
+    /// Each client's first request goes one interval after its start, as Contiki's example
+    /// client arms its timer first: request k at t0 + (k + 1)·interval.
+    pub fn first_after_interval(mut self) -> Self {
+        self.first_after_interval = true;
         self
     }
 
@@ -402,7 +421,7 @@ impl Periodic {
         if self.k[i] >= self.limit[i] {
             return Next::Done;
         }
-        let due = self.t0[i] + self.k[i] * self.interval_ns[i];
+        let due = self.t0[i] + (self.k[i] + u64::from(self.first_after_interval)) * self.interval_ns[i];
         let at = due.max(now.as_nanos());
         if at >= self.until_ns {
             Next::Done
@@ -593,6 +612,23 @@ mod tests {
         assert_eq!(w.ended(HostId(4), ms(999)), Next::Exchange { fresh: false });
         // request 5 ended at 1 s: nothing starts at or after the end
         assert_eq!(w.ended(HostId(4), ms(1000)), Next::Done);
+    }
+
+    #[test]
+    fn a_client_that_arms_its_timer_first_sends_one_interval_after_its_given_start() {
+        let ms = |t: u64| Instant::from_nanos(t * 1_000_000);
+        // starts at 30 ms (given, not drawn from the 1-s spread), 100-ms timer armed first
+        let mut w = Periodic::new(&[(HostId(2), 100_000_000)], 1_000_000_000, 1.0, 1, 0)
+            .with_start(HostId(2), 30_000_000)
+            .first_after_interval();
+        assert_eq!(w.starts(), vec![(HostId(2), ms(30))]);
+        assert_eq!(w.start(HostId(2), ms(30)), Next::At(ms(130)));
+        assert_eq!(w.start(HostId(2), ms(130)), Next::Exchange { fresh: false });
+        // request 0 ended at 150 ms: request 1 at 230 ms
+        assert_eq!(w.ended(HostId(2), ms(150)), Next::At(ms(230)));
+        // a host that is not a client is left alone
+        let w = Periodic::new(&[(HostId(2), 100_000_000)], 1_000_000_000, 0.0, 1, 0).with_start(HostId(7), 5);
+        assert_eq!(w.fixed_start, vec![None]);
     }
 
     #[test]

@@ -627,6 +627,13 @@ impl Mesh {
         &self.spec
     }
 
+    /// When mote `n`'s application starts, ns, where the model boots motes (with neighbour
+    /// discovery: [`nd::NdSpec::app_start_ns`] after its boot); None: the workload's draw.
+    pub fn app_start_ns(&self, n: usize) -> Option<u64> {
+        let spec = self.spec.nd?;
+        self.nd.get(n).map(|nd| nd.boot_ns + spec.app_start_ns)
+    }
+
     fn drop_packet<S: Schedule<MeshEvent>>(&mut self, at: usize, cause: Cause, p: Packet, sched: &mut S) {
         let stats = &mut self.nodes[at].stats;
         match traffic(&p) {

@@ -37,11 +37,18 @@
 //!   INCOMPLETE otherwise, STALE. An NS for the mote's own address is answered by a solicited NA.
 //! * **An NA received** for an entry (`na_input`, solicited and override as Contiki sends them)
 //!   sets its link-layer address and makes it REACHABLE for the reachable time.
-//! * **Timers** are `stimer`s of whole seconds of the mote's clock, which starts at its boot; the
-//!   periodic runs count from the boot too. A mote boots at a uniform draw in `boot_spread_ns`
-//!   (scenarios: the run's first second, **choice**: Cooja starts each mote after a random delay
-//!   of up to `motedelay_us`, 1 s in the runs this was checked on; motes booted at one instant
-//!   would send every NS in the same tick, where Cooja's spread them). The reachable
+//! * **Timers** are `stimer`s of whole seconds of the mote's clock, which starts at its boot. A
+//!   mote boots at a uniform draw in `boot_spread_ns` (scenarios: the run's first second,
+//!   **choice**: Cooja starts each mote after a random delay of up to `motedelay_us`, 1 s in the
+//!   runs this was checked on; motes booted at one instant would send every NS in the same tick,
+//!   where Cooja's spread them). Its boot sequence takes `tcpip_start_ns` before tcpip's periodic
+//!   timer is armed (the runs fall on it plus multiples of the period) and `app_start_ns` before
+//!   the application starts ([`super::Mesh::app_start_ns`]): on the star binaries 102 and 103
+//!   ticks of the Z1's clock, as Cooja shows them (validation/cooja/traces/, the motes' `count`
+//!   read from RAM: 100 ticks at the boot banner's last line, periodic NSs at ticks ≡ 6 mod 12,
+//!   a client's first 10-s timer at tick 1,383 and its NS at 1,386). So a client's NS leaves 3
+//!   ticks after its request, and a lost one is sent again at the first periodic run of the
+//!   clock's 20th second, 9.2 s after the request. The reachable
 //!   time is drawn once per mote as `uip_ds6_compute_reachable_time` does: half the base
 //!   (`UIP_CONF_ND6_REACHABLE_TIME`, 600 s on the Z1) plus a 16-bit `random_rand()` shifted by 8
 //!   (kept to 16 bits) plus another, the sum an `unsigned int` of 16 bits on the MSP430, in ms:
@@ -84,6 +91,12 @@ pub struct NdSpec {
     pub reachable_ms: Option<u32>,
     /// Motes boot at uniform draws in `0..boot_spread_ns` (0: all at 0).
     pub boot_spread_ns: u64,
+    /// From a mote's boot (its clock's start) to tcpip's first periodic run, ns: the periodic
+    /// runs fall on this plus multiples of their period.
+    pub tcpip_start_ns: u64,
+    /// From a mote's boot to its application's start (a client's first request, or the timer
+    /// before it), ns ([`super::Mesh::app_start_ns`]).
+    pub app_start_ns: u64,
 }
 
 /// ICMPv6 bytes of an NS or NA with a link-layer address option.
@@ -140,6 +153,8 @@ pub(super) struct NdNode {
     reachable_s: u64,
     /// When it booted, ns: its clock's seconds and its periodic runs count from there.
     pub(super) boot_ns: u64,
+    /// tcpip's periodic timer's start, ns.
+    tcpip_ns: u64,
     /// The target of an NS left in uIP's buffer by a send outside input processing.
     pending_ns: Option<u16>,
     /// The periodic run a wake-up is scheduled for, ns (u64::MAX: none).
@@ -164,6 +179,7 @@ impl NdNode {
             entries: Vec::with_capacity(spec.cache as usize),
             reachable_s: ms / 1000,
             boot_ns,
+            tcpip_ns: boot_ns + spec.tcpip_start_ns,
             pending_ns: None,
             wake_ns: u64::MAX,
         }
@@ -217,9 +233,9 @@ impl Mesh {
     fn nd_wake<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, at: u64, sched: &mut S) {
         let period = self.nd_period_ns();
         let nd = &mut self.nd[n];
-        // the first run of its clock (from its boot) at or after both
-        let since_boot = at.max(now + 1).max(nd.boot_ns) - nd.boot_ns;
-        let tick = nd.boot_ns + since_boot.div_ceil(period) * period;
+        // the first run of its periodic timer at or after both
+        let since = at.max(now + 1).max(nd.tcpip_ns) - nd.tcpip_ns;
+        let tick = nd.tcpip_ns + since.div_ceil(period) * period;
         if tick < nd.wake_ns {
             nd.wake_ns = tick;
             sched.wake(Instant::from_nanos(tick), MeshEvent::NdTick(n as u16));
@@ -396,7 +412,14 @@ mod tests {
     use super::*;
 
     fn node(cap: usize) -> NdNode {
-        NdNode { entries: Vec::with_capacity(cap), reachable_s: 400, boot_ns: 0, pending_ns: None, wake_ns: u64::MAX }
+        NdNode {
+            entries: Vec::with_capacity(cap),
+            reachable_s: 400,
+            boot_ns: 0,
+            tcpip_ns: 0,
+            pending_ns: None,
+            wake_ns: u64::MAX,
+        }
     }
 
     #[test]
@@ -436,6 +459,8 @@ mod tests {
             shared_random: false,
             reachable_ms: None,
             boot_spread_ns: 1_000_000_000,
+            tcpip_start_ns: 0,
+            app_start_ns: 0,
         };
         // boot at 250 ms; 0x0100 << 8 kept to 16 bits is 0, + 40 000: 300 000 + 40 000 ms
         // (without the cast's truncation it would be 65 536 more: 405 s)

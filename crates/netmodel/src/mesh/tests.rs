@@ -872,6 +872,8 @@ fn nd_star(clients: &[(f64, f64)], cache: u32) -> Mesh {
         shared_random: false,
         reachable_ms: None,
         boot_spread_ns: 0,
+        tcpip_start_ns: 0,
+        app_start_ns: 0,
     });
     Mesh::new(s, 1, 0)
 }
@@ -894,6 +896,32 @@ fn neighbour_discovery_drops_the_first_packet_and_resolves_with_an_ns_and_an_na(
     assert_eq!((st[0].nd_frames_received, st[1].nd_frames_received), (2, 2));
     // (DELAY becomes PROBE in the run at 5.0625 s, the 54th; the NS goes in the next: 5.15625 s)
     assert_eq!(h.starts.iter().filter(|s| s.1 == 0).nth(1).map(|s| s.0 / 1000), Some(5_157_474));
+}
+
+#[test]
+fn a_boot_sequence_sets_the_periodic_runs_and_the_application_start() {
+    // booted at 0, tcpip armed at tick 102 and the application at 103 (the star binaries): a
+    // request one 10-s timer after the application starts, at tick 1383, leaves its NS at the
+    // periodic run of tick 1386 (102 + 107·12); the NS timer runs to the clock's 20th second,
+    // whose first periodic run is tick 2562, when the lost NS goes again
+    let mut m = nd_star(&[(5.0, 0.0)], 15);
+    let nd = m.spec.nd.as_mut().unwrap();
+    (nd.tcpip_start_ns, nd.app_start_ns) = (102 * TICK_NS, 103 * TICK_NS);
+    let mut m = Mesh::new(m.spec.clone(), 1, 0);
+    assert_eq!(m.app_start_ns(1), Some(103 * TICK_NS));
+    let request = (103 + 1280) * TICK_NS;
+    let h = run_until(&mut m, &[(request, 1, 0, 15)], 12_000 * MS);
+    assert_eq!(h.starts[0], (1386 * TICK_NS + 1_000_000 + 224_000, 1));
+    // the same at the edge of the range with RX 0 (UDGM: a reception succeeds with probability
+    // 1 − (d/R)²·(1 − RX), here 0.0002): the NS is not answered
+    let mut m = nd_star(&[(9.999, 0.0)], 15);
+    let nd = m.spec.nd.as_mut().unwrap();
+    (nd.tcpip_start_ns, nd.app_start_ns) = (102 * TICK_NS, 103 * TICK_NS);
+    m.spec.radio = radio(1.0, 0.0);
+    let mut m = Mesh::new(m.spec.clone(), 1, 0);
+    let h = run_until(&mut m, &[(request, 1, 0, 15)], 21_000 * MS);
+    let ns: Vec<u64> = h.starts.iter().filter(|s| s.1 == 1).map(|s| s.0).collect();
+    assert_eq!(ns, [1386 * TICK_NS + 1_224_000, 2562 * TICK_NS + 1_224_000]);
 }
 
 #[test]

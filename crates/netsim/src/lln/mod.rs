@@ -63,6 +63,15 @@ pub fn run_rep(
     let mut burst: Option<BurstGroup> = None;
     let mut workload =
         Periodic::new(&clients, duration_ns, w.start_spread_ms / 1000.0, scn.seed, rep).with_parallel(res.outstanding);
+    // a mote the model boots starts its client when its application starts
+    for &(c, _) in &clients {
+        if let Some(t) = medium.app_start_ns(c.index()) {
+            workload = workload.with_start(c, t);
+        }
+    }
+    if w.first_after_interval {
+        workload = workload.first_after_interval();
+    }
     if let Traffic::Burst(b) = &res.traffic {
         // CLOUD's burst: `continuous` clients drawn for this replication (uniform, without
         // replacement) run from 0; every other starts at start_s with its requests back to back

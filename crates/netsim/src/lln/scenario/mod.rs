@@ -532,6 +532,11 @@ pub struct LlnWorkload {
     /// NITK CoCoA++ tree's clients do, so clients that boot together draw alike).
     #[serde(skip_serializing_if = "ClientRandom::is_per_mote")]
     pub client_random: ClientRandom,
+    /// A `periodic_blocking` client's first request goes one interval after it starts, as
+    /// Contiki's example client arms its timer before its first request (the star binaries: a
+    /// first request 10 s after the client's process starts); false: at its start.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub first_after_interval: bool,
 }
 
 /// `workload.client_random`.
@@ -707,6 +712,7 @@ impl Default for LlnWorkload {
             collect: None,
             outstanding: Outstanding::Count(1),
             client_random: ClientRandom::PerMote,
+            first_after_interval: false,
         }
     }
 }

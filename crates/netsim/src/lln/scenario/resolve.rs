@@ -1,6 +1,7 @@
 //! Resolution: a mesh scenario's keys checked and turned into what a run needs ([`Resolved`]).
 
 use super::*;
+use netmodel::mesh::TICK_NS;
 
 /// UIP_CONF_ND6_REACHABLE_TIME of the Z1 and Sky platforms' contiki-conf.h (Contiki 3.0), ms.
 const ND_BASE_REACHABLE_MS: u32 = 600_000;
@@ -8,6 +9,11 @@ const ND_BASE_REACHABLE_MS: u32 = 600_000;
 const ND_RETRANS_MS: u32 = 10_000;
 /// Motes boot within the run's first second, as Cooja starts them (`motedelay_us`), ns.
 const ND_BOOT_SPREAD_NS: u64 = 1_000_000_000;
+/// A Z1 binary's boot sequence, in ticks of its clock: tcpip's periodic timer is armed at tick
+/// 102 and the application's first timer at 103 (Cooja, the star binaries' `count` read from
+/// RAM: validation/cooja/traces/star32-s1.boot-clock.csv; netmodel::mesh::nd).
+const Z1_TCPIP_START_TICKS: u64 = 102;
+const Z1_APP_START_TICKS: u64 = 103;
 
 /// Bytes of a CoAP message with this code, token length, options (in ascending order) and
 /// payload, as coap-wire encodes it.
@@ -513,6 +519,9 @@ impl LlnScenario {
                 shared_random: self.workload.client_random == ClientRandom::Shared,
                 reachable_ms: (s.neighbor_reachable_ms > 0).then_some(s.neighbor_reachable_ms),
                 boot_spread_ns: ND_BOOT_SPREAD_NS,
+                // a Cooja mote's boot sequence is not measured: its processes start at its boot
+                tcpip_start_ns: if cooja.is_some() { 0 } else { Z1_TCPIP_START_TICKS * TICK_NS },
+                app_start_ns: if cooja.is_some() { 0 } else { Z1_APP_START_TICKS * TICK_NS },
             }),
             rpl: self.topology.rpl_control.then_some(RplSpec {
                 startup: self.topology.rpl_startup,

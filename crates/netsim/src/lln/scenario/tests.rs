@@ -197,6 +197,26 @@ fn a_link_local_star_needs_no_border_router() {
     assert!(r.exchanges.iter().filter(|x| x.rtt_ns.is_some()).count() > 100);
 }
 
+/// With neighbour discovery the model boots the motes (within the first second), and a client
+/// starts when its application does, 103 ticks of its clock after its boot; with
+/// `first_after_interval` its first request goes one interval later, as the star binaries' do.
+#[test]
+fn a_booted_client_sends_its_first_request_an_interval_after_its_application_starts() {
+    let toml = STAR.replacen("[stack]\n", "[stack]\nneighbor_cache = 15\n", 1)
+        + "[workload]\ninterval_ms = 10000.0\nfirst_after_interval = true\n";
+    let mut s = LlnScenario::from_toml(&toml).unwrap();
+    s.duration_s = 30.0;
+    let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+    // 103 ticks (804.6875 ms) + 10 s after a boot in [0, 1 s)
+    let first: Vec<u64> = (1..4).map(|c| r.exchanges.iter().find(|x| x.client == c).unwrap().start_ns).collect();
+    assert!(first.iter().all(|&t| (10_804_687_500..11_804_687_500).contains(&t)), "{first:?}");
+    // the next on the 10-s grid of each (its request at its timer, its NS resolved by then)
+    for (c, &t0) in (1..4).zip(&first) {
+        let second = r.exchanges.iter().filter(|x| x.client == c).nth(1).unwrap().start_ns;
+        assert_eq!(second - t0, 10_000_000_000);
+    }
+}
+
 /// `stack.neighbor_cache` turns Contiki's neighbour discovery on, on a link-local star only: with
 /// a table of 2, the server of three clients answers at most two of them at a time, so fewer
 /// exchanges complete than with every neighbour resolved; a table of 15 holds all three.
