@@ -515,7 +515,8 @@ impl Mesh {
                 .map(|i| {
                     // motes that share one random sequence draw the same reachable time: a copy each
                     let mut shared = shared_nd.clone();
-                    NdNode::new(s, &mut Stream::Nd(i as u32).rng(seed, rep), shared.as_mut())
+                    let boot = spec.boots_ns.get(i).copied().flatten();
+                    NdNode::new(s, &mut Stream::Nd(i as u32).rng(seed, rep), shared.as_mut(), boot)
                 })
                 .collect(),
         };

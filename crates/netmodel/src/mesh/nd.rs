@@ -31,10 +31,15 @@
 //!   3 NSs sent is removed, else when its NS timer expired and the buffer is empty sends a
 //!   multicast NS; DELAY past its 5 s becomes PROBE; PROBE with 3 NSs is removed, else when its
 //!   timer expired and the buffer is empty sends a unicast NS. The buffer takes one NS per run.
+//! * **An NS for another mote** (a multicast NS goes to its target's solicited-node address) is
+//!   dropped by IP input before ND sees it: these builds are routers (`UIP_CONF_ROUTER` 1 in the
+//!   Z1's `contiki-conf.h`), and `uip_process` drops a packet for neither an address of the mote
+//!   nor a multicast group it joined ("not for me and link local or multicast", `uip6.c`); its
+//!   frame still overwrote uIP's buffer (6LoWPAN decompresses into it).
 //! * **An NS received** (always with the sender's link-layer address) makes or updates the
 //!   sender's entry before its target is looked at (`ns_input`): none, a new STALE entry (which
 //!   may evict); another link-layer address (the unresolved entry), that address and STALE;
-//!   INCOMPLETE otherwise, STALE. An NS for the mote's own address is answered by a solicited NA.
+//!   INCOMPLETE otherwise, STALE. It is answered by a solicited NA.
 //! * **An NA received** for an entry (`na_input`, solicited and override as Contiki sends them)
 //!   sets its link-layer address and makes it REACHABLE for the reachable time.
 //! * **Timers** are `stimer`s of whole seconds of the mote's clock, which starts at its boot. A
@@ -162,10 +167,11 @@ pub(super) struct NdNode {
 }
 
 impl NdNode {
-    /// A mote that boots at a draw of `own` and draws its reachable time from `shared`, the
-    /// sequence motes share, or else from `own`.
-    pub(super) fn new<R: RngCore>(spec: &NdSpec, own: &mut R, shared: Option<&mut R>) -> Self {
-        let boot_ns = own.next_u64() % spec.boot_spread_ns.max(1);
+    /// A mote that boots at `boot`, or else at a draw of `own`, and draws its reachable time from
+    /// `shared`, the sequence motes share, or else from `own`.
+    pub(super) fn new<R: RngCore>(spec: &NdSpec, own: &mut R, shared: Option<&mut R>, boot: Option<u64>) -> Self {
+        let drawn = own.next_u64() % spec.boot_spread_ns.max(1);
+        let boot_ns = boot.unwrap_or(drawn);
         let rng = shared.unwrap_or(own);
         // uip_ds6_compute_reachable_time: (uint16_t)(random_rand() << 8) + (uint16_t)random_rand(),
         // a sum of two unsigned ints, 16 bits on the MSP430
@@ -197,6 +203,12 @@ impl NdNode {
 
     fn find(&self, ip: u16) -> Option<usize> {
         self.entries.iter().position(|e| e.ip == ip)
+    }
+
+    /// Whether its table has an entry for mote `ip`.
+    #[cfg(test)]
+    pub(super) fn knows(&self, ip: u16) -> bool {
+        self.find(ip).is_some()
     }
 
     /// nbr_table_add_lladdr + uip_ds6_nbr_add: the entry keyed `ll` (reused, or allocated at the
@@ -376,6 +388,9 @@ impl Mesh {
         let cap = self.nd_spec().cache as usize;
         let from = p.from.0 as u16;
         let target = (p.note >> 8) as u16;
+        if p.note & 0xFF == KIND_NS && target as usize != n {
+            return; // to another mote's solicited-node address: dropped by IP input
+        }
         let nd = &mut self.nd[n];
         if p.note & 0xFF == KIND_NS {
             match nd.find(from) {
@@ -392,7 +407,7 @@ impl Mesh {
                     }
                 }
             }
-            if target as usize == n && self.nd_resolve(now, n, from, true, sched) {
+            if self.nd_resolve(now, n, from, true, sched) {
                 self.nd_send(now, n, KIND_NA, n as u16, from, sched);
             }
         } else if let Some(i) = nd.find(target) {
@@ -464,20 +479,23 @@ mod tests {
         };
         // boot at 250 ms; 0x0100 << 8 kept to 16 bits is 0, + 40 000: 300 000 + 40 000 ms
         // (without the cast's truncation it would be 65 536 more: 405 s)
-        let nd = NdNode::new(&spec, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None);
+        let nd = NdNode::new(&spec, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None, None);
         assert_eq!((nd.boot_ns, nd.reachable_s), (250_000_000, 340));
         // (0xFFFF << 8) kept to 16 bits is 0xFF00, + 0xFFFF is 0x1FEFF, 0xFEFF (65 279) in 16 bits:
         // 365 279 ms
-        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0xFFFF, 0xFFFF]), None).reachable_s, 365);
+        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0xFFFF, 0xFFFF]), None, None).reachable_s, 365);
         // 0x00FF << 8 is 0xFF00, + 0x0100 wraps to 0: the smallest, 300 s
-        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0x00FF, 0x0100]), None).reachable_s, 300);
+        assert_eq!(NdNode::new(&spec, &mut Seq(vec![0, 0x00FF, 0x0100]), None, None).reachable_s, 300);
         // a known draw replaces it (the random draws are still taken: the boot is unchanged)
         let known = NdSpec { reachable_ms: Some(322_247), ..spec };
-        let nd = NdNode::new(&known, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None);
+        let nd = NdNode::new(&known, &mut Seq(vec![250_000_000, 0x0100, 40_000]), None, None);
         assert_eq!((nd.boot_ns, nd.reachable_s), (250_000_000, 322));
         // a shared sequence gives the draw, the mote's own the boot
-        let nd = NdNode::new(&spec, &mut Seq(vec![7]), Some(&mut Seq(vec![0, 40_000])));
+        let nd = NdNode::new(&spec, &mut Seq(vec![7]), Some(&mut Seq(vec![0, 40_000])), None);
         assert_eq!((nd.boot_ns, nd.reachable_s), (7, 340));
+        // a given boot replaces the draw
+        let nd = NdNode::new(&spec, &mut Seq(vec![7]), Some(&mut Seq(vec![0, 40_000])), Some(90_532_000));
+        assert_eq!((nd.boot_ns, nd.reachable_s), (90_532_000, 340));
     }
 
     #[test]

@@ -234,6 +234,9 @@ pub struct MeshSpec {
     pub rdcs: Vec<Rdc>,
     /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
     pub pinned_parents: Vec<(usize, usize)>,
+    /// When each mote boots, ns, where the run gives it (None, or an empty list: drawn in
+    /// [`nd::NdSpec::boot_spread_ns`]); used where the model boots motes ([`nd`]).
+    pub boots_ns: Vec<Option<u64>>,
     /// RPL's control traffic on the air over the converged routes ([`rpl`]; None: silent routes).
     pub rpl: Option<RplSpec>,
     /// Every mote moved from `nodes`' position by a uniform draw in ±`jitter_m` per axis, per

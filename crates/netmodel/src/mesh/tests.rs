@@ -117,6 +117,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         rdcs: Vec::new(),
         cpu_clocks_hz: Vec::new(),
         pinned_parents: Vec::new(),
+        boots_ns: Vec::new(),
         rpl: None,
         cooja_mote: None,
         partial_frame_stall: false,
@@ -925,13 +926,26 @@ fn a_boot_sequence_sets_the_periodic_runs_and_the_application_start() {
 }
 
 #[test]
+fn a_multicast_ns_for_another_mote_is_dropped_by_its_hearers() {
+    // two clients within range of each other: each one's multicast NS for the server reaches
+    // the other, whose IP input drops it (a router build, not its solicited-node group): the
+    // server learns both, neither client the other
+    let mut m = nd_star(&[(5.0, 0.0), (0.0, 5.0)], 15);
+    let h = run_until(&mut m, &[(0, 1, 0, 15), (500 * MS, 2, 0, 15)], 2_000 * MS);
+    assert!(h.starts.iter().any(|s| s.1 == 2), "the second client's NS went out");
+    assert!(m.nd[0].knows(1) && m.nd[0].knows(2));
+    assert!(m.nd[1].knows(0) && m.nd[2].knows(0));
+    assert!(!m.nd[1].knows(2) && !m.nd[2].knows(1));
+}
+
+#[test]
 fn a_server_answers_only_the_clients_in_its_neighbour_table() {
     // three clients, a table of two: A's, B's and C's NSs (at the runs after 0, 200 and 400 ms)
     // leave B and C in the server's table; at 1 s each client asks and the server answers at
     // once: A's answer takes B's entry for an unresolved one and is dropped, B's takes that same
     // entry over and is dropped, C's goes (no NS from the server before its 10-s timer)
     // (120° apart on a 9-m circle: 15.6 m from each other, beyond the range, so no client hears
-    // another's NS, which would take its own table's entries)
+    // another's NS)
     let mut m = nd_star(&[(9.0, 0.0), (-4.5, 7.794), (-4.5, -7.794)], 2);
     let sends = [
         (0, 1, 0, 15),

@@ -349,6 +349,11 @@ pub struct Topology {
     /// converged tree's nearest-candidate rule would pick another.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub parents: std::collections::BTreeMap<String, u32>,
+    /// When motes boot, `{ mote id = ms }`, where a run gives them (a recorded Cooja run's start
+    /// delays); the others draw theirs. With `stack.neighbor_cache` only (the model boots motes
+    /// where it runs their neighbour discovery).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub boots_ms: std::collections::BTreeMap<String, f64>,
     /// A named layout's unit (its authors' 10 m) becomes this many metres: every coordinate
     /// × `spacing_m` / 10 (None: as drawn).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -376,6 +381,7 @@ impl Default for Topology {
             mobility: None,
             positions: None,
             parents: Default::default(),
+            boots_ms: Default::default(),
             spacing_m: None,
             jitter_m: 0.0,
         }
@@ -397,6 +403,8 @@ struct TopologyFile {
     positions: Option<String>,
     #[serde(default)]
     parents: std::collections::BTreeMap<String, u32>,
+    #[serde(default)]
+    boots_ms: std::collections::BTreeMap<String, f64>,
     spacing_m: Option<f64>,
     jitter_m: Option<f64>,
 }
@@ -414,6 +422,7 @@ impl From<TopologyFile> for Topology {
             mobility: t.mobility,
             positions: t.positions,
             parents: t.parents,
+            boots_ms: t.boots_ms,
             spacing_m: t.spacing_m,
             jitter_m: t.jitter_m.unwrap_or(d.jitter_m),
         }

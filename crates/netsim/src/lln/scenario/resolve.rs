@@ -89,6 +89,21 @@ impl LlnScenario {
         Ok(pins)
     }
 
+    /// `topology.boots_ms` as each mote's boot (ns; None: drawn), in `nodes` order.
+    fn boots(&self, nodes: &[NodeSpec]) -> Result<Vec<Option<u64>>, ScenarioError> {
+        let mut boots = vec![None; nodes.len()];
+        for (mote, &ms) in &self.topology.boots_ms {
+            let key = format!("topology.boots_ms.{mote}");
+            let i = mote.parse::<u32>().ok().and_then(|id| nodes.iter().position(|n| n.id == id));
+            let Some(i) = i else { return bad(&key, "names no mote (a mote id)") };
+            if !(ms >= 0.0 && ms.is_finite()) {
+                return bad(&key, "must be a finite number of ms >= 0");
+            }
+            boots[i] = Some((ms * 1e6).round() as u64);
+        }
+        Ok(boots)
+    }
+
     /// The motes.
     pub fn nodes(&self) -> Result<Vec<NodeSpec>, ScenarioError> {
         let t = &self.topology;
@@ -382,6 +397,12 @@ impl LlnScenario {
                 "is modelled on link-local stars only (with RPL, Contiki's DIOs fill the neighbour table; not modelled)",
             );
         }
+        if !self.topology.boots_ms.is_empty() && s.neighbor_cache == 0 {
+            return bad(
+                "topology.boots_ms",
+                "needs stack.neighbor_cache (the model boots motes where it runs their neighbour discovery)",
+            );
+        }
         if s.neighbor_reachable_ms > 0 && s.neighbor_cache == 0 {
             return bad("stack.neighbor_reachable_ms", "needs stack.neighbor_cache (neighbour discovery) on");
         }
@@ -497,6 +518,7 @@ impl LlnScenario {
             }
         };
         let pinned_parents = self.pinned_parents(&nodes)?;
+        let boots_ns = self.boots(&nodes)?;
         let mesh = MeshSpec {
             nodes: nodes.clone(),
             macs,
@@ -508,6 +530,7 @@ impl LlnScenario {
             contikimac,
             rdcs,
             pinned_parents,
+            boots_ns,
             jitter_m: self.topology.jitter_m,
             cpu_clocks_hz,
             cooja_mote: cooja,

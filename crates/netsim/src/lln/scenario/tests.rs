@@ -210,6 +210,16 @@ fn a_booted_client_sends_its_first_request_an_interval_after_its_application_sta
     // 103 ticks (804.6875 ms) + 10 s after a boot in [0, 1 s)
     let first: Vec<u64> = (1..4).map(|c| r.exchanges.iter().find(|x| x.client == c).unwrap().start_ns).collect();
     assert!(first.iter().all(|&t| (10_804_687_500..11_804_687_500).contains(&t)), "{first:?}");
+    // a boot the scenario gives: client 2 (mote 3) boots at 90.532 ms
+    let given = toml.replacen("rpl_startup = false\n", "rpl_startup = false\nboots_ms = { 3 = 90.532 }\n", 1);
+    let mut g = LlnScenario::from_toml(&given).unwrap();
+    g.duration_s = 30.0;
+    let r2 = crate::lln::run_rep(&g, &g.resolve().unwrap(), 0, None);
+    let start = r2.exchanges.iter().find(|x| x.client == 2).unwrap().start_ns;
+    assert_eq!(start, 90_532_000 + 804_687_500 + 10_000_000_000);
+    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    assert!(e(&given.replace("boots_ms = { 3", "boots_ms = { 9")).contains("topology.boots_ms.9"));
+    assert!(e(&given.replace("neighbor_cache = 15\n", "")).contains("needs stack.neighbor_cache"));
     // the next on the 10-s grid of each (its request at its timer, its NS resolved by then)
     for (c, &t0) in (1..4).zip(&first) {
         let second = r.exchanges.iter().filter(|x| x.client == c).nth(1).unwrap().start_ns;
