@@ -111,7 +111,7 @@ params! {
         nstart: u32 = 1,
         /// Cap on the overall RTO, s.
         rto_max: f64 = 60.0,
-        /// A backoff step never raises the timer above this, s (draft: 32).
+        /// A backoff step never raises the timer above this, s (draft: 32; the NITK trees' published Z1 binaries: none).
         backoff_limit: f64 = 32.0,
         /// VBF chosen once per exchange from its initial RTO (paper, Californium) or per step (draft pseudocode).
         vbf: VbfMode = VbfMode::Once,
