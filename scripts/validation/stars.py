@@ -28,11 +28,15 @@ from .authors import mean, pct
 
 REPS = 3
 WINDOW_START_S = 20.0
+# the model's Z1 stack (the NITK presets'), µs: a client's CoAP work, a frame's preparation, the
+# radio's turnaround, a reception's processing
+CLIENT_APP_US, TX_PREPARE_US, TX_TURNAROUND_US, RX_PROCESS_US = 1000, 1000, 224, 2000
+TICK_US = 1e6 / 128  # the Z1's clock tick
 # the client's own time around an exchange's frames in the model (the stack below: its CoAP work,
 # the frame's preparation and the radio's turnaround before the request's first symbol, the
 # response's reception after its last), ms: the model's exchange time less this is on the air,
 # as Cooja's is measured
-CLIENT_OWN_MS = 1.0 + 1.0 + 0.224 + 2.0
+CLIENT_OWN_MS = (CLIENT_APP_US + TX_PREPARE_US + TX_TURNAROUND_US + RX_PROCESS_US) / 1000
 # Betzler's CoCoA constants as the NITK presets set them (docs/algorithms.md), for both, and his
 # code's weak sample of a failed exchange (`coap_clear_transaction` stores one for every CON it
 # frees). (Neither keeps time in ticks of 1/128 s, as the binaries' timers do.) A backoff step is
@@ -53,7 +57,7 @@ SHOWN = {"cocoa_pp": "CoCoA++", "cocoa": "CoCoA"}
 # less what the firmware takes to reach it, the offset that puts the model's first NS (tick 1,386
 # of the clock, then 1.224 ms of preparation and turnaround) where Cooja's went, 10,044,168 µs
 # after the banner on every client (validation/cooja/traces/star32-s1.boot-clock.csv).
-BANNER_AFTER_BOOT_US = 1386 * 7812.5 + 1224 - 10_044_168
+BANNER_AFTER_BOOT_US = 1386 * TICK_US + TX_PREPARE_US + TX_TURNAROUND_US - 10_044_168
 
 
 def scenario(run):
@@ -70,11 +74,12 @@ def scenario(run):
         "[endpoint]", 'give_up = "at_last_send"',
         "[radio]", 'medium = "udgm"', "tx_range_m = %.1f" % run["udgm_range_m"],
         "interference_range_m = %.1f" % run["udgm_interference_m"], "success_ratio_tx = %.2f" % run["success_ratio_tx"],
-        "success_ratio_rx = %.2f" % run["success_ratio_rx"], 'cca_range_m = "derived"', "tx_turnaround_us = 224",
+        "success_ratio_rx = %.2f" % run["success_ratio_rx"], 'cca_range_m = "derived"', "tx_turnaround_us = %d" % TX_TURNAROUND_US,
         # the NITK presets' Z1 stack; the binaries print one number per retransmission, not a
         # line per exchange, so no console time is charged
         "[stack]", "partial_frame_stall = true", 'mac = "nullmac"', 'rdc = "nullrdc"', "rpl_hbh_option = false",
-        "rx_process_us = 2000", "tx_prepare_us = 1000", "app_us = 1000", "rx_fifo_frames = 1", "client_app_us = 1000",
+        "rx_process_us = %d" % RX_PROCESS_US, "tx_prepare_us = %d" % TX_PREPARE_US, "app_us = 1000", "rx_fifo_frames = 1",
+        "client_app_us = %d" % CLIENT_APP_US,
         "uart_byte_ns = 69125", "client_log_request_bytes = 0", "client_log_response_bytes = 0",
         # uIP's neighbour discovery and the Z1's 15-entry neighbour table (the binaries' Contiki);
         # the reachable time every one of these binaries holds in uip_ds6_if (read from their RAM
@@ -226,12 +231,13 @@ on the air 3–10 s after its timer, one send later). So with 4 and 8 clients th
 
 READING = """
 Reading. With 4 and 8 clients on perfect links (RX 1.0) every exchange completes, at the clients'
-10-s period, its first frame on the air answered (the model's few retransmissions follow first
-sends its radio's CCA refused, which Cooja's records do not see: *Retransmissions* above), and
-the model's rate is Cooja's within 0.4 % for both binaries; an exchange takes 7.5 ms on the air in the model and 7.9–8.3 ms in Cooja. Cooja's frames
-are 48 bytes (1.5 ms) longer: the server's uncompressed IPv6 header (a 76-byte response against
-the model's 36) and the request's payload marker and 7 bytes, which the model's GET lacks; so the
-model's motes spend 0.7–1.1 ms more than Cooja's around the frames.
+10-s period, its first frame on the air answered (the model's few retransmissions follow first sends
+its radio's CCA refused, which Cooja's records do not see: *Retransmissions* above), and the model's
+rate is Cooja's within 0.4 % for both binaries; an exchange takes 7.5 ms on the air in the model and
+7.9–8.3 ms in Cooja. Cooja's frames are 48 bytes (1.5 ms) longer: the server's uncompressed IPv6
+header (a 76-byte response against the model's 36) and the request's payload marker and 7 bytes,
+which the model's GET lacks; so the model's motes spend 0.7–1.1 ms more than Cooja's around the
+frames.
 
 Where it parts, the measurement says where:
 
@@ -261,9 +267,8 @@ Where it parts, the measurement says where:
   and 177.8 s between its sends, its printed `Rto in` 6745, 10117 and 15175 ticks), where the
   model held them at the draft's 32-s step limit (55 s, 55 s, 55 s: a timer already above it
   stays); the CoCoA++ binary stops a step at 60 s (`cocoa_pp`'s `timer_ceiling`), not at 32 s.
-  With no limit (`backoff_limit`, set
-  by `scripts/validation/stars.py`; the NITK presets keep the draft's 32 s) the model's CoCoA star
-  of 32 completes +4.6 % of Cooja's rate (from +39 %).
+  With no limit (`backoff_limit`, set by `scripts/validation/stars.py`; the NITK presets keep the
+  draft's 32 s) the model's CoCoA star of 32 completes +4.6 % of Cooja's rate (from +39 %).
 - **Start-up.** Cooja's clients boot within the run's first second and send their first request
   10 s after their process starts (the binaries' clocks, read from RAM: every mote's banner at tick
   100, tcpip's periodic runs at ticks ≡ 6 mod 12, the first request at tick 1,383, its NS 3 ticks

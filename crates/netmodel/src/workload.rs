@@ -340,20 +340,24 @@ impl Periodic {
     /// Client `host` starts at `start_ns` (no drawn offset) and stops after `limit` exchanges
     /// (CLOUD's burst group: 50 back to back from 450 s).
     pub fn with_schedule(mut self, host: HostId, start_ns: u64, limit: u64) -> Self {
-        if let Some(&i) = self.slot.get(host.index()).filter(|&&i| i != u32::MAX) {
-            self.fixed_start[i as usize] = Some(start_ns);
-            self.limit[i as usize] = limit;
+        if let Some(i) = self.client_slot(host) {
+            self.limit[i] = limit;
         }
-        self
+        self.with_start(host, start_ns)
     }
 
     /// Client `host` starts at `start_ns` instead of a drawn offset (a mote whose boot the
     /// network model draws).
     pub fn with_start(mut self, host: HostId, start_ns: u64) -> Self {
-        if let Some(&i) = self.slot.get(host.index()).filter(|&&i| i != u32::MAX) {
-            self.fixed_start[i as usize] = Some(start_ns);
+        if let Some(i) = self.client_slot(host) {
+            self.fixed_start[i] = Some(start_ns);
         }
         self
+    }
+
+    /// `host`'s position among the clients, if it is one.
+    fn client_slot(&self, host: HostId) -> Option<usize> {
+        self.slot.get(host.index()).filter(|&&i| i != u32::MAX).map(|&i| i as usize)
     }
 
     /// Each client's first request goes one interval after its start, as Contiki's example

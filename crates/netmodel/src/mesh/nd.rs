@@ -104,6 +104,13 @@ pub struct NdSpec {
     pub app_start_ns: u64,
 }
 
+impl NdSpec {
+    /// The NS timer in the whole seconds of an `stimer` (`uip_ds6_if.retrans_timer / 1000`).
+    fn retrans_s(&self) -> u64 {
+        u64::from(self.retrans_ms) / 1000
+    }
+}
+
 /// ICMPv6 bytes of an NS or NA with a link-layer address option.
 pub const ND_ICMP_BYTES: u32 = 40;
 /// What a multicast NS's solicited-node destination adds to the frame (IPHC's 48-bit inline form
@@ -291,7 +298,7 @@ impl Mesh {
         sched: &mut S,
     ) -> bool {
         let spec = self.nd_spec();
-        let (cap, retrans_s) = (spec.cache as usize, spec.retrans_ms as u64 / 1000);
+        let (cap, retrans_s) = (spec.cache as usize, spec.retrans_s());
         let nd = &mut self.nd[n];
         let go = match nd.find(dest) {
             None => {
@@ -330,7 +337,7 @@ impl Mesh {
             return; // superseded by an earlier run
         }
         self.nd[n].wake_ns = u64::MAX;
-        let retrans_s = self.nd_spec().retrans_ms as u64 / 1000;
+        let retrans_s = self.nd_spec().retrans_s();
         let nd = &mut self.nd[n];
         let t = nd.secs(now);
         let mut buffer = nd.pending_ns.take().map(|target| (target, true));

@@ -15,6 +15,14 @@ const ND_BOOT_SPREAD_NS: u64 = 1_000_000_000;
 const Z1_TCPIP_START_TICKS: u64 = 102;
 const Z1_APP_START_TICKS: u64 = 103;
 
+/// The index in `nodes` of the mote a table key names by its id (`key`: the key, for the error).
+fn mote_index(nodes: &[NodeSpec], key: &str, mote: &str) -> Result<usize, ScenarioError> {
+    match mote.parse::<u32>().ok().and_then(|id| nodes.iter().position(|n| n.id == id)) {
+        Some(i) => Ok(i),
+        None => bad(key, "names no mote (a mote id)"),
+    }
+}
+
 /// Bytes of a CoAP message with this code, token length, options (in ascending order) and
 /// payload, as coap-wire encodes it.
 fn encoded_len(code: Code, token_len: usize, options: &[(u16, Vec<u8>)], payload: &[u8]) -> u32 {
@@ -77,13 +85,13 @@ impl LlnScenario {
 
     /// `topology.parents` as (mote, parent) indices into `nodes`.
     fn pinned_parents(&self, nodes: &[NodeSpec]) -> Result<Vec<(usize, usize)>, ScenarioError> {
-        let index = |id: u32| nodes.iter().position(|n| n.id == id);
         let mut pins = Vec::new();
         for (mote, &parent) in &self.topology.parents {
             let key = format!("topology.parents.{mote}");
-            let b = mote.parse::<u32>().ok().and_then(index);
-            let Some(b) = b else { return bad(&key, "names no mote (a mote id)") };
-            let Some(a) = index(parent) else { return bad(&key, &format!("parent {parent} is no mote")) };
+            let b = mote_index(nodes, &key, mote)?;
+            let Some(a) = nodes.iter().position(|n| n.id == parent) else {
+                return bad(&key, &format!("parent {parent} is no mote"));
+            };
             pins.push((b, a));
         }
         Ok(pins)
@@ -94,8 +102,7 @@ impl LlnScenario {
         let mut boots = vec![None; nodes.len()];
         for (mote, &ms) in &self.topology.boots_ms {
             let key = format!("topology.boots_ms.{mote}");
-            let i = mote.parse::<u32>().ok().and_then(|id| nodes.iter().position(|n| n.id == id));
-            let Some(i) = i else { return bad(&key, "names no mote (a mote id)") };
+            let i = mote_index(nodes, &key, mote)?;
             if !(ms >= 0.0 && ms.is_finite()) {
                 return bad(&key, "must be a finite number of ms >= 0");
             }
@@ -519,6 +526,8 @@ impl LlnScenario {
         };
         let pinned_parents = self.pinned_parents(&nodes)?;
         let boots_ns = self.boots(&nodes)?;
+        // a Cooja mote's boot sequence is not measured: its processes start at its boot
+        let boot_sequence = if cooja.is_some() { (0, 0) } else { (Z1_TCPIP_START_TICKS, Z1_APP_START_TICKS) };
         let mesh = MeshSpec {
             nodes: nodes.clone(),
             macs,
@@ -542,9 +551,8 @@ impl LlnScenario {
                 shared_random: self.workload.client_random == ClientRandom::Shared,
                 reachable_ms: (s.neighbor_reachable_ms > 0).then_some(s.neighbor_reachable_ms),
                 boot_spread_ns: ND_BOOT_SPREAD_NS,
-                // a Cooja mote's boot sequence is not measured: its processes start at its boot
-                tcpip_start_ns: if cooja.is_some() { 0 } else { Z1_TCPIP_START_TICKS * TICK_NS },
-                app_start_ns: if cooja.is_some() { 0 } else { Z1_APP_START_TICKS * TICK_NS },
+                tcpip_start_ns: boot_sequence.0 * TICK_NS,
+                app_start_ns: boot_sequence.1 * TICK_NS,
             }),
             rpl: self.topology.rpl_control.then_some(RplSpec {
                 startup: self.topology.rpl_startup,
