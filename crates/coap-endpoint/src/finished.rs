@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use coap_cc::Instant;
 
 use crate::deque::{room_for_one, shrink_if_sparse};
-use crate::endpoint::token_matches;
+use crate::token::token_matches;
 
 /// One finished exchange: 12 bytes (its retirement time in two words, so that it needs no
 /// 8-byte alignment).

@@ -19,3 +19,13 @@ impl Token {
         &self.bytes[..self.len as usize]
     }
 }
+
+/// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
+/// transmission number in front under token marking)?
+pub(crate) fn token_matches(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
+    if token_marked {
+        received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token)
+    } else {
+        received == token
+    }
+}

@@ -27,28 +27,10 @@
 //! Erbium (it gives up as it sends the last retransmission) the last timer that expired, not a
 //! doubled one it never armed (the endpoint reports the failure with that timer).
 
-use super::default_coap::DefaultParams;
+use super::default_params::{DefaultParams, ERBIUM_TICK};
+pub use super::default_params::{Fb2Floor, GstDivisor, GstReset};
 use crate::controller::ExchangeTimer;
-use crate::params::choice;
-
-/// Erbium's clock tick on the Z1 and Sky (CLOCK_SECOND 128), s: the unit of a wrapped GST RTO
-/// when no `timer_tick` is set.
-pub(crate) const ERBIUM_TICK: f64 = 1.0 / 128.0;
-
-choice! {
-    /// Where FB2's halving gives way to a fresh draw.
-    pub enum Fb2Floor { InitialMax = "initial_max", AckTimeout = "ack_timeout" }
-}
-
-choice! {
-    /// What restarts GST's count of exchanges completed without retransmission.
-    pub enum GstReset { Retransmission = "retransmission", Never = "never" }
-}
-
-choice! {
-    /// GST's divisor 2^count: exact, or as a 64-bit unsigned integer on the MSP430.
-    pub enum GstDivisor { Exact = "exact", U64 = "u64" }
-}
+use rand_core::RngCore;
 
 /// What DefaultCoAP carries into the next exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +91,26 @@ impl Carry {
             Carry::Gst if p.gst_divisor == GstDivisor::U64 && *clean >= 64 => Some(Kept::Wrapped),
             Carry::Gst => {
                 rto(kept).map(|k| super::gst::halve(k, *clean)).filter(|&h| h >= p.ack_timeout).map(Kept::Rto)
+            }
+        }
+    }
+}
+
+/// The RTO an exchange of `p` starts with when `kept` is carried.
+pub(crate) fn initial(p: &DefaultParams, kept: Option<Kept>, rng: &mut dyn RngCore) -> f64 {
+    match kept {
+        None => p.draw(rng),
+        Some(Kept::Rto(k)) if !p.carry_dither => k,
+        Some(Kept::Rto(k)) => k + p.draw_offset(rng),
+        Some(Kept::Wrapped) => {
+            // all ones plus the random part, modulo the clock's width: the random part less
+            // one tick; a random part of 0 leaves all ones (2^32 − 1 ticks: never)
+            let r = p.draw_offset(rng);
+            let tick = if p.timer_tick > 0.0 { p.timer_tick } else { ERBIUM_TICK };
+            if r > 0.0 {
+                r - tick
+            } else {
+                u32::MAX as f64 * tick
             }
         }
     }

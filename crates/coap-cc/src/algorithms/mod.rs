@@ -5,6 +5,7 @@ pub mod basic_rto;
 pub mod cocoa;
 pub mod cocoa_pp;
 pub mod default_coap;
+pub mod default_params;
 pub mod eifel;
 pub mod fasor;
 pub mod full_backoff;

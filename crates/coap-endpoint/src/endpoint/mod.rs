@@ -21,7 +21,7 @@ use crate::keys::{Keyed, Keys};
 use crate::observe::{self, Observation, Observer};
 use crate::report::{ExchangeId, ExchangeReport, FailReason, Outcome, PerTransmission};
 use crate::server::{Handler, NotFound, Reply, RequestId, Response};
-use crate::token::Token;
+use crate::token::{token_matches, Token};
 use crate::{PreparedRequest, Request};
 
 mod client;
@@ -164,16 +164,6 @@ impl<A> Keyed<A> for Exchange<A> {
     }
     fn set_marks(&mut self, marks: u8) {
         self.marks = marks;
-    }
-}
-
-/// Does `received` name the exchange of `token` that has sent `n_sent` transmissions (with the
-/// transmission number in front under token marking)?
-pub(crate) fn token_matches(token_marked: bool, token: &[u8], n_sent: usize, received: &[u8]) -> bool {
-    if token_marked {
-        received.split_first().is_some_and(|(&n, rest)| (n as usize) < n_sent && rest == token)
-    } else {
-        received == token
     }
 }
 
