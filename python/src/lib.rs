@@ -288,7 +288,7 @@ fn league_plan(extra: Vec<String>, reps: Option<u32>, suite: Option<String>, qui
 /// Ranks the results in `out` and writes `out/league/` and the report.
 #[pyfunction]
 fn league_write(py: Python<'_>, out: PathBuf) -> PyResult<()> {
-    py.allow_threads(|| lab::league::write(&out, &out.join("report")).map(drop)).map_err(err)
+    py.allow_threads(|| lab::report::write_league(&out, &out.join("report")).map(drop)).map_err(err)
 }
 
 /// The command line (`coapcc …`, argv with the program's name first), run in this process: the

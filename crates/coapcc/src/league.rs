@@ -83,7 +83,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
             ));
         }
     }
-    let league = lab::league::write(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
+    let league = lab::report::write_league(&args.out, &args.out.join("report")).map_err(|e| e.to_string())?;
     if args.json {
         crate::stdout::json(&serde_json::to_value(&league).map_err(|e| e.to_string())?)?;
     } else {

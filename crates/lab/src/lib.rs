@@ -6,7 +6,7 @@
 //!   scenarios.
 //! * [`sweep`]: plans (cartesian products of scenarios), cell ids, shards, the resumable store,
 //!   merge; [`plans`]: the publication plans `coapcc reproduce` runs.
-//! * [`report`]: the self-contained HTML report of a results directory ([`report_mesh`] for
+//! * [`report`]: the self-contained HTML report of a results directory (`report::mesh` for
 //!   mesh cells, [`svg`] for its plots).
 //! * [`league`]: the league: every algorithm on every network of a fixed suite, ranked by regret.
 //! * [`tables`]: the result tables as typed columns, for data frames built in memory.
@@ -55,7 +55,6 @@ pub mod plans;
 pub mod progress;
 mod published;
 pub mod report;
-mod report_mesh;
 pub mod sim;
 pub mod sim_mesh;
 pub mod stop;

@@ -17,7 +17,7 @@ use std::path::Path;
 use netsim::loss::ErrorProfile;
 use netsim::{Scenario, WorkloadKind};
 
-use crate::report::CellData;
+use crate::report::cells::CellData;
 
 /// The published figures: (file, its text). The thesis's stated median FCTs (sections 6 and 8);
 /// the comparisons it states in numbers ("FASOR's median FCT is 5.86 % shorter than CoCoA's");
@@ -509,8 +509,8 @@ pub(crate) fn rows_of(figures: &[Comparison<'_>], claims: &[Claim<'_>]) -> Vec<R
 
 /// The published FCT statistics of each cell that ran a figure's experiment, for the report's
 /// box plots: (value, which statistic and where it is published).
-pub(crate) fn fct_marks(figures: &[Comparison<'_>]) -> crate::report::Marks {
-    let mut marks = crate::report::Marks::new();
+pub(crate) fn fct_marks(figures: &[Comparison<'_>]) -> crate::report::plots::Marks {
+    let mut marks = crate::report::plots::Marks::new();
     for c in figures {
         let Some((cell, _, _)) = c.reproduced else { continue };
         let f = &c.figure;

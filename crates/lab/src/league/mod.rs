@@ -13,7 +13,7 @@ pub mod score;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::report::CellData;
+use crate::report::cells::CellData;
 use score::{LeagueCell, Measured, Standing};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -99,16 +99,10 @@ pub(crate) fn score_cells(cells: &[CellData], dir: &Path) -> Result<League, Erro
     Ok(League { cells, standings })
 }
 
-/// Scores `dir` and writes `dir/league/` — `cells.csv` (every algorithm in every cell),
-/// `table.csv` (the league table), `league.md` (both, and the heat map as a table),
-/// `regret.svg` (the heat map) — and the report into `report` (the league first), from one
-/// reading of the cells.
-pub fn write(dir: &Path, report: &Path) -> Result<League, Error> {
-    let cells = crate::report::load(dir, true)?;
-    let league = score_cells(&cells, dir)?;
-    if league.cells.is_empty() {
-        return Err(format!("{}: no finished cells to rank", dir.display()).into());
-    }
+/// Writes `dir/league/`: `cells.csv` (every algorithm in every cell), `table.csv` (the league
+/// table), `league.md` (both, and the heat map as a table) and `regret.svg` (the heat map). The
+/// report shows the same league first ([`crate::report::write_league`] writes both).
+pub fn write_files(dir: &Path, league: &League) -> Result<(), Error> {
     let out = dir.join(DIR);
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let put = |name: &str, bytes: Vec<u8>| {
@@ -117,10 +111,9 @@ pub fn write(dir: &Path, report: &Path) -> Result<League, Error> {
     };
     put("cells.csv", render::cells_csv(&league.cells)?)?;
     put("table.csv", render::table_csv(&league.standings)?)?;
-    put("regret.svg", render::heat_map(&league).into_bytes())?;
-    put("league.md", render::markdown(&league, "regret.svg").into_bytes())?;
-    crate::report::write_loaded(dir, report, &cells, Some(&league))?;
-    Ok(league)
+    put("regret.svg", render::heat_map(league).into_bytes())?;
+    put("league.md", render::markdown(league, "regret.svg").into_bytes())?;
+    Ok(())
 }
 
 #[cfg(test)]

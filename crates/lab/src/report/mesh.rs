@@ -10,7 +10,7 @@ use std::fmt::Write;
 use runstats::quantile;
 use serde_json::Value;
 
-use crate::report::{five, num, CellData};
+use super::cells::{five, num, CellData};
 use crate::svg::{esc, Plot, PALETTE};
 
 /// A mote's losses by cause, as its results name them (every cause the model counts).
@@ -348,7 +348,7 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
             None => label,
         };
         let _ = write!(html, "<h3>{}</h3>", esc(&label));
-        html += &crate::report::section_warnings(members, algo_order);
+        html += &super::warnings::section_warnings(members, algo_order);
         html += "<div class=\"figs\">";
         let most = members
             .iter()
@@ -397,14 +397,14 @@ pub(crate) fn section(cells: &[&CellData], algo_order: &[String]) -> (String, us
         );
         plots += 3;
         if members.iter().any(|c| !c.burst.is_empty()) {
-            html += &crate::report::cdf_of(
+            html += &super::plots::cdf_of(
                 "Burst completion (short of 1: clients unfinished at the end)",
                 &format!("Burst completion, {label}"),
                 ("from the burst's start to the client's last exchange (s)", "share of burst clients"),
                 members,
                 &algos,
                 &|c| &c.burst,
-                &crate::report::Marks::new(),
+                &super::plots::Marks::new(),
             );
             plots += 1;
         }
