@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use lab::sim_mesh::{algorithm, truncations};
+use lab::sim::mesh::{algorithm, truncations};
 use netmodel::mesh::topology::Role;
 use netsim::lln::LlnScenario;
 use netsim::summary::NetworkSummary;

@@ -2,7 +2,7 @@
 //! argument parsing. The command line (`coapcc`) and the Python package both call it.
 //!
 //! * [`sim`]: one scenario, several algorithms, every replication ([`sim::Request`] →
-//!   [`sim::Runs`]); the runner, the memory estimate and the CSV tables; [`sim_mesh`] for mesh
+//!   [`sim::Runs`]); the runner, the memory estimate and the CSV tables; [`sim::mesh`] for mesh
 //!   scenarios.
 //! * [`sweep`]: plans (cartesian products of scenarios), cell ids, shards, the resumable store,
 //!   merge; [`plans`]: the publication plans `coapcc reproduce` runs.
@@ -56,7 +56,6 @@ pub mod progress;
 mod published;
 pub mod report;
 pub mod sim;
-pub mod sim_mesh;
 pub mod stop;
 mod svg;
 pub mod sweep;

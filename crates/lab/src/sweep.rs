@@ -343,7 +343,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// The columns of the tidy per-client table after the plan's parameters.
 fn client_columns() -> impl Iterator<Item = &'static str> {
-    crate::sim::CLIENT_COLUMNS.into_iter().chain(["cell"])
+    crate::sim::columns::CLIENT_COLUMNS.into_iter().chain(["cell"])
 }
 
 /// The last column of a cell's rows: the hash of the plan whose sweep ran it ([`Plan::hash`]),
@@ -505,7 +505,7 @@ fn compute_cell(
     for rep in &reps {
         for c in &rep.clients {
             let mut row = values.clone();
-            row.extend(crate::sim::client_row(rep.rep, world.client_label(c.client), c));
+            row.extend(crate::sim::columns::client_row(rep.rep, world.client_label(c.client), c));
             row.push(cell.id.clone());
             row.push(plan_hash.to_string());
             w.write_record(&row)?;
@@ -535,7 +535,7 @@ pub struct SweepOutcome {
 
 /// A cell's value in a parameter column of the tidy table, from its resolved scenario's JSON:
 /// `cc` and `cc_params` split from its resolved stack (the algorithm, or `tcp`:
-/// [`crate::sim::cc_columns`]), `buffer`
+/// [`crate::sim::columns::cc_columns`]), `buffer`
 /// the bottleneck's (`UP/DOWN` if the directions differ), `preset` the scenario's name, any
 /// other key (dotted for nested ones) its value; empty where the scenario has no such key (a
 /// bottleneck key in a mesh cell).
@@ -547,7 +547,7 @@ fn resolved_value(scenario: &serde_json::Value, key: &str) -> String {
     };
     match key {
         "cc" | "cc_params" => {
-            let [name, params] = crate::sim::cc_columns(&crate::sim::stack_of(scenario));
+            let [name, params] = crate::sim::columns::cc_columns(&crate::sim::columns::stack_of(scenario));
             if key == "cc" {
                 name
             } else {
@@ -671,7 +671,7 @@ impl Notes {
                 Some(t) => ("max_time_s", t),
                 None => ("duration_s", &s["duration_s"]),
             };
-            self.truncated.push(crate::sim::cut_short(&label, cut, &s["reps"], key, limit));
+            self.truncated.push(crate::sim::runner::cut_short(&label, cut, &s["reps"], key, limit));
         }
         for w in v["warnings"].as_array().into_iter().flatten().filter_map(|w| w.as_str()) {
             self.warnings.push(format!("{label}: {w}"));

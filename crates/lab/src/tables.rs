@@ -11,7 +11,8 @@
 use netsim::lln::LlnScenario;
 use netsim::{ClientRecord, ExchangeRecord, NetworkReport, RepResult, Scenario};
 
-use crate::sim::{cc_columns, Run, Runs, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
+use crate::sim::columns::{armed_rtos, cc_columns, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
+use crate::sim::runner::Run;
 
 /// One column's values.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,17 +98,17 @@ fn names(tail: &[&'static str]) -> Vec<&'static str> {
     ["cc", "cc_params"].into_iter().chain(tail.iter().copied()).collect()
 }
 
-/// The tables of a bottleneck's or a mesh's runs: `clients`, `exchanges`, `rto`, and for a mesh
-/// `nodes`. Exchanges and RTOs need the runs' per-exchange records ([`netsim::Detail::Exchanges`]).
-pub fn of(runs: &Runs) -> Vec<(&'static str, Table)> {
-    match runs {
-        Runs::Bottleneck(_, runs) => common(runs, |c| c),
-        Runs::Mesh(_, runs) => {
-            let mut t = common(runs, |c| c + 1);
-            t.push(("nodes", nodes(runs)));
-            t
-        }
-    }
+/// The tables of a bottleneck's runs: `clients`, `exchanges`, `rto`. Exchanges and RTOs need the
+/// runs' per-exchange records ([`netsim::Detail::Exchanges`]).
+pub fn bottleneck(runs: &[Run<Scenario>]) -> Vec<(&'static str, Table)> {
+    common(runs, |c| c)
+}
+
+/// The tables of a mesh's runs: the bottleneck's, its clients named by node id, and `nodes`.
+pub fn mesh(runs: &[Run<LlnScenario>]) -> Vec<(&'static str, Table)> {
+    let mut t = common(runs, |c| c + 1);
+    t.push(("nodes", nodes(runs)));
+    t
 }
 
 /// A scenario kind's runs: what each calls its stack (the bottleneck's may be TCP; the mesh's
@@ -169,7 +170,7 @@ fn exchange_rows(ex: &mut Table, rto: &mut Table, cc: &str, params: &str, rep: u
     ex.int(7, i64::from(e.retransmissions));
     ex.int(8, i64::from(e.duplicates));
     ex.int(9, e.expired_rtos_ns.len() as i64);
-    for (at, t, expired) in crate::sim::armed_rtos(e) {
+    for (at, t, expired) in armed_rtos(e) {
         rto.text(0, cc.to_string());
         rto.text(1, params.to_string());
         rto.int(2, i64::from(rep));

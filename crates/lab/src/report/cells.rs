@@ -68,7 +68,7 @@ pub(crate) fn load(dir: &Path, league: bool) -> Result<Vec<CellData>, Error> {
         let params = v["cell"]["params"].as_object().cloned().unwrap_or_default();
         let id = v["cell"]["id"].as_str().unwrap_or_default().to_string();
         // the algorithm as the plan wrote it (`stack` or `cc`), else the resolved one's name
-        let stack = crate::sim::stack_of(s);
+        let stack = crate::sim::columns::stack_of(s);
         let written = params.get("stack").or(params.get("cc")).and_then(|x| x.as_str());
         let algo = written.unwrap_or_else(|| stack.split(':').next().unwrap_or(&stack)).to_string();
         let extra = params

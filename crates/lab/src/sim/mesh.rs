@@ -5,22 +5,27 @@ use std::path::Path;
 use netsim::lln::{self, LlnScenario};
 use netsim::NetworkReport;
 
+use super::columns::{cc_columns, client_row, write_exchange, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
+use super::out::{write_summary, Tables};
+use super::request::Request;
+use super::runner::{all_failed, check_complete, cut_short, interrupted, run_all, Workers};
 use crate::progress::{Counting, Progress};
-use crate::sim::{Request, Runs};
 use crate::stop::Stop;
 
 type Error = Box<dyn std::error::Error>;
 
-type Run = crate::sim::Run<LlnScenario>;
+type Run = super::runner::Run<LlnScenario>;
 
-/// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`.
+/// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`:
+/// the scenario the options described (before each algorithm's resolution), the runs, and how
+/// many algorithms were asked for.
 pub(crate) fn run(
     args: &Request,
     text: &str,
     origin: &str,
     stop: &Stop,
     progress: impl FnOnce(u64, Counting) -> Option<Progress>,
-) -> Result<(Runs, usize), Error> {
+) -> Result<(LlnScenario, Vec<Run>, usize), Error> {
     for (given, flag) in [
         (args.clients.is_some(), "--clients"),
         (args.buffer.is_some(), "--buffer"),
@@ -56,14 +61,14 @@ pub(crate) fn run(
         let s = LlnScenario { cc: res.cc.to_string(), ..s };
         scenarios.push((s, res));
     }
-    let workers = crate::sim::Workers::new(args.threads)?;
+    let workers = Workers::new(args.threads)?;
     // progress in simulated seconds: a run's length is fixed, the number of its exchanges is not
     // (under congestion they take longer than their clients' intervals)
     let total: u64 = scenarios
         .iter()
         .map(|(s, _)| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
         .sum();
-    let runs = crate::sim::run_all(
+    let runs = run_all(
         &workers,
         progress(total, Counting::SimulatedSeconds),
         stop,
@@ -71,16 +76,16 @@ pub(crate) fn run(
         |(s, _)| (s.clone(), s.reps),
         |(s, res), r, told| lln::run_rep(s, res, r, told),
     )?;
-    Ok((Runs::Mesh(Box::new(base), runs), scenarios.len()))
+    Ok((base, runs, scenarios.len()))
 }
 
 /// An [`crate::Incomplete`] error if `stop` cut the runs short, a run's clients had not all
 /// finished when its `duration_s` was up, or every exchange of a run failed.
 pub(crate) fn check(stop: &Stop, runs: &[Run], asked: usize) -> Result<(), Error> {
     let done = runs.iter().map(|r| (algorithm(r), r.reps.len(), r.scenario.reps));
-    crate::sim::interrupted(stop, done, asked)?;
-    let failed = runs.iter().filter_map(|r| crate::sim::all_failed(algorithm(r), &r.summary));
-    crate::sim::check_complete(truncations(runs).into_iter().chain(failed).collect())
+    interrupted(stop, done, asked)?;
+    let failed = runs.iter().filter_map(|r| all_failed(algorithm(r), &r.summary));
+    check_complete(truncations(runs).into_iter().chain(failed).collect())
 }
 
 /// One sentence per run whose clients, taking turns, had not all finished when the run's
@@ -89,8 +94,7 @@ pub fn truncations(runs: &[Run]) -> Vec<String> {
     (runs.iter().filter(|r| r.summary.truncated_reps > 0))
         .map(|r| {
             let (s, cut) = (&r.scenario, r.summary.truncated_reps);
-            crate::sim::cut_short(algorithm(r), cut, s.reps, "duration_s", s.duration_s)
-                + "; their unfinished clients have no FCT"
+            cut_short(algorithm(r), cut, s.reps, "duration_s", s.duration_s) + "; their unfinished clients have no FCT"
         })
         .collect()
 }
@@ -100,23 +104,23 @@ pub fn algorithm(r: &Run) -> &str {
     r.scenario.cc.split(':').next().unwrap_or("")
 }
 
-pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: crate::sim::Tables) -> Result<(), Error> {
-    use crate::sim::Tables;
-    crate::sim::write_summary(dir, runs)?;
-    let mut clients = Tables::writer(tables.clients, dir, "clients.csv", &crate::sim::CLIENT_COLUMNS)?;
-    let mut ex = Tables::writer(tables.exchanges, dir, "exchanges.csv", &crate::sim::EXCHANGE_COLUMNS)?;
-    let mut rto = Tables::writer(tables.rto, dir, "rto.csv", &crate::sim::RTO_COLUMNS)?;
+/// Writes a mesh run's summary.json and the chosen tables into `dir`.
+pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: Tables) -> Result<(), Error> {
+    write_summary(dir, runs)?;
+    let mut clients = Tables::writer(tables.clients, dir, "clients.csv", &CLIENT_COLUMNS)?;
+    let mut ex = Tables::writer(tables.exchanges, dir, "exchanges.csv", &EXCHANGE_COLUMNS)?;
+    let mut rto = Tables::writer(tables.rto, dir, "rto.csv", &RTO_COLUMNS)?;
     let mut nodes = Tables::writer(tables.nodes, dir, "nodes.csv", &crate::tables::NODE_COLUMNS)?;
     for r in runs {
-        let cc = crate::sim::cc_columns(&r.scenario.cc);
+        let cc = cc_columns(&r.scenario.cc);
         for rep in &r.reps {
             // a mesh client is named by its node id (host i is node i + 1), as in a sweep's table
             for c in &rep.clients {
-                clients.write_record(cc.iter().cloned().chain(crate::sim::client_row(rep.rep, c.client + 1, c)))?;
+                clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, c.client + 1, c)))?;
             }
             for e in &rep.exchanges {
                 // a mesh client is named by its node id
-                crate::sim::write_exchange(&mut ex, &mut rto, &cc, rep.rep, e.client + 1, e)?;
+                write_exchange(&mut ex, &mut rto, &cc, rep.rep, e.client + 1, e)?;
             }
             if let NetworkReport::Mesh(m) = &rep.network {
                 for n in &m.report.nodes {
