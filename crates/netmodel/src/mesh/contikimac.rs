@@ -647,11 +647,10 @@ impl Mesh {
             }
             (MacSpec::Csma { .. }, TxResult::Ok) => self.csma_acked(now, n, st.nbr, sched),
             (MacSpec::Csma { .. }, r) => {
-                let qi = self.queue_of(n, st.nbr);
-                let q = &mut self.nodes[n].queues[qi];
-                q.head_passed = st.passed;
+                let csma = &mut self.nodes[n].csma;
+                csma.set_head_passed(st.nbr, st.passed);
                 if r == TxResult::NoAck {
-                    q.transmissions += 1;
+                    csma.count_noack(st.nbr);
                     self.csma_after_failure(now, n, st.nbr, false, sched);
                 } else {
                     self.csma_after_failure(now, n, st.nbr, true, sched);
@@ -662,7 +661,7 @@ impl Mesh {
 
     /// Whether the receiver already took the head of the CSMA queue to `nh` (no queue: no).
     fn queue_passed(&self, n: usize, nh: u16) -> bool {
-        self.nodes[n].queues.iter().any(|q| q.active && q.nbr == nh && q.head_passed)
+        self.nodes[n].csma.passed(nh)
     }
 
     /// A packet the MAC gives up on: a drop, unless the next hop took it already (its ACK was

@@ -12,8 +12,9 @@
 //!
 //! * By layer, a file each: `channel` (the radio medium: who a frame reaches, interferes and
 //!   is sensed by; a frame's start and end), `nullrdc` and [`contikimac`] (the RDCs), `csma`
-//!   (the MAC's queues and backoff), `cpu` (a mote's job queue), `nd` (neighbour discovery); here the motes' state, routing a prepared packet, and the [`Medium`] that
-//!   drives them.
+//!   (the MAC's queues and backoff, an object of its own), `cpu` (a mote's job queue), `nd`
+//!   (neighbour discovery); here the motes' state, routing a prepared packet, and the
+//!   [`Medium`] that drives them.
 //! * [`frame`]: PHY timing and per-hop frame sizes; [`topology`]: the literature's layouts;
 //!   [`routing`]: the converged min-hop tree and its next-hop table; [`rpl`]: RPL's control
 //!   traffic (DIO trickle, DAO refreshes, probing) on the air over that tree, when asked for.
@@ -80,7 +81,7 @@ use crate::streams::Stream;
 use channel::{geometry, unit, Csr, Fate, Frame, Link};
 use contikimac::{ContikimacSpec, Duty, Timing};
 use cpu::{CpuNs, Job};
-use csma::NbrQueue;
+use csma::Csma;
 use frame::{serial_ns, Compression, IPV6_UDP_HEADERS};
 use mobility::{MobilitySource, MobilitySpec, Move, Mover, Point};
 use nd::{is_nd, NdNode};
@@ -144,8 +145,7 @@ struct Node {
     rx_pending: u32,
     // mac
     mac: MacSpec,
-    queues: Vec<NbrQueue>,
-    buffers: u32,
+    csma: Csma,
     rng: ChaCha8Rng,
     tx_rng: ChaCha8Rng,
     stats: NodeStats,
@@ -291,15 +291,6 @@ impl Mesh {
         let nodes = (0..n)
             .map(|i| {
                 let mac = spec.macs[i];
-                let queues = match mac {
-                    MacSpec::Nullmac => Vec::new(),
-                    MacSpec::Csma { max_neighbor_queues, queuebuf_num, .. } => (0..max_neighbor_queues)
-                        .map(|_| NbrQueue {
-                            packets: VecDeque::with_capacity(queuebuf_num as usize),
-                            ..Default::default()
-                        })
-                        .collect(),
-                };
                 Node {
                     transmitting: false,
                     rx_from: NONE,
@@ -312,8 +303,7 @@ impl Mesh {
                     jobs: VecDeque::with_capacity(8),
                     rx_pending: 0,
                     mac,
-                    queues,
-                    buffers: 0,
+                    csma: Csma::new(&mac),
                     rng: Stream::Mac(i as u32).rng(seed, rep),
                     tx_rng: Stream::Radio(i as u32).rng(seed, rep),
                     stats: NodeStats::default(),

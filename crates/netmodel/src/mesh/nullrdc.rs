@@ -57,10 +57,7 @@ impl Mesh {
         // a Cooja mote's CSMA retries what was not ACKed: a lost frame is a lost copy, and a
         // copy taken before is ACKed again but dropped as a duplicate (nullrdc's sequence numbers)
         let retried = self.spec.cooja_mote.is_some() && self.is_csma(s);
-        let passed = retried && {
-            let qi = self.queue_of(s, dest as u16);
-            self.nodes[s].queues[qi].head_passed
-        };
+        let passed = retried && self.nodes[s].csma.head_passed(dest as u16);
         if arrived && self.cm_timing.is_some() && self.cm_nullrdc_frame_lost(now, dest) {
             lost = Some(Cause::Collision);
         } else if arrived && passed {
@@ -86,8 +83,7 @@ impl Mesh {
             Some(_) if retried => {}
             Some(cause) => self.drop_packet(s, cause, p, sched),
             None if retried => {
-                let qi = self.queue_of(s, dest as u16);
-                self.nodes[s].queues[qi].head_passed = true;
+                self.nodes[s].csma.set_head_passed(dest as u16, true);
                 if !passed && !is_control(&p) {
                     self.nodes[s].stats.handed_over += 1;
                 }
@@ -156,8 +152,7 @@ impl Mesh {
             if acked {
                 self.csma_acked(now, n, nbr, sched);
             } else {
-                let qi = self.queue_of(n, nbr);
-                self.nodes[n].queues[qi].transmissions += 1;
+                self.nodes[n].csma.count_noack(nbr);
                 self.csma_after_failure(now, n, nbr, false, sched);
             }
         }
