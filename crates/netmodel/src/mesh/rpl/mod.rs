@@ -1,6 +1,8 @@
 //! RPL as Contiki runs it, on the air: its control traffic, over the converged DODAG or as the
 //! DODAG forms; as the RPL of Contiki's master from 2016 (the NITK GST/GSRTC firmware's "Contiki 3.1":
 //! `core/net/rpl/rpl-timers.c`, `rpl-dag.c`, `rpl-icmp6.c`, `core/net/link-stats.c`), storing mode, MRHOF.
+//! Two parts are types of their own: the DIO trickle timer (`trickle`) and link-stats with
+//! MRHOF's arithmetic (`link_stats`); here a mote's RPL state, its timers and messages.
 //!
 //! Two modes ([`RplSpec::startup`]):
 //!
@@ -102,6 +104,12 @@
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 
+mod link_stats;
+mod trickle;
+
+use link_stats::{best_parent, LinkStat, MIN_HOPRANKINC};
+use trickle::{Fired, Trickle};
+
 use super::frame::control_mpdu;
 use super::routing::NONE;
 use super::{Job, MacSpec, Mesh, MeshEvent, CLOCK_SECOND, TICK_NS};
@@ -125,30 +133,8 @@ const DIS_INTERVAL_S: u64 = 60;
 const DIS_START_DELAY_S: u64 = 5;
 /// `random_rand()`'s range: 16 bits.
 const RANDOM_RAND_MAX: u64 = 65_535;
-/// link-stats.c: freshness target, cap, expiry and half-life.
-const FRESHNESS_TARGET: u32 = 4;
-const FRESHNESS_MAX: u32 = 16;
-const FRESHNESS_EXPIRATION_NS: u64 = 10 * 60 * 1_000_000_000;
-const FRESHNESS_HALF_LIFE_NS: u64 = 20 * 60 * 1_000_000_000;
 /// The urgent probing delay's range, ticks (`random_rand() % (CLOCK_SECOND * 10)`).
 const URGENT_PROBING_TICKS: u64 = 10 * CLOCK_SECOND;
-/// link-stats.c: ETX in 128ths (LINK_STATS_ETX_DIVISOR), a new link's (ETX_INIT 2), a packet
-/// without an ACK's (ETX_NOACK_PENALTY 10), and the EWMA's weights in 100ths (EWMA_ALPHA for a
-/// fresh link, EWMA_BOOTSTRAP_ALPHA before).
-const ETX_DIVISOR: u32 = 128;
-const ETX_INIT: u32 = 2 * ETX_DIVISOR;
-const ETX_NOACK_PENALTY: u32 = 10;
-const EWMA_SCALE: u32 = 100;
-const EWMA_ALPHA: u32 = 15;
-const EWMA_BOOTSTRAP_ALPHA: u32 = 30;
-/// rpl-mrhof.c (ETX not squared): a parent's link metric and path cost above these are not
-/// acceptable; a new best parent must be this much better than the preferred one.
-const MAX_LINK_METRIC: u32 = 1024;
-const MAX_PATH_COST: u32 = 32768;
-const PARENT_SWITCH_THRESHOLD: u32 = 96;
-/// rpl-private.h under MRHOF: RPL_MIN_HOPRANKINC, also the root's rank; INFINITE_RANK.
-const MIN_HOPRANKINC: u32 = 128;
-const INFINITE_RANK: u32 = 0xFFFF;
 /// A data packet's hop-by-hop option in its `note` (`topology.rpl_etx`): the sender's rank
 /// (bits 0–15), the sender (16–31), the down flag (32) and the rank-error flag (33).
 const HBH_DOWN: u64 = 1 << 32;
@@ -241,68 +227,6 @@ enum Msg {
     Dis,
 }
 
-/// One link's statistics (link-stats.c) as far as probing reads them.
-#[derive(Debug, Clone, Copy)]
-struct LinkStat {
-    nbr: u16,
-    /// The last transmission on it, ns (0: never).
-    last_tx: u64,
-    freshness: u32,
-    /// Half-lives applied to `freshness` (20-minute periods since boot).
-    halvings: u64,
-    /// `etx`: the link's ETX in 128ths; the rank and DTSN its last DIO carried
-    /// ([`INFINITE_RANK`]: none heard, so no parent candidate) and when it was first heard
-    /// among the candidates (1, 2, …: Contiki's neighbour table order; 0: never).
-    etx: u32,
-    rank: u32,
-    dtsn: u32,
-    order: u32,
-}
-
-impl LinkStat {
-    fn new(nbr: u16) -> Self {
-        LinkStat { nbr, last_tx: 0, freshness: 0, halvings: 0, etx: ETX_INIT, rank: INFINITE_RANK, dtsn: 0, order: 0 }
-    }
-
-    /// A packet's outcome in its ETX (`link_stats_packet_sent`): an EWMA towards its
-    /// transmissions, or ETX_NOACK_PENALTY without an ACK, weighted more while the link is not
-    /// fresh (its freshness counts the frames already, [`Mesh::rpl_link_sent`]).
-    fn record(&mut self, now: u64, acked: bool, numtx: u32) {
-        let packet = if acked { numtx } else { ETX_NOACK_PENALTY } * ETX_DIVISOR;
-        let alpha = if self.is_fresh(now) { EWMA_ALPHA } else { EWMA_BOOTSTRAP_ALPHA };
-        self.etx = (self.etx * (EWMA_SCALE - alpha) + packet * alpha) / EWMA_SCALE;
-    }
-
-    /// MRHOF's path cost through this neighbour (`parent_path_cost`).
-    fn path_cost(&self) -> u32 {
-        (self.rank + self.etx).min(0xFFFF)
-    }
-
-    /// `parent_is_acceptable`.
-    fn acceptable(&self) -> bool {
-        self.etx <= MAX_LINK_METRIC && self.path_cost() <= MAX_PATH_COST
-    }
-
-    /// `rank_via_parent`: at least a hop's increment above the parent.
-    fn rank_via(&self) -> u32 {
-        (self.rank + MIN_HOPRANKINC).min(0xFFFF).max(self.path_cost())
-    }
-
-    /// Its freshness at `now`, the halvings since its last update applied.
-    fn freshness_at(&self, now: u64) -> u32 {
-        let h = now / FRESHNESS_HALF_LIFE_NS - self.halvings;
-        if h >= 32 {
-            0
-        } else {
-            self.freshness >> h
-        }
-    }
-
-    fn is_fresh(&self, now: u64) -> bool {
-        self.last_tx > 0 && now - self.last_tx < FRESHNESS_EXPIRATION_NS && self.freshness_at(now) >= FRESHNESS_TARGET
-    }
-}
-
 /// One mote's RPL state.
 #[derive(Debug)]
 pub(super) struct RplNode {
@@ -313,13 +237,8 @@ pub(super) struct RplNode {
     rank: u32,
     /// Start-up mode: its downward routes learnt from DAOs, (target, next hop).
     table: Vec<(u16, u16)>,
-    /// Trickle: the interval's exponent, DIOs heard in it, whether its DIO is still due, and the
-    /// ticks from the DIO to the interval's end.
-    intcurrent: u32,
-    counter: u32,
-    dio_due: bool,
-    next_delay: u64,
-    dio_gen: u32,
+    /// Its DIO trickle timer.
+    trickle: Trickle,
     dtsn_out: u32,
     /// The DTSN its preferred parent sent last.
     parent_dtsn: u32,
@@ -345,11 +264,7 @@ impl RplNode {
             parent: NONE,
             rank: if root { 0 } else { u32::MAX },
             table: Vec::new(),
-            intcurrent: 0,
-            counter: 0,
-            dio_due: false,
-            next_delay: 0,
-            dio_gen: 0,
+            trickle: Trickle::default(),
             dtsn_out: 0,
             parent_dtsn: 0,
             dao_pending: false,
@@ -386,27 +301,7 @@ impl RplNode {
     /// `etx`: MRHOF's best parent among the candidates (`best_parent` folding the neighbour
     /// table with the OF's `best_parent`), only fresh ones if `fresh_only`.
     fn best_parent(&self, now: u64, fresh_only: bool) -> Option<&LinkStat> {
-        let mut best: Option<&LinkStat> = None;
-        for p in self.ordered() {
-            if p.rank == INFINITE_RANK || (fresh_only && !p.is_fresh(now)) || !p.acceptable() {
-                continue;
-            }
-            let Some(b) = best else {
-                best = Some(p);
-                continue;
-            };
-            let (c1, c2) = (b.path_cost(), p.path_cost());
-            // the preferred parent stays against one within the switch threshold
-            let close = c1 < c2 + PARENT_SWITCH_THRESHOLD && c1 + PARENT_SWITCH_THRESHOLD > c2;
-            best = Some(if close && b.nbr == self.parent {
-                b
-            } else if (close && p.nbr == self.parent) || c1 >= c2 {
-                p
-            } else {
-                b
-            });
-        }
-        best
+        best_parent(self.ordered(), self.parent, now, fresh_only)
     }
 }
 
@@ -546,7 +441,8 @@ impl Mesh {
 
     /// A mote joins the DODAG's trickle: from Imin.
     fn start_trickle<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
-        self.rpl[n].intcurrent = self.rpl_spec().dio_interval_min;
+        let imin = self.rpl_spec().dio_interval_min;
+        self.rpl[n].trickle.start(imin);
         self.new_dio_interval(now, n, sched);
     }
 
@@ -565,7 +461,7 @@ impl Mesh {
     pub(super) fn rpl_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, t: RplTimer, sched: &mut S) {
         let r = &self.rpl[n];
         match t {
-            RplTimer::Dio(gen) if gen == r.dio_gen => self.dio_timer(now, n, sched),
+            RplTimer::Dio(gen) if r.trickle.is_current(gen) => self.dio_timer(now, n, sched),
             RplTimer::Dao(gen) if r.dao_pending && gen == r.dao_gen => {
                 self.rpl[n].dao_pending = false;
                 self.send_dao(now, n, sched);
@@ -595,21 +491,15 @@ impl Mesh {
 
     fn new_dio_interval<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let r = &mut self.rpl[n];
-        let interval = ((1u64 << r.intcurrent) * CLOCK_SECOND) / 1000;
-        let half = interval / 2;
-        let ticks = half + (half * r.rand()) / RANDOM_RAND_MAX;
-        r.next_delay = interval - ticks;
-        r.dio_due = true;
-        r.counter = 0;
-        r.dio_gen = r.dio_gen.wrapping_add(1);
-        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Dio(r.dio_gen)));
+        let rand = r.rand();
+        let (ticks, gen) = r.trickle.new_interval(rand);
+        sched.wake(at(now, ticks), MeshEvent::Rpl(n as u16, RplTimer::Dio(gen)));
     }
 
     /// `rpl_reset_dio_timer`: back to Imin, unless there already.
     fn reset_dio_timer<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let min = self.rpl_spec().dio_interval_min;
-        if self.rpl[n].intcurrent > min {
-            self.rpl[n].intcurrent = min;
+        if self.rpl[n].trickle.reset(min) {
             self.new_dio_interval(now, n, sched);
         }
     }
@@ -618,23 +508,19 @@ impl Mesh {
         let spec = self.rpl_spec();
         let rank = rank_field(self.rpl_rank(n));
         let r = &mut self.rpl[n];
-        if r.dio_due {
-            r.dio_due = false;
-            let delay = r.next_delay;
-            if spec.dio_redundancy == 0 || r.counter < spec.dio_redundancy {
-                let dtsn = r.dtsn_out;
-                if n == self.root && spec.refresh_dao_routes {
-                    r.dtsn_out += 1;
+        match r.trickle.fire(spec.dio_redundancy, spec.dio_interval_min + spec.dio_interval_doublings) {
+            Fired::Dio { send, rest } => {
+                if send {
+                    let dtsn = r.dtsn_out;
+                    if n == self.root && spec.refresh_dao_routes {
+                        r.dtsn_out += 1;
+                    }
+                    self.rpl_send(now, n, Msg::Dio, dtsn, rank, BROADCAST, sched);
                 }
-                self.rpl_send(now, n, Msg::Dio, dtsn, rank, BROADCAST, sched);
+                let gen = self.rpl[n].trickle.gen();
+                sched.wake(at(now, rest), MeshEvent::Rpl(n as u16, RplTimer::Dio(gen)));
             }
-            let gen = self.rpl[n].dio_gen;
-            sched.wake(at(now, delay), MeshEvent::Rpl(n as u16, RplTimer::Dio(gen)));
-        } else {
-            if r.intcurrent < spec.dio_interval_min + spec.dio_interval_doublings {
-                r.intcurrent += 1;
-            }
-            self.new_dio_interval(now, n, sched);
+            Fired::Over => self.new_dio_interval(now, n, sched),
         }
     }
 
@@ -851,7 +737,7 @@ impl Mesh {
             }
             return;
         }
-        self.rpl[n].counter += 1;
+        self.rpl[n].trickle.hear();
         if n == self.root {
             return;
         }
@@ -907,7 +793,7 @@ impl Mesh {
             return self.join(now, n, from, via, dtsn, sched);
         }
         if consistent {
-            r.counter += 1;
+            r.trickle.hear();
         }
         if n == self.root {
             return;
@@ -1043,51 +929,16 @@ impl Mesh {
     pub(super) fn rpl_link_sent(&mut self, now: u64, n: usize, nbr: u16) {
         let Some(r) = self.rpl.get_mut(n) else { return };
         if let Some(l) = r.links.iter_mut().find(|l| l.nbr == nbr) {
-            l.freshness = (l.freshness_at(now) + 1).min(FRESHNESS_MAX);
-            l.halvings = now / FRESHNESS_HALF_LIFE_NS;
-            l.last_tx = now.max(1);
+            l.sent(now);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::link_stats::INFINITE_RANK;
     use super::*;
     use rand_core::SeedableRng;
-
-    #[test]
-    fn a_link_is_fresh_after_four_transmissions_within_ten_minutes() {
-        let mut l = LinkStat::new(1);
-        assert!(!l.is_fresh(1));
-        l.freshness = 4;
-        l.last_tx = 5;
-        assert!(l.is_fresh(5 + FRESHNESS_EXPIRATION_NS - 1));
-        assert!(!l.is_fresh(5 + FRESHNESS_EXPIRATION_NS));
-        l.freshness = 8;
-        l.last_tx = FRESHNESS_HALF_LIFE_NS - 10;
-        // 8 halved at 20 minutes is 4: still fresh; at 40 minutes 2, and stale anyway
-        assert_eq!(l.freshness_at(FRESHNESS_HALF_LIFE_NS), 4);
-        assert!(l.is_fresh(FRESHNESS_HALF_LIFE_NS));
-        assert_eq!(l.freshness_at(2 * FRESHNESS_HALF_LIFE_NS), 2);
-    }
-
-    #[test]
-    fn etx_follows_link_stats_ewma() {
-        // a new link starts at ETX 2 (256); an ACKed packet sent once while the link is not
-        // fresh: (256·70 + 128·30) / 100 = 217.6 → 217
-        let mut l = LinkStat::new(3);
-        l.record(1, true, 1);
-        assert_eq!(l.etx, 217);
-        // fresh now: a packet without an ACK counts 10 transmissions at weight 15:
-        // (217·85 + 1280·15) / 100 = 376.45 → 376
-        l.freshness = FRESHNESS_TARGET;
-        l.last_tx = 1;
-        l.record(2, false, 1);
-        assert_eq!(l.etx, 376);
-        // three transmissions before the ACK: (376·85 + 384·15) / 100 = 377.2 → 377
-        l.record(3, true, 3);
-        assert_eq!(l.etx, 377);
-    }
 
     /// A mote whose preferred parent is `parent`, with candidates (neighbour, rank, ETX) heard
     /// in this order.
