@@ -145,6 +145,7 @@ def sim(
     duration: Optional[float] = None,
     buffer: Union[int, str, None] = None,
     out: Optional[PathLike] = None,
+    pcap: Optional[PathLike] = None,
     **keys: Any,
 ) -> SimResult:
     """Simulates a scenario, as ``coapcc sim`` does, and returns its results.
@@ -164,6 +165,9 @@ def sim(
         buffer: both bottleneck directions' buffer, bytes, or ``"infinite"``.
         out: a directory to write the result files into as well (summary.json and the CSV
             tables of ``coapcc sim --out``); the results come back in memory either way.
+        pcap: a pcap file for replication 0 (``coapcc sim --pcap``): every datagram sent, CoAP
+            in UDP in IPv4 (the bottleneck) or IPv6 (a mesh), for Wireshark; with several
+            algorithms, a file each (``run.pcap`` gives ``run-cocoa.pcap``, ...).
         **keys: any scenario key over the scenario, e.g. ``clients=100``,
             ``workload="random"``, ``errors="low"``, ``downlink={"delay_ms": 100.0}``.
 
@@ -226,6 +230,7 @@ def sim(
             duration=duration,
             buffer=buffer_bytes,
             out=str(directory) if directory is not None else None,
+            pcap=str(pcap) if pcap is not None else None,
         )
     except KeyboardInterrupt:
         # with out=, the replications that finished were written: say where

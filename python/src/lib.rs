@@ -108,9 +108,9 @@ fn columns<'py>(py: Python<'py>, t: &lab::tables::Table) -> PyResult<Bound<'py, 
 
 /// Runs `coapcc sim`; returns (the summary `--json` prints, as JSON text; the tables as
 /// {name: {column: values}}; the message of an incomplete run, else None). With `out`, the
-/// files of `sim --out` are written there too.
+/// files of `sim --out` are written there too; with `pcap`, `sim --pcap`'s captures.
 #[pyfunction]
-#[pyo3(signature = (origin, text=None, preset=None, keys=None, cc=Vec::new(), reps=None, seed=None, threads=None, duration=None, buffer=None, out=None))]
+#[pyo3(signature = (origin, text=None, preset=None, keys=None, cc=Vec::new(), reps=None, seed=None, threads=None, duration=None, buffer=None, out=None, pcap=None))]
 #[allow(clippy::too_many_arguments)]
 fn sim<'py>(
     py: Python<'py>,
@@ -125,10 +125,11 @@ fn sim<'py>(
     duration: Option<f64>,
     buffer: Option<u64>,
     out: Option<PathBuf>,
+    pcap: Option<PathBuf>,
 ) -> PyResult<(String, Bound<'py, PyDict>, Option<String>)> {
     let text = scenario_text(text, preset.as_deref(), keys.as_deref())?.map(|t| (t, origin));
     let stop = Stop::default();
-    let req = lab::sim::Request { text, cc, reps, seed, threads, duration, buffer, ..Default::default() };
+    let req = lab::sim::Request { text, cc, reps, seed, threads, duration, buffer, pcap, ..Default::default() };
     let outcome = interruptible(py, &stop, || {
         let o = lab::sim::run_library(&req, out.as_deref(), &stop).map_err(|e| e.to_string())?;
         let summary = serde_json::to_string(&o.summary).map_err(|e| e.to_string())?;

@@ -42,6 +42,17 @@ def test_sim_equals_the_command_line(cli, tmp_path):
     )
 
 
+def test_pcap_is_the_command_lines_capture(cli, tmp_path):
+    coapcc.sim(clients=2, cc="cocoa", seed=3, pcap=tmp_path / "py.pcap")
+    cli("sim", "--clients", "2", "--cc", "cocoa", "--seed", "3", "--pcap", str(tmp_path / "cli.pcap"))
+    py, line = (tmp_path / "py.pcap").read_bytes(), (tmp_path / "cli.pcap").read_bytes()
+    # a nanosecond pcap of raw IP: 100 requests of 38 bytes and 100 responses of 93, each after a
+    # 16-byte record header
+    assert py[:4] == bytes.fromhex("4d3cb2a1") and py[20] == 101
+    assert len(py) == 24 + 200 * 16 + 100 * 38 + 100 * 93
+    assert py == line
+
+
 def test_a_mesh_preset_equals_the_command_line(cli, tmp_path):
     # 90 s: the preset's RPL forms its DODAG first, the clients' first requests wait for routes
     r = coapcc.sim(preset="nitk-gst-cooja", cc="gst", duration=90.0, reps=1, seed=3)

@@ -67,6 +67,12 @@ pub struct Args {
     /// (hundreds of MB for a large run); without them the run keeps no per-exchange record.
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = lab::sim::Tables::parse, requires = "out")]
     pub(crate) tables: lab::sim::Tables,
+    /// Write replication 0 of each algorithm as a pcap file (Wireshark, tshark): every datagram
+    /// its hosts send, CoAP in UDP in IPv4 (the bottleneck) or IPv6 (the mesh: end to end, not
+    /// its 802.15.4 frames), at its simulated time. With several algorithms, FILE's stem gets
+    /// each one's name: run.pcap → run-cocoa.pcap. CoAP over TCP is not captured.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pcap: Option<PathBuf>,
     /// Run even if the memory the run is estimated to need exceeds what the machine has available.
     #[arg(long)]
     pub(crate) ignore_memory: bool,
@@ -124,6 +130,7 @@ fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
         // per-exchange records only for --out's exchanges.csv and rto.csv
         detail: if args.out.is_some() && args.tables.per_exchange() { Detail::Exchanges } else { Detail::Summary },
         ignore_memory: args.ignore_memory,
+        pcap: args.pcap.clone(),
     };
     let (runs, asked) = lab::sim::run(&req, stop, |total, counting| args.progress(total, counting))?;
     if let Some(dir) = &args.out {

@@ -264,3 +264,113 @@ fn quiet_shows_no_progress_where_a_run_as_long_shows_it() {
     assert!(ok && err.is_empty(), "{err}");
     assert!(out.contains("\"events\""));
 }
+
+#[test]
+fn pcap_writes_replication_0_of_each_algorithm_to_its_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.pcap");
+    // 3 clients × 50 exchanges, no losses at this load: 150 requests and 150 responses
+    let (ok, _, err) = coapcc(&[
+        "sim",
+        "--clients",
+        "3",
+        "--reps",
+        "2",
+        "--cc",
+        "default",
+        "--cc",
+        "cocoa",
+        "--pcap",
+        file.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(ok, "{err}");
+    for name in ["run-default.pcap", "run-cocoa.pcap"] {
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        // 24-byte header; each datagram a 16-byte record header and its IPv4 packet: 150
+        // requests of 38 bytes and 150 responses of 93
+        assert_eq!(bytes.len(), 24 + 300 * 16 + 150 * 38 + 150 * 93, "{name}");
+        assert!(err.contains(&format!("{name}: 300 datagrams sent in replication 0 of")), "{err}");
+    }
+    assert!(!file.exists(), "several algorithms: a file each, none under FILE itself");
+    // CoAP over TCP: refused before anything runs (a usage error)
+    let (ok, _, err) = coapcc(&["sim", "--cc", "tcp", "--clients", "1", "--pcap", file.to_str().unwrap()]);
+    assert!(!ok && err.contains("--pcap writes CoAP over UDP"), "{err}");
+    assert!(!file.exists());
+}
+
+/// tshark (Wireshark's command line), if installed; required where COAPCC_TSHARK is set.
+fn tshark() -> bool {
+    let found = Command::new("sh").args(["-c", "command -v tshark"]).output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("COAPCC_TSHARK").is_err(),
+            "tshark is missing but COAPCC_TSHARK is set (scripts/test installs it)"
+        );
+        eprintln!("skipped the Wireshark check: tshark is not installed (scripts/test installs it)");
+    }
+    found
+}
+
+/// tshark's one line per frame of `file` with `fields`, checksums checked.
+fn tshark_fields(file: &std::path::Path, fields: &[&str], filter: &str) -> Vec<String> {
+    let mut args = vec!["-r", file.to_str().unwrap(), "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE"];
+    args.extend(["-Y", filter, "-T", "fields"]);
+    for f in fields {
+        args.extend(["-e", f]);
+    }
+    let out = Command::new("tshark").args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
+}
+
+#[test]
+fn wireshark_dissects_the_captures_of_both_worlds() {
+    if !tshark() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (wired, mesh) = (dir.path().join("wired.pcap"), dir.path().join("mesh.pcap"));
+    let (ok, _, err) = coapcc(&["sim", "--clients", "2", "--cc", "default", "--pcap", wired.to_str().unwrap(), "-q"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = coapcc(&[
+        "sim",
+        "--preset",
+        "nitk-gst-cooja",
+        "--cc",
+        "default",
+        "--duration",
+        "120",
+        "--reps",
+        "1",
+        "--pcap",
+        mesh.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(ok, "{err}");
+    // every frame CoAP in UDP, none malformed, no bad checksum (tshark's status 2: bad)
+    for (file, ip) in [(&wired, "ip"), (&mesh, "ipv6")] {
+        let all = tshark_fields(file, &["frame.number"], "");
+        let coap = tshark_fields(file, &["frame.number"], &format!("{ip} && udp && coap"));
+        assert!(
+            !all.is_empty() && coap.len() == all.len(),
+            "{}: {} of {} frames CoAP",
+            file.display(),
+            coap.len(),
+            all.len()
+        );
+        let bad = "_ws.malformed || udp.checksum.status == 2 || ip.checksum.status == 2";
+        assert!(tshark_fields(file, &["frame.number"], bad).is_empty(), "{}", file.display());
+    }
+    // the wired run: 2 clients × 50 GETs of /hello, each answered 2.05 with the request's MID
+    let requests = tshark_fields(&wired, &["ip.src", "coap.mid", "coap.opt.uri_path"], "coap.code == 1");
+    assert_eq!(requests.len(), 100);
+    assert!(requests
+        .iter()
+        .all(|r| r.ends_with("\thello") && (r.starts_with("10.0.0.1\t") || r.starts_with("10.0.0.2\t"))));
+    let answers = tshark_fields(&wired, &["ip.dst", "coap.mid"], "coap.code == 69 && coap.type == 2");
+    let asked: std::collections::BTreeSet<String> =
+        requests.iter().map(|r| r.rsplit_once('\t').unwrap().0.to_string()).collect();
+    let answered: std::collections::BTreeSet<String> = answers.into_iter().collect();
+    assert_eq!(asked, answered);
+}

@@ -17,6 +17,7 @@
 //!   [`netmodel::mesh`], with periodic blocking clients and the mesh literature's metrics.
 //! * [`Summary`]: the statistics over replications ([`sketch`]: the RTT quantiles in fixed memory).
 
+pub mod capture;
 pub mod engine;
 pub mod lln;
 pub mod queue;
@@ -35,4 +36,4 @@ pub use netmodel::{loss, WorkloadKind};
 pub use record::{ClientRecord, Detail, ExchangeRecord, NetworkReport, RepResult};
 pub use scenario::{Scenario, ScenarioError, Transport, TransportKind};
 pub use summary::Summary;
-pub use world::{run_rep, run_rep_with, Progress, Recorder};
+pub use world::{addressing, run_rep, run_rep_captured, run_rep_with, Progress, Recorder};

@@ -14,6 +14,7 @@ use coap_wire::{registry, Code};
 use netmodel::workload::Batches;
 use netmodel::{Bottleneck, HostId, Stream, WorkloadKind};
 
+use crate::capture::{Addressing, Capture, Tapped};
 use crate::engine::{self, Observer, Records, RunEnd};
 use crate::record::{Detail, NetworkReport, RepResult};
 use crate::scenario::{Scenario, Transport};
@@ -96,13 +97,51 @@ pub fn run_rep_with(
     progress: Option<&dyn Progress>,
     detail: Detail,
 ) -> RepResult {
+    run_rep_inner(scn, transport, rep, progress, detail, None)
+}
+
+/// [`run_rep_with`], every datagram sent written to `capture` (CoAP over UDP only: the TCP
+/// model's segments carry no bytes). The results are those of the run without it.
+pub fn run_rep_captured(
+    scn: &Scenario,
+    transport: &Transport,
+    rep: u32,
+    progress: Option<&dyn Progress>,
+    detail: Detail,
+    capture: &mut Capture,
+) -> Result<RepResult, String> {
+    if matches!(transport, Transport::Tcp(_)) {
+        return Err("a capture writes CoAP over UDP; the TCP model's segments carry no bytes".into());
+    }
+    Ok(run_rep_inner(scn, transport, rep, progress, detail, Some(capture)))
+}
+
+/// Where the bottleneck's hosts are in a capture.
+pub fn addressing(scn: &Scenario) -> Addressing {
+    Addressing::Bottleneck { server: HostId(scn.clients) }
+}
+
+fn run_rep_inner(
+    scn: &Scenario,
+    transport: &Transport,
+    rep: u32,
+    progress: Option<&dyn Progress>,
+    detail: Detail,
+    capture: Option<&mut Capture>,
+) -> RepResult {
     let server = HostId(scn.clients);
     let medium = Bottleneck::new(&scn.bottleneck(), server, scn.seed, rep);
     let workload = Batches::new(scn.workload_spec(), scn.clients, scn.seed, rep);
     let observer = Recorder::new(rep, progress);
     let limit = engine::Until::SafetyNet(Instant::ZERO + Duration::from_secs_f64(scn.max_time_s));
     let result = match transport {
-        Transport::Udp(cc) => engine::run(medium, udp_stack(scn, cc, rep, detail), workload, observer, limit),
+        Transport::Udp(cc) => {
+            let stack = udp_stack(scn, cc, rep, detail);
+            match capture {
+                Some(c) => engine::run(medium, Tapped::new(stack, c), workload, observer, limit),
+                None => engine::run(medium, stack, workload, observer, limit),
+            }
+        }
         Transport::Tcp(p) => {
             let pairs: Vec<(HostId, HostId)> = (0..scn.clients).map(|c| (HostId(c), server)).collect();
             let payload = vec![0x2A; scn.payload_bytes as usize];

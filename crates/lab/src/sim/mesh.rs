@@ -5,6 +5,7 @@ use std::path::Path;
 use netsim::lln::{self, LlnScenario};
 use netsim::NetworkReport;
 
+use super::capture::Captures;
 use super::columns::{cc_columns, client_row, write_exchange, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
 use super::out::{write_summary, Tables};
 use super::request::Request;
@@ -68,14 +69,32 @@ pub(crate) fn run(
         .iter()
         .map(|(s, _)| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
         .sum();
+    let captures = match &args.pcap {
+        Some(file) => {
+            let algorithms: Vec<(&str, _)> =
+                scenarios.iter().map(|(s, res)| (s.cc.as_str(), lln::addressing(res))).collect();
+            Captures::open(file, &algorithms)?
+        }
+        None => Captures::none(),
+    };
+    let items: Vec<(usize, &(LlnScenario, lln::Resolved))> = scenarios.iter().enumerate().collect();
     let runs = run_all(
         &workers,
         progress(total, Counting::SimulatedSeconds),
         stop,
-        &scenarios,
-        |(s, _)| (s.clone(), s.reps),
-        |(s, res), r, told| lln::run_rep(s, res, r, told),
+        &items,
+        |(_, (s, _))| (s.clone(), s.reps),
+        |(i, (s, res)), r, told| match captures.take(*i, r) {
+            Some((path, mut c)) => {
+                let result = lln::run_rep_captured(s, res, r, told, &mut c);
+                captures.done(*i, path, c.finish());
+                result
+            }
+            None => lln::run_rep(s, res, r, told),
+        },
     )?;
+    captures
+        .tell(&scenarios.iter().map(|(s, _)| s.cc.split(':').next().unwrap_or("").to_string()).collect::<Vec<_>>())?;
     Ok((base, runs, scenarios.len()))
 }
 

@@ -6,6 +6,7 @@
 //! threads, for either world), [`columns`] (the CSV tables' columns), [`out`] (the files `--out`
 //! writes), [`mesh`] (a mesh scenario's run), and here the entry that asks the scenario's world.
 
+mod capture;
 pub mod columns;
 mod memory;
 pub mod mesh;
@@ -22,6 +23,7 @@ use netsim::{run_rep_with, Detail, Scenario, Transport};
 use crate::progress::{Counting, Progress};
 use crate::stop::Stop;
 
+use capture::Captures;
 pub use columns::NO_CC_PARAMS;
 pub use out::Tables;
 pub use request::Request;
@@ -169,17 +171,42 @@ pub fn run(
         .iter()
         .map(|s| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
         .sum();
-    let items: Vec<(&Scenario, Transport)> =
-        scenarios.iter().map(|s| Ok((s, s.transport()?))).collect::<Result<_, Error>>()?;
+    let items: Vec<(usize, &Scenario, Transport)> =
+        scenarios.iter().enumerate().map(|(i, s)| Ok((i, s, s.transport()?))).collect::<Result<_, Error>>()?;
+    let captures = match &req.pcap {
+        Some(file) => {
+            if let Some((_, s, _)) = items.iter().find(|(_, _, t)| matches!(t, Transport::Tcp(_))) {
+                return Err(crate::usage(format!(
+                    "--pcap writes CoAP over UDP; {} runs over the TCP model, whose segments carry no bytes",
+                    s.stack()
+                )));
+            }
+            let stacks: Vec<String> = scenarios.iter().map(|s| s.stack()).collect();
+            let algorithms: Vec<(&str, _)> =
+                stacks.iter().zip(&scenarios).map(|(n, s)| (n.as_str(), netsim::addressing(s))).collect();
+            Captures::open(file, &algorithms)?
+        }
+        None => Captures::none(),
+    };
     let detail = req.detail;
     let runs = run_all(
         &workers,
         progress(total, Counting::Exchanges),
         stop,
         &items,
-        |(s, _)| ((*s).clone(), s.reps),
-        |(s, transport), r, told| run_rep_with(s, transport, r, told, detail),
+        |(_, s, _)| ((*s).clone(), s.reps),
+        |(i, s, transport), r, told| match captures.take(*i, r) {
+            Some((path, mut c)) => {
+                let result = netsim::run_rep_captured(s, transport, r, told, detail, &mut c);
+                let result = result.unwrap_or_else(|_| run_rep_with(s, transport, r, told, detail));
+                captures.done(*i, path, c.finish());
+                result
+            }
+            None => run_rep_with(s, transport, r, told, detail),
+        },
     )?;
+    captures
+        .tell(&scenarios.iter().map(|s| s.stack().split(':').next().unwrap_or("").to_string()).collect::<Vec<_>>())?;
     Ok((Runs::Bottleneck(Box::new(base), runs), specs.len()))
 }
 

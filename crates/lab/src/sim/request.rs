@@ -1,5 +1,7 @@
 //! What a simulation asks for, whichever world runs it.
 
+use std::path::PathBuf;
+
 use netsim::loss::ErrorProfile;
 use netsim::{Detail, WorkloadKind};
 
@@ -32,4 +34,6 @@ pub struct Request {
     pub detail: Detail,
     /// Run even if the memory estimate exceeds what the machine has available.
     pub ignore_memory: bool,
+    /// Capture replication 0 of each algorithm into this pcap file ([`super::capture`]).
+    pub pcap: Option<PathBuf>,
 }

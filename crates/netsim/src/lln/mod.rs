@@ -20,6 +20,7 @@ use netmodel::mesh::routing::{Routes, NONE};
 use netmodel::mesh::Mesh;
 use netmodel::{HostId, Periodic, Stream};
 
+use crate::capture::{Addressing, Capture, Tapped};
 use crate::engine;
 use crate::record::{ClientRecord, ClientSpan, Detail, ExchangeRecord, NetworkReport, RepResult};
 use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
@@ -34,6 +35,36 @@ pub fn run_rep(
     res: &Resolved,
     rep: u32,
     progress: Option<&dyn crate::world::Progress>,
+) -> RepResult {
+    run_rep_inner(scn, res, rep, progress, None)
+}
+
+/// [`run_rep`], every datagram sent written to `capture` ([`addressing`]). The results are
+/// those of the run without it.
+pub fn run_rep_captured(
+    scn: &LlnScenario,
+    res: &Resolved,
+    rep: u32,
+    progress: Option<&dyn crate::world::Progress>,
+    capture: &mut Capture,
+) -> RepResult {
+    run_rep_inner(scn, res, rep, progress, Some(capture))
+}
+
+/// Where the mesh's hosts are in a capture: the motes, and the servers its clients send to.
+pub fn addressing(res: &Resolved) -> Addressing {
+    let mut servers: Vec<HostId> = res.clients.iter().map(|&(_, s)| HostId(s)).collect();
+    servers.sort_unstable_by_key(|h| h.0);
+    servers.dedup();
+    Addressing::Mesh { motes: res.mesh.nodes.len() as u32, servers }
+}
+
+fn run_rep_inner(
+    scn: &LlnScenario,
+    res: &Resolved,
+    rep: u32,
+    progress: Option<&dyn crate::world::Progress>,
+    capture: Option<&mut Capture>,
 ) -> RepResult {
     let medium = Mesh::new(res.mesh.clone(), scn.seed, rep);
     let motes = res.mesh.nodes.len();
@@ -115,7 +146,10 @@ pub fn run_rep(
     } else {
         engine::Until::Planned(Instant::from_nanos(duration_ns))
     };
-    let mut result = engine::run(medium, stack, workload, observer, until);
+    let mut result = match capture {
+        Some(c) => engine::run(medium, Tapped::new(stack, c), workload, observer, until),
+        None => engine::run(medium, stack, workload, observer, until),
+    };
     fct_of_first_successes(&mut result.clients, &result.exchanges, w.fct_successes);
     let duration_ns = if chained { result.end_ns.max(1) } else { duration_ns };
     let burst_clients = burst.as_ref().map_or(0, |b| b.clients.len() as u32);

@@ -1,0 +1,231 @@
+//! A pcap capture of a run: every datagram a host hands to the network, as it is sent (those
+//! the network then loses included), with its real CoAP bytes in IP and UDP headers, at its
+//! simulated time (the run starts at the epoch), for Wireshark, tshark or any pcap reader.
+//!
+//! As smoltcp wraps any device in a pcap writer, [`Tapped`] wraps any stack whose packets carry
+//! their datagram's bytes (CoAP over UDP: the bottleneck's and the mesh's hosts) and writes
+//! what it sends through [`Capture`]; the stack, the medium and the results are those of the
+//! run without it (the capture only reads). The link type is raw IP (LINKTYPE_RAW, 101):
+//!
+//! * the wired bottleneck in IPv4: client c at 10.0.0.0 + c + 1 (10.0.0.1, …), the server at
+//!   10.255.255.254;
+//! * the mesh in IPv6, as its motes address one another under Contiki's default prefix: mote
+//!   n (host n − 1) at fd00::n, a cloud host k (after the motes) at 2001:db8::k + 1.
+//!
+//! Servers listen on 5683 (CoAP's port, which Wireshark dissects); every other host sends from
+//! 49152 + its host index mod 16384. The mesh's frames (802.15.4, 6LoWPAN, per hop) are not
+//! written: the medium carries sizes, not bytes.
+//!
+//! The format is written by `pcap-file` and the headers, checksums included, by `etherparse`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use coap_cc::Instant;
+use etherparse::PacketBuilder;
+use netmodel::{HostId, Next, Packet};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::{DataLink, Endianness, TsResolution};
+
+use crate::engine::{Context, Records, Stack};
+
+/// CoAP's UDP port (RFC 7252 §6.1), where servers listen.
+pub const COAP_PORT: u16 = 5683;
+
+/// Where each host is on the captured network.
+#[derive(Debug, Clone)]
+pub enum Addressing {
+    /// The wired bottleneck: IPv4, the server at `server`.
+    Bottleneck {
+        /// The server's host.
+        server: HostId,
+    },
+    /// The mesh: IPv6, hosts below `motes` are motes; `servers` listen on [`COAP_PORT`].
+    Mesh {
+        /// Motes (hosts 0 … motes − 1); later hosts are cloud hosts.
+        motes: u32,
+        /// The hosts that serve.
+        servers: Vec<HostId>,
+    },
+}
+
+impl Addressing {
+    fn is_server(&self, h: HostId) -> bool {
+        match self {
+            Addressing::Bottleneck { server } => h == *server,
+            Addressing::Mesh { servers, .. } => servers.contains(&h),
+        }
+    }
+
+    /// The UDP port of `h`.
+    pub fn port(&self, h: HostId) -> u16 {
+        if self.is_server(h) {
+            COAP_PORT
+        } else {
+            49152 + (h.0 % 16384) as u16
+        }
+    }
+
+    /// The IPv4 address of a bottleneck host.
+    pub fn ipv4(h: HostId, server: HostId) -> [u8; 4] {
+        if h == server {
+            [10, 255, 255, 254]
+        } else {
+            (0x0A00_0000u32 + h.0 + 1).to_be_bytes()
+        }
+    }
+
+    /// The IPv6 address of a mesh host.
+    pub fn ipv6(h: HostId, motes: u32) -> [u8; 16] {
+        let (prefix, iid): ([u8; 4], u32) =
+            if h.0 < motes { ([0xfd, 0, 0, 0], h.0 + 1) } else { ([0x20, 0x01, 0x0d, 0xb8], h.0 - motes + 1) };
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&prefix);
+        a[12..].copy_from_slice(&iid.to_be_bytes());
+        a
+    }
+}
+
+/// A pcap file being written.
+pub struct Capture {
+    out: PcapWriter<Box<dyn Write + Send>>,
+    addressing: Addressing,
+    frame: Vec<u8>,
+    written: u64,
+    /// The first write that failed: the capture stops there and [`Capture::finish`] says why.
+    failed: Option<String>,
+}
+
+impl std::fmt::Debug for Capture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Capture").field("addressing", &self.addressing).field("written", &self.written).finish()
+    }
+}
+
+impl Capture {
+    /// Writes the pcap header to `out` (buffer it: every datagram is a write).
+    pub fn new(out: Box<dyn Write + Send>, addressing: Addressing) -> Result<Self, String> {
+        let header = PcapHeader {
+            version_major: 2,
+            version_minor: 4,
+            ts_correction: 0,
+            ts_accuracy: 0,
+            snaplen: 65_535,
+            datalink: DataLink::RAW,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+        };
+        let out = PcapWriter::with_header(out, header).map_err(|e| e.to_string())?;
+        Ok(Capture { out, addressing, frame: Vec::with_capacity(1500), written: 0, failed: None })
+    }
+
+    /// `from` sent `coap` (a UDP payload) to `to` at `now`.
+    pub fn sent(&mut self, now: Instant, from: HostId, to: HostId, coap: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        let a = &self.addressing;
+        let (sport, dport) = (a.port(from), a.port(to));
+        self.frame.clear();
+        let built = match a {
+            Addressing::Bottleneck { server } => {
+                PacketBuilder::ipv4(Addressing::ipv4(from, *server), Addressing::ipv4(to, *server), 64)
+                    .udp(sport, dport)
+                    .write(&mut self.frame, coap)
+            }
+            Addressing::Mesh { motes, .. } => {
+                PacketBuilder::ipv6(Addressing::ipv6(from, *motes), Addressing::ipv6(to, *motes), 64)
+                    .udp(sport, dport)
+                    .write(&mut self.frame, coap)
+            }
+        };
+        let written = built.map_err(|e| e.to_string()).and_then(|()| {
+            let at = Duration::from_nanos(now.as_nanos());
+            let packet = PcapPacket::new(at, self.frame.len() as u32, &self.frame);
+            self.out.write_packet(&packet).map(drop).map_err(|e| e.to_string())
+        });
+        match written {
+            Ok(()) => self.written += 1,
+            Err(e) => self.failed = Some(e),
+        }
+    }
+
+    /// Flushes the file: the datagrams written, or why the capture failed.
+    pub fn finish(self) -> Result<u64, String> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let mut out = self.out.into_writer();
+        out.flush().map_err(|e| e.to_string())?;
+        Ok(self.written)
+    }
+}
+
+/// A stack whose sends are captured.
+#[derive(Debug)]
+pub struct Tapped<'c, S> {
+    inner: S,
+    capture: &'c mut Capture,
+}
+
+impl<'c, S> Tapped<'c, S> {
+    /// `inner`, its sends written to `capture`.
+    pub fn new(inner: S, capture: &'c mut Capture) -> Self {
+        Tapped { inner, capture }
+    }
+}
+
+/// The engine's context as the wrapped stack sees it: every send also goes to the capture.
+struct TapCtx<'a, C> {
+    ctx: &'a mut C,
+    capture: &'a mut Capture,
+}
+
+impl<C: Context<Vec<u8>>> Context<Vec<u8>> for TapCtx<'_, C> {
+    fn now(&self) -> Instant {
+        self.ctx.now()
+    }
+    fn stopping(&self) -> bool {
+        self.ctx.stopping()
+    }
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut Vec<u8>)) {
+        let now = self.ctx.now();
+        let capture = &mut *self.capture;
+        self.ctx.send(from, to, size, |p| {
+            fill(p);
+            capture.sent(now, from, to, p);
+        });
+    }
+    fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
+        self.ctx.timer(host, slot, gen, at)
+    }
+    fn start(&mut self, host: HostId) -> Next {
+        self.ctx.start(host)
+    }
+    fn parallel(&self, host: HostId) -> u32 {
+        self.ctx.parallel(host)
+    }
+    fn next_arrival(&mut self, host: HostId) -> Option<Instant> {
+        self.ctx.next_arrival(host)
+    }
+    fn ended(&mut self, host: HostId) -> Next {
+        self.ctx.ended(host)
+    }
+}
+
+impl<S: Stack<Payload = Vec<u8>>> Stack for Tapped<'_, S> {
+    type Payload = Vec<u8>;
+
+    fn start<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId) {
+        self.inner.start(&mut TapCtx { ctx, capture: self.capture }, host)
+    }
+    fn receive<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, packet: &Packet, payload: &Vec<u8>) -> bool {
+        self.inner.receive(&mut TapCtx { ctx, capture: self.capture }, packet, payload)
+    }
+    fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool {
+        self.inner.timeout(&mut TapCtx { ctx, capture: self.capture }, host, slot, gen)
+    }
+    fn finish(self) -> Records {
+        self.inner.finish()
+    }
+}

@@ -1,0 +1,179 @@
+//! Captures: the pcap a run writes, read back byte by byte by hand (the pcap format, the IP and
+//! UDP headers and their checksums as their RFCs define them), and a captured run's results
+//! equal to the same run without the capture.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use coap_wire::{Code, Message, MessageType};
+use netsim::capture::Capture;
+use netsim::lln::LlnScenario;
+use netsim::{Detail, Scenario};
+
+/// A writer whose bytes the test reads after the capture is finished.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One captured packet: its time (ns) and its bytes.
+type Record = (u64, Vec<u8>);
+
+/// The records of a little-endian, nanosecond, raw-IP pcap (its global header checked).
+fn records(file: &[u8]) -> Vec<Record> {
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+    assert_eq!(u32_at(file, 0), 0xa1b2_3c4d, "magic of a nanosecond pcap");
+    assert_eq!((file[4], file[6]), (2, 4), "version 2.4");
+    assert_eq!(u32_at(file, 20), 101, "LINKTYPE_RAW");
+    let mut out = Vec::new();
+    let mut i = 24;
+    while i < file.len() {
+        let (s, ns, incl, orig) = (u32_at(file, i), u32_at(file, i + 4), u32_at(file, i + 8), u32_at(file, i + 12));
+        assert_eq!(incl, orig, "whole packets");
+        assert!(ns < 1_000_000_000);
+        let t = s as u64 * 1_000_000_000 + ns as u64;
+        out.push((t, file[i + 16..i + 16 + incl as usize].to_vec()));
+        i += 16 + incl as usize;
+    }
+    out
+}
+
+/// RFC 1071: the one's complement of the one's complement sum of 16-bit words.
+fn checksum(parts: &[&[u8]]) -> u16 {
+    let mut sum = 0u32;
+    for p in parts {
+        for w in p.chunks(2) {
+            sum += u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)]) as u32;
+        }
+    }
+    while sum > 0xFFFF {
+        sum = (sum & 0xFFFF) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An IPv4 packet's (source, destination, ports, UDP payload), its header checksum and UDP
+/// checksum checked (a header and a sum over it, with its checksum in place, of 0).
+fn ipv4_udp(p: &[u8]) -> ([u8; 4], [u8; 4], u16, u16, Vec<u8>) {
+    assert_eq!(p[0], 0x45, "IPv4, a 20-byte header");
+    assert_eq!(u16::from_be_bytes([p[2], p[3]]) as usize, p.len(), "total length");
+    assert_eq!(p[9], 17, "UDP");
+    assert_eq!(checksum(&[&p[..20]]), 0, "IPv4 header checksum");
+    let (src, dst) = (p[12..16].try_into().unwrap(), p[16..20].try_into().unwrap());
+    let udp = &p[20..];
+    assert_eq!(u16::from_be_bytes([udp[4], udp[5]]) as usize, udp.len(), "UDP length");
+    let pseudo = [&p[12..20], &[0, 17], &(udp.len() as u16).to_be_bytes()[..]].concat();
+    assert_eq!(checksum(&[&pseudo, udp]), 0, "UDP checksum");
+    let port = |i: usize| u16::from_be_bytes([udp[i], udp[i + 1]]);
+    (src, dst, port(0), port(2), udp[8..].to_vec())
+}
+
+/// The same for IPv6 (its UDP checksum is mandatory, RFC 8200 §8.1).
+fn ipv6_udp(p: &[u8]) -> ([u8; 16], [u8; 16], u16, u16, Vec<u8>) {
+    assert_eq!(p[0] >> 4, 6);
+    assert_eq!(u16::from_be_bytes([p[4], p[5]]) as usize + 40, p.len(), "payload length");
+    assert_eq!(p[6], 17, "UDP");
+    let (src, dst) = (p[8..24].try_into().unwrap(), p[24..40].try_into().unwrap());
+    let udp = &p[40..];
+    let pseudo = [&p[8..40], &(udp.len() as u32).to_be_bytes()[..], &[0, 0, 0, 17]].concat();
+    assert_ne!(u16::from_be_bytes([udp[6], udp[7]]), 0, "an IPv6 UDP checksum is never 0");
+    assert_eq!(checksum(&[&pseudo, udp]), 0, "UDP checksum");
+    let port = |i: usize| u16::from_be_bytes([udp[i], udp[i + 1]]);
+    (src, dst, port(0), port(2), udp[8..].to_vec())
+}
+
+#[test]
+fn a_bottleneck_capture_holds_every_datagram_sent_in_ipv4_and_changes_nothing() {
+    // 2 clients, 3 exchanges each, no losses: an RTT of 0.63 s under an RTO of 2–3 s, so no
+    // retransmission: 6 requests and 6 responses
+    let s = Scenario { cc: "default".into(), clients: 2, exchanges: 3, ..Scenario::thesis() }.resolve().unwrap();
+    let t = s.transport().unwrap();
+    let plain = netsim::run_rep_with(&s, &t, 0, None, Detail::Exchanges);
+    let buf = Shared::default();
+    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s)).unwrap();
+    let captured = netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap).unwrap();
+    assert_eq!(cap.finish().unwrap(), 12);
+    assert_eq!(
+        (&plain.clients, &plain.exchanges, plain.events),
+        (&captured.clients, &captured.exchanges, captured.events)
+    );
+    let recs = records(&buf.0.lock().unwrap());
+    assert_eq!(recs.len(), 12);
+    assert!(recs.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+    let server = [10, 255, 255, 254];
+    let (mut requests, mut responses) = (0, 0);
+    for (_, p) in &recs {
+        let (src, dst, sport, dport, coap) = ipv4_udp(p);
+        let m = Message::decode(&coap).unwrap();
+        if dst == server {
+            // the calibration's request: 4-byte header + Uri-Path "hello", in 20 + 8 bytes: 38
+            assert_eq!(p.len(), 38);
+            assert!(src == [10, 0, 0, 1] || src == [10, 0, 0, 2], "{src:?}");
+            assert_eq!((sport, dport), (49152 + src[3] as u16 - 1, 5683));
+            assert_eq!((m.ty, m.code), (MessageType::Con, Code::GET));
+            requests += 1;
+        } else {
+            // the response: 4 + marker + 60 bytes of payload, piggybacked: 93
+            assert_eq!((src, sport), (server, 5683));
+            assert_eq!(p.len(), 93);
+            assert_eq!((m.ty, m.code), (MessageType::Ack, Code::CONTENT));
+            responses += 1;
+        }
+    }
+    assert_eq!((requests, responses), (6, 6));
+    // the first request goes when its client starts, as the run recorded
+    let first = plain.exchanges.iter().map(|e| e.start_ns).min().unwrap();
+    assert_eq!(recs[0].0, first);
+}
+
+#[test]
+fn a_tcp_run_is_not_captured() {
+    let s = Scenario { transport: netsim::TransportKind::Tcp, clients: 1, ..Scenario::thesis() }.resolve().unwrap();
+    let t = s.transport().unwrap();
+    let mut cap = Capture::new(Box::new(std::io::sink()), netsim::addressing(&s)).unwrap();
+    let e = netsim::run_rep_captured(&s, &t, 0, None, Detail::Summary, &mut cap).unwrap_err();
+    assert!(e.contains("TCP"), "{e}");
+}
+
+#[test]
+fn a_mesh_capture_is_ipv6_between_the_motes_and_changes_nothing() {
+    let text = netsim::lln::presets::text("nitk-gst-cooja").unwrap();
+    let mut s = LlnScenario::from_toml(text).unwrap();
+    s.duration_s = 120.0;
+    let res = s.resolve().unwrap();
+    let plain = netsim::lln::run_rep(&s, &res, 0, None);
+    let buf = Shared::default();
+    let mut cap = Capture::new(Box::new(buf.clone()), netsim::lln::addressing(&res)).unwrap();
+    let captured = netsim::lln::run_rep_captured(&s, &res, 0, None, &mut cap);
+    let n = cap.finish().unwrap();
+    assert_eq!((&plain.clients, plain.events), (&captured.clients, captured.events));
+    let recs = records(&buf.0.lock().unwrap());
+    assert_eq!(recs.len() as u64, n);
+    // every completed exchange is a request and a response at least
+    let done: u64 = plain.clients.iter().map(|c| c.exchanges as u64).sum();
+    assert!(n >= 2 * done && done > 0, "{n} datagrams, {done} exchanges");
+    let servers: Vec<u32> = res.clients.iter().map(|&(_, s)| s + 1).collect();
+    for (_, p) in &recs {
+        let (src, dst, sport, dport, coap) = ipv6_udp(p);
+        // fd00::<node id>: mote n at host n − 1
+        for a in [src, dst] {
+            assert_eq!((&a[..4], &a[4..12]), (&[0xfd, 0, 0, 0][..], &[0; 8][..]));
+        }
+        let id = |a: [u8; 16]| u32::from_be_bytes(a[12..].try_into().unwrap());
+        let to_server = servers.contains(&id(dst));
+        assert!(to_server || servers.contains(&id(src)));
+        let (client_port, server_port) = if to_server { (sport, dport) } else { (dport, sport) };
+        assert_eq!(server_port, 5683);
+        let client = if to_server { id(src) } else { id(dst) };
+        assert_eq!(client_port, 49152 + (client - 1) as u16);
+        Message::decode(&coap).unwrap();
+    }
+}
