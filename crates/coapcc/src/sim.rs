@@ -143,6 +143,7 @@ fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
         let text = match &runs {
             Runs::Bottleneck(base, runs) => table(base, runs),
             Runs::Mesh(base, runs) => crate::sim_lln::table(base, runs),
+            Runs::Registered(world, runs) => registered_table(*world, runs),
         };
         crate::stdout::write(&text)?;
     }
@@ -233,5 +234,46 @@ fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     );
     let _ =
         writeln!(out, "{events} events in {wall:.2} s wall ({:.1} M events/s)", events as f64 / wall.max(1e-9) / 1e6);
+    out
+}
+
+/// The table of a world registered by another crate: what every world's results hold.
+fn registered_table(world: &dyn netsim::worlds::World, runs: &[lab::sim::registered::Run]) -> String {
+    use lab::sim::registered::algorithm;
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "{} (env = \"{}\"), {} rep(s)\n", world.title(), world.env(), runs[0].reps.len());
+    let w = runs.iter().map(|r| algorithm(r).chars().count()).max().unwrap_or(0).max("algorithm".len());
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9}",
+        "algorithm", "exchanges", "FCT p10", "median", "p90", "no FCT", "failed", "retx/exch"
+    );
+    for r in runs {
+        let m = &r.summary;
+        let retx: u64 = m.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9.2}",
+            algorithm(r),
+            m.exchanges,
+            fmt_s(m.fct_s.p10),
+            fmt_s(m.fct_s.p50),
+            fmt_s(m.fct_s.p90),
+            m.clients_without_fct,
+            m.failed_exchanges,
+            retx as f64 / m.exchanges.max(1) as f64,
+        );
+    }
+    out += &warning_lines(runs.iter().map(|r| (algorithm(r), &r.summary)));
+    let events: u64 = runs.iter().map(|r| r.summary.events).sum();
+    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
+    let _ = writeln!(
+        out,
+        "\nFCT in seconds, over the clients that finished (no FCT: clients whose last exchange failed or that were\n\
+         cut short); failed: exchanges without a response; the world's own counters: --json's \"network\".\n\
+         {events} events in {wall:.2} s wall ({:.1} M events/s)",
+        events as f64 / wall.max(1e-9) / 1e6
+    );
     out
 }

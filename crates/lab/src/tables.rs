@@ -111,6 +111,12 @@ pub fn mesh(runs: &[Run<LlnScenario>]) -> Vec<(&'static str, Table)> {
     t
 }
 
+/// The tables of a registered world's runs (their scenarios as JSON), each client named by
+/// `label`.
+pub fn registered(runs: &[Run<serde_json::Value>], label: impl Fn(u32) -> u32) -> Vec<(&'static str, Table)> {
+    common(runs, label)
+}
+
 /// A scenario kind's runs: what each calls its stack (the bottleneck's may be TCP; the mesh's
 /// is always `cc`).
 trait Named {
@@ -119,6 +125,11 @@ trait Named {
 impl Named for Scenario {
     fn cc(&self) -> String {
         self.stack()
+    }
+}
+impl Named for serde_json::Value {
+    fn cc(&self) -> String {
+        crate::sim::columns::stack_of(self)
     }
 }
 impl Named for LlnScenario {

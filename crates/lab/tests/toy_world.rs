@@ -1,7 +1,8 @@
 //! A third network model, written here, runs through the experiment library's sweep with no
 //! change to the library or to the other worlds: a world registered under `env = "line"` (three
 //! hosts on a lossless line, the client at one end, the server at the other, the middle host
-//! relaying), named by a plan's `[base]`, its cells run, stored and summarised like any other.
+//! relaying), named by a plan's `[base]`, its cells run, stored and summarised like any other;
+//! and `sim` (the command line's and the Python package's call) runs and tabulates it.
 //! Expected values are worked out by hand from the line's rule.
 
 use coap_cc::{CcConfig, Duration, Instant};
@@ -10,7 +11,7 @@ use netmodel::workload::Batches;
 use netmodel::{HostId, Medium, Packet, Schedule, Stream, WorkloadKind, WorkloadSpec};
 use netsim::udp::{FixedResponse, UdpHost, UdpStack};
 use netsim::worlds::{self, Runner, World, WorldScenario};
-use netsim::{engine, NetworkReport, Progress, Recorder, RepResult};
+use netsim::{engine, Detail, NetworkReport, Progress, Recorder, RepResult};
 use serde::{Deserialize, Serialize};
 
 /// The line's scenario: every key, with its default.
@@ -124,6 +125,9 @@ struct LineRun<'a> {
 
 impl Runner for LineRun<'_> {
     fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
+        self.run_rep_detail(rep, progress, Detail::Summary)
+    }
+    fn run_rep_detail(&self, rep: u32, progress: Option<&dyn Progress>, detail: Detail) -> RepResult {
         let s = self.s;
         let ep = |h: u32| Endpoint::new(Config::new(self.cc.clone()), Stream::Host(h).small_rng(s.seed, rep)).unwrap();
         let hosts = vec![
@@ -131,7 +135,7 @@ impl Runner for LineRun<'_> {
             UdpHost::server(ep(1)),
             UdpHost::server(ep(2).with_handler(Box::new(FixedResponse::payload(vec![7; 10])))),
         ];
-        let stack = UdpStack::new(hosts, Request::get("x"), 28);
+        let stack = UdpStack::new(hosts, Request::get("x"), 28).with_detail(detail);
         let spec = WorkloadSpec {
             kind: WorkloadKind::Continuous,
             exchanges: s.exchanges,
@@ -148,9 +152,15 @@ impl Runner for LineRun<'_> {
     }
 }
 
+/// Registers the line once for the tests of this file (registration is for the process).
+fn register_line() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| worlds::register(&LINE).unwrap());
+}
+
 #[test]
 fn a_world_of_its_own_runs_through_a_sweep() {
-    worlds::register(&LINE).unwrap();
+    register_line();
     let plan = lab::sweep::parse_plan(
         "seed = 4\nreps = 2\n[base]\nenv = \"line\"\nexchanges = 3\n[matrix]\ncc = [\"default\", \"cocoa\"]\nhop_ms = [10, 25]\n",
     )
@@ -184,4 +194,41 @@ fn a_world_of_its_own_runs_through_a_sweep() {
     // a scenario naming an env nobody registered is refused with the known ones
     let e = lab::sweep::parse_plan("[base]\nenv = \"lora\"\n").unwrap_err();
     assert!(e.contains("env = \"lora\": unknown") && e.contains("\"line\" is the three-host line"), "{e}");
+}
+
+#[test]
+fn a_world_of_its_own_runs_through_sim_and_its_tables() {
+    register_line();
+    let dir = tempfile::tempdir().unwrap();
+    let text = "env = \"line\"\nexchanges = 3\nhop_ms = 10\n".to_string();
+    let req = lab::sim::Request {
+        text: Some((text.clone(), "line.toml".into())),
+        cc: vec!["default".into(), "cocoa".into()],
+        reps: Some(2),
+        ..Default::default()
+    };
+    let o = lab::sim::run_library(&req, Some(dir.path()), &lab::stop::Stop::default()).unwrap();
+    assert_eq!(o.incomplete, None);
+    // two algorithms: {"runs": [...]}, each 2 replications of 3 back-to-back exchanges, an RTT
+    // of 4 hops of 10 ms and an FCT of 3 of them
+    let runs = o.summary["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (r, cc) in runs.iter().zip(["default", "cocoa"]) {
+        assert_eq!(r["exchanges"], 2 * 3);
+        assert_eq!(r["rtt_s"]["p50"].as_f64(), Some(0.04));
+        assert_eq!(r["fct_s"]["p50"].as_f64(), Some(0.12));
+        assert!(r["scenario"]["cc"].as_str().unwrap().starts_with(cc), "{r}");
+        assert_eq!(r["scenario"]["reps"], 2);
+    }
+    // the tables every world has: a client a replication, an exchange a row, an RTO a row
+    let rows: std::collections::BTreeMap<&str, usize> = o.tables.iter().map(|(n, t)| (*n, t.len())).collect();
+    assert_eq!(rows, [("clients", 2 * 2), ("exchanges", 2 * 2 * 3), ("rto", 2 * 2 * 3)].into_iter().collect());
+    let clients = std::fs::read_to_string(dir.path().join("clients.csv")).unwrap();
+    assert_eq!(clients.lines().count(), 1 + 2 * 2);
+    assert!(clients.lines().skip(1).all(|l| l.starts_with("default,") || l.starts_with("cocoa,")), "{clients}");
+    assert!(dir.path().join("summary.json").exists() && !dir.path().join("nodes.csv").exists());
+    // the built-in worlds' options are refused, naming the world
+    let bad = lab::sim::Request { clients: Some(3), ..req.clone() };
+    let e = lab::sim::run_library(&bad, None, &lab::stop::Stop::default()).unwrap_err().to_string();
+    assert!(e.contains("--clients is an option of the built-in worlds") && e.contains("three-host line"), "{e}");
 }

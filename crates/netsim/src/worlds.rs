@@ -14,10 +14,10 @@ use std::fmt;
 use std::sync::RwLock;
 
 use crate::lln::{self, LlnScenario};
-use crate::{run_rep, Progress, RepResult, Scenario};
+use crate::{run_rep, Detail, Progress, RepResult, Scenario};
 
 /// An environment scenarios can describe.
-pub trait World: Send + Sync {
+pub trait World: Send + Sync + fmt::Debug {
     /// The value of the scenario's `env` key that selects it (`""`: the scenario has none).
     fn env(&self) -> &'static str;
 
@@ -111,6 +111,12 @@ impl Clone for Box<dyn WorldScenario> {
 pub trait Runner: Sync {
     /// Replication `rep`, telling `progress` of every finished exchange.
     fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult;
+    /// [`Runner::run_rep`], keeping `detail` of every exchange (`sim --out`'s exchanges.csv and
+    /// rto.csv need [`Detail::Exchanges`]); by default what `run_rep` keeps.
+    fn run_rep_detail(&self, rep: u32, progress: Option<&dyn Progress>, detail: Detail) -> RepResult {
+        let _ = detail;
+        self.run_rep(rep, progress)
+    }
 }
 
 /// The wired reference bottleneck ([`Scenario`]); scenarios without `env`.
@@ -217,6 +223,9 @@ struct BottleneckRun<'a> {
 impl Runner for BottleneckRun<'_> {
     fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
         run_rep(self.scenario, &self.transport, rep, progress)
+    }
+    fn run_rep_detail(&self, rep: u32, progress: Option<&dyn Progress>, detail: Detail) -> RepResult {
+        crate::run_rep_with(self.scenario, &self.transport, rep, progress, detail)
     }
 }
 

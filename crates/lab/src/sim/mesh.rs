@@ -6,8 +6,8 @@ use netsim::lln::{self, LlnScenario};
 use netsim::NetworkReport;
 
 use super::capture::Captures;
-use super::columns::{cc_columns, client_row, write_exchange, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
-use super::out::{write_summary, Tables};
+use super::columns::cc_columns;
+use super::out::{write_runs, Tables};
 use super::request::Request;
 use super::runner::{all_failed, check_complete, cut_short, interrupted, run_all, Workers};
 use crate::progress::{Counting, Progress};
@@ -123,24 +123,14 @@ pub fn algorithm(r: &Run) -> &str {
     r.scenario.cc.split(':').next().unwrap_or("")
 }
 
-/// Writes a mesh run's summary.json and the chosen tables into `dir`.
+/// Writes a mesh run's summary.json and the chosen tables into `dir`, nodes.csv too.
 pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: Tables) -> Result<(), Error> {
-    write_summary(dir, runs)?;
-    let mut clients = Tables::writer(tables.clients, dir, "clients.csv", &CLIENT_COLUMNS)?;
-    let mut ex = Tables::writer(tables.exchanges, dir, "exchanges.csv", &EXCHANGE_COLUMNS)?;
-    let mut rto = Tables::writer(tables.rto, dir, "rto.csv", &RTO_COLUMNS)?;
+    // a mesh client is named by its node id (host i is node i + 1), as in a sweep's table
+    write_runs(dir, runs, tables, |s: &LlnScenario| s.cc.clone(), |c| c + 1)?;
     let mut nodes = Tables::writer(tables.nodes, dir, "nodes.csv", &crate::tables::NODE_COLUMNS)?;
     for r in runs {
         let cc = cc_columns(&r.scenario.cc);
         for rep in &r.reps {
-            // a mesh client is named by its node id (host i is node i + 1), as in a sweep's table
-            for c in &rep.clients {
-                clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, c.client + 1, c)))?;
-            }
-            for e in &rep.exchanges {
-                // a mesh client is named by its node id
-                write_exchange(&mut ex, &mut rto, &cc, rep.rep, e.client + 1, e)?;
-            }
             if let NetworkReport::Mesh(m) = &rep.network {
                 for n in &m.report.nodes {
                     let head = [
@@ -158,9 +148,6 @@ pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: Tables) -> Result<(), 
             }
         }
     }
-    clients.flush()?;
-    ex.flush()?;
-    rto.flush()?;
     nodes.flush()?;
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod columns;
 mod memory;
 pub mod mesh;
 pub mod out;
+pub mod registered;
 pub mod request;
 pub mod runner;
 
@@ -18,6 +19,7 @@ use std::path::Path;
 
 use netsim::lln::LlnScenario;
 use netsim::loss::ErrorProfile;
+use netsim::worlds::World;
 use netsim::{run_rep_with, Detail, Scenario, Transport};
 
 use crate::progress::{Counting, Progress};
@@ -83,6 +85,8 @@ pub enum Runs {
     Bottleneck(Box<Scenario>, Vec<Run<Scenario>>),
     /// A low-power mesh (`env = "lln"`).
     Mesh(Box<LlnScenario>, Vec<Run<LlnScenario>>),
+    /// A world registered by another crate ([`registered`]).
+    Registered(&'static dyn World, Vec<registered::Run>),
 }
 
 impl Runs {
@@ -91,6 +95,7 @@ impl Runs {
         match self {
             Runs::Bottleneck(_, runs) => to_json(runs),
             Runs::Mesh(_, runs) => to_json(runs),
+            Runs::Registered(_, runs) => to_json(runs),
         }
     }
 
@@ -99,6 +104,7 @@ impl Runs {
         match self {
             Runs::Bottleneck(_, runs) => warning_lines(runs.iter().map(|r| (r.scenario.stack(), &r.summary))),
             Runs::Mesh(_, runs) => warning_lines(runs.iter().map(|r| (mesh::algorithm(r), &r.summary))),
+            Runs::Registered(_, runs) => warning_lines(runs.iter().map(|r| (registered::algorithm(r), &r.summary))),
         }
     }
 
@@ -107,6 +113,7 @@ impl Runs {
         match self {
             Runs::Bottleneck(_, runs) => crate::tables::bottleneck(runs),
             Runs::Mesh(_, runs) => crate::tables::mesh(runs),
+            Runs::Registered(world, runs) => crate::tables::registered(runs, |c| world.client_label(c)),
         }
     }
 
@@ -115,6 +122,7 @@ impl Runs {
         match self {
             Runs::Bottleneck(_, runs) => out::write_bottleneck(dir, runs, tables),
             Runs::Mesh(_, runs) => mesh::write_out(dir, runs, tables),
+            Runs::Registered(world, runs) => registered::write_out(*world, dir, runs, tables),
         }
     }
 
@@ -128,6 +136,7 @@ impl Runs {
                 check_complete(truncations(runs).into_iter().chain(failed).collect())
             }
             Runs::Mesh(_, runs) => mesh::check(stop, runs, asked),
+            Runs::Registered(_, runs) => registered::check(stop, runs, asked),
         }
     }
 }
@@ -149,13 +158,8 @@ pub fn run(
                 return Ok((Runs::Mesh(Box::new(base), runs), asked));
             }
             _ => {
-                return Err(format!(
-                    "{origin}: a {} scenario (env = \"{}\") runs in sweeps (`coapcc sweep`); sim runs the \
-                     wired bottleneck and the low-power mesh",
-                    world.title(),
-                    world.env()
-                )
-                .into())
+                let (runs, asked) = registered::run(world, req, t, origin, stop, progress)?;
+                return Ok((Runs::Registered(world, runs), asked));
             }
         }
     }

@@ -97,20 +97,28 @@ impl Tables {
     }
 }
 
-/// Writes a bottleneck run's summary.json and the chosen tables into `dir`.
-pub(crate) fn write_bottleneck(dir: &Path, runs: &[Run<Scenario>], tables: Tables) -> Result<(), Error> {
+/// Writes summary.json and the chosen tables of `runs` into `dir`: each run's `cc` columns from
+/// `cc` (its resolved stack), each client named by `label` (its host index → the name its
+/// world gives it: a mesh's node id).
+pub(crate) fn write_runs<S: Serialize>(
+    dir: &Path,
+    runs: &[Run<S>],
+    tables: Tables,
+    cc: impl Fn(&S) -> String,
+    label: impl Fn(u32) -> u32,
+) -> Result<(), Error> {
     write_summary(dir, runs)?;
     let mut clients = Tables::writer(tables.clients, dir, "clients.csv", &CLIENT_COLUMNS)?;
     let mut exchanges = Tables::writer(tables.exchanges, dir, "exchanges.csv", &EXCHANGE_COLUMNS)?;
     let mut rto = Tables::writer(tables.rto, dir, "rto.csv", &RTO_COLUMNS)?;
     for r in runs {
-        let cc = cc_columns(&r.scenario.stack());
+        let cc = cc_columns(&cc(&r.scenario));
         for rep in &r.reps {
             for c in &rep.clients {
-                clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, c.client, c)))?;
+                clients.write_record(cc.iter().cloned().chain(client_row(rep.rep, label(c.client), c)))?;
             }
             for e in &rep.exchanges {
-                write_exchange(&mut exchanges, &mut rto, &cc, rep.rep, e.client, e)?;
+                write_exchange(&mut exchanges, &mut rto, &cc, rep.rep, label(e.client), e)?;
             }
         }
     }
@@ -118,4 +126,9 @@ pub(crate) fn write_bottleneck(dir: &Path, runs: &[Run<Scenario>], tables: Table
     exchanges.flush()?;
     rto.flush()?;
     Ok(())
+}
+
+/// Writes a bottleneck run's summary.json and the chosen tables into `dir`.
+pub(crate) fn write_bottleneck(dir: &Path, runs: &[Run<Scenario>], tables: Tables) -> Result<(), Error> {
+    write_runs(dir, runs, tables, Scenario::stack, |c| c)
 }
