@@ -37,5 +37,4 @@ pub mod league;
 pub mod net;
 pub mod report;
 pub mod sim;
-mod sim_lln;
 pub mod stdout;

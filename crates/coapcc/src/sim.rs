@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use lab::progress::{Counting, Progress};
-use lab::sim::{spelled, truncations, warning_lines, Request, Run, Runs};
+use lab::sim::Request;
 use lab::stop::Stop;
 use netsim::loss::ErrorProfile;
-use netsim::{Detail, Scenario, WorkloadKind};
+use netsim::{Detail, WorkloadKind};
 
 /// Arguments of `coapcc sim`. Unset options take the scenario file's values, and those default
 /// to the `thesis` preset (docs/scenario.md).
@@ -140,140 +140,7 @@ fn run_with(args: &Args, stop: &Stop) -> Result<(), Error> {
         crate::stdout::json(&runs.to_json()?)?;
         eprint!("{}", runs.warning_lines());
     } else {
-        let text = match &runs {
-            Runs::Bottleneck(base, runs) => table(base, runs),
-            Runs::Mesh(base, runs) => crate::sim_lln::table(base, runs),
-            Runs::Registered(world, runs) => registered_table(*world, runs),
-        };
-        crate::stdout::write(&text)?;
+        crate::stdout::write(&runs.table())?;
     }
     runs.check(stop, asked)
-}
-
-fn fmt_s(v: f64) -> String {
-    if v.is_nan() {
-        "-".into()
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
-    use std::fmt::Write;
-    let s = &runs[0].scenario;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{}: {} clients × {} exchanges, {} workload, buffers {}/{} B (up/down), errors {}, {} rep(s), seed {}\n",
-        base.name,
-        s.clients,
-        s.exchanges,
-        spelled(&s.workload),
-        s.uplink.buffer_bytes,
-        s.downlink.buffer_bytes,
-        spelled(&s.errors),
-        s.reps,
-        s.seed
-    );
-    let w = runs.iter().map(|r| r.scenario.stack().chars().count()).max().unwrap_or(0).max("algorithm".len());
-    let _ = writeln!(
-        out,
-        "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9} {:>8} {:>13} {:>7}",
-        "algorithm",
-        "FCT p10",
-        "median",
-        "p90",
-        "max",
-        "no FCT",
-        "failed",
-        "retx/exch",
-        "dup/cli",
-        "drops up/down",
-        "wasted"
-    );
-    for r in runs {
-        let m = &r.summary;
-        let retx: u64 = m.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
-        let (drops, wasted) = match m.network.bottleneck() {
-            Some(b) => {
-                let d = &b.drops;
-                (format!("{}/{}", d.up_buffer + d.up_error, d.down_buffer + d.down_error), b.wasted_downlink_fraction)
-            }
-            None => ("-".into(), f64::NAN),
-        };
-        let _ = writeln!(
-            out,
-            "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9.2} {:>8.0} {:>13} {:>6.1}%",
-            r.scenario.stack(),
-            fmt_s(m.fct_s.p10),
-            fmt_s(m.fct_s.p50),
-            fmt_s(m.fct_s.p90),
-            fmt_s(m.fct_s.max),
-            m.clients_without_fct,
-            m.failed_exchanges,
-            retx as f64 / m.exchanges.max(1) as f64,
-            m.unnecessary_retx_per_client.p50,
-            drops,
-            100.0 * wasted
-        );
-    }
-    let cut = truncations(runs);
-    if !cut.is_empty() {
-        let _ = write!(out, "\nINCOMPLETE: {}\n", cut.join("\nINCOMPLETE: "));
-    }
-    out += &warning_lines(runs.iter().map(|r| (r.scenario.stack(), &r.summary)));
-    let events: u64 = runs.iter().map(|r| r.summary.events).sum();
-    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
-    let reps = if s.reps == 1 { String::new() } else { format!(", summed over the {} replications", s.reps) };
-    let _ = writeln!(
-        out,
-        "\nFCT in seconds, over the clients that finished (no FCT: clients whose last exchange failed or that were\n\
-         cut short); failed: exchanges without a response; dup/cli: median duplicate responses per client;\n\
-         drops: packets lost in the bottleneck's buffers and to link errors{reps};\n\
-         wasted: share of the downlink's busy time spent on duplicates."
-    );
-    let _ =
-        writeln!(out, "{events} events in {wall:.2} s wall ({:.1} M events/s)", events as f64 / wall.max(1e-9) / 1e6);
-    out
-}
-
-/// The table of a world registered by another crate: what every world's results hold.
-fn registered_table(world: &dyn netsim::worlds::World, runs: &[lab::sim::registered::Run]) -> String {
-    use lab::sim::registered::algorithm;
-    use std::fmt::Write;
-    let mut out = String::new();
-    let _ = writeln!(out, "{} (env = \"{}\"), {} rep(s)\n", world.title(), world.env(), runs[0].reps.len());
-    let w = runs.iter().map(|r| algorithm(r).chars().count()).max().unwrap_or(0).max("algorithm".len());
-    let _ = writeln!(
-        out,
-        "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9}",
-        "algorithm", "exchanges", "FCT p10", "median", "p90", "no FCT", "failed", "retx/exch"
-    );
-    for r in runs {
-        let m = &r.summary;
-        let retx: u64 = m.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
-        let _ = writeln!(
-            out,
-            "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9.2}",
-            algorithm(r),
-            m.exchanges,
-            fmt_s(m.fct_s.p10),
-            fmt_s(m.fct_s.p50),
-            fmt_s(m.fct_s.p90),
-            m.clients_without_fct,
-            m.failed_exchanges,
-            retx as f64 / m.exchanges.max(1) as f64,
-        );
-    }
-    out += &warning_lines(runs.iter().map(|r| (algorithm(r), &r.summary)));
-    let events: u64 = runs.iter().map(|r| r.summary.events).sum();
-    let wall: f64 = runs.iter().map(|r| r.wall_s).sum();
-    let _ = writeln!(
-        out,
-        "\nFCT in seconds, over the clients that finished (no FCT: clients whose last exchange failed or that were\n\
-         cut short); failed: exchanges without a response; the world's own counters: --json's \"network\".\n\
-         {events} events in {wall:.2} s wall ({:.1} M events/s)",
-        events as f64 / wall.max(1e-9) / 1e6
-    );
-    out
 }

@@ -1,11 +1,15 @@
 //! `sim`: one scenario, one or several algorithms, every replication; the runner the
-//! command line's `coapcc sim` and the Python package's `coapcc.sim` share, the memory estimate
-//! that refuses a run the machine cannot hold, and the CSV tables `--out` writes.
+//! command line's `coapcc sim` and the Python package's `coapcc.sim` share.
 //!
-//! By layer, the lower first: [`request`] (what is asked), [`runner`] (replications on worker
-//! threads, for either world), [`columns`] (the CSV tables' columns), [`out`] (the files `--out`
-//! writes), [`mesh`] (a mesh scenario's run), and here the entry that asks the scenario's world.
+//! One view per world, each owning its run, its check, its files and its table:
+//! [`bottleneck`] (the wired reference bottleneck, with the memory estimate that refuses a run
+//! the machine cannot hold), [`mesh`] (a mesh scenario), [`registered`] (any world another crate
+//! registered). Below them, shared: [`request`] (what is asked), [`runner`] (replications on
+//! worker threads), [`columns`] (the CSV tables' columns), [`out`] (the files `--out` writes),
+//! `capture` (`--pcap`), `text` (what the tables print alike). Here the entry, which asks the
+//! scenario's world, and [`Runs`], which hands each question to its world's view.
 
+pub mod bottleneck;
 mod capture;
 pub mod columns;
 mod memory;
@@ -14,22 +18,21 @@ pub mod out;
 pub mod registered;
 pub mod request;
 pub mod runner;
+mod text;
 
 use std::path::Path;
 
 use netsim::lln::LlnScenario;
-use netsim::loss::ErrorProfile;
 use netsim::worlds::World;
-use netsim::{run_rep_with, Detail, Scenario, Transport};
+use netsim::{Detail, Scenario};
 
 use crate::progress::{Counting, Progress};
 use crate::stop::Stop;
 
-use capture::Captures;
 pub use columns::NO_CC_PARAMS;
 pub use out::Tables;
 pub use request::Request;
-use runner::{all_failed, check_complete, cut_short, interrupted, run_all, to_json, Workers};
+use runner::to_json;
 pub use runner::{spelled, warning_lines, Run};
 
 type Error = Box<dyn std::error::Error>;
@@ -117,10 +120,19 @@ impl Runs {
         }
     }
 
+    /// The runs' table, as `coapcc sim` prints it: each world's own.
+    pub fn table(&self) -> String {
+        match self {
+            Runs::Bottleneck(base, runs) => bottleneck::table(base, runs),
+            Runs::Mesh(base, runs) => mesh::table(base, runs),
+            Runs::Registered(world, runs) => registered::table(*world, runs),
+        }
+    }
+
     /// Writes summary.json and the CSV tables into `dir` (nodes.csv too for a mesh).
     pub fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error> {
         match self {
-            Runs::Bottleneck(_, runs) => out::write_bottleneck(dir, runs, tables),
+            Runs::Bottleneck(_, runs) => bottleneck::write_out(dir, runs, tables),
             Runs::Mesh(_, runs) => mesh::write_out(dir, runs, tables),
             Runs::Registered(world, runs) => registered::write_out(*world, dir, runs, tables),
         }
@@ -130,11 +142,7 @@ impl Runs {
     /// for), a replication was truncated or every exchange of a run failed.
     pub fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
         match self {
-            Runs::Bottleneck(_, runs) => {
-                interrupted(stop, runs.iter().map(|r| (r.scenario.stack(), r.reps.len(), r.scenario.reps)), asked)?;
-                let failed = runs.iter().filter_map(|r| all_failed(&r.scenario.stack(), &r.summary));
-                check_complete(truncations(runs).into_iter().chain(failed).collect())
-            }
+            Runs::Bottleneck(_, runs) => bottleneck::check(stop, runs, asked),
             Runs::Mesh(_, runs) => mesh::check(stop, runs, asked),
             Runs::Registered(_, runs) => registered::check(stop, runs, asked),
         }
@@ -163,55 +171,8 @@ pub fn run(
             }
         }
     }
-    let base = scenario(req)?;
-    let specs = if req.cc.is_empty() { vec![base.stack()] } else { req.cc.clone() };
-    let scenarios: Vec<Scenario> =
-        specs.iter().map(|spec| base.with_stack(spec)?.resolve()).collect::<Result<_, _>>()?;
-    let workers = Workers::new(req.threads)?;
-    if !req.ignore_memory {
-        memory::check_memory(&scenarios, workers.threads(), req.detail)?;
-    }
-    let total: u64 = scenarios
-        .iter()
-        .map(|s| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
-        .sum();
-    let items: Vec<(usize, &Scenario, Transport)> =
-        scenarios.iter().enumerate().map(|(i, s)| Ok((i, s, s.transport()?))).collect::<Result<_, Error>>()?;
-    let captures = match &req.pcap {
-        Some(file) => {
-            if let Some((_, s, _)) = items.iter().find(|(_, _, t)| matches!(t, Transport::Tcp(_))) {
-                return Err(crate::usage(format!(
-                    "--pcap writes CoAP over UDP; {} runs over the TCP model, whose segments carry no bytes",
-                    s.stack()
-                )));
-            }
-            let stacks: Vec<String> = scenarios.iter().map(|s| s.stack()).collect();
-            let algorithms: Vec<(&str, _)> =
-                stacks.iter().zip(&scenarios).map(|(n, s)| (n.as_str(), netsim::addressing(s))).collect();
-            Captures::open(file, &algorithms)?
-        }
-        None => Captures::none(),
-    };
-    let detail = req.detail;
-    let runs = run_all(
-        &workers,
-        progress(total, Counting::Exchanges),
-        stop,
-        &items,
-        |(_, s, _)| ((*s).clone(), s.reps),
-        |(i, s, transport), r, told| match captures.take(*i, r) {
-            Some((path, mut c)) => {
-                let result = netsim::run_rep_captured(s, transport, r, told, detail, &mut c);
-                let result = result.unwrap_or_else(|_| run_rep_with(s, transport, r, told, detail));
-                captures.done(*i, path, c.finish());
-                result
-            }
-            None => run_rep_with(s, transport, r, told, detail),
-        },
-    )?;
-    captures
-        .tell(&scenarios.iter().map(|s| s.stack().split(':').next().unwrap_or("").to_string()).collect::<Vec<_>>())?;
-    Ok((Runs::Bottleneck(Box::new(base), runs), specs.len()))
+    let (base, runs, asked) = bottleneck::run(req, stop, progress)?;
+    Ok((Runs::Bottleneck(Box::new(base), runs), asked))
 }
 
 /// What a library caller gets from [`run_library`].
@@ -245,63 +206,4 @@ pub fn run_library(req: &Request, out: Option<&Path>, stop: &Stop) -> Result<Out
         },
     };
     Ok(Outcome { summary: runs.to_json()?, tables: runs.tables(), incomplete })
-}
-
-/// The bottleneck scenario the request describes, before resolution.
-fn scenario(req: &Request) -> Result<Scenario, Error> {
-    let mut s = match &req.text {
-        Some((text, origin)) => Scenario::from_toml(text).map_err(|e| format!("{origin}: {e}"))?,
-        None => Scenario::thesis(),
-    };
-    if req.duration.is_some() {
-        return Err(crate::usage(
-            "--duration applies to mesh scenarios (the bottleneck's clients run their exchanges)",
-        ));
-    }
-    // the options' own bounds are usage errors (exit 2), as clap's are
-    if let Some(v) = req.clients {
-        if v > netsim::scenario::MAX_CLIENTS {
-            return Err(crate::usage(format!("--clients: at most {}, not {v}", netsim::scenario::MAX_CLIENTS)));
-        }
-        s.clients = v;
-    }
-    if let Some(v) = req.buffer {
-        if v > netsim::scenario::MAX_BUFFER_BYTES {
-            return Err(crate::usage(format!(
-                "--buffer: at most {} bytes, not {v}",
-                netsim::scenario::MAX_BUFFER_BYTES
-            )));
-        }
-        s.uplink.buffer_bytes = v;
-        s.downlink.buffer_bytes = v;
-    }
-    if let Some(w) = req.workload {
-        s.workload = w;
-    }
-    if let Some(e) = req.errors {
-        s.errors = e;
-        if e != ErrorProfile::Custom {
-            // the option replaces a file's own loss tables (which resolve refuses beside a profile)
-            s.uplink.loss = netmodel::loss::LossModel::None;
-            s.downlink.loss = netmodel::loss::LossModel::None;
-        }
-    }
-    if let Some(v) = req.reps {
-        s.reps = v;
-    }
-    if let Some(v) = req.seed {
-        s.seed = v;
-    }
-    Ok(s)
-}
-
-/// One sentence per run with truncated replications.
-pub fn truncations(runs: &[Run<Scenario>]) -> Vec<String> {
-    runs.iter().filter(|r| r.summary.truncated_reps > 0).map(truncation).collect()
-}
-
-/// What a run's truncated replications mean, in one sentence.
-fn truncation(r: &Run<Scenario>) -> String {
-    let (s, cut) = (&r.scenario, r.summary.truncated_reps);
-    cut_short(&s.stack(), cut, s.reps, "max_time_s", s.max_time_s) + "; their unfinished clients have no FCT"
 }

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use netsim::Scenario;
 use serde::Serialize;
 
 use super::columns::{cc_columns, client_row, write_exchange, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
@@ -126,9 +125,4 @@ pub(crate) fn write_runs<S: Serialize>(
     exchanges.flush()?;
     rto.flush()?;
     Ok(())
-}
-
-/// Writes a bottleneck run's summary.json and the chosen tables into `dir`.
-pub(crate) fn write_bottleneck(dir: &Path, runs: &[Run<Scenario>], tables: Tables) -> Result<(), Error> {
-    write_runs(dir, runs, tables, Scenario::stack, |c| c)
 }

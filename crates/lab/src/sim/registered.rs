@@ -8,10 +8,14 @@ use std::path::Path;
 
 use netsim::worlds::{Runner, Work, World, WorldScenario};
 
+use std::fmt::Write as _;
+
 use super::columns::stack_of;
 use super::out::{write_runs, Tables};
 use super::request::Request;
+use super::runner::warning_lines;
 use super::runner::{all_failed, check_complete, interrupted, run_all, Workers};
+use super::text::{num, throughput};
 use crate::progress::{Counting, Progress};
 use crate::stop::Stop;
 
@@ -122,4 +126,39 @@ pub(crate) fn check(stop: &Stop, runs: &[Run], asked: usize) -> Result<(), Error
 /// Writes summary.json and the chosen tables into `dir`, each client named as `world` names it.
 pub(crate) fn write_out(world: &'static dyn World, dir: &Path, runs: &[Run], tables: Tables) -> Result<(), Error> {
     write_runs(dir, runs, tables, stack_of, |c| world.client_label(c))
+}
+
+/// The runs' table, as `coapcc sim` prints it: what every world's results hold.
+pub(crate) fn table(world: &dyn World, runs: &[Run]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} (env = \"{}\"), {} rep(s)\n", world.title(), world.env(), runs[0].reps.len());
+    let w = runs.iter().map(|r| algorithm(r).chars().count()).max().unwrap_or(0).max("algorithm".len());
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9}",
+        "algorithm", "exchanges", "FCT p10", "median", "p90", "no FCT", "failed", "retx/exch"
+    );
+    for r in runs {
+        let m = &r.summary;
+        let retx: u64 = m.retransmissions_hist.iter().enumerate().map(|(i, n)| i as u64 * n).sum();
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>9} {:>9} {:>9} {:>9} {:>7} {:>8} {:>9.2}",
+            algorithm(r),
+            m.exchanges,
+            num(m.fct_s.p10, 2),
+            num(m.fct_s.p50, 2),
+            num(m.fct_s.p90, 2),
+            m.clients_without_fct,
+            m.failed_exchanges,
+            retx as f64 / m.exchanges.max(1) as f64,
+        );
+    }
+    out += &warning_lines(runs.iter().map(|r| (algorithm(r), &r.summary)));
+    let _ = writeln!(
+        out,
+        "\nFCT in seconds, over the clients that finished (no FCT: clients whose last exchange failed or that were\n\
+         cut short); failed: exchanges without a response; the world's own counters: --json's \"network\"."
+    );
+    out + &throughput(runs.iter().map(|r| (r.summary.events, r.wall_s)))
 }
