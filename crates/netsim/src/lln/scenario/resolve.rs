@@ -245,6 +245,76 @@ impl LlnScenario {
 
     /// Checks every value and builds what a replication needs.
     pub fn resolve(&self) -> Result<Resolved, ScenarioError> {
+        // the checks run in this order: a scenario with several faults is told the first
+        self.check_run()?;
+        let (radio, cooja) = self.radio()?;
+        let nodes = self.nodes()?;
+        let link = self.link_layer(&nodes)?;
+        let traffic = self.workload.traffic()?;
+        let collect = match &traffic {
+            Traffic::Collect(c) => Some(c),
+            _ => None,
+        };
+        let outstanding = self.check_workload(&traffic, collect)?;
+        let (request, response) = self.messages(collect);
+        let w = &self.workload;
+        let request_bytes = encoded_len(request.code, w.token_len, &request.options, &request.payload);
+        let response_bytes = encoded_len(response.code, w.token_len, &response.options, &response.payload);
+        let link_local = !nodes.iter().any(|n| n.role == topology::Role::BorderRouter);
+        self.check_neighbour_discovery(link_local)?;
+        if link_local {
+            self.check_link_local_star(&nodes)?;
+        }
+        let compression = self.compression(link_local, request_bytes, response_bytes)?;
+        let cpu = self.cpu(cooja);
+        let mobility = self.mobility(&nodes)?;
+        let (cloud, clients) = self.clients(&nodes, link.br, collect)?;
+        let pinned_parents = self.pinned_parents(&nodes)?;
+        let boots_ns = self.boots(&nodes)?;
+        let mesh = MeshSpec {
+            nodes: nodes.clone(),
+            macs: link.macs,
+            radio,
+            cpu,
+            compression,
+            mobility,
+            cloud,
+            contikimac: link.contikimac,
+            rdcs: link.rdcs,
+            pinned_parents,
+            boots_ns,
+            jitter_m: self.topology.jitter_m,
+            cpu_clocks_hz: link.cpu_clocks_hz,
+            cooja_mote: cooja,
+            partial_frame_stall: self.stack.partial_frame_stall,
+            nd: self.nd(cooja.is_some()),
+            rpl: self.rpl(),
+        };
+        self.check_routing(&mesh, &nodes)?;
+        if clients.is_empty() {
+            return bad("topology", "has no client with a server");
+        }
+        let (open_loop, background) = rates(collect, request_bytes, clients.len());
+        let intervals_ns = self.intervals(&traffic, &mesh, &clients, request_bytes)?;
+        Ok(Resolved {
+            mesh,
+            cc: self.cc_config()?,
+            traffic,
+            outstanding,
+            open_loop,
+            background,
+            give_up: GiveUp::from(self.endpoint.give_up),
+            clients,
+            intervals_ns,
+            request,
+            response,
+            request_bytes,
+            response_bytes,
+        })
+    }
+
+    /// The run's own keys.
+    fn check_run(&self) -> Result<(), ScenarioError> {
         if self.env != "lln" {
             return bad("env", "must be \"lln\" for a mesh scenario");
         }
@@ -254,6 +324,11 @@ impl LlnScenario {
         if !(self.duration_s > 0.0 && self.duration_s <= 1e7) {
             return bad("duration_s", "must be > 0 and at most 10^7");
         }
+        Ok(())
+    }
+
+    /// The radio medium, and the Cooja motes' platform if the motes are Cooja motes.
+    fn radio(&self) -> Result<(RadioSpec, Option<CoojaMoteSpec>), ScenarioError> {
         let r = &self.radio;
         if !(r.tx_range_m > 0.0 && r.tx_range_m.is_finite() && r.interference_range_m.is_finite()) {
             return bad("radio.tx_range_m", "must be a finite number > 0");
@@ -279,8 +354,21 @@ impl LlnScenario {
             },
             _ => return bad("radio.cca_range_m", "must be a distance >= 0 or \"derived\""),
         };
+        let radio = RadioSpec {
+            tx_range_m: r.tx_range_m,
+            interference_range_m: r.interference_range_m,
+            success_ratio_tx: r.success_ratio_tx,
+            success_ratio_rx: r.success_ratio_rx,
+            cca_range_m: cca,
+            tx_turnaround_us: if cooja.is_some() { 0 } else { r.tx_turnaround_us },
+            mrm,
+        };
+        Ok((radio, cooja))
+    }
+
+    /// Each mote's MAC, RDC and CPU clock (the border router's may differ).
+    fn link_layer(&self, nodes: &[NodeSpec]) -> Result<LinkLayer, ScenarioError> {
         let s = &self.stack;
-        let nodes = self.nodes()?;
         // the border router, if there is one (none: a link-local star, the stack.br keys unused)
         let br = nodes.iter().position(|n| n.role == topology::Role::BorderRouter);
         let motes_cm = s.rdc == RdcName::Contikimac;
@@ -318,13 +406,13 @@ impl LlnScenario {
         let mote_hz = s.mote.clock_hz();
         let br_hz = s.br.mote.map_or(mote_hz, Mote::clock_hz);
         let cpu_clocks_hz = (0..nodes.len()).map(|i| if is_br(i) { br_hz } else { mote_hz }).collect();
+        Ok(LinkLayer { br, macs, rdcs, contikimac, cpu_clocks_hz })
+    }
+
+    /// The workload's keys; the exchanges a back-to-back client keeps open.
+    fn check_workload(&self, traffic: &Traffic, collect: Option<&CollectKeys>) -> Result<u32, ScenarioError> {
         let w = &self.workload;
-        let traffic = w.traffic()?;
-        let collect = match &traffic {
-            Traffic::Collect(c) => Some(c),
-            _ => None,
-        };
-        if let Some(c) = &collect {
+        if let Some(c) = collect {
             if c.kbps.is_empty() || c.kbps.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
                 return bad("workload.collect.kbps", "needs one rate > 0 per step");
             }
@@ -346,7 +434,7 @@ impl LlnScenario {
             Outstanding::Word(word) if word == "nstart" => self.cc_config()?.build().nstart().clamp(1, 1 << 16) as u32,
             _ => return bad("workload.outstanding", "must be a number >= 1 or \"nstart\""),
         };
-        match &traffic {
+        match traffic {
             Traffic::Baseline(b) if !(b.gap_s >= 0.0 && b.gap_s.is_finite()) || b.exchanges == 0 => {
                 return bad("workload.baseline", "needs gap_s >= 0 and exchanges >= 1");
             }
@@ -370,7 +458,13 @@ impl LlnScenario {
         if w.uri_path.iter().any(|p| p.is_empty() || p.len() > 255) {
             return bad("workload.uri_path", "segments must be 1 to 255 bytes");
         }
-        let request = match &collect {
+        Ok(outstanding)
+    }
+
+    /// Every client's request and every server's answer.
+    fn messages(&self, collect: Option<&CollectKeys>) -> (Request, Response) {
+        let w = &self.workload;
+        let request = match collect {
             // a notification's size: the Observe option and the payload (RTTCOAP)
             Some(c) => Request {
                 code: Code::POST,
@@ -395,9 +489,12 @@ impl LlnScenario {
         if w.response_content_format {
             response.options.push((registry::CONTENT_FORMAT, Vec::new())); // text/plain: a zero-length uint
         }
-        let request_bytes = encoded_len(request.code, w.token_len, &request.options, &request.payload);
-        let response_bytes = encoded_len(response.code, w.token_len, &response.options, &response.payload);
-        let link_local = !nodes.iter().any(|n| n.role == topology::Role::BorderRouter);
+        (request, response)
+    }
+
+    /// Neighbour discovery's keys: modelled on nullrdc link-local stars only.
+    fn check_neighbour_discovery(&self, link_local: bool) -> Result<(), ScenarioError> {
+        let s = &self.stack;
         if s.neighbor_cache > 0 && !link_local {
             return bad(
                 "stack.neighbor_cache",
@@ -419,33 +516,47 @@ impl LlnScenario {
                 "is modelled with nullrdc only (ContikiMAC's broadcast trains are not)",
             );
         }
-        if link_local {
-            // a link-local star: no RPL, one hop
-            if self.topology.rpl_control || s.rpl_hbh_option {
-                return bad(
-                    "topology",
-                    "without a border_router there is no RPL: set topology.rpl_control = false, \
-                     topology.rpl_startup = false and stack.rpl_hbh_option = false",
-                );
-            }
-            if self.cloud.is_some() {
-                return bad("cloud", "needs a border_router");
-            }
-            let server = nodes.iter().find(|n| n.role == topology::Role::Server).expect("validated: one server");
-            let reach = r.tx_range_m + netmodel::mesh::RANGE_EPSILON_M;
-            if let Some(c) =
-                nodes.iter().find(|n| n.role != topology::Role::Server && topology::distance(n, server) > reach)
-            {
-                return bad(
-                    "topology",
-                    &format!(
-                        "without a border_router motes talk over link-local addresses, one hop: mote {} is {:.2} m from the server, beyond radio.tx_range_m",
-                        c.id,
-                        topology::distance(c, server)
-                    ),
-                );
-            }
+        Ok(())
+    }
+
+    /// A network without a border router: a link-local star, no RPL, every mote one hop from the
+    /// server.
+    fn check_link_local_star(&self, nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
+        if self.topology.rpl_control || self.stack.rpl_hbh_option {
+            return bad(
+                "topology",
+                "without a border_router there is no RPL: set topology.rpl_control = false, \
+                 topology.rpl_startup = false and stack.rpl_hbh_option = false",
+            );
         }
+        if self.cloud.is_some() {
+            return bad("cloud", "needs a border_router");
+        }
+        let server = nodes.iter().find(|n| n.role == topology::Role::Server).expect("validated: one server");
+        let reach = self.radio.tx_range_m + netmodel::mesh::RANGE_EPSILON_M;
+        if let Some(c) =
+            nodes.iter().find(|n| n.role != topology::Role::Server && topology::distance(n, server) > reach)
+        {
+            return bad(
+                "topology",
+                &format!(
+                    "without a border_router motes talk over link-local addresses, one hop: mote {} is {:.2} m from the server, beyond radio.tx_range_m",
+                    c.id,
+                    topology::distance(c, server)
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// 6LoWPAN's compression; refused where a message would need fragmentation.
+    fn compression(
+        &self,
+        link_local: bool,
+        request_bytes: u32,
+        response_bytes: u32,
+    ) -> Result<Compression, ScenarioError> {
+        let s = &self.stack;
         let compression = Compression {
             context_matches_lln_prefix: s.context_matches_lln_prefix,
             rpl_hbh_option: s.rpl_hbh_option,
@@ -463,16 +574,13 @@ impl LlnScenario {
                 )));
             }
         }
-        let radio = RadioSpec {
-            tx_range_m: r.tx_range_m,
-            interference_range_m: r.interference_range_m,
-            success_ratio_tx: r.success_ratio_tx,
-            success_ratio_rx: r.success_ratio_rx,
-            cca_range_m: cca,
-            tx_turnaround_us: if cooja.is_some() { 0 } else { r.tx_turnaround_us },
-            mrm,
-        };
-        let cpu = match cooja {
+        Ok(compression)
+    }
+
+    /// The motes' CPU delays (a Cooja mote's firmware takes no time).
+    fn cpu(&self, cooja: Option<CoojaMoteSpec>) -> CpuSpec {
+        let s = &self.stack;
+        match cooja {
             // the firmware takes no time; the mote runs at Cooja's ticks
             Some(_) => CpuSpec::new(CoojaMoteSpec::RX_PROCESS_US, CoojaMoteSpec::TX_PREPARE_US, 0, s.rx_fifo_frames),
             None => CpuSpec {
@@ -485,27 +593,35 @@ impl LlnScenario {
                 client_log_request_bytes: s.client_log_request_bytes,
                 client_log_response_bytes: s.client_log_response_bytes,
             },
-        };
-        let mobility = self.mobility(&nodes)?;
-        let (cloud, clients) = match &self.cloud {
+        }
+    }
+
+    /// Who sends to whom: (client host, server host) pairs, and the cloud's hosts if any.
+    fn clients(
+        &self,
+        nodes: &[NodeSpec],
+        br: Option<usize>,
+        collect: Option<&CollectKeys>,
+    ) -> Result<Clients, ScenarioError> {
+        match &self.cloud {
             // every mote sends to the collector, the border router
             None if collect.is_some() => {
                 let Some(root) = br else { return bad("workload.collect", "needs a border_router (the collector)") };
                 let c: Vec<(u32, u32)> =
                     (0..nodes.len() as u32).filter(|&k| k as usize != root).map(|k| (k, root as u32)).collect();
-                (None, c)
+                Ok((None, c))
             }
             None => {
-                let servers = topology::assign_servers(&nodes);
+                let servers = topology::assign_servers(nodes);
                 let c: Vec<(u32, u32)> =
                     servers.iter().enumerate().filter_map(|(c, s)| s.map(|s| (c as u32, s as u32))).collect();
-                (None, c)
+                Ok((None, c))
             }
             Some(k) => {
                 if !(k.internet_delay_ms >= 0.0 && k.internet_delay_ms.is_finite()) || k.slip_baud == 0 {
                     return bad("cloud", "needs internet_delay_ms >= 0 and slip_baud > 0");
                 }
-                if w.offered_load_kbps > 0.0 {
+                if self.workload.offered_load_kbps > 0.0 {
                     return bad("workload.offered_load_kbps", "applies to mote clients, not cloud ones");
                 }
                 // the cloud hosts come after the motes: clients_per_server for each server
@@ -521,50 +637,44 @@ impl LlnScenario {
                     internet_delay_ns: (k.internet_delay_ms * 1e6).round() as u64,
                     slip_baud: k.slip_baud,
                 };
-                (Some(spec), c)
+                Ok((Some(spec), c))
             }
-        };
-        let pinned_parents = self.pinned_parents(&nodes)?;
-        let boots_ns = self.boots(&nodes)?;
-        // a Cooja mote's boot sequence is not measured: its processes start at its boot
-        let boot_sequence = if cooja.is_some() { (0, 0) } else { (Z1_TCPIP_START_TICKS, Z1_APP_START_TICKS) };
-        let mesh = MeshSpec {
-            nodes: nodes.clone(),
-            macs,
-            radio,
-            cpu,
-            compression,
-            mobility,
-            cloud,
-            contikimac,
-            rdcs,
-            pinned_parents,
-            boots_ns,
-            jitter_m: self.topology.jitter_m,
-            cpu_clocks_hz,
-            cooja_mote: cooja,
-            partial_frame_stall: s.partial_frame_stall,
-            nd: (s.neighbor_cache > 0).then_some(NdSpec {
-                cache: s.neighbor_cache,
-                base_reachable_ms: ND_BASE_REACHABLE_MS,
-                retrans_ms: ND_RETRANS_MS,
-                shared_random: self.workload.client_random == ClientRandom::Shared,
-                reachable_ms: (s.neighbor_reachable_ms > 0).then_some(s.neighbor_reachable_ms),
-                boot_spread_ns: ND_BOOT_SPREAD_NS,
-                tcpip_start_ns: boot_sequence.0 * TICK_NS,
-                app_start_ns: boot_sequence.1 * TICK_NS,
-            }),
-            rpl: self.topology.rpl_control.then_some(RplSpec {
-                startup: self.topology.rpl_startup,
-                max_routes: MaxRoutes {
-                    root: self.stack.br.max_routes.unwrap_or(self.stack.max_routes),
-                    motes: self.stack.max_routes,
-                },
-                evict_lru: self.stack.route_table_full == RouteTableFull::EvictLru,
-                etx: self.topology.rpl_etx,
-                ..RplSpec::default()
-            }),
-        };
+        }
+    }
+
+    /// Neighbour discovery, where the stack runs it (a Cooja mote's boot sequence is not
+    /// measured: its processes start at its boot).
+    fn nd(&self, cooja: bool) -> Option<NdSpec> {
+        let s = &self.stack;
+        let boot_sequence = if cooja { (0, 0) } else { (Z1_TCPIP_START_TICKS, Z1_APP_START_TICKS) };
+        (s.neighbor_cache > 0).then_some(NdSpec {
+            cache: s.neighbor_cache,
+            base_reachable_ms: ND_BASE_REACHABLE_MS,
+            retrans_ms: ND_RETRANS_MS,
+            shared_random: self.workload.client_random == ClientRandom::Shared,
+            reachable_ms: (s.neighbor_reachable_ms > 0).then_some(s.neighbor_reachable_ms),
+            boot_spread_ns: ND_BOOT_SPREAD_NS,
+            tcpip_start_ns: boot_sequence.0 * TICK_NS,
+            app_start_ns: boot_sequence.1 * TICK_NS,
+        })
+    }
+
+    /// RPL's control traffic, where the topology asks for it.
+    fn rpl(&self) -> Option<RplSpec> {
+        self.topology.rpl_control.then_some(RplSpec {
+            startup: self.topology.rpl_startup,
+            max_routes: MaxRoutes {
+                root: self.stack.br.max_routes.unwrap_or(self.stack.max_routes),
+                motes: self.stack.max_routes,
+            },
+            evict_lru: self.stack.route_table_full == RouteTableFull::EvictLru,
+            etx: self.topology.rpl_etx,
+            ..RplSpec::default()
+        })
+    }
+
+    /// RPL's keys together, and the pinned parents against the routes.
+    fn check_routing(&self, mesh: &MeshSpec, nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
         if self.topology.rpl_startup && !self.topology.rpl_control {
             return bad(
                 "topology.rpl_startup",
@@ -599,58 +709,66 @@ impl LlnScenario {
                 );
             }
         }
-        if clients.is_empty() {
-            return bad("topology", "has no client with a server");
-        }
-        // open loop: the interval of each step (8 · message bits / the rate)
-        let open_loop = collect.as_ref().map(|c| RateSteps {
-            intervals_ns: c.kbps.iter().map(|&r| interval_ns(8.0 * request_bytes as f64, r)).collect(),
-            step_ns: ((c.step_s * 1e9).round() as u64).max(1),
-        });
-        // the background: each source's share of the aggregate rate, as a NON of the same size
-        let background = collect.as_ref().filter(|c| !c.background_kbps.is_empty()).map(|c| {
-            let n = clients.len() as f64;
-            RateSteps {
-                intervals_ns: (c.background_kbps.iter())
-                    .map(|&r| interval_ns(8.0 * request_bytes as f64 * n, r))
-                    .collect(),
-                step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
-            }
-        });
-        let intervals_ns = if !matches!(traffic, Traffic::PeriodicBlocking) {
-            vec![0; clients.len()]
+        Ok(())
+    }
+
+    /// Each client's request interval, ns (0: back to back, or open loop).
+    fn intervals(
+        &self,
+        traffic: &Traffic,
+        mesh: &MeshSpec,
+        clients: &[(u32, u32)],
+        request_bytes: u32,
+    ) -> Result<Vec<u64>, ScenarioError> {
+        let w = &self.workload;
+        if !matches!(traffic, Traffic::PeriodicBlocking) {
+            Ok(vec![0; clients.len()])
         } else if w.offered_load_kbps > 0.0 {
             // per client: 8 · its request's first-hop MPDU / the load
             let routes = mesh.routes();
-            clients
+            Ok(clients
                 .iter()
                 .map(|&(c, s)| {
                     let nh = routes.next_hop(c as usize, s as usize);
                     let hop = HopPlace::local(true, nh as u32 == s);
-                    let mpdu = compression.frames(hop, request_bytes).mpdu(0);
+                    let mpdu = mesh.compression.frames(hop, request_bytes).mpdu(0);
                     interval_ns(8.0 * mpdu as f64, w.offered_load_kbps)
                 })
-                .collect()
+                .collect())
         } else if w.interval_ms > 0.0 && w.interval_ms.is_finite() {
-            vec![(w.interval_ms * 1e6).round() as u64; clients.len()]
+            Ok(vec![(w.interval_ms * 1e6).round() as u64; clients.len()])
         } else {
-            return bad("workload.interval_ms", "must be > 0 (or give offered_load_kbps)");
-        };
-        let give_up = GiveUp::from(self.endpoint.give_up);
-        Ok(Resolved {
-            mesh,
-            cc: self.cc_config()?,
-            traffic,
-            outstanding,
-            open_loop,
-            background,
-            give_up,
-            clients,
-            intervals_ns,
-            request,
-            response,
-            request_bytes,
-            response_bytes,
-        })
+            bad("workload.interval_ms", "must be > 0 (or give offered_load_kbps)")
+        }
     }
+}
+
+/// The cloud's hosts, if any, and every (client host, server host) pair.
+type Clients = (Option<CloudSpec>, Vec<(u32, u32)>);
+
+/// Each mote's link layer, as [`LlnScenario::resolve`] builds it.
+struct LinkLayer {
+    /// The border router, if there is one.
+    br: Option<usize>,
+    macs: Vec<MacSpec>,
+    rdcs: Vec<Rdc>,
+    contikimac: Option<ContikimacSpec>,
+    cpu_clocks_hz: Vec<u32>,
+}
+
+/// `collect`: the sources' open-loop arrivals (each step's interval: 8 · message bits / the
+/// rate) and each source's background NONs (its share of the aggregate rate, of the same size).
+fn rates(collect: Option<&CollectKeys>, request_bytes: u32, clients: usize) -> (Option<RateSteps>, Option<RateSteps>) {
+    let open_loop = collect.map(|c| RateSteps {
+        intervals_ns: c.kbps.iter().map(|&r| interval_ns(8.0 * request_bytes as f64, r)).collect(),
+        step_ns: ((c.step_s * 1e9).round() as u64).max(1),
+    });
+    let background = collect.filter(|c| !c.background_kbps.is_empty()).map(|c| {
+        let n = clients as f64;
+        RateSteps {
+            intervals_ns: (c.background_kbps.iter()).map(|&r| interval_ns(8.0 * request_bytes as f64 * n, r)).collect(),
+            step_ns: ((c.background_step_s * 1e9).round() as u64).max(1),
+        }
+    });
+    (open_loop, background)
 }
