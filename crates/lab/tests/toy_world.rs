@@ -191,6 +191,11 @@ fn a_world_of_its_own_runs_through_a_sweep() {
     // the report takes its cells too
     let n = lab::report::write(dir.path(), &dir.path().join("report")).unwrap();
     assert_eq!(n, 4);
+    // its figures are named by the world's title and the parameters the plan varies
+    let html = std::fs::read_to_string(dir.path().join("report").join("index.html")).unwrap();
+    assert!(
+        html.contains("<h3>three-host line, hop_ms=10</h3>") && html.contains("<h3>three-host line, hop_ms=25</h3>")
+    );
     // a scenario naming an env nobody registered is refused with the known ones
     let e = lab::sweep::parse_plan("[base]\nenv = \"lora\"\n").unwrap_err();
     assert!(e.contains("env = \"lora\": unknown") && e.contains("\"line\" is the three-host line"), "{e}");

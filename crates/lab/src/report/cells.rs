@@ -19,6 +19,8 @@ pub(crate) struct CellData {
     pub(crate) algo: String,
     /// A mesh cell (`env = "lln"`): drawn by [`super::mesh`].
     pub(crate) mesh: bool,
+    /// A world registered by another crate: its title (its cells have no bottleneck's keys).
+    pub(crate) world: Option<&'static str>,
     pub(crate) workload: String,
     pub(crate) buffer: u64,
     pub(crate) clients: u64,
@@ -113,6 +115,10 @@ pub(crate) fn load(dir: &Path, league: bool) -> Result<Vec<CellData>, Error> {
             }
         }
         let mesh = s["env"].as_str() == Some("lln");
+        let world = match s["env"].as_str() {
+            None | Some("lln") => None,
+            Some(env) => netsim::worlds::all().into_iter().find(|w| w.env() == env).map(|w| w.title()),
+        };
         let per_rep = if !league {
             None
         } else if mesh {
@@ -130,7 +136,8 @@ pub(crate) fn load(dir: &Path, league: bool) -> Result<Vec<CellData>, Error> {
             id,
             algo,
             mesh,
-            workload: s["workload"].as_str().unwrap_or("?").to_string(),
+            world,
+            workload: s["workload"].as_str().or(world).unwrap_or("?").to_string(),
             buffer: s["downlink"]["buffer_bytes"].as_u64().unwrap_or(0),
             clients: s["clients"].as_u64().unwrap_or(0),
             errors: s["errors"].as_str().unwrap_or("none").to_string(),

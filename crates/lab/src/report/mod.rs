@@ -169,11 +169,15 @@ nav a {{ margin-right: 10px; font-size: 13px; }}
     let mut plots = 0;
     for ((workload, clients, (_, errors), extra), members) in &groups {
         let algos: Vec<String> = algo_order.iter().filter(|a| members.iter().any(|c| &c.algo == *a)).cloned().collect();
-        let name = format!(
-            "{workload} workload, {clients} client{}, link errors {errors}{}",
-            if *clients == 1 { "" } else { "s" },
-            if extra.is_empty() { String::new() } else { format!(", {extra}") }
-        );
+        let extra_text = if extra.is_empty() { String::new() } else { format!(", {extra}") };
+        let name = match members[0].world {
+            // a registered world's cells: its title and the parameters the plan varies
+            Some(title) => format!("{title}{extra_text}"),
+            None => format!(
+                "{workload} workload, {clients} client{}, link errors {errors}{extra_text}",
+                if *clients == 1 { "" } else { "s" }
+            ),
+        };
         let _ = write!(html, "<h3>{}</h3>", esc(&name));
         html += &section_warnings(members, &algo_order);
         html += "<div class=\"figs\">";

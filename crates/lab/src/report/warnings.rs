@@ -86,6 +86,7 @@ mod tests {
             id: format!("{algo}-{buffer}"),
             algo: algo.into(),
             mesh: false,
+            world: None,
             workload: "continuous".into(),
             buffer,
             clients: 4,
