@@ -67,10 +67,10 @@ pub struct Args {
     /// (hundreds of MB for a large run); without them the run keeps no per-exchange record.
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = lab::sim::Tables::parse, requires = "out")]
     pub(crate) tables: lab::sim::Tables,
-    /// Write replication 0 of each algorithm as a pcap file (Wireshark, tshark): every datagram
-    /// its hosts send, CoAP in UDP in IPv4 (the bottleneck) or IPv6 (the mesh: end to end, not
-    /// its 802.15.4 frames), at its simulated time. With several algorithms, FILE's stem gets
-    /// each one's name: run.pcap → run-cocoa.pcap. CoAP over TCP is not captured.
+    /// Write replication 0 of each algorithm as a pcap file (Wireshark, tshark): every packet its
+    /// hosts send, at its simulated time: CoAP in UDP or in the TCP model's segments in IPv4 (the
+    /// bottleneck), in UDP in IPv6 (the mesh: end to end, not its 802.15.4 frames). With several
+    /// algorithms, FILE's stem gets each one's name: run.pcap → run-cocoa.pcap.
     #[arg(long, value_name = "FILE")]
     pub(crate) pcap: Option<PathBuf>,
     /// Run even if the memory the run is estimated to need exceeds what the machine has available.

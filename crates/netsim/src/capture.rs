@@ -3,18 +3,24 @@
 //! simulated time (the run starts at the epoch), for Wireshark, tshark or any pcap reader.
 //!
 //! As smoltcp wraps any device in a pcap writer, [`Tapped`] wraps any stack whose packets carry
-//! their datagram's bytes (CoAP over UDP: the bottleneck's and the mesh's hosts) and writes
-//! what it sends through [`Capture`]; the stack, the medium and the results are those of the
-//! run without it (the capture only reads). The link type is raw IP (LINKTYPE_RAW, 101):
+//! their bytes ([`Captured`]: CoAP over UDP on the bottleneck and the mesh, CoAP over TCP's
+//! segments on the bottleneck) and writes what it sends through [`Capture`]; the stack, the
+//! medium and the results are those of the run without it (the capture only reads). The link
+//! type is raw IP (LINKTYPE_RAW, 101):
 //!
 //! * the wired bottleneck in IPv4: client c at 10.0.0.0 + c + 1 (10.0.0.1, …), the server at
 //!   10.255.255.254;
 //! * the mesh in IPv6, as its motes address one another under Contiki's default prefix: mote
 //!   n (host n − 1) at fd00::n, a cloud host k (after the motes) at 2001:db8::k + 1.
 //!
-//! Servers listen on 5683 (CoAP's port, which Wireshark dissects); every other host sends from
-//! 49152 + its host index mod 16384. The mesh's frames (802.15.4, 6LoWPAN, per hop) are not
-//! written: the medium carries sizes, not bytes.
+//! Servers listen on 5683 (CoAP's port, which Wireshark dissects, over UDP and over TCP); over
+//! UDP every other host sends from 49152 + its host index mod 16384, over TCP a client's
+//! connection k from 49152 + k mod 16384. A TCP segment's header is the model's: its flags,
+//! sequence and acknowledgement numbers (the initial sequence numbers 0), SACK blocks, and in a
+//! SYN the options Linux writes without timestamps (MSS, NOP, NOP, SACK-permitted, NOP, window
+//! scale 0), so that every packet is as long as the model put it on the link; the window field
+//! is 65,535 (the model has no receive window). The mesh's frames (802.15.4, 6LoWPAN, per hop)
+//! are not written: the medium carries sizes, not bytes.
 //!
 //! The format is written by `pcap-file` and the headers, checksums included, by `etherparse`.
 
@@ -28,6 +34,7 @@ use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
 use crate::engine::{Context, Records, Stack};
+use crate::tcp::{Segment, ACK, FIN, RST, SYN};
 
 /// CoAP's UDP port (RFC 7252 §6.1), where servers listen.
 pub const COAP_PORT: u16 = 5683;
@@ -39,6 +46,8 @@ pub enum Addressing {
     Bottleneck {
         /// The server's host.
         server: HostId,
+        /// CoAP over TCP: its SYNs' options.
+        tcp: Option<SynOptions>,
     },
     /// The mesh: IPv6, hosts below `motes` are motes; `servers` listen on [`COAP_PORT`].
     Mesh {
@@ -49,10 +58,41 @@ pub enum Addressing {
     },
 }
 
+/// What a SYN carries besides its header, as the TCP model counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SynOptions {
+    /// The MSS it announces.
+    pub mss: u16,
+    /// SACK-permitted (with SACK on).
+    pub sack: bool,
+    /// Bytes of MSS and window scale (`syn_options`: 8 as Linux writes them).
+    pub bytes: u32,
+}
+
+impl SynOptions {
+    /// The options' bytes: MSS, (NOP, NOP, SACK-permitted,) NOP, window scale 0, as Linux
+    /// orders them without timestamps; other `bytes` than 8 as that many NOPs (rounded up to a
+    /// whole word).
+    fn write(&self, out: &mut Vec<u8>) {
+        let [hi, lo] = self.mss.to_be_bytes();
+        if self.bytes == 8 {
+            out.extend_from_slice(&[2, 4, hi, lo]);
+        } else {
+            out.resize(out.len() + self.bytes.next_multiple_of(4) as usize, 1);
+        }
+        if self.sack {
+            out.extend_from_slice(&[1, 1, 4, 2]);
+        }
+        if self.bytes == 8 {
+            out.extend_from_slice(&[1, 3, 3, 0]);
+        }
+    }
+}
+
 impl Addressing {
     fn is_server(&self, h: HostId) -> bool {
         match self {
-            Addressing::Bottleneck { server } => h == *server,
+            Addressing::Bottleneck { server, .. } => h == *server,
             Addressing::Mesh { servers, .. } => servers.contains(&h),
         }
     }
@@ -120,7 +160,7 @@ impl Capture {
     }
 
     /// `from` sent `coap` (a UDP payload) to `to` at `now`.
-    pub fn sent(&mut self, now: Instant, from: HostId, to: HostId, coap: &[u8]) {
+    pub fn udp(&mut self, now: Instant, from: HostId, to: HostId, coap: &[u8]) {
         if self.failed.is_some() {
             return;
         }
@@ -128,7 +168,7 @@ impl Capture {
         let (sport, dport) = (a.port(from), a.port(to));
         self.frame.clear();
         let built = match a {
-            Addressing::Bottleneck { server } => {
+            Addressing::Bottleneck { server, .. } => {
                 PacketBuilder::ipv4(Addressing::ipv4(from, *server), Addressing::ipv4(to, *server), 64)
                     .udp(sport, dport)
                     .write(&mut self.frame, coap)
@@ -139,7 +179,64 @@ impl Capture {
                     .write(&mut self.frame, coap)
             }
         };
-        let written = built.map_err(|e| e.to_string()).and_then(|()| {
+        self.record(now, built.map_err(|e| e.to_string()));
+    }
+
+    /// `from` sent `seg` of its connection `conn` (numbered by the client that opened it) to
+    /// `to` at `now`: CoAP over TCP on the bottleneck.
+    pub fn tcp(&mut self, now: Instant, from: HostId, to: HostId, conn: u32, seg: &Segment) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Addressing::Bottleneck { server, tcp: Some(syn) } = self.addressing else {
+            self.failed = Some("a TCP segment in a capture of no TCP run".into());
+            return;
+        };
+        let port = |h: HostId| if h == server { COAP_PORT } else { 49152 + (conn % 16384) as u16 };
+        let mut options = Vec::new();
+        if seg.flags & SYN != 0 {
+            syn.write(&mut options);
+        }
+        let blocks = seg.sack.as_slice();
+        if !blocks.is_empty() {
+            options.extend_from_slice(&[1, 1, 5, 2 + 8 * blocks.len() as u8]);
+            for &(a, b) in blocks {
+                options.extend_from_slice(&(a as u32).to_be_bytes());
+                options.extend_from_slice(&(b as u32).to_be_bytes());
+            }
+        }
+        let mut b = PacketBuilder::ipv4(Addressing::ipv4(from, server), Addressing::ipv4(to, server), 64).tcp(
+            port(from),
+            port(to),
+            seg.seq as u32,
+            u16::MAX,
+        );
+        if seg.flags & SYN != 0 {
+            b = b.syn();
+        }
+        if seg.flags & FIN != 0 {
+            b = b.fin();
+        }
+        if seg.flags & RST != 0 {
+            b = b.rst();
+        }
+        if seg.flags & ACK != 0 {
+            b = b.ack(seg.ack as u32);
+        }
+        if !seg.payload.is_empty() {
+            b = b.psh();
+        }
+        self.frame.clear();
+        let built = match b.options_raw(&options) {
+            Ok(b) => b.write(&mut self.frame, &seg.payload).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        self.record(now, built);
+    }
+
+    /// Writes the packet in `frame` (if it was built) at `now`.
+    fn record(&mut self, now: Instant, built: Result<(), String>) {
+        let written = built.and_then(|()| {
             let at = Duration::from_nanos(now.as_nanos());
             let packet = PcapPacket::new(at, self.frame.len() as u32, &self.frame);
             self.out.write_packet(&packet).map(drop).map_err(|e| e.to_string())
@@ -158,6 +255,19 @@ impl Capture {
         let mut out = self.out.into_writer();
         out.flush().map_err(|e| e.to_string())?;
         Ok(self.written)
+    }
+}
+
+/// A packet's payload that a capture can write: its bytes and what they travel in.
+pub trait Captured {
+    /// Writes this payload, sent by `from` to `to` at `now`, to `capture`.
+    fn capture(&self, capture: &mut Capture, now: Instant, from: HostId, to: HostId);
+}
+
+/// A UDP datagram's CoAP bytes.
+impl Captured for Vec<u8> {
+    fn capture(&self, capture: &mut Capture, now: Instant, from: HostId, to: HostId) {
+        capture.udp(now, from, to, self);
     }
 }
 
@@ -181,19 +291,19 @@ struct TapCtx<'a, C> {
     capture: &'a mut Capture,
 }
 
-impl<C: Context<Vec<u8>>> Context<Vec<u8>> for TapCtx<'_, C> {
+impl<P: Captured, C: Context<P>> Context<P> for TapCtx<'_, C> {
     fn now(&self) -> Instant {
         self.ctx.now()
     }
     fn stopping(&self) -> bool {
         self.ctx.stopping()
     }
-    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut Vec<u8>)) {
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) {
         let now = self.ctx.now();
         let capture = &mut *self.capture;
         self.ctx.send(from, to, size, |p| {
             fill(p);
-            capture.sent(now, from, to, p);
+            p.capture(capture, now, from, to);
         });
     }
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
@@ -213,16 +323,19 @@ impl<C: Context<Vec<u8>>> Context<Vec<u8>> for TapCtx<'_, C> {
     }
 }
 
-impl<S: Stack<Payload = Vec<u8>>> Stack for Tapped<'_, S> {
-    type Payload = Vec<u8>;
+impl<S: Stack> Stack for Tapped<'_, S>
+where
+    S::Payload: Captured,
+{
+    type Payload = S::Payload;
 
-    fn start<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId) {
+    fn start<C: Context<S::Payload>>(&mut self, ctx: &mut C, host: HostId) {
         self.inner.start(&mut TapCtx { ctx, capture: self.capture }, host)
     }
-    fn receive<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, packet: &Packet, payload: &Vec<u8>) -> bool {
+    fn receive<C: Context<S::Payload>>(&mut self, ctx: &mut C, packet: &Packet, payload: &S::Payload) -> bool {
         self.inner.receive(&mut TapCtx { ctx, capture: self.capture }, packet, payload)
     }
-    fn timeout<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool {
+    fn timeout<C: Context<S::Payload>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool {
         self.inner.timeout(&mut TapCtx { ctx, capture: self.capture }, host, slot, gen)
     }
     fn finish(self) -> Records {

@@ -51,6 +51,13 @@ pub struct TcpPayload {
     conn: u32,
 }
 
+/// A segment's bytes, in its connection's TCP header.
+impl crate::capture::Captured for TcpPayload {
+    fn capture(&self, capture: &mut crate::capture::Capture, now: Instant, from: HostId, to: HostId) {
+        capture.tcp(now, from, to, self.conn, &self.seg);
+    }
+}
+
 #[derive(Debug)]
 struct ClientConn {
     id: u32,

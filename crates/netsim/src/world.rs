@@ -14,7 +14,7 @@ use coap_wire::{registry, Code};
 use netmodel::workload::Batches;
 use netmodel::{Bottleneck, HostId, Stream, WorkloadKind};
 
-use crate::capture::{Addressing, Capture, Tapped};
+use crate::capture::{Addressing, Capture, SynOptions, Tapped};
 use crate::engine::{self, Observer, Records, RunEnd};
 use crate::record::{Detail, NetworkReport, RepResult};
 use crate::scenario::{Scenario, Transport};
@@ -100,8 +100,8 @@ pub fn run_rep_with(
     run_rep_inner(scn, transport, rep, progress, detail, None)
 }
 
-/// [`run_rep_with`], every datagram sent written to `capture` (CoAP over UDP only: the TCP
-/// model's segments carry no bytes). The results are those of the run without it.
+/// [`run_rep_with`], every packet sent (a datagram, or a TCP segment) written to `capture`
+/// ([`addressing`]). The results are those of the run without it.
 pub fn run_rep_captured(
     scn: &Scenario,
     transport: &Transport,
@@ -109,16 +109,19 @@ pub fn run_rep_captured(
     progress: Option<&dyn Progress>,
     detail: Detail,
     capture: &mut Capture,
-) -> Result<RepResult, String> {
-    if matches!(transport, Transport::Tcp(_)) {
-        return Err("a capture writes CoAP over UDP; the TCP model's segments carry no bytes".into());
-    }
-    Ok(run_rep_inner(scn, transport, rep, progress, detail, Some(capture)))
+) -> RepResult {
+    run_rep_inner(scn, transport, rep, progress, detail, Some(capture))
 }
 
-/// Where the bottleneck's hosts are in a capture.
-pub fn addressing(scn: &Scenario) -> Addressing {
-    Addressing::Bottleneck { server: HostId(scn.clients) }
+/// Where the bottleneck's hosts are in a capture of a run over `transport`.
+pub fn addressing(scn: &Scenario, transport: &Transport) -> Addressing {
+    let tcp = match transport {
+        Transport::Udp(_) => None,
+        Transport::Tcp(p) => {
+            Some(SynOptions { mss: p.mss.min(u16::MAX as u32) as u16, sack: p.sack, bytes: p.syn_options })
+        }
+    };
+    Addressing::Bottleneck { server: HostId(scn.clients), tcp }
 }
 
 fn run_rep_inner(
@@ -156,7 +159,10 @@ fn run_rep_inner(
                 scn.exchanges as usize,
             )
             .with_detail(detail);
-            engine::run(medium, stack, workload, observer, limit)
+            match capture {
+                Some(c) => engine::run(medium, Tapped::new(stack, c), workload, observer, limit),
+                None => engine::run(medium, stack, workload, observer, limit),
+            }
         }
     };
     let mut result = result.map_network(NetworkReport::Bottleneck);

@@ -43,15 +43,9 @@ pub(crate) fn run(
         scenarios.iter().enumerate().map(|(i, s)| Ok((i, s, s.transport()?))).collect::<Result<_, Error>>()?;
     let captures = match &req.pcap {
         Some(file) => {
-            if let Some((_, s, _)) = items.iter().find(|(_, _, t)| matches!(t, Transport::Tcp(_))) {
-                return Err(crate::usage(format!(
-                    "--pcap writes CoAP over UDP; {} runs over the TCP model, whose segments carry no bytes",
-                    s.stack()
-                )));
-            }
             let stacks: Vec<String> = scenarios.iter().map(|s| s.stack()).collect();
             let algorithms: Vec<(&str, _)> =
-                stacks.iter().zip(&scenarios).map(|(n, s)| (n.as_str(), netsim::addressing(s))).collect();
+                stacks.iter().zip(&items).map(|(n, (_, s, t))| (n.as_str(), netsim::addressing(s, t))).collect();
             Captures::open(file, &algorithms)?
         }
         None => Captures::none(),
@@ -66,7 +60,6 @@ pub(crate) fn run(
         |(i, s, transport), r, told| match captures.take(*i, r) {
             Some((path, mut c)) => {
                 let result = netsim::run_rep_captured(s, transport, r, told, detail, &mut c);
-                let result = result.unwrap_or_else(|_| run_rep_with(s, transport, r, told, detail));
                 captures.done(*i, path, c.finish());
                 result
             }

@@ -1,5 +1,5 @@
 //! `sim --pcap FILE`: replication 0 of each algorithm captured ([`netsim::capture`]): every
-//! datagram its hosts send, in a pcap file Wireshark reads. With several algorithms each gets its
+//! packet its hosts send (a datagram, or a TCP segment), in a pcap file Wireshark reads. With several algorithms each gets its
 //! own file, FILE's stem followed by the algorithm's name (`run.pcap` → `run-cocoa.pcap`; a name
 //! that two runs share is numbered too). The files are created before the run, so a path that
 //! cannot be written stops it at once.
@@ -63,7 +63,7 @@ impl Captures {
         slot.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
-    /// Algorithm `i`'s capture is over: `written` datagrams, or why it failed.
+    /// Algorithm `i`'s capture is over: `written` packets, or why it failed.
     pub(crate) fn done(&self, i: usize, path: PathBuf, written: Result<u64, String>) {
         self.done.lock().unwrap_or_else(|p| p.into_inner()).push((i, path, written));
     }
@@ -76,7 +76,7 @@ impl Captures {
         for (i, path, written) in done {
             let name = names.get(i).map_or("?", String::as_str);
             match written {
-                Ok(n) => eprintln!("coapcc sim: {}: {n} datagrams sent in replication 0 of {name}", path.display()),
+                Ok(n) => eprintln!("coapcc sim: {}: {n} packets sent in replication 0 of {name}", path.display()),
                 Err(e) => return Err(format!("--pcap: {}: {e}", path.display()).into()),
             }
         }
