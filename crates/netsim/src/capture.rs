@@ -36,7 +36,7 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 use crate::engine::{Context, Records, Stack};
 use crate::tcp::{Segment, ACK, FIN, RST, SYN};
 
-/// CoAP's UDP port (RFC 7252 §6.1), where servers listen.
+/// CoAP's port (RFC 7252 §6.1 over UDP, RFC 8323 §8.1 over TCP), where servers listen.
 pub const COAP_PORT: u16 = 5683;
 
 /// Where each host is on the captured network.
