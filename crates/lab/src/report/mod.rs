@@ -6,7 +6,7 @@
 //! quartiles, line = median, whiskers = p10 and p90; one box per algorithm, grouped by buffer),
 //! FCT CDFs per buffer, boxplots of unnecessary retransmissions per client, and each cell's
 //! retransmission-count histogram as a table with inline bars. Then a table of medians per cell,
-//! the mesh cells' section ([`mesh`]) and the run's metadata. Every statistic is
+//! the mesh cells' section (`report::mesh`) and the run's metadata. Every statistic is
 //! computed here (netsim's type-7 quantiles).
 
 pub(crate) mod cells;

@@ -34,6 +34,6 @@ pub struct Request {
     pub detail: Detail,
     /// Run even if the memory estimate exceeds what the machine has available.
     pub ignore_memory: bool,
-    /// Capture replication 0 of each algorithm into this pcap file ([`super::capture`]).
+    /// Capture replication 0 of each algorithm into this pcap file (`sim --pcap`; [`netsim::capture`]).
     pub pcap: Option<PathBuf>,
 }

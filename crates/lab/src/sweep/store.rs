@@ -113,7 +113,7 @@ pub struct SweepOutcome {
     pub other_shards: usize,
     /// Wall time, s.
     pub wall_s: f64,
-    /// Cells not finished because the sweep was stopped ([`Stop`]).
+    /// Cells not finished because the sweep was stopped ([`crate::stop::Stop`]).
     pub interrupted: usize,
 }
 
