@@ -9,9 +9,11 @@
 //! Mote positions keep their full precision (the files round them to 4 decimals).
 
 use netsim::lln::LlnScenario;
-use netsim::{ClientRecord, ExchangeRecord, NetworkReport, RepResult, Scenario};
+use netsim::{NetworkReport, Scenario};
 
-use crate::sim::columns::{armed_rtos, cc_columns, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS};
+use crate::sim::columns::{
+    cc_columns, client_cells, exchange_cells, rto_cells, Cell, CLIENT_COLUMNS, EXCHANGE_COLUMNS, RTO_COLUMNS,
+};
 use crate::sim::runner::Run;
 
 /// One column's values.
@@ -86,14 +88,6 @@ fn flag() -> Column {
     Column::Bool(Vec::new())
 }
 
-fn secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
-
-fn secs_or_nan(ns: Option<u64>) -> f64 {
-    ns.map_or(f64::NAN, secs)
-}
-
 fn names(tail: &[&'static str]) -> Vec<&'static str> {
     ["cc", "cc_params"].into_iter().chain(tail.iter().copied()).collect()
 }
@@ -147,49 +141,29 @@ fn common<S: Named>(runs: &[Run<S>], name: impl Fn(u32) -> u32) -> Vec<(&'static
         let [cc, params] = cc_columns(&r.scenario.cc());
         for rep in &r.reps {
             for c in &rep.clients {
-                client_row(&mut clients, &cc, &params, rep, name(c.client), c);
+                push_row(&mut clients, &cc, &params, &client_cells(rep.rep, name(c.client), c));
             }
             for e in &rep.exchanges {
-                exchange_rows(&mut exchanges, &mut rto, &cc, &params, rep.rep, name(e.client), e);
+                push_row(&mut exchanges, &cc, &params, &exchange_cells(rep.rep, name(e.client), e));
+                for row in rto_cells(rep.rep, name(e.client), e) {
+                    push_row(&mut rto, &cc, &params, &row);
+                }
             }
         }
     }
     vec![("clients", clients), ("exchanges", exchanges), ("rto", rto)]
 }
 
-fn client_row(t: &mut Table, cc: &str, params: &str, rep: &RepResult, client: u32, c: &ClientRecord) {
+/// Appends a row: the `cc` columns, then `cells` in the columns after them.
+fn push_row(t: &mut Table, cc: &str, params: &str, cells: &[Cell]) {
     t.text(0, cc.to_string());
     t.text(1, params.to_string());
-    t.int(2, i64::from(rep.rep));
-    t.int(3, i64::from(client));
-    t.float(4, secs_or_nan(c.fct_ns));
-    t.int(5, i64::from(c.exchanges));
-    t.int(6, i64::from(c.failed));
-    t.int(7, i64::from(c.retransmissions));
-    t.int(8, i64::from(c.duplicates));
-    t.float(9, secs(c.max_expired_rto_ns));
-}
-
-fn exchange_rows(ex: &mut Table, rto: &mut Table, cc: &str, params: &str, rep: u32, client: u32, e: &ExchangeRecord) {
-    ex.text(0, cc.to_string());
-    ex.text(1, params.to_string());
-    ex.int(2, i64::from(rep));
-    ex.int(3, i64::from(client));
-    ex.int(4, i64::from(e.index));
-    ex.float(5, secs(e.start_ns));
-    ex.float(6, secs_or_nan(e.rtt_ns));
-    ex.int(7, i64::from(e.retransmissions));
-    ex.int(8, i64::from(e.duplicates));
-    ex.int(9, e.expired_rtos_ns.len() as i64);
-    for (at, t, expired) in armed_rtos(e) {
-        rto.text(0, cc.to_string());
-        rto.text(1, params.to_string());
-        rto.int(2, i64::from(rep));
-        rto.int(3, i64::from(client));
-        rto.int(4, i64::from(e.index));
-        rto.float(5, secs(at));
-        rto.float(6, secs(t));
-        rto.bool(7, expired);
+    for (i, &c) in cells.iter().enumerate() {
+        match c {
+            Cell::Int(v) => t.int(i + 2, v),
+            Cell::Secs(ns) => t.float(i + 2, ns.map_or(f64::NAN, |ns| ns as f64 / 1e9)),
+            Cell::Flag(v) => t.bool(i + 2, v),
+        }
     }
 }
 
