@@ -1,0 +1,226 @@
+//! What a mote does with the RPL messages it takes (rpl-icmp6.c, rpl-dag.c): DIS, DIO (by hop
+//! count, or on ETX with MRHOF), DAO; joining the DODAG and changing parents.
+
+use super::*;
+
+impl Mesh {
+    /// `n` processed a control packet.
+    pub(in crate::mesh) fn rpl_input<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, sched: &mut S) {
+        let from = p.from.0 as u16;
+        let (msg, a, b, _) = decode(p.note);
+        match msg {
+            Msg::Dis if self.rpl[n].joined => self.reset_dio_timer(now, n, sched),
+            Msg::Dis => {}
+            Msg::Dao if self.rpl[n].joined => self.dao_input(now, n, from, a as u16, b != 0, sched),
+            Msg::Dao => {}
+            Msg::Dio => self.dio_input(now, n, from, a, b, sched),
+        }
+    }
+
+    /// A DAO for `target` from `from` (storing mode): the route is set (a No-Path DAO removes the
+    /// route through `from`) and the DAO goes on up.
+    pub(in crate::mesh) fn dao_input<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        target: u16,
+        no_path: bool,
+        sched: &mut S,
+    ) {
+        if self.rpl_dynamic() {
+            let spec = self.rpl_spec();
+            let cap = if n == self.root { spec.max_routes.root } else { spec.max_routes.motes } as usize;
+            let table = &mut self.rpl[n].table;
+            // the table runs from the most recently used route to the least
+            let at = table.iter().position(|e| e.0 == target);
+            match (at, no_path) {
+                (Some(i), true) if table[i].1 == from => {
+                    table.remove(i);
+                }
+                (_, true) => return, // no route through `from`: nothing to pass on
+                (Some(i), false) => {
+                    table[i].1 = from;
+                    table[..=i].rotate_right(1);
+                }
+                (None, false) => {
+                    if cap > 0 && table.len() >= cap {
+                        if !spec.evict_lru {
+                            // refused: the DAO goes no further
+                            self.nodes[n].stats.routes_refused += 1;
+                            return;
+                        }
+                        table.pop();
+                        self.nodes[n].stats.routes_evicted += 1;
+                    }
+                    table.insert(0, (target, from));
+                }
+            }
+        }
+        let parent = self.rpl_parent(n);
+        if n != self.root && parent != NONE {
+            self.rpl_send(now, n, Msg::Dao, target as u32, no_path as u32, parent, sched);
+        }
+    }
+
+    /// A DIO from `from` advertising `dtsn` and `rank` (hops; 0xFFFF: none).
+    pub(in crate::mesh) fn dio_input<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        dtsn: u32,
+        rank: u32,
+        sched: &mut S,
+    ) {
+        let spec = self.rpl_spec();
+        if rank == 0xFFFF {
+            return; // an infinite rank: no DODAG to join through it
+        }
+        if spec.etx {
+            return self.dio_input_etx(now, n, from, dtsn, rank, sched);
+        }
+        if !self.rpl[n].joined {
+            if spec.startup {
+                self.join(now, n, from, rank + 1, dtsn, sched);
+            }
+            return;
+        }
+        self.rpl[n].trickle.hear();
+        if n == self.root {
+            return;
+        }
+        let mut parent = self.rpl_parent(n);
+        if spec.startup && from != parent && rank + 1 < self.rpl[n].rank {
+            // a parent a hop closer to the root: MRHOF's hysteresis keeps equal ones out
+            self.switch_parent(now, n, from, rank + 1, sched);
+            parent = from;
+        }
+        if from == parent {
+            if spec.startup {
+                self.rpl[n].rank = rank + 1;
+            }
+            let r = &mut self.rpl[n];
+            if dtsn > r.parent_dtsn {
+                r.dtsn_out += 1;
+                self.schedule_dao(now, n, sched);
+            }
+            self.rpl[n].parent_dtsn = dtsn;
+        }
+        // the parent selected again: a best parent that is not fresh is probed soon
+        let probing = spec.probing_interval_ticks > 0;
+        if probing && parent != NONE && !self.fresh(now, n, parent) {
+            self.rpl[n].urgent = Some(parent);
+            self.schedule_probing(now, n, sched);
+        }
+    }
+
+    /// `rpl_process_dio` under MRHOF on ETX (start-up mode): the sender becomes a candidate
+    /// with the rank and DTSN it advertises, the parent is selected again, and a greater DTSN
+    /// from the preferred parent asks for a DAO.
+    pub(in crate::mesh) fn dio_input_etx<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        dtsn: u32,
+        rank: u32,
+        sched: &mut S,
+    ) {
+        let r = &mut self.rpl[n];
+        let Some(i) = r.links.iter().position(|l| l.nbr == from) else { return };
+        let l = &mut r.links[i];
+        let consistent = l.order > 0 && l.rank == rank;
+        let old_dtsn = std::mem::replace(&mut l.dtsn, dtsn);
+        l.rank = rank;
+        if l.order == 0 {
+            r.candidates += 1;
+            r.links[i].order = r.candidates;
+        }
+        if !r.joined {
+            let via = r.links[i].rank_via();
+            return self.join(now, n, from, via, dtsn, sched);
+        }
+        if consistent {
+            r.trickle.hear();
+        }
+        if n == self.root {
+            return;
+        }
+        self.mrhof_select(now, n, sched);
+        if from == self.rpl[n].parent && dtsn > old_dtsn {
+            self.rpl[n].dtsn_out += 1;
+            self.schedule_dao(now, n, sched);
+        }
+    }
+
+    /// `rpl_select_parent` under MRHOF on ETX: the best candidate, or the best fresh one while
+    /// the best is not fresh (which is then probed soon); a new preferred parent as
+    /// [`Mesh::switch_parent`] says; the rank through it. Without an acceptable candidate the
+    /// parent stays (**choice**: Contiki starts a local repair, not modelled).
+    pub(in crate::mesh) fn mrhof_select<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let r = &self.rpl[n];
+        if !r.joined || n == self.root {
+            return;
+        }
+        let Some(best) = r.best_parent(now, false) else { return };
+        let (chosen, urgent) = if best.is_fresh(now) || self.rpl_spec().probing_interval_ticks == 0 {
+            (best, None)
+        } else {
+            (r.best_parent(now, true).unwrap_or(best), Some(best.nbr))
+        };
+        let (to, rank) = (chosen.nbr, chosen.rank_via());
+        if to != r.parent {
+            self.switch_parent(now, n, to, rank, sched);
+        } else {
+            self.rpl[n].rank = rank;
+        }
+        if urgent.is_some() {
+            self.rpl[n].urgent = urgent;
+            self.schedule_probing(now, n, sched);
+        }
+    }
+
+    /// `rpl_join_instance`: `from` becomes the parent; trickle from Imin, a DAO, probing.
+    pub(in crate::mesh) fn join<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        from: u16,
+        rank: u32,
+        dtsn: u32,
+        sched: &mut S,
+    ) {
+        let r = &mut self.rpl[n];
+        r.joined = true;
+        r.parent = from;
+        r.rank = rank;
+        r.parent_dtsn = dtsn;
+        self.start_trickle(now, n, sched);
+        self.schedule_dao(now, n, sched);
+        self.start_probing(now, n, sched);
+    }
+
+    /// A better parent (`rpl_select_dag` on a parent change): DTSN up, a DAO to the new parent,
+    /// trickle back to Imin, a No-Path DAO to the old one. `rank`: the mote's rank through it.
+    pub(in crate::mesh) fn switch_parent<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        to: u16,
+        rank: u32,
+        sched: &mut S,
+    ) {
+        self.nodes[n].stats.rpl_parent_switches += 1;
+        let r = &mut self.rpl[n];
+        let old = r.parent;
+        r.parent = to;
+        r.rank = rank;
+        r.dtsn_out += 1;
+        self.schedule_dao(now, n, sched);
+        self.reset_dio_timer(now, n, sched);
+        if old != NONE {
+            self.rpl_send(now, n, Msg::Dao, n as u32, 1, old, sched);
+        }
+    }
+}
