@@ -66,8 +66,7 @@ pub(crate) fn run(
             None => run_rep_with(s, transport, r, told, detail),
         },
     )?;
-    captures
-        .tell(&scenarios.iter().map(|s| s.stack().split(':').next().unwrap_or("").to_string()).collect::<Vec<_>>())?;
+    captures.tell()?;
     Ok((base, runs, specs.len()))
 }
 

@@ -19,6 +19,8 @@ type Finished = (usize, PathBuf, Result<u64, String>);
 /// The captures of one run, one per algorithm, each taken by its replication 0.
 #[derive(Debug, Default)]
 pub(crate) struct Captures {
+    /// Each algorithm's name (its spec before any `:`).
+    names: Vec<String>,
     slots: Vec<Mutex<Option<(PathBuf, Capture)>>>,
     done: Mutex<Vec<Finished>>,
 }
@@ -54,7 +56,7 @@ impl Captures {
                 .map_err(|e| format!("--pcap: cannot write {}: {e}", path.display()))?;
             slots.push(Mutex::new(Some((path, capture))));
         }
-        Ok(Captures { slots, done: Mutex::default() })
+        Ok(Captures { names: names.iter().map(|n| n.to_string()).collect(), slots, done: Mutex::default() })
     }
 
     /// Algorithm `i`'s capture if `rep` is the one captured (0) and it is not taken yet.
@@ -68,13 +70,12 @@ impl Captures {
         self.done.lock().unwrap_or_else(|p| p.into_inner()).push((i, path, written));
     }
 
-    /// Tells on stderr what each file holds (`names`: the algorithms as the runs name them); an
-    /// error if a capture failed.
-    pub(crate) fn tell(self, names: &[String]) -> Result<(), Error> {
+    /// Tells on stderr what each file holds; an error if a capture failed.
+    pub(crate) fn tell(self) -> Result<(), Error> {
         let mut done = self.done.into_inner().unwrap_or_else(|p| p.into_inner());
         done.sort_by_key(|d| d.0);
         for (i, path, written) in done {
-            let name = names.get(i).map_or("?", String::as_str);
+            let name = self.names.get(i).map_or("?", String::as_str);
             match written {
                 Ok(n) => eprintln!("coapcc sim: {}: {n} packets sent in replication 0 of {name}", path.display()),
                 Err(e) => return Err(format!("--pcap: {}: {e}", path.display()).into()),

@@ -100,8 +100,7 @@ pub(crate) fn run(
             None => lln::run_rep(s, res, r, told),
         },
     )?;
-    captures
-        .tell(&scenarios.iter().map(|(s, _)| s.cc.split(':').next().unwrap_or("").to_string()).collect::<Vec<_>>())?;
+    captures.tell()?;
     Ok((base, runs, scenarios.len()))
 }
 

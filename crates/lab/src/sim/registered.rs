@@ -77,18 +77,15 @@ pub(crate) fn run(
     let runners: Vec<Box<dyn Runner + '_>> =
         scenarios.iter().map(|s| s.runner().map_err(|e| format!("{origin}: {e}"))).collect::<Result<_, _>>()?;
     let workers = Workers::new(args.threads)?;
-    // a progress display counts exchanges or simulated seconds; a world that counts whole
-    // replications runs without one
-    let (mut total, mut counting) = (0, None);
-    for s in &scenarios {
-        let (n, c) = match s.work_per_rep() {
-            Work::Exchanges(n) => (n, Some(Counting::Exchanges)),
-            Work::SimulatedSeconds(n) => (n, Some(Counting::SimulatedSeconds)),
-            Work::Replication => (0, None),
-        };
-        total += n.saturating_mul(u64::from(s.reps()));
-        counting = if counting.is_none() || counting == c { c } else { None };
-    }
+    // a progress display counts exchanges or simulated seconds (the scenarios, of one world and
+    // differing in their algorithm alone, count alike); a world that counts whole replications
+    // runs without one
+    let counting = match scenarios[0].work_per_rep() {
+        Work::Exchanges(_) => Some(Counting::Exchanges),
+        Work::SimulatedSeconds(_) => Some(Counting::SimulatedSeconds),
+        Work::Replication => None,
+    };
+    let total = scenarios.iter().map(|s| crate::progress::units(s.work_per_rep(), s.reps()).0).sum();
     let shown = counting.and_then(|c| progress(total, c));
     let items: Vec<usize> = (0..scenarios.len()).collect();
     let runs = run_all(

@@ -513,7 +513,7 @@ impl Mesh {
         sched: &mut S,
     ) -> bool {
         let t = self.timing();
-        let passed = self.queue_passed(n, nh);
+        let passed = self.nodes[n].csma.passed(nh);
         let node = &mut self.nodes[n];
         let known =
             if self.spec.contikimac.is_some_and(|c| c.phase_optimization) { node.duty.known_phase(nh) } else { None };
@@ -657,11 +657,6 @@ impl Mesh {
                 }
             }
         }
-    }
-
-    /// Whether the receiver already took the head of the CSMA queue to `nh` (no queue: no).
-    fn queue_passed(&self, n: usize, nh: u16) -> bool {
-        self.nodes[n].csma.passed(nh)
     }
 
     /// A packet the MAC gives up on: a drop, unless the next hop took it already (its ACK was
