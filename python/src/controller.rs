@@ -274,6 +274,15 @@ impl ControllerFactory for PyFactory {
         c.renew("making a controller");
         Box::new(c)
     }
+    /// The class's `max_retransmit` keyword argument, when it declares one as an `int`.
+    fn max_retransmit(&self) -> Option<u32> {
+        let class = self.class.as_ref()?;
+        let i = class.params.iter().position(|p| p.0 == "max_retransmit")?;
+        match self.values[i] {
+            Value::Int(n) => u32::try_from(n).ok(),
+            _ => None,
+        }
+    }
 }
 
 impl PyFactory {

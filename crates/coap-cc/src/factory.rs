@@ -35,6 +35,14 @@ pub trait ControllerFactory: Params + FactoryClone + fmt::Debug + Send + Sync {
     /// A controller for one destination, with no history. `name` is the registered name it
     /// reports from [`Controller::name`] (one configuration type may serve several names).
     fn build(&self, name: &'static str) -> Box<dyn Controller>;
+
+    /// MAX_RETRANSMIT (RFC 7252 §4.2): the retransmissions an exchange gets before it fails, as
+    /// a value for the endpoint (Erbium's endpoint gives up at the last send rather than after
+    /// its timer: `coap_endpoint::GiveUp::AtLastSend`). `None` for an algorithm with no fixed limit;
+    /// every built-in has one.
+    fn max_retransmit(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Cloning a boxed [`ControllerFactory`]; implemented for every `Clone` factory.

@@ -228,10 +228,10 @@ fn fasor(params: FasorParams, variant: FasorVariant) -> Box<dyn ControllerFactor
     Box::new(FasorConfig { params, variant })
 }
 
-/// The built-ins' factories: each configuration builds its controller and validates with its
-/// own rules.
+/// The built-ins' factories: each configuration builds its controller, validates with its own
+/// rules and tells its MAX_RETRANSMIT (the field named last).
 macro_rules! factory {
-    ($ty:ty, |$cfg:ident, $name:ident| $build:expr) => {
+    ($ty:ty, |$cfg:ident, $name:ident| $build:expr, $($limit:ident).+) => {
         impl ControllerFactory for $ty {
             fn validate(&self) -> Result<(), Violation> {
                 <$ty>::validate(self)
@@ -240,18 +240,21 @@ macro_rules! factory {
                 let $cfg = self;
                 Box::new($build)
             }
+            fn max_retransmit(&self) -> Option<u32> {
+                Some(self.$($limit).+)
+            }
         }
     };
 }
-factory!(DefaultConfig, |c, name| DefaultCoap::new(name, c.params.clone(), c.carry));
-factory!(CocoaConfig, |c, name| Cocoa::new(name, c.params.clone(), c.family.clone()));
-factory!(FasorConfig, |c, name| Fasor::new(name, c.params.clone(), c.variant));
-factory!(LinuxParams, |p, _name| LinuxRto::new(p.clone()));
-factory!(RttCoapParams, |p, _name| RttCoap::new(p.clone()));
-factory!(EifelParams, |p, _name| Eifel::new(p.clone()));
-factory!(PeakHopperParams, |p, _name| PeakHopper::new(p.clone()));
-factory!(BasicParams, |p, _name| BasicRto::new(p.clone()));
-factory!(HedgeParams, |p, _name| Hedge::new(p.clone()));
+factory!(DefaultConfig, |c, name| DefaultCoap::new(name, c.params.clone(), c.carry), params.max_retransmit);
+factory!(CocoaConfig, |c, name| Cocoa::new(name, c.params.clone(), c.family.clone()), params.max_retransmit);
+factory!(FasorConfig, |c, name| Fasor::new(name, c.params.clone(), c.variant), params.max_retransmit);
+factory!(LinuxParams, |p, _name| LinuxRto::new(p.clone()), max_retransmit);
+factory!(RttCoapParams, |p, _name| RttCoap::new(p.clone()), max_retransmit);
+factory!(EifelParams, |p, _name| Eifel::new(p.clone()), max_retransmit);
+factory!(PeakHopperParams, |p, _name| PeakHopper::new(p.clone()), max_retransmit);
+factory!(BasicParams, |p, _name| BasicRto::new(p.clone()), max_retransmit);
+factory!(HedgeParams, |p, _name| Hedge::new(p.clone()), max_retransmit);
 
 /// A configured algorithm: the factory of its per-destination controllers.
 #[derive(Debug, Clone)]
@@ -555,6 +558,11 @@ impl CcConfig {
         }
     }
 
+    /// MAX_RETRANSMIT, when the algorithm has a fixed limit ([`ControllerFactory::max_retransmit`]).
+    pub fn max_retransmit(&self) -> Option<u32> {
+        self.factory.max_retransmit()
+    }
+
     /// A parameter's current value, as `set` would take it.
     pub fn get(&self, key: &str) -> Option<String> {
         let mut v = None;
@@ -659,6 +667,16 @@ mod tests {
             assert!(c.has_param("max_retransmit") && c.has_param("nstart"), "{}", a.name);
         }
         assert_eq!(ALGORITHMS.len(), 24);
+    }
+
+    /// The endpoint reads MAX_RETRANSMIT as a value: every built-in tells the one it was given.
+    #[test]
+    fn every_algorithm_tells_its_max_retransmit() {
+        for a in ALGORITHMS {
+            assert_eq!(CcConfig::new(a.name).unwrap().max_retransmit(), Some(4), "{}", a.name);
+            let seven = CcConfig::parse(&alloc::format!("{}:max_retransmit=7", a.name)).unwrap();
+            assert_eq!(seven.max_retransmit(), Some(7), "{}", a.name);
+        }
     }
 
     /// An algorithm added at run time is reachable by name, lists after the built-ins, and

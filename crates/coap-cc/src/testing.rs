@@ -117,6 +117,9 @@ impl ControllerFactory for StandIn {
     fn build(&self, _name: &'static str) -> Box<dyn Controller> {
         Box::new(StandInController { p: self.params.clone(), probe: self.probe.clone() })
     }
+    fn max_retransmit(&self) -> Option<u32> {
+        Some(self.params.max_retransmit)
+    }
 }
 
 /// The stand-in's entry: not in the registry's table, so `stand_in` is no name a user can ask for.

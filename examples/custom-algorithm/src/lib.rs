@@ -52,6 +52,9 @@ impl ControllerFactory for MinRttParams {
     fn build(&self, _name: &'static str) -> Box<dyn Controller> {
         Box::new(MinRtt { p: self.clone(), min_rtt: None })
     }
+    fn max_retransmit(&self) -> Option<u32> {
+        Some(self.max_retransmit)
+    }
 }
 
 /// The algorithm's entry in the registry.

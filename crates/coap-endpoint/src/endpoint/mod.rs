@@ -427,8 +427,7 @@ where
             GiveUp::AfterLastTimer => None,
             GiveUp::AtLastSend => Some(
                 cfg.cc
-                    .get("max_retransmit")
-                    .and_then(|v| v.parse().ok())
+                    .max_retransmit()
                     .ok_or(ConfigError("give_up = at_last_send needs an algorithm with max_retransmit"))?,
             ),
         };
