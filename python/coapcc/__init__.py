@@ -165,8 +165,9 @@ def sim(
         buffer: both bottleneck directions' buffer, bytes, or ``"infinite"``.
         out: a directory to write the result files into as well (summary.json and the CSV
             tables of ``coapcc sim --out``); the results come back in memory either way.
-        pcap: a pcap file for replication 0 (``coapcc sim --pcap``): every datagram sent, CoAP
-            in UDP in IPv4 (the bottleneck) or IPv6 (a mesh), for Wireshark; with several
+        pcap: a pcap file for replication 0 (``coapcc sim --pcap``), for Wireshark: every
+            datagram sent, CoAP in UDP in IPv4 (the bottleneck), or every 802.15.4 frame on the
+            air, 6LoWPAN hop by hop (a mesh); with several
             algorithms, a file each (``run.pcap`` gives ``run-cocoa.pcap``, ...).
         **keys: any scenario key over the scenario, e.g. ``clients=100``,
             ``workload="random"``, ``errors="low"``, ``downlink={"delay_ms": 100.0}``.

@@ -67,10 +67,11 @@ pub struct Args {
     /// (hundreds of MB for a large run); without them the run keeps no per-exchange record.
     #[arg(long, value_name = "LIST", default_value = "all", value_parser = lab::sim::Tables::parse, requires = "out")]
     pub(crate) tables: lab::sim::Tables,
-    /// Write replication 0 of each algorithm as a pcap file (Wireshark, tshark): every packet its
-    /// hosts send, at its simulated time: CoAP in UDP or in the TCP model's segments in IPv4 (the
-    /// bottleneck), in UDP in IPv6 (the mesh: end to end, not its 802.15.4 frames). With several
-    /// algorithms, FILE's stem gets each one's name: run.pcap → run-cocoa.pcap.
+    /// Write replication 0 of each algorithm as a pcap file (Wireshark, tshark), at simulated
+    /// time: on the bottleneck every packet its hosts send, CoAP in UDP or in the TCP model's
+    /// segments in IPv4; on a mesh every 802.15.4 frame on the air (6LoWPAN, CoAP in UDP hop by
+    /// hop, ACKs, RPL; tell Wireshark `-o 6lowpan.context0:fd00::/64`). With several algorithms,
+    /// FILE's stem gets each one's name: run.pcap → run-cocoa.pcap.
     #[arg(long, value_name = "FILE")]
     pub(crate) pcap: Option<PathBuf>,
     /// Run even if the memory the run is estimated to need exceeds what the machine has available.

@@ -295,6 +295,51 @@ fn pcap_writes_replication_0_of_each_algorithm_to_its_own_file() {
     assert!(!file.exists(), "several algorithms: a file each, none under FILE itself");
 }
 
+/// The mesh's captures (nitk-gst-cooja: nullrdc, its addresses against the context, RPL's
+/// hop-by-hop option; cloud-m2m-contikimac: ContikiMAC's repeated frames and ACKs, cloud hosts
+/// beyond the border router), as Wireshark reads them: every frame 802.15.4 with a good FCS,
+/// none malformed; every UDP and ICMPv6 checksum good over the addresses 6LoWPAN restores; the
+/// data frames CoAP; RPL's and neighbour discovery's messages; hop limits as the hops taken.
+fn mesh_captures_dissect(dir: &std::path::Path) {
+    for preset in ["nitk-gst-cooja", "cloud-m2m-contikimac"] {
+        let file = dir.join(format!("{preset}.pcap"));
+        let (ok, _, err) = coapcc(&[
+            "sim",
+            "--preset",
+            preset,
+            "--cc",
+            "default",
+            "--duration",
+            "60",
+            "--reps",
+            "1",
+            "--pcap",
+            file.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(ok, "{err}");
+        let n = |filter: &str| tshark_fields(&file, &["frame.number"], filter).len();
+        let all = n("");
+        assert!(all > 100, "{preset}: {all} frames");
+        assert_eq!(n("wpan && wpan.fcs_ok == 1"), all, "{preset}: every frame 802.15.4, its FCS good");
+        assert_eq!(n("_ws.malformed || _ws.expert.severity >= warning"), 0, "{preset}");
+        let (udp, icmp, acks) = (n("udp"), n("icmpv6"), n("wpan.frame_type == 2"));
+        assert_eq!(udp + icmp + acks, all, "{preset}: data, control and ACK frames only");
+        assert_eq!(n("udp.checksum.status == 1 && coap"), udp, "{preset}: every datagram CoAP, its checksum good");
+        assert_eq!(n("icmpv6.checksum.status == 1"), icmp, "{preset}");
+        if preset.starts_with("nitk") {
+            // a request originated by a client goes out with hop limit 64, forwarded with 63
+            assert!(n("coap.code == 1 && ipv6.hlim == 64") > 0 && n("coap.code == 1 && ipv6.hlim == 63") > 0);
+            assert_eq!(n("ipv6.hlim < 60"), 0, "{preset}: a 6×… grid's paths are short");
+            assert!(n("icmpv6.type == 155 && icmpv6.code == 1") > 0, "{preset}: DIOs");
+        } else {
+            // the cloud clients' requests, from 2001:db8::, reach the motes' servers on 5683
+            assert!(n("coap.code == 1 && ipv6.src == 2001:db8::/32 && udp.dstport == 5683") > 0, "{preset}");
+            assert!(acks > 0, "{preset}: ContikiMAC's ACKs");
+        }
+    }
+}
+
 /// tshark (Wireshark's command line), if installed; required where COAPCC_TSHARK is set.
 fn tshark() -> bool {
     let found = Command::new("sh").args(["-c", "command -v tshark"]).output().is_ok_and(|o| o.status.success());
@@ -315,6 +360,8 @@ fn tshark_fields(file: &std::path::Path, fields: &[&str], filter: &str) -> Vec<S
     for proto in ["ip", "udp", "tcp"] {
         args.extend(["-o".into(), format!("{proto}.check_checksum:TRUE")]);
     }
+    // the mesh's prefix as 6LoWPAN's context 0 (the motes' elided addresses are under it)
+    args.extend(["-o".into(), "6lowpan.context0:fd00::/64".into()]);
     args.extend(["-Y".into(), filter.into(), "-T".into(), "fields".into()]);
     for f in fields {
         args.extend(["-e".into(), f.to_string()]);
@@ -330,43 +377,21 @@ fn wireshark_dissects_the_captures_of_both_worlds() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (wired, mesh) = (dir.path().join("wired.pcap"), dir.path().join("mesh.pcap"));
+    let wired = dir.path().join("wired.pcap");
     let (ok, _, err) = coapcc(&["sim", "--clients", "2", "--cc", "default", "--pcap", wired.to_str().unwrap(), "-q"]);
     assert!(ok, "{err}");
     let tcp = dir.path().join("tcp.pcap");
     let (ok, _, err) = coapcc(&["sim", "--clients", "2", "--cc", "tcp", "--pcap", tcp.to_str().unwrap(), "-q"]);
     assert!(ok, "{err}");
-    let (ok, _, err) = coapcc(&[
-        "sim",
-        "--preset",
-        "nitk-gst-cooja",
-        "--cc",
-        "default",
-        "--duration",
-        "120",
-        "--reps",
-        "1",
-        "--pcap",
-        mesh.to_str().unwrap(),
-        "-q",
-    ]);
-    assert!(ok, "{err}");
-    // every frame CoAP in UDP, none malformed, no bad checksum (tshark's status 2: bad)
-    for (file, ip) in [(&wired, "ip"), (&mesh, "ipv6")] {
-        let all = tshark_fields(file, &["frame.number"], "");
-        let coap = tshark_fields(file, &["frame.number"], &format!("{ip} && udp && coap"));
-        assert!(
-            !all.is_empty() && coap.len() == all.len(),
-            "{}: {} of {} frames CoAP",
-            file.display(),
-            coap.len(),
-            all.len()
-        );
-        let bad = "_ws.malformed || udp.checksum.status == 0 || ip.checksum.status == 0";
-        assert!(tshark_fields(file, &["frame.number"], bad).is_empty(), "{}", file.display());
-        let good = tshark_fields(file, &["frame.number"], "udp.checksum.status == 1");
-        assert_eq!(good.len(), all.len(), "{}: every UDP checksum verified good", file.display());
-    }
+    // every packet CoAP in UDP, none malformed, no bad checksum (tshark's status 0: bad)
+    let all = tshark_fields(&wired, &["frame.number"], "");
+    let coap = tshark_fields(&wired, &["frame.number"], "ip && udp && coap");
+    assert!(!all.is_empty() && coap.len() == all.len(), "{} of {} packets CoAP", coap.len(), all.len());
+    let bad = "_ws.malformed || udp.checksum.status == 0 || ip.checksum.status == 0";
+    assert!(tshark_fields(&wired, &["frame.number"], bad).is_empty());
+    let good = tshark_fields(&wired, &["frame.number"], "udp.checksum.status == 1");
+    assert_eq!(good.len(), all.len(), "every UDP checksum verified good");
+    mesh_captures_dissect(dir.path());
     // CoAP over TCP: every frame a TCP segment with valid checksums, the RFC 8323 frames dissected:
     // each side's CSM on each connection, 2 × 50 GETs and as many 2.05 responses
     // (the CSMs aside: tshark 4.0 takes their Max-Message-Size, signaling option 2 of RFC 8323

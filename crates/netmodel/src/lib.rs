@@ -29,6 +29,6 @@ pub mod workload;
 
 pub use bottleneck::{Bottleneck, BottleneckReport, BottleneckSpec, HopSpec, LinkSpec};
 pub use chacha8::ChaCha8Small;
-pub use medium::{HostId, Medium, Packet, PacketId, Schedule};
+pub use medium::{AirFrame, HostId, Medium, Packet, PacketId, Schedule};
 pub use streams::{component_rng, SmallRngs, Stream};
 pub use workload::{ClientSteps, ClientWorkload, Next, Periodic, RateSteps, Workload, WorkloadKind, WorkloadSpec};

@@ -46,6 +46,27 @@ pub struct Packet {
     pub note: u64,
 }
 
+/// A link-layer frame a model with a radio put on the air (the mesh's 802.15.4 frames), for a
+/// driver that captures them: its first symbol's time, its sender and receiver (the model's
+/// node indices; `None`: a broadcast), whether it is an acknowledgement, its MPDU bytes, and the
+/// packet it carries as the model keeps it (a driver's packet, or one of the model's own with
+/// what it means in its `note`, which the model decodes: the mesh's `air::OnAir`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AirFrame {
+    /// When its first symbol went on the air.
+    pub at: Instant,
+    /// The node that sent it.
+    pub sender: u16,
+    /// The node it is addressed to; `None` for a broadcast.
+    pub receiver: Option<u16>,
+    /// A link-layer acknowledgement (of the last frame `receiver` sent `sender`).
+    pub ack: bool,
+    /// MPDU bytes (MAC header, payload, FCS).
+    pub mpdu: u32,
+    /// What it carries.
+    pub packet: Packet,
+}
+
 /// What a model asks of its driver.
 pub trait Schedule<E> {
     /// Deliver `packet` (with its `note`) to `packet.to` at `at`, on FIFO lane `lane`
@@ -55,6 +76,11 @@ pub trait Schedule<E> {
     fn discard(&mut self, packet: Packet);
     /// Call [`Medium::handle`] with `event` at `at` (not before the current time).
     fn wake(&mut self, at: Instant, event: E);
+    /// A frame went on the air (models with a radio). A driver that captures writes it; the
+    /// default forgets it. Nothing the model does may depend on this call.
+    fn on_air(&mut self, frame: &AirFrame) {
+        let _ = frame;
+    }
 }
 
 /// A network model.

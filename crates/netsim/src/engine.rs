@@ -24,7 +24,7 @@
 //! length).
 
 use coap_cc::Instant;
-use netmodel::{HostId, Medium, Next, Packet, PacketId, Schedule, Workload};
+use netmodel::{AirFrame, HostId, Medium, Next, Packet, PacketId, Schedule, Workload};
 
 use crate::queue::EventQueue;
 use crate::record::{ClientRecord, ExchangeRecord, ExchangeStats};
@@ -75,6 +75,14 @@ pub trait Stack {
     fn timeout<C: Context<Self::Payload>>(&mut self, ctx: &mut C, host: HostId, slot: u32, gen: u32) -> bool;
     /// The end of the run: every workload host's records, in host order.
     fn finish(self) -> Records;
+    /// Whether the stack takes the frames the medium puts on the air ([`Stack::on_air`]): a
+    /// capture's. Without it the engine keeps none.
+    const TAPS_AIR: bool = false;
+    /// A frame went on the air, carrying `payload` when it is one of the stack's packets (not
+    /// one of the medium's own). Called after the event in which it did, in order.
+    fn on_air(&mut self, frame: &AirFrame, payload: Option<&Self::Payload>) {
+        let _ = (frame, payload);
+    }
 }
 
 /// Per-client and per-exchange records.
@@ -178,6 +186,8 @@ struct Core<M: Medium, W, O, P> {
     observer: O,
     pool: Vec<Slot<P>>,
     free: Vec<u32>,
+    /// The frames put on the air in the current event, when the stack takes them.
+    air: Option<Vec<AirFrame>>,
     hosts_done: u32,
     stopping: bool,
     end: Instant,
@@ -198,6 +208,7 @@ struct Sched<'a, M: Medium, P> {
     queue: &'a mut EventQueue<Ev<M::Event>>,
     pool: &'a mut [Slot<P>],
     free: &'a mut Vec<u32>,
+    air: &'a mut Option<Vec<AirFrame>>,
 }
 
 impl<M: Medium, P> Schedule<M::Event> for Sched<'_, M, P> {
@@ -210,6 +221,11 @@ impl<M: Medium, P> Schedule<M::Event> for Sched<'_, M, P> {
     }
     fn wake(&mut self, at: Instant, event: M::Event) {
         self.queue.push_ranked(at.as_nanos(), rank::<M>(M::event_host(&event)), Ev::Medium(event));
+    }
+    fn on_air(&mut self, frame: &AirFrame) {
+        if let Some(air) = self.air {
+            air.push(*frame);
+        }
     }
 }
 
@@ -231,7 +247,8 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
         let slot = &mut self.pool[id as usize];
         slot.packet = packet;
         fill(&mut slot.payload);
-        let mut sched: Sched<'_, M, P> = Sched { queue: &mut self.queue, pool: &mut self.pool, free: &mut self.free };
+        let mut sched: Sched<'_, M, P> =
+            Sched { queue: &mut self.queue, pool: &mut self.pool, free: &mut self.free, air: &mut self.air };
         self.medium.send(self.now, packet, &mut sched);
     }
 
@@ -278,6 +295,19 @@ impl<M: Medium, W: Workload, O, P> Core<M, W, O, P> {
     }
 }
 
+/// Hands the frames put on the air in the last event to the stack, each with its packet's
+/// payload while the packet is still in the pool (a slot freed and taken again holds another;
+/// the medium's own packets are not in it). The medium may have rewritten its copy's `note`.
+fn hand_on_air<S: Stack>(stack: &mut S, air: &mut Option<Vec<AirFrame>>, pool: &[Slot<S::Payload>]) {
+    let Some(frames) = air else { return };
+    for f in frames.drain(..) {
+        let p = &f.packet;
+        let same = |s: &&Slot<S::Payload>| (s.packet.from, s.packet.to, s.packet.size) == (p.from, p.to, p.size);
+        let payload = pool.get(p.id.0 as usize).filter(same).map(|slot| &slot.payload);
+        stack.on_air(&f, payload);
+    }
+}
+
 /// Runs `stack` over `medium` with `workload` until every workload host is done or `until`,
 /// and hands what happened to `observer`.
 pub fn run<M, S, W, O>(medium: M, mut stack: S, workload: W, observer: O, until: Until) -> O::Output
@@ -296,13 +326,14 @@ where
         observer,
         pool: Vec::new(),
         free: Vec::new(),
+        air: S::TAPS_AIR.then(Vec::new),
         hosts_done: 0,
         stopping: false,
         end: Instant::ZERO,
     };
     {
         let mut sched: Sched<'_, M, S::Payload> =
-            Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free };
+            Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free, air: &mut core.air };
         core.medium.start(&mut sched);
     }
     for (host, at) in core.workload.starts() {
@@ -346,9 +377,12 @@ where
             }
             Ev::Medium(e) => {
                 let mut sched: Sched<'_, M, S::Payload> =
-                    Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free };
+                    Sched { queue: &mut core.queue, pool: &mut core.pool, free: &mut core.free, air: &mut core.air };
                 core.medium.handle(core.now, e, &mut sched);
             }
+        }
+        if S::TAPS_AIR {
+            hand_on_air(&mut stack, &mut core.air, &core.pool);
         }
         events += 1;
     }

@@ -29,10 +29,15 @@ type Record = (u64, Vec<u8>);
 
 /// The records of a little-endian, nanosecond, raw-IP pcap (its global header checked).
 fn records(file: &[u8]) -> Vec<Record> {
+    records_of(file, 101) // LINKTYPE_RAW
+}
+
+/// The records of a little-endian, nanosecond pcap of link type `linktype`.
+fn records_of(file: &[u8], linktype: u32) -> Vec<Record> {
     let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
     assert_eq!(u32_at(file, 0), 0xa1b2_3c4d, "magic of a nanosecond pcap");
     assert_eq!((file[4], file[6]), (2, 4), "version 2.4");
-    assert_eq!(u32_at(file, 20), 101, "LINKTYPE_RAW");
+    assert_eq!(u32_at(file, 20), linktype, "link type");
     let mut out = Vec::new();
     let mut i = 24;
     while i < file.len() {
@@ -71,20 +76,6 @@ fn ipv4_udp(p: &[u8]) -> ([u8; 4], [u8; 4], u16, u16, Vec<u8>) {
     let udp = &p[20..];
     assert_eq!(u16::from_be_bytes([udp[4], udp[5]]) as usize, udp.len(), "UDP length");
     let pseudo = [&p[12..20], &[0, 17], &(udp.len() as u16).to_be_bytes()[..]].concat();
-    assert_eq!(checksum(&[&pseudo, udp]), 0, "UDP checksum");
-    let port = |i: usize| u16::from_be_bytes([udp[i], udp[i + 1]]);
-    (src, dst, port(0), port(2), udp[8..].to_vec())
-}
-
-/// The same for IPv6 (its UDP checksum is mandatory, RFC 8200 §8.1).
-fn ipv6_udp(p: &[u8]) -> ([u8; 16], [u8; 16], u16, u16, Vec<u8>) {
-    assert_eq!(p[0] >> 4, 6);
-    assert_eq!(u16::from_be_bytes([p[4], p[5]]) as usize + 40, p.len(), "payload length");
-    assert_eq!(p[6], 17, "UDP");
-    let (src, dst) = (p[8..24].try_into().unwrap(), p[24..40].try_into().unwrap());
-    let udp = &p[40..];
-    let pseudo = [&p[8..40], &(udp.len() as u32).to_be_bytes()[..], &[0, 0, 0, 17]].concat();
-    assert_ne!(u16::from_be_bytes([udp[6], udp[7]]), 0, "an IPv6 UDP checksum is never 0");
     assert_eq!(checksum(&[&pseudo, udp]), 0, "UDP checksum");
     let port = |i: usize| u16::from_be_bytes([udp[i], udp[i + 1]]);
     (src, dst, port(0), port(2), udp[8..].to_vec())
@@ -209,8 +200,27 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
     assert_eq!(fins, 0, "a continuous client keeps its connection to the end");
 }
 
+/// IEEE 802.15.4's FCS (802.15.4-2006 §7.2.1.9): the ITU-T CRC-16, x^16 + x^12 + x^5 + 1, from
+/// 0, each byte least significant bit first; sent least significant byte first.
+fn fcs(bytes: &[u8]) -> [u8; 2] {
+    let mut crc: u16 = 0;
+    for &b in bytes {
+        for i in 0..8 {
+            let bit = (b >> i) & 1;
+            let top = (crc & 1) as u8;
+            crc >>= 1;
+            if top ^ bit == 1 {
+                crc ^= 0x8408; // the polynomial, bits reversed
+            }
+        }
+    }
+    crc.to_le_bytes()
+}
+
 #[test]
-fn a_mesh_capture_is_ipv6_between_the_motes_and_changes_nothing() {
+fn a_mesh_capture_is_802_15_4_frames_on_the_air_and_changes_nothing() {
+    // nitk-gst-cooja: Cooja motes' nullrdc (software ACKs), the mesh's prefix as the address context,
+    // RPL's hop-by-hop option in every datagram; the server is mote 9
     let text = netsim::lln::presets::text("nitk-gst-cooja").unwrap();
     let mut s = LlnScenario::from_toml(text).unwrap();
     s.duration_s = 120.0;
@@ -221,25 +231,87 @@ fn a_mesh_capture_is_ipv6_between_the_motes_and_changes_nothing() {
     let captured = netsim::lln::run_rep_captured(&s, &res, 0, None, &mut cap);
     let n = cap.finish().unwrap();
     assert_eq!((&plain.clients, plain.events), (&captured.clients, captured.events));
-    let recs = records(&buf.0.lock().unwrap());
+    let recs = records_of(&buf.0.lock().unwrap(), 195); // LINKTYPE_IEEE802_15_4_WITHFCS
     assert_eq!(recs.len() as u64, n);
-    // every completed exchange is a request and a response at least
-    let done: u64 = plain.clients.iter().map(|c| c.exchanges as u64).sum();
-    assert!(n >= 2 * done && done > 0, "{n} datagrams, {done} exchanges");
-    let servers: Vec<u32> = res.clients.iter().map(|&(_, s)| s + 1).collect();
-    for (_, p) in &recs {
-        let (src, dst, sport, dport, coap) = ipv6_udp(p);
-        // fd00::<node id>: mote n at host n − 1
-        for a in [src, dst] {
-            assert_eq!((&a[..4], &a[4..12]), (&[0xfd, 0, 0, 0][..], &[0; 8][..]));
+    assert!(recs.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
+    let (mut requests, mut responses, mut control, mut acks) = (0u64, 0u64, 0u64, 0u64);
+    for (_, f) in &recs {
+        assert!(f.len() <= 127, "aMaxPHYPacketSize");
+        let (body, sum) = f.split_at(f.len() - 2);
+        assert_eq!(sum, fcs(body), "FCS");
+        // a data frame with PAN-ID compression and 8-byte addresses to one mote (an ACK
+        // requested), or to the broadcast address; PAN 0xABCD
+        let unicast = match [f[0], f[1]] {
+            [0x02, 0x00] => {
+                assert_eq!(f.len(), 5, "an ACK: frame control, sequence number, FCS");
+                acks += 1;
+                continue;
+            }
+            [0x61, 0xCC] => true,
+            [0x41, 0xC8] => false,
+            fc => panic!("frame control {fc:02x?}"),
+        };
+        assert_eq!(&f[3..5], &[0xCD, 0xAB]);
+        let payload = &body[if unicast { 21 } else { 15 }..];
+        // IPHC dispatch 011, traffic class and flow label elided
+        assert_eq!(payload[0] & 0xF8, 0x78);
+        if payload[1] & 0x80 == 0 {
+            control += 1; // link-local RPL and ND: no context
+            continue;
         }
-        let id = |a: [u8; 16]| u32::from_be_bytes(a[12..].try_into().unwrap());
-        let to_server = servers.contains(&id(dst));
-        assert!(to_server || servers.contains(&id(src)));
-        let (client_port, server_port) = if to_server { (sport, dport) } else { (dport, sport) };
-        assert_eq!(server_port, 5683);
-        let client = if to_server { id(src) } else { id(dst) };
-        assert_eq!(client_port, 49152 + (client - 1) as u16);
-        Message::decode(&coap).unwrap();
+        // a datagram: addresses against context 0 (a CID byte of 0), the next header (0:
+        // hop-by-hop options) inline
+        assert_eq!((payload[2], payload[3]), (0, 0));
+        let src_mac = |k: usize| f[if unicast { 13 } else { 7 } + k];
+        // the message after the 8-byte HBH header and the 8-byte UDP header
+        let rest_at = 4 + usize::from(payload[0] & 0x03 == 0); // the hop limit inline when forwarded
+        let inline_addrs = [(payload[1] >> 4) & 0x03, payload[1] & 0x03]
+            .iter()
+            .map(|m| match m {
+                3 => 0,
+                1 => 8,
+                _ => panic!("address mode {m}"),
+            })
+            .sum::<usize>();
+        let hbh = &payload[rest_at + inline_addrs..];
+        assert_eq!(&hbh[..4], &[17, 0, 0x63, 4], "RPL option, then UDP");
+        assert_eq!(hbh[5], 0x1e, "RPL instance");
+        let udp = &hbh[8..];
+        let coap = &udp[8..];
+        assert_eq!(u16::from_be_bytes([udp[4], udp[5]]) as usize, udp.len(), "UDP length");
+        let m = Message::decode(coap).unwrap();
+        let (sport, dport) = (u16::from_be_bytes([udp[0], udp[1]]), u16::from_be_bytes([udp[2], udp[3]]));
+        if m.code == Code::GET {
+            assert_eq!(dport, 5683);
+            if payload[0] & 0x03 == 0x02 {
+                // originated: hop limit 64 elided, the source from the sender's link address
+                // 02:…:00:0n (written least significant byte first): client n at port 49152 + n − 1
+                assert_eq!((payload[1] >> 4) & 0x03, 3);
+                assert_eq!(sport, 49152 + src_mac(0) as u16 - 1);
+                // the 15-byte request in 21 + 2 + CID + next header + HBH (8) + UDP (8) + 15
+                // + FCS: 58 bytes, and the server's IID (8) unless it is the next hop: 66
+                // (netmodel's frame.rs)
+                assert_eq!(f.len(), 58 + inline_addrs);
+                assert_eq!(inline_addrs == 0, f[5] == 9, "the server, mote 9, is the next hop");
+                // the UDP checksum over the restored addresses fd00::n and fd00::9 (RFC 8200
+                // §8.1's pseudo-header: addresses, upper-layer length, next header 17)
+                let addr = |n: u8| [&[0xfd, 0][..], &[0; 13], &[n]].concat();
+                let pseudo =
+                    [addr(src_mac(0)), addr(9), (udp.len() as u32).to_be_bytes().to_vec(), vec![0, 0, 0, 17]].concat();
+                assert_eq!(checksum(&[&pseudo, udp]), 0, "UDP checksum");
+                requests += 1;
+            }
+        } else {
+            assert_eq!((m.code, sport), (Code::CONTENT, 5683));
+            responses += 1;
+        }
     }
+    let done: u64 = plain.clients.iter().map(|c| c.exchanges as u64).sum();
+    assert!(
+        requests >= done && responses >= done && done > 0,
+        "{requests} requests, {responses} responses, {done} done"
+    );
+    assert!(control > 0, "RPL's control messages");
+    // the Cooja motes' nullrdc acknowledges what it takes
+    assert!(acks > 0, "{acks} ACKs");
 }

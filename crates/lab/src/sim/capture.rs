@@ -1,5 +1,6 @@
 //! `sim --pcap FILE`: replication 0 of each algorithm captured ([`netsim::capture`]): every
-//! packet its hosts send (a datagram, or a TCP segment), in a pcap file Wireshark reads. With several algorithms each gets its
+//! packet its hosts send (a datagram, or a TCP segment) on the bottleneck, every 802.15.4 frame
+//! on the mesh's air, in a pcap file Wireshark reads. With several algorithms each gets its
 //! own file, FILE's stem followed by the algorithm's name (`run.pcap` → `run-cocoa.pcap`; a name
 //! that two runs share is numbered too). The files are created before the run, so a path that
 //! cannot be written stops it at once.
@@ -19,8 +20,8 @@ type Finished = (usize, PathBuf, Result<u64, String>);
 /// The captures of one run, one per algorithm, each taken by its replication 0.
 #[derive(Debug, Default)]
 pub(crate) struct Captures {
-    /// Each algorithm's name (its spec before any `:`).
-    names: Vec<String>,
+    /// Each algorithm's name (its spec before any `:`) and what its capture holds.
+    names: Vec<(String, &'static str)>,
     slots: Vec<Mutex<Option<(PathBuf, Capture)>>>,
     done: Mutex<Vec<Finished>>,
 }
@@ -56,7 +57,8 @@ impl Captures {
                 .map_err(|e| format!("--pcap: cannot write {}: {e}", path.display()))?;
             slots.push(Mutex::new(Some((path, capture))));
         }
-        Ok(Captures { names: names.iter().map(|n| n.to_string()).collect(), slots, done: Mutex::default() })
+        let names = names.iter().zip(algorithms).map(|(n, (_, a))| (n.to_string(), a.records())).collect();
+        Ok(Captures { names, slots, done: Mutex::default() })
     }
 
     /// Algorithm `i`'s capture if `rep` is the one captured (0) and it is not taken yet.
@@ -75,9 +77,9 @@ impl Captures {
         let mut done = self.done.into_inner().unwrap_or_else(|p| p.into_inner());
         done.sort_by_key(|d| d.0);
         for (i, path, written) in done {
-            let name = self.names.get(i).map_or("?", String::as_str);
+            let (name, records) = self.names.get(i).map_or(("?", "records"), |(n, r)| (n.as_str(), *r));
             match written {
-                Ok(n) => eprintln!("coapcc sim: {}: {n} packets sent in replication 0 of {name}", path.display()),
+                Ok(n) => eprintln!("coapcc sim: {}: {n} {records} in replication 0 of {name}", path.display()),
                 Err(e) => return Err(format!("--pcap: {}: {e}", path.display()).into()),
             }
         }

@@ -7,14 +7,15 @@ use coap_time::Instant;
 use rand_chacha::ChaCha8Rng;
 use rand_core::RngCore;
 
+use super::air;
 use super::contikimac;
-use super::frame::{self, External, HopPlace};
+use super::frame::{self, HopPlace};
 use super::mrm;
 use super::report::Cause;
 use super::routing::NONE;
 use super::rpl::{is_control, BROADCAST};
 use super::{traffic, Mesh, MeshEvent, RadioSpec, RANGE_EPSILON_M, RX_FIFO_BYTES};
-use crate::medium::{Packet, Schedule};
+use crate::medium::{AirFrame, Packet, Schedule};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Fate {
@@ -129,19 +130,10 @@ impl Mesh {
         }
         let node = &mut self.nodes[n];
         node.transmitting = true;
-        let motes = self.spec.nodes.len();
-        let external = if p.from.index() >= motes {
-            External::Source
-        } else if p.to.index() >= motes {
-            External::Destination
-        } else {
-            External::None
-        };
-        let control = is_control(&p);
-        let mpdu = if control {
+        let mpdu = if is_control(&p) {
             p.size
         } else {
-            let hop = HopPlace { originated: p.from.index() == n, last: p.to.index() == nh as usize, external };
+            let hop = HopPlace::of(&p, n, nh as usize, self.spec.nodes.len());
             self.spec.compression.frames(hop, p.size).mpdu(0)
         };
         let airtime = self.spec.airtime_ns(mpdu);
@@ -268,6 +260,8 @@ impl Mesh {
             }
         }
         let f = &self.frames[s];
+        let (receiver, ack, mpdu, packet) = (air::receiver(f.dest), f.ack, f.mpdu, f.packet);
+        sched.on_air(&AirFrame { at: Instant::from_nanos(now), sender: s as u16, receiver, ack, mpdu, packet });
         sched.wake(Instant::from_nanos(now + f.airtime), MeshEvent::FrameEnd(s as u16));
     }
 

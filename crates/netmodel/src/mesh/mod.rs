@@ -51,6 +51,7 @@
 //! Equal-time events at different motes act in node-id order ([`Medium::HOST_ORDER`]), a mote's
 //! own in the order they were scheduled.
 
+pub mod air;
 mod channel;
 pub mod contikimac;
 mod cpu;

@@ -121,8 +121,8 @@ const MAX_SOLICIT: u8 = 3;
 /// UIP_ND6_DELAY_FIRST_PROBE_TIME, s.
 const DELAY_FIRST_PROBE_S: u64 = 5;
 /// A note's kinds (beside RPL's 1–3).
-const KIND_NS: u64 = 4;
-const KIND_NA: u64 = 5;
+pub(super) const KIND_NS: u64 = 4;
+pub(super) const KIND_NA: u64 = 5;
 /// The mesh's [`crate::streams::Stream::Nd`] of the sequence motes share (`shared_random`): past
 /// any mote's index.
 pub(super) const SHARED_STREAM: u32 = 0x0FFF_FFFF;

@@ -17,7 +17,7 @@ pub mod summary;
 use coap_cc::Instant;
 use coap_endpoint::{Config, Endpoint};
 use netmodel::mesh::routing::{Routes, NONE};
-use netmodel::mesh::Mesh;
+use netmodel::mesh::{MacSpec, Mesh};
 use netmodel::{HostId, Periodic, Stream};
 
 use crate::capture::{Addressing, Capture, Tapped};
@@ -56,7 +56,22 @@ pub fn addressing(res: &Resolved) -> Addressing {
     let mut servers: Vec<HostId> = res.clients.iter().map(|&(_, s)| HostId(s)).collect();
     servers.sort_unstable_by_key(|h| h.0);
     servers.dedup();
-    Addressing::Mesh { motes: res.mesh.nodes.len() as u32, servers }
+    Addressing::Mesh {
+        motes: res.mesh.nodes.len() as u32,
+        servers,
+        compression: res.mesh.compression,
+        root: res.mesh.root() as u16,
+        queued: res
+            .mesh
+            .macs
+            .iter()
+            .map(|m| match m {
+                MacSpec::Csma { queuebuf_num, .. } => *queuebuf_num,
+                MacSpec::Nullmac => 1,
+            })
+            .max()
+            .unwrap_or(1),
+    }
 }
 
 fn run_rep_inner(

@@ -140,8 +140,8 @@ const RANDOM_RAND_MAX: u64 = 65_535;
 const URGENT_PROBING_TICKS: u64 = 10 * CLOCK_SECOND;
 /// A data packet's hop-by-hop option in its `note` (`topology.rpl_etx`): the sender's rank
 /// (bits 0–15), the sender (16–31), the down flag (32) and the rank-error flag (33).
-const HBH_DOWN: u64 = 1 << 32;
-const HBH_RANK_ERR: u64 = 1 << 33;
+pub(super) const HBH_DOWN: u64 = 1 << 32;
+pub(super) const HBH_RANK_ERR: u64 = 1 << 33;
 
 /// Whether `p` is one of the mesh's own control packets.
 pub fn is_control(p: &Packet) -> bool {
@@ -224,7 +224,7 @@ pub enum RplTimer {
 
 /// What a control packet carries (in its `note`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Msg {
+pub(super) enum Msg {
     Dio,
     Dao,
     Dis,
@@ -319,7 +319,7 @@ fn encode(msg: Msg, a: u32, b: u32, seq: u32) -> u64 {
     kind | ((a & 0xFFFF) as u64) << 8 | ((b & 0xFFFF) as u64) << 24 | ((seq & 0xFF_FFFF) as u64) << 40
 }
 
-fn decode(note: u64) -> (Msg, u32, u32, u32) {
+pub(super) fn decode(note: u64) -> (Msg, u32, u32, u32) {
     let msg = match note & 0xFF {
         2 => Msg::Dao,
         3 => Msg::Dis,

@@ -1,35 +1,42 @@
-//! A pcap capture of a run: every datagram a host hands to the network, as it is sent (those
-//! the network then loses included), with its real CoAP bytes in IP and UDP headers, at its
-//! simulated time (the run starts at the epoch), for Wireshark, tshark or any pcap reader.
+//! A pcap capture of a run, for Wireshark, tshark or any pcap reader, at simulated time (the run
+//! starts at the epoch):
+//!
+//! * **the wired bottleneck**: every datagram a host hands to the network, as it is sent (those
+//!   the network then loses included), with its real CoAP bytes in IPv4 and UDP headers (link
+//!   type raw IP, 101), or CoAP over TCP's segments;
+//! * **the mesh**: every IEEE 802.15.4 frame a mote puts on the air, as a sniffer beside every
+//!   mote would hear it (link type 802.15.4 with FCS, 195): 6LoWPAN-compressed CoAP over UDP hop
+//!   by hop, link-layer retransmissions, ACKs, RPL and neighbour discovery ([`lowpan`]). A cloud
+//!   host's datagrams appear on the radio hops they take; the serial line and the wired side of
+//!   the border router are not captured.
 //!
 //! As smoltcp wraps any device in a pcap writer, [`Tapped`] wraps any stack whose packets carry
-//! their bytes ([`Captured`]: CoAP over UDP on the bottleneck and the mesh, CoAP over TCP's
-//! segments on the bottleneck) and writes what it sends through [`Capture`]; the stack, the
-//! medium and the results are those of the run without it (the capture only reads). The link
-//! type is raw IP (LINKTYPE_RAW, 101):
+//! their bytes ([`Captured`]) and writes what it sends, and what the medium puts on the air,
+//! through [`Capture`]; the stack, the medium and the results are those of the run without it
+//! (the capture only reads).
 //!
-//! * the wired bottleneck in IPv4: client c at 10.0.0.0 + c + 1 (10.0.0.1, …), the server at
-//!   10.255.255.254;
-//! * the mesh in IPv6, as its motes address one another under Contiki's default prefix: mote
-//!   n (host n − 1) at fd00::n, a cloud host k (after the motes) at 2001:db8::k + 1.
+//! Addresses: on the bottleneck client c at 10.0.0.0 + c + 1 (10.0.0.1, …), the server at
+//! 10.255.255.254; on the mesh mote n (host n − 1) at fd00::n (fe80::n in a link-local mesh),
+//! a cloud host k (after the motes) at 2001:db8::k + 1. Servers listen on 5683 (CoAP's port,
+//! which Wireshark dissects, over UDP and over TCP); over UDP every other host sends from
+//! 49152 + its host index mod 16384, over TCP a client's connection k from 49152 + k mod 16384.
+//! A TCP segment's header is the model's: its flags, sequence and acknowledgement numbers (the
+//! initial sequence numbers 0), SACK blocks, and in a SYN the options Linux writes without
+//! timestamps (MSS, NOP, NOP, SACK-permitted, NOP, window scale 0), so that every packet is as
+//! long as the model put it on the link; the window field is 65,535 (the model has no receive
+//! window).
 //!
-//! Servers listen on 5683 (CoAP's port, which Wireshark dissects, over UDP and over TCP); over
-//! UDP every other host sends from 49152 + its host index mod 16384, over TCP a client's
-//! connection k from 49152 + k mod 16384. A TCP segment's header is the model's: its flags,
-//! sequence and acknowledgement numbers (the initial sequence numbers 0), SACK blocks, and in a
-//! SYN the options Linux writes without timestamps (MSS, NOP, NOP, SACK-permitted, NOP, window
-//! scale 0), so that every packet is as long as the model put it on the link; the window field
-//! is 65,535 (the model has no receive window). The mesh's frames (802.15.4, 6LoWPAN, per hop)
-//! are not written: the medium carries sizes, not bytes.
-//!
-//! The format is written by `pcap-file` and the headers, checksums included, by `etherparse`.
+//! The format is written by `pcap-file` and the IP headers, checksums included, by `etherparse`.
+
+mod lowpan;
 
 use std::io::Write;
 use std::time::Duration;
 
 use coap_cc::Instant;
 use etherparse::PacketBuilder;
-use netmodel::{HostId, Next, Packet};
+use netmodel::mesh::frame::Compression;
+use netmodel::{AirFrame, HostId, Next, Packet};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
@@ -49,12 +56,20 @@ pub enum Addressing {
         /// CoAP over TCP: its SYNs' options.
         tcp: Option<SynOptions>,
     },
-    /// The mesh: IPv6, hosts below `motes` are motes; `servers` listen on [`COAP_PORT`].
+    /// The mesh: IPv6 over 802.15.4, hosts below `motes` are motes; `servers` listen on
+    /// [`COAP_PORT`].
     Mesh {
         /// Motes (hosts 0 … motes − 1); later hosts are cloud hosts.
         motes: u32,
         /// The hosts that serve.
         servers: Vec<HostId>,
+        /// How each hop compresses a datagram.
+        compression: Compression,
+        /// The DODAG's root (its address is a DIO's DODAGID).
+        root: u16,
+        /// The most packets a mote's MAC queue holds (a copy of any of them may go on the air
+        /// after the driver took the packet back).
+        queued: u32,
     },
 }
 
@@ -90,6 +105,14 @@ impl SynOptions {
 }
 
 impl Addressing {
+    /// What a capture of this network holds, for messages.
+    pub fn records(&self) -> &'static str {
+        match self {
+            Addressing::Bottleneck { .. } => "packets sent",
+            Addressing::Mesh { .. } => "802.15.4 frames on the air",
+        }
+    }
+
     fn is_server(&self, h: HostId) -> bool {
         match self {
             Addressing::Bottleneck { server, .. } => h == *server,
@@ -130,6 +153,8 @@ impl Addressing {
 pub struct Capture {
     out: PcapWriter<Box<dyn Write + Send>>,
     addressing: Addressing,
+    /// The mesh's frame writer.
+    lowpan: Option<lowpan::Lowpan>,
     frame: Vec<u8>,
     written: u64,
     /// The first write that failed: the capture stops there and [`Capture::finish`] says why.
@@ -145,41 +170,58 @@ impl std::fmt::Debug for Capture {
 impl Capture {
     /// Writes the pcap header to `out` (buffer it: every datagram is a write).
     pub fn new(out: Box<dyn Write + Send>, addressing: Addressing) -> Result<Self, String> {
+        let lowpan = match &addressing {
+            Addressing::Mesh { motes, compression, root, queued, .. } => {
+                Some(lowpan::Lowpan::new(*motes, *compression, *root, *queued))
+            }
+            Addressing::Bottleneck { .. } => None,
+        };
         let header = PcapHeader {
             version_major: 2,
             version_minor: 4,
             ts_correction: 0,
             ts_accuracy: 0,
             snaplen: 65_535,
-            datalink: DataLink::RAW,
+            datalink: if lowpan.is_some() { DataLink::IEEE802_15_4 } else { DataLink::RAW },
             ts_resolution: TsResolution::NanoSecond,
             endianness: Endianness::Little,
         };
         let out = PcapWriter::with_header(out, header).map_err(|e| e.to_string())?;
-        Ok(Capture { out, addressing, frame: Vec::with_capacity(1500), written: 0, failed: None })
+        Ok(Capture { out, addressing, lowpan, frame: Vec::with_capacity(1500), written: 0, failed: None })
     }
 
-    /// `from` sent `coap` (a UDP payload) to `to` at `now`.
+    /// `from` sent `coap` (a UDP payload) to `to` at `now`: written on the bottleneck (the
+    /// mesh writes the frames that carry it, [`Capture::air`]).
     pub fn udp(&mut self, now: Instant, from: HostId, to: HostId, coap: &[u8]) {
+        let Addressing::Bottleneck { server, .. } = self.addressing else { return };
         if self.failed.is_some() {
             return;
         }
         let a = &self.addressing;
-        let (sport, dport) = (a.port(from), a.port(to));
         self.frame.clear();
-        let built = match a {
-            Addressing::Bottleneck { server, .. } => {
-                PacketBuilder::ipv4(Addressing::ipv4(from, *server), Addressing::ipv4(to, *server), 64)
-                    .udp(sport, dport)
-                    .write(&mut self.frame, coap)
-            }
-            Addressing::Mesh { motes, .. } => {
-                PacketBuilder::ipv6(Addressing::ipv6(from, *motes), Addressing::ipv6(to, *motes), 64)
-                    .udp(sport, dport)
-                    .write(&mut self.frame, coap)
-            }
+        let built = PacketBuilder::ipv4(Addressing::ipv4(from, server), Addressing::ipv4(to, server), 64)
+            .udp(a.port(from), a.port(to))
+            .write(&mut self.frame, coap)
+            .map_err(|e| e.to_string());
+        self.record(now, built);
+    }
+
+    /// A frame on the mesh's air, `coap` the message of the datagram it carries.
+    pub fn air(&mut self, frame: &AirFrame, coap: Option<&[u8]>) {
+        let Some(lowpan) = &mut self.lowpan else { return };
+        if self.failed.is_some() {
+            return;
+        }
+        let at = frame.at.as_nanos();
+        let built = if !lowpan.write(&self.addressing, frame, coap, &mut self.frame) {
+            Err(format!("a frame at {at} ns carries a datagram the capture no longer has"))
+        } else if self.frame.len() != frame.mpdu as usize {
+            // the bytes and the model's sizes follow the same rules (netmodel's frame.rs)
+            Err(format!("a frame at {at} ns is {} bytes where the model sent {}", self.frame.len(), frame.mpdu))
+        } else {
+            Ok(())
         };
-        self.record(now, built.map_err(|e| e.to_string()));
+        self.record(frame.at, built);
     }
 
     /// `from` sent `seg` of its connection `conn` (numbered by the client that opened it) to
@@ -247,7 +289,7 @@ impl Capture {
         }
     }
 
-    /// Flushes the file: the datagrams written, or why the capture failed.
+    /// Flushes the file: the packets (or frames) written, or why the capture failed.
     pub fn finish(self) -> Result<u64, String> {
         if let Some(e) = self.failed {
             return Err(e);
@@ -262,12 +304,19 @@ impl Capture {
 pub trait Captured {
     /// Writes this payload, sent by `from` to `to` at `now`, to `capture`.
     fn capture(&self, capture: &mut Capture, now: Instant, from: HostId, to: HostId);
+    /// A datagram's bytes, for the frames that carry it (none: no frame writer knows it).
+    fn datagram(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// A UDP datagram's CoAP bytes.
 impl Captured for Vec<u8> {
     fn capture(&self, capture: &mut Capture, now: Instant, from: HostId, to: HostId) {
         capture.udp(now, from, to, self);
+    }
+    fn datagram(&self) -> Option<&[u8]> {
+        Some(self)
     }
 }
 
@@ -340,5 +389,9 @@ where
     }
     fn finish(self) -> Records {
         self.inner.finish()
+    }
+    const TAPS_AIR: bool = true;
+    fn on_air(&mut self, frame: &AirFrame, payload: Option<&S::Payload>) {
+        self.capture.air(frame, payload.and_then(Captured::datagram));
     }
 }
