@@ -15,7 +15,7 @@
 //!   defaults; [`run_rep`]: one replication of it → [`RepResult`].
 //! * [`lln`]: the low-power mesh world ([`lln::LlnScenario`], `env = "lln"`) over
 //!   [`netmodel::mesh`], with periodic blocking clients and the mesh literature's metrics.
-//! * [`Summary`]: the statistics over replications ([`sketch`]: the RTT quantiles in fixed memory).
+//! * [`Summary`]: the statistics over replications ([`runstats::sketch`]: the RTT quantiles in fixed memory).
 
 pub mod capture;
 pub mod engine;

@@ -2,7 +2,7 @@
 //! capture writes bytes from ([`crate::medium::AirFrame`] is the generic part the driver sees).
 //!
 //! The mesh keeps a data packet's RPL hop-by-hop option and a control packet's fields in the
-//! packet's `note` (see [`super::rpl`] and [`super::nd`]); [`OnAir::of`] reads them back, so no
+//! packet's `note` (see [`super::rpl`] and the mesh's neighbour discovery); [`OnAir::of`] reads them back, so no
 //! module outside the mesh knows their layout.
 
 use super::frame::{External, HopPlace};

@@ -6,7 +6,7 @@
 //!   type raw IP, 101), or CoAP over TCP's segments;
 //! * **the mesh**: every IEEE 802.15.4 frame a mote puts on the air, as a sniffer beside every
 //!   mote would hear it (link type 802.15.4 with FCS, 195): 6LoWPAN-compressed CoAP over UDP hop
-//!   by hop, link-layer retransmissions, ACKs, RPL and neighbour discovery ([`lowpan`]). A cloud
+//!   by hop, link-layer retransmissions, ACKs, RPL and neighbour discovery (`capture/lowpan.rs`). A cloud
 //!   host's datagrams appear on the radio hops they take; the serial line and the wired side of
 //!   the border router are not captured.
 //!

@@ -772,3 +772,8 @@ fn rates(collect: Option<&CollectKeys>, request_bytes: u32, clients: usize) -> (
     });
     (open_loop, background)
 }
+
+/// How far apart messages of `bits` go at `kbps` kbit/s, ns.
+fn interval_ns(bits: f64, kbps: f64) -> u64 {
+    (bits / (kbps * 1000.0) * 1e9).round() as u64
+}
