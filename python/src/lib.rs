@@ -72,7 +72,7 @@ fn scenario_text(text: Option<String>, preset: Option<&str>, keys: Option<&str>)
     let base = match (text, preset) {
         (Some(t), _) => Some(t),
         (None, Some(name)) => Some(
-            netsim::lln::presets::text(name)
+            netsim::mesh::presets::text(name)
                 .ok_or_else(|| err(format!("unknown preset '{name}' (coapcc.presets() lists them)")))?
                 .to_string(),
         ),
@@ -193,9 +193,9 @@ fn algorithms_json() -> PyResult<String> {
 /// `coapcc presets`: (name, description) pairs.
 #[pyfunction]
 fn presets() -> Vec<(String, String)> {
-    netsim::lln::presets::listed()
+    netsim::mesh::presets::listed()
         .iter()
-        .map(|(name, text)| (name.to_string(), netsim::lln::presets::describe(text).to_string()))
+        .map(|(name, text)| (name.to_string(), netsim::mesh::presets::describe(text).to_string()))
         .collect()
 }
 

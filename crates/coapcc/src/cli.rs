@@ -77,7 +77,7 @@ struct PresetsArgs {
 
 /// `coapcc presets`: the wired bottleneck's first, then the meshes', by name.
 fn presets(args: &PresetsArgs) -> Result<(), Box<dyn std::error::Error>> {
-    use netsim::lln::presets::{describe, listed, same_network};
+    use netsim::mesh::presets::{describe, listed, same_network};
     let described = |name: &str, text: &str| {
         let same = same_network(name);
         if same.is_empty() {

@@ -176,7 +176,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
             (p.display().to_string(), Some(t))
         }
         (None, Some(name)) => {
-            let Some(t) = netsim::lln::presets::text(name) else {
+            let Some(t) = netsim::mesh::presets::text(name) else {
                 return Err(crate::usage(format!("--preset: no preset {name:?} (see `coapcc presets`)")));
             };
             (name.clone(), Some(t.to_string()))
@@ -184,7 +184,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         (None, None) => (String::new(), None),
     };
     match text {
-        Some(t) if netsim::lln::presets::is_mesh(&t) => run_mesh(args, &label, &t),
+        Some(t) if netsim::mesh::presets::is_mesh(&t) => run_mesh(args, &label, &t),
         t => run_wired(args, t.as_deref().map(|t| (label.as_str(), t))),
     }
 }
@@ -238,7 +238,7 @@ fn run_mesh(args: &Args, label: &str, text: &str) -> Result<(), Error> {
     if args.link.buffer.is_some() || args.link.errors.is_some() {
         return Err(crate::usage("--buffer and --errors are the wired bottleneck's; a mesh scenario sets its own"));
     }
-    let mut scn = netsim::lln::LlnScenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?;
+    let mut scn = netsim::mesh::MeshScenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?;
     if let Some(seed) = args.link.seed {
         scn.seed = seed;
     }

@@ -187,7 +187,7 @@ pub fn summary(r: &LoadResult) -> Summary {
         max_expired_rto_per_client_s: Tail::of(
             r.clients.iter().map(|c| c.tally.max_expired_rto.as_secs_f64()).collect(),
         ),
-        lln: None,
+        mesh: None,
         tcp: None,
         network: NetworkSummary::Real,
         events: 0,

@@ -92,11 +92,11 @@ mod tests {
             for m in matrices.iter().filter(|m| !m.as_table().unwrap().contains_key(LOAD_KEY)) {
                 let name = m["preset"].as_array().unwrap()[0].as_str().unwrap().to_string();
                 let cc: Vec<String> = m["cc"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
-                let s = netsim::lln::LlnScenario::from_toml(netsim::lln::presets::text(&name).unwrap()).unwrap();
+                let s = netsim::mesh::MeshScenario::from_toml(netsim::mesh::presets::text(&name).unwrap()).unwrap();
                 assert_eq!(cc, s.algorithms, "{plan_name}: {name}");
                 listed.push(name);
             }
-            let all: Vec<String> = netsim::lln::presets::PRESETS
+            let all: Vec<String> = netsim::mesh::presets::PRESETS
                 .iter()
                 .filter(|p| p.0.starts_with(prefix))
                 .map(|p| p.0.to_string())
@@ -111,7 +111,7 @@ mod tests {
         let p = crate::sweep::parse_plan(&plan("nitk", &o).unwrap()).unwrap();
         assert!(!p.cells.is_empty());
         for c in &p.cells {
-            let s: &netsim::lln::LlnScenario = c.scenario.as_any().downcast_ref().unwrap();
+            let s: &netsim::mesh::MeshScenario = c.scenario.as_any().downcast_ref().unwrap();
             assert_eq!((s.reps, s.duration_s), (3, 50.0));
             assert_eq!(s.workload.offered_load_kbps, 0.0, "loads only when asked for");
         }
@@ -120,7 +120,7 @@ mod tests {
         assert_eq!(with_loads.cells.len(), p.cells.len() + 8 * 5 * 2);
         let mut levels = std::collections::BTreeMap::new();
         for c in &with_loads.cells {
-            let s: &netsim::lln::LlnScenario = c.scenario.as_any().downcast_ref().unwrap();
+            let s: &netsim::mesh::MeshScenario = c.scenario.as_any().downcast_ref().unwrap();
             *levels.entry(format!("{}", s.workload.offered_load_kbps)).or_insert(0) += 1;
         }
         for l in ["0.5", "1", "1.5", "2", "2.5"] {

@@ -224,7 +224,7 @@ impl<'a> Matcher<'a> {
     /// The cell that ran mesh preset `preset` with algorithm `algo`, for the preset's own length
     /// and with no other key of the plan changed.
     fn mesh_cell(&self, preset: &str, algo: &str) -> Option<&'a CellData> {
-        let text = netsim::lln::presets::text(preset)?;
+        let text = netsim::mesh::presets::text(preset)?;
         let duration = text.parse::<toml::Table>().ok()?.get("duration_s")?.as_float()?;
         self.cells.iter().find(|c| {
             let s = &c.summary["scenario"];
@@ -325,7 +325,7 @@ fn retransmitted(metric: &str) -> Option<usize> {
 /// T): the index of the summary's window that ends at T.
 fn window_end(metric: &str) -> Option<usize> {
     let end: f64 = metric.strip_prefix("bytes sent per second in the 50 s to ")?.strip_suffix(" s")?.parse().ok()?;
-    let w = end / netsim::lln::summary::THROUGHPUT_WINDOW_S;
+    let w = end / netsim::mesh::summary::THROUGHPUT_WINDOW_S;
     (w >= 1.0 && w.fract() == 0.0).then(|| w as usize - 1)
 }
 
@@ -685,7 +685,7 @@ mod tests {
         // CLOUD: Tables II–VII, 4 algorithms × 3 metrics, each on a preset that exists
         let cloud = figures(file("cloud.csv")).unwrap();
         assert_eq!(cloud.len(), 72);
-        assert!(cloud.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
+        assert!(cloud.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::mesh::presets::text(p).is_some())));
         let m2m = cloud.iter().find(|f| f.id == "cloud.cloud-m2m-nullrdc.cocoa.throughput").unwrap();
         assert_eq!((m2m.value, m2m.unit.as_str(), m2m.figure.as_str()), (5.34, "req/s", "TABLE IV"));
         // RTT-CoAP: claims in words only (fairness above, goodput below the others'), no number,
@@ -694,14 +694,14 @@ mod tests {
         let rtt = claims(file("rttcoap.csv")).unwrap();
         assert_eq!(rtt.len(), 12);
         assert!(rtt.iter().all(|c| c.value.is_nan()
-            && c.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())
+            && c.setup.get("preset").is_some_and(|p| netsim::mesh::presets::text(p).is_some())
             && ["default", "cocoa"].contains(&c.reference.as_str())));
         assert_eq!(rtt.iter().filter(|c| c.relation == "higher" && c.metric == "Jain fairness").count(), 8);
         assert_eq!(rtt.iter().filter(|c| c.relation == "lower" && c.metric == "goodput").count(), 4);
         // the NITK thesis's CoCoA++ Tables 6.3 and 6.4: 8 topologies × 2 algorithms × 3 figures
         let nitk = figures(file("nitk-cocoapp.csv")).unwrap();
         assert_eq!(nitk.len(), 48);
-        assert!(nitk.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
+        assert!(nitk.iter().all(|f| f.setup.get("preset").is_some_and(|p| netsim::mesh::presets::text(p).is_some())));
         let grid = nitk.iter().find(|f| f.id == "nitk.cocoapp.grid6x6.cocoa_pp.transactions_per_second").unwrap();
         assert_eq!((grid.value, grid.figure.as_str()), (21.7555, "Table 6.3"));
         // its FIT/IoT-LAB figures: CoAP-Eifel's Tables 4.1 (6 times × 2), 4.2 (4 × 2) and 4.3
@@ -716,7 +716,7 @@ mod tests {
         assert!(lab
             .iter()
             .chain(&said)
-            .all(|f| f.setup.get("preset").is_some_and(|p| netsim::lln::presets::text(p).is_some())));
+            .all(|f| f.setup.get("preset").is_some_and(|p| netsim::mesh::presets::text(p).is_some())));
         let table = |t: &str| lab.iter().filter(|f| f.figure == t).count();
         assert_eq!((table("Table 4.1"), table("Table 4.2"), table("Table 4.3"), table("Table 5.2")), (12, 8, 2, 4));
         let t41 = lab.iter().find(|f| f.id == "eifel.thr.default.300").unwrap();

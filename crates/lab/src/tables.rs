@@ -8,7 +8,7 @@
 //! exchange's RTT, a mote without a parent) is NaN, as a CSV reader makes of an empty field.
 //! Mote positions keep their full precision (the files round them to 4 decimals).
 
-use netsim::lln::LlnScenario;
+use netsim::mesh::MeshScenario;
 use netsim::{NetworkReport, Scenario};
 
 use crate::sim::columns::{
@@ -99,7 +99,7 @@ pub fn bottleneck(runs: &[Run<Scenario>]) -> Vec<(&'static str, Table)> {
 }
 
 /// The tables of a mesh's runs: the bottleneck's, its clients named by node id, and `nodes`.
-pub fn mesh(runs: &[Run<LlnScenario>]) -> Vec<(&'static str, Table)> {
+pub fn mesh(runs: &[Run<MeshScenario>]) -> Vec<(&'static str, Table)> {
     let mut t = common(runs, |c| c + 1);
     t.push(("nodes", nodes(runs)));
     t
@@ -126,7 +126,7 @@ impl Named for serde_json::Value {
         crate::sim::columns::stack_of(self)
     }
 }
-impl Named for LlnScenario {
+impl Named for MeshScenario {
     fn cc(&self) -> String {
         self.cc.clone()
     }
@@ -188,7 +188,7 @@ pub const NODE_COLUMNS: [&str; 17] = [
     "rpl_dropped",
 ];
 
-fn nodes(runs: &[Run<LlnScenario>]) -> Table {
+fn nodes(runs: &[Run<MeshScenario>]) -> Table {
     let kinds: [fn() -> Column; 19] =
         [text, text, int, int, text, float, float, int, int, int, int, int, int, int, int, int, int, int, int];
     let mut t = Table::with(&names(&NODE_COLUMNS), &kinds);

@@ -2,7 +2,7 @@
 //! reference cell (400 clients, infinite buffer, DefaultCoAP in congestion collapse).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use netsim::lln::{self, LlnScenario};
+use netsim::mesh::{self, MeshScenario};
 use netsim::{run_rep, Scenario};
 
 fn cell(c: &mut Criterion, name: &str, scn: Scenario) {
@@ -37,11 +37,11 @@ fn mesh(c: &mut Criterion) {
     for (preset, cc) in
         [("nitk-cocoapp-grid6x6", "cocoa"), ("nitk-cocoapp-chain20", "cocoa"), ("nitk-gst-cooja", "default")]
     {
-        let text = lln::presets::text(preset).unwrap();
-        let s = LlnScenario { cc: cc.into(), ..LlnScenario::from_toml(text).unwrap() };
+        let text = mesh::presets::text(preset).unwrap();
+        let s = MeshScenario { cc: cc.into(), ..MeshScenario::from_toml(text).unwrap() };
         let res = s.resolve().unwrap();
-        g.throughput(Throughput::Elements(lln::run_rep(&s, &res, 0, None).events));
-        g.bench_function(format!("{preset} {cc}, 1 rep"), |b| b.iter(|| lln::run_rep(&s, &res, 0, None)));
+        g.throughput(Throughput::Elements(mesh::run_rep(&s, &res, 0, None).events));
+        g.bench_function(format!("{preset} {cc}, 1 rep"), |b| b.iter(|| mesh::run_rep(&s, &res, 0, None)));
     }
     g.finish();
 }

@@ -13,13 +13,13 @@
 //! * [`udp`], [`tcp_stack`]: the two stacks (CoAP over UDP; CoAP over the [`tcp`] model).
 //! * [`Scenario`]: every parameter of the reference bottleneck, TOML in, the `thesis` preset as
 //!   defaults; [`run_rep`]: one replication of it → [`RepResult`].
-//! * [`lln`]: the low-power mesh world ([`lln::LlnScenario`], `env = "lln"`) over
+//! * [`mesh`]: the low-power mesh world ([`mesh::MeshScenario`], `env = "lln"`) over
 //!   [`netmodel::mesh`], with periodic blocking clients and the mesh literature's metrics.
 //! * [`Summary`]: the statistics over replications ([`runstats::sketch`]: the RTT quantiles in fixed memory).
 
 pub mod capture;
 pub mod engine;
-pub mod lln;
+pub mod mesh;
 pub mod queue;
 pub mod record;
 pub mod scenario;

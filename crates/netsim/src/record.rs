@@ -114,7 +114,7 @@ pub enum NetworkReport {
     /// The wired reference bottleneck.
     Bottleneck(BottleneckReport),
     /// The low-power mesh.
-    Mesh(crate::lln::run::MeshRun),
+    Mesh(crate::mesh::run::MeshRun),
     /// A real network (`coapcc load`): nothing modelled, nothing counted.
     Real,
     /// A network model of another crate (a world added with [`crate::worlds::register`]): its

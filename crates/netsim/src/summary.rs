@@ -100,7 +100,7 @@ pub enum NetworkSummary {
     /// The wired reference bottleneck.
     Bottleneck(BottleneckSummary),
     /// The low-power mesh.
-    Mesh(crate::lln::MeshSummary),
+    Mesh(crate::mesh::MeshSummary),
     /// A real network: nothing modelled.
     Real,
     /// A network model of another crate: each replication's report as it gave it.
@@ -146,7 +146,7 @@ pub struct Summary {
     pub max_expired_rto_per_client_s: Tail,
     /// The mesh literature's metrics (mesh runs only).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub lln: Option<crate::lln::LlnMetrics>,
+    pub mesh: Option<crate::mesh::MeshMetrics>,
     /// CoAP over TCP: the TCP endpoints' counters, summed over the replications.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<crate::record::TcpCounters>,
@@ -186,7 +186,7 @@ impl Summary {
             .collect();
         let network = if !bottleneck.is_empty() {
             NetworkSummary::Bottleneck(BottleneckSummary::of(&bottleneck))
-        } else if let Some(m) = crate::lln::summary::mesh_summary(reps) {
+        } else if let Some(m) = crate::mesh::summary::mesh_summary(reps) {
             NetworkSummary::Mesh(m)
         } else if reps.iter().any(|r| matches!(r.network, NetworkReport::Other(_))) {
             let of = |r: &RepResult| match &r.network {
@@ -207,7 +207,7 @@ impl Summary {
             rtt_s_relative_error,
             unnecessary_retx_per_client: Tail::of(clients.clone().map(|c| c.duplicates as f64).collect()),
             max_expired_rto_per_client_s: Tail::of(clients.map(|c| c.max_expired_rto_ns as f64 / 1e9).collect()),
-            lln: crate::lln::summary::lln_metrics(reps),
+            mesh: crate::mesh::summary::mesh_metrics(reps),
             tcp: reps.iter().filter_map(|r| r.tcp).reduce(|mut a, b| {
                 a.add(&b);
                 a
@@ -238,7 +238,7 @@ impl Summary {
                 100.0 * answered as f64 / self.exchanges as f64
             ));
         }
-        if let Some(pdr) = self.lln.as_ref().map(|m| m.pdr).filter(|p| *p < LOW_DELIVERY) {
+        if let Some(pdr) = self.mesh.as_ref().map(|m| m.pdr).filter(|p| *p < LOW_DELIVERY) {
             w.push(format!("pdr = {pdr:.3}: the servers received {:.1} % of the clients' messages", 100.0 * pdr));
         }
         if clients > 0 && 2 * self.clients_without_fct >= clients {

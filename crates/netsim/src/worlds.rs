@@ -13,7 +13,7 @@ use std::any::Any;
 use std::fmt;
 use std::sync::RwLock;
 
-use crate::lln::{self, LlnScenario};
+use crate::mesh::{self, MeshScenario};
 use crate::{run_rep, Detail, Progress, RepResult, Scenario};
 
 /// An environment scenarios can describe.
@@ -123,7 +123,7 @@ pub trait Runner: Sync {
 #[derive(Debug)]
 pub struct Bottleneck;
 
-/// The low-power mesh ([`LlnScenario`]); `env = "lln"`.
+/// The low-power mesh ([`MeshScenario`]); `env = "lln"`.
 #[derive(Debug)]
 pub struct Mesh;
 
@@ -240,23 +240,23 @@ impl World for Mesh {
         "low-power mesh"
     }
     fn defaults(&self) -> toml::Table {
-        toml::Table::try_from(LlnScenario::default()).expect("the preset serializes")
+        toml::Table::try_from(MeshScenario::default()).expect("the preset serializes")
     }
     fn plan_reps(&self) -> Option<u32> {
         None
     }
     fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
-        let s: LlnScenario = table.try_into().map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
+        let s: MeshScenario = table.try_into().map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
         let res = s.resolve().map_err(|e| e.to_string())?;
         // a cell runs one algorithm: the resolved one, every parameter written out
-        Ok(Box::new(LlnScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s }))
+        Ok(Box::new(MeshScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s }))
     }
     fn client_label(&self, host: u32) -> u32 {
         host + 1
     }
 }
 
-impl WorldScenario for LlnScenario {
+impl WorldScenario for MeshScenario {
     fn world(&self) -> &'static dyn World {
         &Mesh
     }
@@ -276,13 +276,13 @@ impl WorldScenario for LlnScenario {
 }
 
 struct MeshRunner<'a> {
-    scenario: &'a LlnScenario,
-    resolved: lln::Resolved,
+    scenario: &'a MeshScenario,
+    resolved: mesh::Resolved,
 }
 
 impl Runner for MeshRunner<'_> {
     fn run_rep(&self, rep: u32, progress: Option<&dyn Progress>) -> RepResult {
-        lln::run_rep(self.scenario, &self.resolved, rep, progress)
+        mesh::run_rep(self.scenario, &self.resolved, rep, progress)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use coap_wire::{Code, Message, MessageType};
 use netsim::capture::Capture;
-use netsim::lln::LlnScenario;
+use netsim::mesh::MeshScenario;
 use netsim::{Detail, Scenario};
 
 /// A writer whose bytes the test reads after the capture is finished.
@@ -221,14 +221,14 @@ fn fcs(bytes: &[u8]) -> [u8; 2] {
 fn a_mesh_capture_is_802_15_4_frames_on_the_air_and_changes_nothing() {
     // nitk-gst-cooja: Cooja motes' nullrdc (software ACKs), the mesh's prefix as the address context,
     // RPL's hop-by-hop option in every datagram; the server is mote 9
-    let text = netsim::lln::presets::text("nitk-gst-cooja").unwrap();
-    let mut s = LlnScenario::from_toml(text).unwrap();
+    let text = netsim::mesh::presets::text("nitk-gst-cooja").unwrap();
+    let mut s = MeshScenario::from_toml(text).unwrap();
     s.duration_s = 120.0;
     let res = s.resolve().unwrap();
-    let plain = netsim::lln::run_rep(&s, &res, 0, None);
+    let plain = netsim::mesh::run_rep(&s, &res, 0, None);
     let buf = Shared::default();
-    let mut cap = Capture::new(Box::new(buf.clone()), netsim::lln::addressing(&res)).unwrap();
-    let captured = netsim::lln::run_rep_captured(&s, &res, 0, None, &mut cap);
+    let mut cap = Capture::new(Box::new(buf.clone()), netsim::mesh::addressing(&res)).unwrap();
+    let captured = netsim::mesh::run_rep_captured(&s, &res, 0, None, &mut cap);
     let n = cap.finish().unwrap();
     assert_eq!((&plain.clients, plain.events), (&captured.clients, captured.events));
     let recs = records_of(&buf.0.lock().unwrap(), 195); // LINKTYPE_IEEE802_15_4_WITHFCS

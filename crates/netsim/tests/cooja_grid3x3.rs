@@ -13,7 +13,7 @@
 mod reference_runs;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
-use netsim::lln::LlnScenario;
+use netsim::mesh::MeshScenario;
 
 /// Cooja's median on-air exchange by route length, 1 … 4 hops, ms.
 const COOJA_AIR_MS: [f64; 4] = [8.285, 20.592, 42.637, 54.313];
@@ -36,7 +36,7 @@ const MOTES: [(Role, f64, f64, Option<u32>); 9] = [
     (Role::Server, 9.8241, -9.8032, Some(8)),
 ];
 
-fn grid() -> LlnScenario {
+fn grid() -> MeshScenario {
     let nodes = (1..).zip(&MOTES).map(|(id, &(role, x, y, _))| NodeSpec { id, role, x, y }).collect();
     let mut s = reference_runs::back_to_back(nodes, 600.0);
     s.topology.parents = (1..).zip(&MOTES).filter_map(|(id, m): (u32, _)| m.3.map(|p| (id.to_string(), p))).collect();

@@ -11,7 +11,7 @@
 mod reference_runs;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
-use netsim::lln::LlnScenario;
+use netsim::mesh::MeshScenario;
 
 /// Cooja's median on-air exchange by route length, 1 … 9 hops, ms.
 const COOJA_AIR_MS: [f64; 9] = [7.958, 19.903, 32.248, 45.779, 58.271, 72.258, 91.711, 104.143, 118.558];
@@ -71,7 +71,7 @@ const PARENTS: [(u32, u32); 35] = [
     (36, 35),
 ];
 
-fn grid() -> LlnScenario {
+fn grid() -> MeshScenario {
     let role = |id: u32| match id {
         15 => Role::BorderRouter,
         11 | 31 => Role::Server,

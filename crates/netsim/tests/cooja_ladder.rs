@@ -13,7 +13,7 @@
 mod reference_runs;
 
 use netmodel::mesh::topology::{NodeSpec, Role};
-use netsim::lln::LlnScenario;
+use netsim::mesh::MeshScenario;
 
 /// Cooja, per hop count: (on-air exchange, client's gap to its next request, completed/s, the
 /// steady window's start in s).
@@ -25,7 +25,7 @@ const COOJA: [(f64, f64, f64, f64); 4] = [
 ];
 
 /// The ladder of `hops`: border router at 0, server at 9.5 m, the relays, the client last.
-fn ladder(hops: usize) -> LlnScenario {
+fn ladder(hops: usize) -> MeshScenario {
     let mut nodes = vec![
         NodeSpec { id: 1, role: Role::BorderRouter, x: 0.0, y: 0.0 },
         NodeSpec { id: 2, role: Role::Server, x: 9.5, y: 0.0 },

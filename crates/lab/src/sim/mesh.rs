@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use netsim::lln::{self, LlnScenario};
+use netsim::mesh::{self, MeshScenario};
 use netsim::NetworkReport;
 
 use super::capture::Captures;
@@ -22,7 +22,7 @@ use crate::stop::Stop;
 
 type Error = Box<dyn std::error::Error>;
 
-type Run = super::runner::Run<LlnScenario>;
+type Run = super::runner::Run<MeshScenario>;
 
 /// Runs every algorithm asked for (or the scenario's own list) over the mesh scenario `text`:
 /// the scenario the options described (before each algorithm's resolution), the runs, and how
@@ -33,7 +33,7 @@ pub(crate) fn run(
     origin: &str,
     stop: &Stop,
     progress: impl FnOnce(u64, Counting) -> Option<Progress>,
-) -> Result<(LlnScenario, Vec<Run>, usize), Error> {
+) -> Result<(MeshScenario, Vec<Run>, usize), Error> {
     for (given, flag) in [
         (args.clients.is_some(), "--clients"),
         (args.buffer.is_some(), "--buffer"),
@@ -46,7 +46,7 @@ pub(crate) fn run(
             )));
         }
     }
-    let mut base = LlnScenario::from_toml(text).map_err(|e| format!("{origin}: {e}"))?;
+    let mut base = MeshScenario::from_toml(text).map_err(|e| format!("{origin}: {e}"))?;
     if let Some(v) = args.reps {
         base.reps = v;
     }
@@ -63,10 +63,10 @@ pub(crate) fn run(
     };
     let mut scenarios = Vec::new();
     for cc in &specs {
-        let s = LlnScenario { cc: cc.clone(), ..base.clone() };
+        let s = MeshScenario { cc: cc.clone(), ..base.clone() };
         let res = s.resolve().map_err(|e| format!("{origin}: {e}"))?;
         // the resolved algorithm, every parameter written out
-        let s = LlnScenario { cc: res.cc.to_string(), ..s };
+        let s = MeshScenario { cc: res.cc.to_string(), ..s };
         scenarios.push((s, res));
     }
     let workers = Workers::new(args.threads)?;
@@ -79,12 +79,12 @@ pub(crate) fn run(
     let captures = match &args.pcap {
         Some(file) => {
             let algorithms: Vec<(&str, _)> =
-                scenarios.iter().map(|(s, res)| (s.cc.as_str(), lln::addressing(res))).collect();
+                scenarios.iter().map(|(s, res)| (s.cc.as_str(), mesh::addressing(res))).collect();
             Captures::open(file, &algorithms)?
         }
         None => Captures::none(),
     };
-    let items: Vec<(usize, &(LlnScenario, lln::Resolved))> = scenarios.iter().enumerate().collect();
+    let items: Vec<(usize, &(MeshScenario, mesh::Resolved))> = scenarios.iter().enumerate().collect();
     let runs = run_all(
         &workers,
         progress(total, Counting::SimulatedSeconds),
@@ -93,11 +93,11 @@ pub(crate) fn run(
         |(_, (s, _))| (s.clone(), s.reps),
         |(i, (s, res)), r, told| match captures.take(*i, r) {
             Some((path, mut c)) => {
-                let result = lln::run_rep_captured(s, res, r, told, &mut c);
+                let result = mesh::run_rep_captured(s, res, r, told, &mut c);
                 captures.done(*i, path, c.finish());
                 result
             }
-            None => lln::run_rep(s, res, r, told),
+            None => mesh::run_rep(s, res, r, told),
         },
     )?;
     captures.tell()?;
@@ -132,7 +132,7 @@ pub fn algorithm(r: &Run) -> &str {
 /// Writes a mesh run's summary.json and the chosen tables into `dir`, nodes.csv too.
 pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: Tables) -> Result<(), Error> {
     // a mesh client is named by its node id (host i is node i + 1), as in a sweep's table
-    write_runs(dir, runs, tables, |s: &LlnScenario| s.cc.clone(), |c| c + 1)?;
+    write_runs(dir, runs, tables, |s: &MeshScenario| s.cc.clone(), |c| c + 1)?;
     let mut nodes = Tables::writer(tables.nodes, dir, "nodes.csv", &crate::tables::NODE_COLUMNS)?;
     for r in runs {
         let cc = cc_columns(&r.scenario.cc);
@@ -159,7 +159,7 @@ pub(crate) fn write_out(dir: &Path, runs: &[Run], tables: Tables) -> Result<(), 
 }
 
 /// The mesh runs' table, as `coapcc sim` prints it.
-pub(crate) fn table(base: &LlnScenario, runs: &[Run]) -> String {
+pub(crate) fn table(base: &MeshScenario, runs: &[Run]) -> String {
     let mut out = String::new();
     let layout = base.topology.layout.as_deref().unwrap_or("explicit nodes");
     let _ = writeln!(
@@ -182,7 +182,7 @@ pub(crate) fn table(base: &LlnScenario, runs: &[Run]) -> String {
         "algorithm", "trans/s", "FCT mean", "FCT p50", "retx/run", "PDR", "Jain", "RTO mean", "RTO max", "failed"
     );
     for r in runs {
-        let (m, s) = (r.summary.lln.as_ref(), &r.summary);
+        let (m, s) = (r.summary.mesh.as_ref(), &r.summary);
         let Some(m) = m else { continue };
         let name = algorithm(r);
         let _ = writeln!(

@@ -22,7 +22,7 @@ mod text;
 
 use std::path::Path;
 
-use netsim::lln::LlnScenario;
+use netsim::mesh::MeshScenario;
 use netsim::worlds::World;
 use netsim::{Detail, Scenario};
 
@@ -40,7 +40,7 @@ type Error = Box<dyn std::error::Error>;
 /// The scenario text a preset name or a file names, and where it came from.
 pub fn scenario_text(preset: Option<&str>, path: Option<&Path>) -> Result<Option<(String, String)>, Error> {
     if let Some(name) = preset {
-        let text = netsim::lln::presets::text(name)
+        let text = netsim::mesh::presets::text(name)
             .ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
         return Ok(Some((text.to_string(), format!("preset {name}"))));
     }
@@ -87,7 +87,7 @@ pub enum Runs {
     /// The wired bottleneck.
     Bottleneck(Box<Scenario>, Vec<Run<Scenario>>),
     /// A low-power mesh (`env = "lln"`).
-    Mesh(Box<LlnScenario>, Vec<Run<LlnScenario>>),
+    Mesh(Box<MeshScenario>, Vec<Run<MeshScenario>>),
     /// A world registered by another crate ([`registered`]).
     Registered(&'static dyn World, Vec<registered::Run>),
 }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use netsim::lln;
+use netsim::mesh;
 use netsim::worlds::{self, WorldScenario};
 use sha2::{Digest, Sha256};
 
@@ -112,7 +112,7 @@ pub fn cell_id(s: &dyn WorldScenario) -> String {
 pub(super) fn start_table(preset: Option<&str>, base: &toml::Table) -> Result<toml::Table, String> {
     let Some(name) = preset else { return Ok(worlds::of(base)?.defaults()) };
     let text =
-        lln::presets::text(name).ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
+        mesh::presets::text(name).ok_or_else(|| format!("unknown preset '{name}' (`coapcc presets` lists them)"))?;
     text.parse().map_err(|e: toml::de::Error| format!("preset {name}: {e}"))
 }
 
@@ -254,7 +254,7 @@ pub(super) fn plan_keys(plan: &Plan) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use netsim::lln::LlnScenario;
+    use netsim::mesh::MeshScenario;
     use netsim::Scenario;
 
     #[test]
@@ -299,7 +299,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.cells.len(), 4);
         for c in &p.cells {
-            let s: &LlnScenario = c.scenario.as_any().downcast_ref().expect("a mesh cell");
+            let s: &MeshScenario = c.scenario.as_any().downcast_ref().expect("a mesh cell");
             assert_eq!(s.reps, 5, "the preset's replications when the plan gives none");
             assert!(s.algorithms.is_empty());
             // the algorithm written out: the preset's Betzler readings are in it
@@ -310,7 +310,7 @@ mod tests {
         let q = parse_plan("reps = 2\n[matrix]\npreset = [\"thesis\", \"nitk-gst-cooja\"]\n").unwrap();
         let s: &Scenario = q.cells[0].scenario.as_any().downcast_ref().expect("a bottleneck cell");
         assert_eq!(s.reps, 2);
-        let s: &LlnScenario = q.cells[1].scenario.as_any().downcast_ref().expect("a mesh cell");
+        let s: &MeshScenario = q.cells[1].scenario.as_any().downcast_ref().expect("a mesh cell");
         assert!(s.reps == 2 && s.name == "nitk-gst-cooja");
         assert!(parse_plan("preset = \"nope\"\n").unwrap_err().contains("unknown preset 'nope'"));
         assert!(parse_plan("preset = \"nitk-gst-cooja\"\n[matrix]\nclients = [3]\n")

@@ -6,20 +6,20 @@
 use std::collections::{BTreeMap, HashSet};
 
 use netmodel::mesh::topology::NodeSpec;
-use netsim::lln::{self, LlnScenario, MeshRun};
+use netsim::mesh::{self, MeshRun, MeshScenario};
 use netsim::record::RepResult;
 use netsim::NetworkReport;
 
 /// `nodes` as explicit motes, the NITK firmware's default CoAP clients back to back, RPL's
 /// frames on the air over the converged (or pinned) tree: Cooja's steady window, after start-up.
-pub fn back_to_back(nodes: Vec<NodeSpec>, duration_s: f64) -> LlnScenario {
-    let mut s = LlnScenario::default();
+pub fn back_to_back(nodes: Vec<NodeSpec>, duration_s: f64) -> MeshScenario {
+    let mut s = MeshScenario::default();
     s.topology.layout = None;
     s.topology.nodes = Some(nodes);
     s.topology.rpl_control = true;
     s.topology.rpl_startup = false;
     s.cc = "default".into();
-    s.workload.kind = netsim::lln::scenario::Pattern::Continuous;
+    s.workload.kind = netsim::mesh::scenario::Pattern::Continuous;
     s.duration_s = duration_s;
     s.reps = 1;
     s
@@ -28,7 +28,7 @@ pub fn back_to_back(nodes: Vec<NodeSpec>, duration_s: f64) -> LlnScenario {
 /// A client's own time around its exchange's frames, ms, from the scenario's delays: before
 /// (its console printing the previous response, its CoAP work, preparation and turnaround)
 /// and after (its reception). The model's exchange time less both is Cooja's on-air time.
-pub fn client_time_ms(s: &LlnScenario) -> (f64, f64) {
+pub fn client_time_ms(s: &MeshScenario) -> (f64, f64) {
     let st = &s.stack;
     let before = (st.client_log_response_bytes * st.uart_byte_ns) as f64 / 1e6
         + (st.client_app_us + st.tx_prepare_us + s.radio.tx_turnaround_us) as f64 / 1e3;
@@ -44,10 +44,10 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 /// One replication of `s`, and its clean exchanges' on-air times (ms) by the client's route
 /// length: exchanges without a retransmission, each client's first left out (it waited for no
 /// console).
-pub fn on_air_by_hops(s: &LlnScenario) -> (RepResult, BTreeMap<u32, Vec<f64>>) {
+pub fn on_air_by_hops(s: &MeshScenario) -> (RepResult, BTreeMap<u32, Vec<f64>>) {
     let (before, after) = client_time_ms(s);
     let res = s.resolve().unwrap();
-    let r = lln::run_rep(s, &res, 0, None);
+    let r = mesh::run_rep(s, &res, 0, None);
     let mut by_hops: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     let mut seen = HashSet::new();
     for x in &r.exchanges {

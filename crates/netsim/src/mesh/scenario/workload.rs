@@ -9,7 +9,7 @@ use super::keys::{GiveUpAt, Pattern};
 /// What the clients do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct LlnWorkload {
+pub struct MeshWorkload {
     /// `periodic_blocking` (Contiki's example client), `continuous` (the next request as soon
     /// as the previous exchange ends, until the run ends), `burst` (CLOUD's cross-traffic burst,
     /// `[workload.burst]`) or `baseline` (CLOUD's one-to-one runs: one client after the other,
@@ -130,7 +130,7 @@ pub enum Outstanding {
 /// The workload's kind together with the keys only it reads: `kind` and its own table
 /// (`[workload.burst]`, `[workload.baseline]`, `[workload.collect]`) as one value. The file keeps
 /// them apart (`kind` a word, each kind's keys a table of its name) so that a kind left at its
-/// defaults needs no table; [`LlnWorkload::traffic`] joins them, and what runs reads only this.
+/// defaults needs no table; [`MeshWorkload::traffic`] joins them, and what runs reads only this.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Traffic {
     /// Each client sends every `interval_ms` (or at `offered_load_kbps`), one exchange at a time.
@@ -145,7 +145,7 @@ pub enum Traffic {
     Collect(CollectKeys),
 }
 
-impl LlnWorkload {
+impl MeshWorkload {
     /// `kind` with its own table (its defaults where the file leaves the table out). A table
     /// of another kind is refused: nothing would read it.
     pub fn traffic(&self) -> Result<Traffic, ScenarioError> {
@@ -214,9 +214,9 @@ impl Default for BurstKeys {
     }
 }
 
-impl Default for LlnWorkload {
+impl Default for MeshWorkload {
     fn default() -> Self {
-        LlnWorkload {
+        MeshWorkload {
             kind: Pattern::PeriodicBlocking,
             interval_ms: 100.0,
             offered_load_kbps: 0.0,

@@ -98,7 +98,7 @@ pub struct MeanMax {
 
 /// The mesh metrics (flattened into the summary of a mesh run).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LlnMetrics {
+pub struct MeshMetrics {
     pub duration_s: f64,
     pub transactions_per_s: f64,
     pub initiated_per_s: f64,
@@ -374,7 +374,7 @@ pub fn mesh_summary(reps: &[RepResult]) -> Option<MeshSummary> {
 }
 
 /// The metrics: None unless the runs are mesh runs.
-pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
+pub fn mesh_metrics(reps: &[RepResult]) -> Option<MeshMetrics> {
     let runs = mesh_runs(reps);
     if runs.is_empty() {
         return None;
@@ -476,7 +476,7 @@ pub fn lln_metrics(reps: &[RepResult]) -> Option<LlnMetrics> {
         runs.iter().flat_map(|(r, _)| &r.clients).filter_map(|c| c.fct_ns).map(|n| n as f64 / 1e9).collect();
     let rto_mean = mean(&rtos);
     let d = Distribution::of(rtos);
-    Some(LlnMetrics {
+    Some(MeshMetrics {
         duration_s,
         transactions_per_s: tps / k,
         initiated_per_s: initiated / k,

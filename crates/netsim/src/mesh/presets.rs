@@ -75,7 +75,7 @@ pub fn same_network(name: &str) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lln::LlnScenario;
+    use crate::mesh::MeshScenario;
     use crate::Scenario;
 
     #[test]
@@ -104,12 +104,12 @@ mod tests {
         assert_eq!(names, files);
         for (name, text) in PRESETS {
             if is_mesh(text) {
-                let s = LlnScenario::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let s = MeshScenario::from_toml(text).unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert_eq!(&s.name, name);
                 s.resolve().unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(!s.algorithms.is_empty(), "{name}");
                 for cc in &s.algorithms {
-                    LlnScenario { cc: cc.clone(), ..s.clone() }
+                    MeshScenario { cc: cc.clone(), ..s.clone() }
                         .resolve()
                         .unwrap_or_else(|e| panic!("{name} {cc}: {e}"));
                 }
@@ -153,7 +153,7 @@ mod tests {
         for (name, text) in PRESETS {
             let written: toml::Table = toml::from_str(text).unwrap();
             let full = if is_mesh(text) {
-                toml::Table::try_from(LlnScenario::from_toml(text).unwrap()).unwrap()
+                toml::Table::try_from(MeshScenario::from_toml(text).unwrap()).unwrap()
             } else {
                 toml::Table::try_from(Scenario::from_toml(text).unwrap()).unwrap()
             };
@@ -168,8 +168,8 @@ mod tests {
 
     #[test]
     fn the_gst_preset_file_is_the_defaults() {
-        let s = LlnScenario::from_toml(text("nitk-gst-cooja").unwrap()).unwrap();
-        let d = LlnScenario::default();
-        assert_eq!(LlnScenario { description: d.description.clone(), algorithms: d.algorithms.clone(), ..s }, d);
+        let s = MeshScenario::from_toml(text("nitk-gst-cooja").unwrap()).unwrap();
+        let d = MeshScenario::default();
+        assert_eq!(MeshScenario { description: d.description.clone(), algorithms: d.algorithms.clone(), ..s }, d);
     }
 }

@@ -84,7 +84,7 @@ impl Default for Topology {
 }
 
 /// `[topology]` as written: every key optional, so that explicit `nodes` do not get the default
-/// layout beside them (which [`LlnScenario::nodes`] would refuse as two topologies).
+/// layout beside them (which [`MeshScenario::nodes`] would refuse as two topologies).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TopologyFile {

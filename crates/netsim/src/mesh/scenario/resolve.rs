@@ -71,7 +71,7 @@ pub struct Resolved {
     pub response_bytes: u32,
 }
 
-impl LlnScenario {
+impl MeshScenario {
     /// Reads a TOML mesh scenario over the defaults.
     pub fn from_toml(text: &str) -> Result<Self, ScenarioError> {
         toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {}", e.to_string().trim_end())))
@@ -746,7 +746,7 @@ impl LlnScenario {
 /// The cloud's hosts, if any, and every (client host, server host) pair.
 type Clients = (Option<CloudSpec>, Vec<(u32, u32)>);
 
-/// Each mote's link layer, as [`LlnScenario::resolve`] builds it.
+/// Each mote's link layer, as [`MeshScenario::resolve`] builds it.
 struct LinkLayer {
     /// The border router, if there is one.
     br: Option<usize>,

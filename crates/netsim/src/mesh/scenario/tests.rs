@@ -6,7 +6,7 @@ use super::*;
 fn coap_sizes_of_the_nitk_messages() {
     // GET /test/hello, no token: 4 + (1 + 4) + (1 + 5) = 15;
     // 2.05, ETag 1 byte, Content-Format empty, "Hello World!": 4 + 2 + 1 + 1 + 12 = 20
-    let r = LlnScenario::default().resolve().unwrap();
+    let r = MeshScenario::default().resolve().unwrap();
     assert_eq!((r.request_bytes, r.response_bytes), (15, 20));
 }
 
@@ -14,7 +14,7 @@ fn coap_sizes_of_the_nitk_messages() {
 fn offered_load_sets_the_interval_from_the_first_hop_mpdu() {
     // NITK request without the address context: 89-byte MPDU on every first hop;
     // 0.5 kbit/s → 8·89/500 = 1.424 s, 2.5 kbit/s → 0.2848 s
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.stack.context_matches_lln_prefix = false;
     s.workload.offered_load_kbps = 0.5;
     assert!(s.resolve().unwrap().intervals_ns.iter().all(|&i| i == 1_424_000_000));
@@ -36,9 +36,9 @@ fn pinned_parents_reroute_and_bad_pins_are_named() {
         )
     };
     // grid3x3: the server (9) hangs from 6 by default, from 8 when pinned (Cooja's RPL)
-    let r = LlnScenario::from_toml(&text("{ 9 = 8 }")).unwrap().resolve().unwrap();
+    let r = MeshScenario::from_toml(&text("{ 9 = 8 }")).unwrap().resolve().unwrap();
     assert_eq!(r.mesh.routes().parent[8], 7);
-    let e = |pins: &str| LlnScenario::from_toml(&text(pins)).unwrap().resolve().unwrap_err().to_string();
+    let e = |pins: &str| MeshScenario::from_toml(&text(pins)).unwrap().resolve().unwrap_err().to_string();
     assert!(e("{ 9 = 1 }").contains("topology.parents.9"), "{}", e("{ 9 = 1 }"));
     assert!(e("{ 6 = 8 }").contains("not a neighbour"));
     assert!(e("{ 12 = 1 }").contains("names no mote"));
@@ -47,19 +47,19 @@ fn pinned_parents_reroute_and_bad_pins_are_named() {
 
 #[test]
 fn rpl_startup_needs_control_traffic_and_its_own_parents() {
-    let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
-    let mut s = LlnScenario::default();
+    let e = |s: MeshScenario| s.resolve().unwrap_err().to_string();
+    let mut s = MeshScenario::default();
     s.topology.rpl_startup = true;
     assert!(s.resolve().unwrap().mesh.rpl.is_some_and(|r| r.startup));
     s.topology.rpl_control = false;
     assert!(e(s).contains("topology.rpl_startup"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.topology.rpl_startup = true;
     s.topology.parents.insert("9".into(), 8);
     assert!(e(s).contains("pinned parents"));
     // MRHOF on ETX: off by default, read from the file, and only where the DODAG forms
-    assert!(LlnScenario::default().resolve().unwrap().mesh.rpl.is_some_and(|r| !r.etx));
-    let s = LlnScenario::from_toml("env = \"lln\"\nname = \"e\"\n[topology]\nrpl_etx = true\n").unwrap();
+    assert!(MeshScenario::default().resolve().unwrap().mesh.rpl.is_some_and(|r| !r.etx));
+    let s = MeshScenario::from_toml("env = \"lln\"\nname = \"e\"\n[topology]\nrpl_etx = true\n").unwrap();
     assert!(s.clone().resolve().unwrap().mesh.rpl.is_some_and(|r| r.etx && r.startup));
     let mut s = s;
     s.topology.rpl_startup = false;
@@ -68,38 +68,38 @@ fn rpl_startup_needs_control_traffic_and_its_own_parents() {
 
 #[test]
 fn bad_values_are_named() {
-    let e = |s: LlnScenario| s.resolve().unwrap_err().to_string();
-    let mut s = LlnScenario::default();
+    let e = |s: MeshScenario| s.resolve().unwrap_err().to_string();
+    let mut s = MeshScenario::default();
     s.stack.rdc = RdcName::Contikimac;
     s.stack.channel_check_rate = 10;
     assert!(e(s).contains("stack.channel_check_rate"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.topology.layout = Some("moon".into());
     assert!(e(s).contains("unknown layout 'moon'"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.workload.response_payload = "x".repeat(60);
     assert!(e(s).contains("fragmentation"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.workload.fct_successes = 0;
     assert!(e(s).contains("workload.fct_successes must be at least 1"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.workload.response_etag_bytes = 1 << 40; // never allocated: refused first
     assert!(e(s).contains("workload.response_etag_bytes"));
-    let s = LlnScenario { cc: "tcp".into(), ..LlnScenario::default() };
+    let s = MeshScenario { cc: "tcp".into(), ..MeshScenario::default() };
     assert!(e(s).contains("UDP"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.stack.br.rdc = Some(RdcName::Nullrdc);
     s.stack.br.keep_radio_on = true;
     assert!(e(s).contains("stack.br.keep_radio_on"));
-    assert!(LlnScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
-    let mut s = LlnScenario::default();
+    assert!(MeshScenario::from_toml("colour = 1").unwrap_err().to_string().contains("unknown field `colour`"));
+    let mut s = MeshScenario::default();
     s.radio.mrm = Some(MrmKeys::default());
     assert!(e(s).contains("radio.mrm is MRM's"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.radio.medium = Medium::Mrm;
     s.radio.success_ratio_rx = 0.5;
     assert!(e(s).contains("UDGM's"));
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.radio.medium = Medium::Mrm;
     s.radio.mrm = Some(MrmKeys { full_reception: 1.0, ..MrmKeys::default() });
     assert!(e(s).contains("radio.mrm.full_reception"));
@@ -122,7 +122,7 @@ fn values_a_key_does_not_take_are_refused_when_read() {
         ("workload", "kind = \"poisson\"", "`periodic_blocking`, `continuous`, `burst`, `baseline`, `collect`"),
         ("endpoint", "give_up = \"never\"", "`at_last_send` or `after_last_timer`"),
     ] {
-        let e = LlnScenario::from_toml(&format!("[{table}]\n{line}\n")).unwrap_err().to_string();
+        let e = MeshScenario::from_toml(&format!("[{table}]\n{line}\n")).unwrap_err().to_string();
         assert!(e.contains(line) && e.contains("unknown variant") && e.contains(takes), "{table}.{line}: {e}");
     }
 }
@@ -131,8 +131,8 @@ fn values_a_key_does_not_take_are_refused_when_read() {
 fn the_platform_sets_each_mote_s_cpu_clock() {
     use netmodel::mesh::{CPU_REFERENCE_HZ, SKY_CPU_HZ};
     // the default 3×3 grid: the border router (id 1) first
-    let clocks = |s: &LlnScenario| s.resolve().unwrap().mesh.cpu_clocks_hz;
-    let mut s = LlnScenario::default();
+    let clocks = |s: &MeshScenario| s.resolve().unwrap().mesh.cpu_clocks_hz;
+    let mut s = MeshScenario::default();
     assert!(clocks(&s).iter().all(|&c| c == CPU_REFERENCE_HZ));
     s.stack.br.mote = Some(Mote::Sky);
     let c = clocks(&s);
@@ -147,7 +147,7 @@ fn the_platform_sets_each_mote_s_cpu_clock() {
 fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
     use netmodel::mesh::CoojaMoteSpec;
     let cooja = "[stack]\nmote = \"cooja\"\npartial_frame_stall = false\n[stack.br]\nrdc = \"nullrdc\"\n";
-    let m = LlnScenario::from_toml(cooja).unwrap().resolve().unwrap().mesh;
+    let m = MeshScenario::from_toml(cooja).unwrap().resolve().unwrap().mesh;
     assert_eq!(m.cooja_mote, Some(CoojaMoteSpec::MEASURED));
     // no CPU time but Cooja's ticks; no turnaround; busy above −95 dBm: within R
     assert_eq!(
@@ -156,7 +156,7 @@ fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
     );
     assert_eq!((m.radio.tx_turnaround_us, m.radio.cca_range_m), (0, 10.0));
     assert_eq!(m.airtime_ns(58), 56 * 32_000);
-    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    let e = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
     assert!(
         e(&format!("{cooja}[radio]\ntx_turnaround_us = 192\n")).contains("radio.tx_turnaround_us is the platform's")
     );
@@ -175,7 +175,7 @@ const STAR: &str = "[stack]\nrpl_hbh_option = false\n[topology]\nrpl_control = f
 
 #[test]
 fn a_link_local_star_needs_no_border_router() {
-    let res = LlnScenario::from_toml(STAR).unwrap().resolve().unwrap();
+    let res = MeshScenario::from_toml(STAR).unwrap().resolve().unwrap();
     let m = &res.mesh;
     assert!(m.link_local() && m.compression.link_local);
     assert_eq!(res.clients, vec![(1, 0), (2, 0), (3, 0)]);
@@ -186,14 +186,14 @@ fn a_link_local_star_needs_no_border_router() {
     // the IPv6 header takes 2 bytes (both fe80:: addresses elided, no context byte), UDP 7
     let hop = netmodel::mesh::frame::HopPlace::local(true, true);
     assert_eq!(m.compression.iphc_bytes(hop) + m.compression.transport_bytes(), 2 + 7);
-    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    let e = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
     assert!(e(&STAR.replace("x = -6.0", "x = -12.0")).contains("mote 4 is 12.00 m from the server"));
     assert!(e(&STAR.replace("rpl_control = false", "rpl_control = true")).contains("no RPL"));
     assert!(e(&STAR.replace("role = \"server\"", "role = \"client\"")).contains("exactly one server"));
     // and it runs: every client's exchanges complete
-    let mut s = LlnScenario::from_toml(STAR).unwrap();
+    let mut s = MeshScenario::from_toml(STAR).unwrap();
     s.duration_s = 60.0;
-    let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+    let r = crate::mesh::run_rep(&s, &s.resolve().unwrap(), 0, None);
     assert!(r.exchanges.iter().filter(|x| x.rtt_ns.is_some()).count() > 100);
 }
 
@@ -204,20 +204,20 @@ fn a_link_local_star_needs_no_border_router() {
 fn a_booted_client_sends_its_first_request_an_interval_after_its_application_starts() {
     let toml = STAR.replacen("[stack]\n", "[stack]\nneighbor_cache = 15\n", 1)
         + "[workload]\ninterval_ms = 10000.0\nfirst_after_interval = true\n";
-    let mut s = LlnScenario::from_toml(&toml).unwrap();
+    let mut s = MeshScenario::from_toml(&toml).unwrap();
     s.duration_s = 30.0;
-    let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+    let r = crate::mesh::run_rep(&s, &s.resolve().unwrap(), 0, None);
     // 103 ticks (804.6875 ms) + 10 s after a boot in [0, 1 s)
     let first: Vec<u64> = (1..4).map(|c| r.exchanges.iter().find(|x| x.client == c).unwrap().start_ns).collect();
     assert!(first.iter().all(|&t| (10_804_687_500..11_804_687_500).contains(&t)), "{first:?}");
     // a boot the scenario gives: client 2 (mote 3) boots at 90.532 ms
     let given = toml.replacen("rpl_startup = false\n", "rpl_startup = false\nboots_ms = { 3 = 90.532 }\n", 1);
-    let mut g = LlnScenario::from_toml(&given).unwrap();
+    let mut g = MeshScenario::from_toml(&given).unwrap();
     g.duration_s = 30.0;
-    let r2 = crate::lln::run_rep(&g, &g.resolve().unwrap(), 0, None);
+    let r2 = crate::mesh::run_rep(&g, &g.resolve().unwrap(), 0, None);
     let start = r2.exchanges.iter().find(|x| x.client == 2).unwrap().start_ns;
     assert_eq!(start, 90_532_000 + 804_687_500 + 10_000_000_000);
-    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    let e = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
     assert!(e(&given.replace("boots_ms = { 3", "boots_ms = { 9")).contains("topology.boots_ms.9"));
     assert!(e(&given.replace("neighbor_cache = 15\n", "")).contains("needs stack.neighbor_cache"));
     // the next on the 10-s grid of each (its request at its timer, its NS resolved by then)
@@ -233,17 +233,17 @@ fn a_booted_client_sends_its_first_request_an_interval_after_its_application_sta
 #[test]
 fn neighbour_discovery_runs_on_stars_only_and_a_small_table_costs_exchanges() {
     let with = |cache: u32| STAR.replacen("[stack]\n", &format!("[stack]\nneighbor_cache = {cache}\n"), 1);
-    let res = LlnScenario::from_toml(&with(15)).unwrap().resolve().unwrap();
+    let res = MeshScenario::from_toml(&with(15)).unwrap().resolve().unwrap();
     assert_eq!(res.mesh.nd.map(|n| (n.cache, n.base_reachable_ms, n.shared_random)), Some((15, 600_000, false)));
-    assert!(LlnScenario::from_toml(STAR).unwrap().resolve().unwrap().mesh.nd.is_none());
+    assert!(MeshScenario::from_toml(STAR).unwrap().resolve().unwrap().mesh.nd.is_none());
     // a known reachable time reaches the model; without neighbour discovery it is refused
     let known = with(15).replacen("[stack]\n", "[stack]\nneighbor_reachable_ms = 322247\n", 1);
-    let res = LlnScenario::from_toml(&known).unwrap().resolve().unwrap();
+    let res = MeshScenario::from_toml(&known).unwrap().resolve().unwrap();
     assert_eq!(res.mesh.nd.and_then(|n| n.reachable_ms), Some(322_247));
     let alone = STAR.replacen("[stack]\n", "[stack]\nneighbor_reachable_ms = 322247\n", 1);
-    let e = LlnScenario::from_toml(&alone).unwrap().resolve().unwrap_err().to_string();
+    let e = MeshScenario::from_toml(&alone).unwrap().resolve().unwrap_err().to_string();
     assert!(e.contains("stack.neighbor_reachable_ms"), "{e}");
-    let e = LlnScenario::from_toml(
+    let e = MeshScenario::from_toml(
         "env = \"lln\"\nname = \"g\"\n[stack]\nneighbor_cache = 15\n[topology]\nlayout = \"grid3x3\"\n",
     )
     .unwrap()
@@ -252,13 +252,13 @@ fn neighbour_discovery_runs_on_stars_only_and_a_small_table_costs_exchanges() {
     .to_string();
     assert!(e.contains("stack.neighbor_cache"), "{e}");
     let cm = with(15).replacen("[stack]\n", "[stack]\nrdc = \"contikimac\"\n", 1);
-    let e = LlnScenario::from_toml(&cm).unwrap().resolve().unwrap_err().to_string();
+    let e = MeshScenario::from_toml(&cm).unwrap().resolve().unwrap_err().to_string();
     assert!(e.contains("nullrdc only"), "{e}");
     // (completed exchanges, and the retransmissions of each client's first exchange)
     let run = |toml: &str| {
-        let mut s = LlnScenario::from_toml(toml).unwrap();
+        let mut s = MeshScenario::from_toml(toml).unwrap();
         s.duration_s = 60.0;
-        let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+        let r = crate::mesh::run_rep(&s, &s.resolve().unwrap(), 0, None);
         let mut first = std::collections::BTreeMap::new();
         for x in &r.exchanges {
             let f = first.entry(x.client).or_insert(x);
@@ -285,9 +285,9 @@ fn neighbour_discovery_runs_on_stars_only_and_a_small_table_costs_exchanges() {
 #[test]
 fn clients_sharing_a_random_sequence_draw_the_same_timers() {
     let first_timers = |random: &str| {
-        let mut s = LlnScenario::from_toml(&format!("{STAR}[workload]\nclient_random = \"{random}\"\n")).unwrap();
+        let mut s = MeshScenario::from_toml(&format!("{STAR}[workload]\nclient_random = \"{random}\"\n")).unwrap();
         s.duration_s = 5.0;
-        let r = crate::lln::run_rep(&s, &s.resolve().unwrap(), 0, None);
+        let r = crate::mesh::run_rep(&s, &s.resolve().unwrap(), 0, None);
         let mut by_client = std::collections::BTreeMap::<u32, Vec<u64>>::new();
         for x in r.exchanges.iter().filter(|x| x.rtt_ns.is_some() && x.retransmissions == 0) {
             by_client.entry(x.client).or_default().push(x.last_rto_ns.unwrap());
@@ -301,18 +301,18 @@ fn clients_sharing_a_random_sequence_draw_the_same_timers() {
     assert!(shared.iter().all(|t| *t == shared[0]));
     let own = first_timers("per_mote");
     assert!(own[0] != own[1] && own[1] != own[2]);
-    let e = LlnScenario::from_toml(&format!("{STAR}[workload]\nclient_random = \"one\"\n")).unwrap_err().to_string();
+    let e = MeshScenario::from_toml(&format!("{STAR}[workload]\nclient_random = \"one\"\n")).unwrap_err().to_string();
     assert!(e.contains("client_random") || e.contains("per_mote"), "{e}");
 }
 
 #[test]
 fn spacing_scales_a_layout_and_jitter_is_checked() {
     // grid3x3_ideal's mote 2 is at (−10, 10): at 9 m spacing (−9, 9)
-    let s = LlnScenario::from_toml("[topology]\nlayout = \"grid3x3_ideal\"\nspacing_m = 9.0\n").unwrap();
+    let s = MeshScenario::from_toml("[topology]\nlayout = \"grid3x3_ideal\"\nspacing_m = 9.0\n").unwrap();
     let n = s.nodes().unwrap();
     assert_eq!((n[1].x, n[1].y), (-9.0, 9.0));
     assert!(s.resolve().is_ok());
-    let e = |t: &str| LlnScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    let e = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
     let nodes = "[topology]\nspacing_m = 9.0\nnodes = [{ id = 1, role = \"border_router\", x = 0.0, y = 0.0 }, \
                  { id = 2, role = \"server\", x = 9.0, y = 0.0 }, { id = 3, role = \"client\", x = 18.0, y = 0.0 }]\n";
     assert!(e(nodes).contains("topology.spacing_m scales a named layout"));
@@ -321,13 +321,13 @@ fn spacing_scales_a_layout_and_jitter_is_checked() {
     let pinned = "[topology]\nrpl_startup = false\njitter_m = 1.0\nparents = { 9 = 8 }\n";
     assert!(e(pinned).contains("topology.parents"));
     // a jittered scenario runs, and says so in its scenario
-    let s = LlnScenario::from_toml("[topology]\njitter_m = 1.0\n").unwrap();
+    let s = MeshScenario::from_toml("[topology]\njitter_m = 1.0\n").unwrap();
     assert_eq!(s.resolve().unwrap().mesh.jitter_m, 1.0);
 }
 
 #[test]
 fn mrm_derives_its_power_from_the_range_and_its_carrier_sense_from_the_power() {
-    let s = LlnScenario::from_toml("[radio]\nmedium = \"mrm\"\n").unwrap();
+    let s = MeshScenario::from_toml("[radio]\nmedium = \"mrm\"\n").unwrap();
     let r = s.resolve().unwrap().mesh.radio;
     let m = r.mrm.unwrap();
     // p = 0.999 at R = 10 m: −27.046 dBm (netmodel's mrm tests derive it); sensed to 13.98 m
@@ -335,7 +335,7 @@ fn mrm_derives_its_power_from_the_range_and_its_carrier_sense_from_the_power() {
     assert!((r.cca_range_m - 13.98).abs() < 0.01, "{}", r.cca_range_m);
     assert!(m.capture);
     // a given power is used as is
-    let s = LlnScenario::from_toml("[radio]\nmedium = \"mrm\"\n[radio.mrm]\ntx_power_dbm = 1.5\n").unwrap();
+    let s = MeshScenario::from_toml("[radio]\nmedium = \"mrm\"\n[radio.mrm]\ntx_power_dbm = 1.5\n").unwrap();
     assert_eq!(s.resolve().unwrap().mesh.radio.mrm.unwrap().tx_power_dbm, 1.5);
 }
 
@@ -347,27 +347,27 @@ const LINE: &str = "[topology]\nnodes = [\n\
 
 #[test]
 fn explicit_nodes_need_no_layout_and_a_preset_takes_them() {
-    let s = LlnScenario::from_toml(LINE).unwrap();
+    let s = MeshScenario::from_toml(LINE).unwrap();
     assert_eq!(s.topology.layout, None);
     let nodes = s.nodes().unwrap();
     assert_eq!(nodes.len(), 3);
     assert_eq!((nodes[2].role, nodes[2].x), (topology::Role::Client, 20.0));
     assert!(s.resolve().is_ok());
     // nothing given: the default layout; both given: refused
-    assert_eq!(LlnScenario::from_toml("").unwrap().topology.layout.as_deref(), Some("grid3x3"));
+    assert_eq!(MeshScenario::from_toml("").unwrap().topology.layout.as_deref(), Some("grid3x3"));
     let both = format!("{}layout = \"grid6x6\"\n", LINE);
-    let e = LlnScenario::from_toml(&both).unwrap().nodes().unwrap_err().to_string();
+    let e = MeshScenario::from_toml(&both).unwrap().nodes().unwrap_err().to_string();
     assert!(e.contains("exactly one of `layout` and `nodes`"), "{e}");
     // a preset (which names a layout) overlaid with nodes: the nodes replace the layout
     let mut table: toml::Table = super::super::presets::text("nitk-gst-cooja").unwrap().parse().unwrap();
     crate::scenario::overlay(&mut table, LINE.parse().unwrap());
-    let s: LlnScenario = table.try_into().unwrap();
+    let s: MeshScenario = table.try_into().unwrap();
     assert_eq!((s.topology.layout.clone(), s.nodes().unwrap().len()), (None, 3));
 }
 
 #[test]
 fn a_workload_kind_carries_its_own_keys_and_only_its_own() {
-    let traffic = |text: &str| LlnScenario::from_toml(text).unwrap().resolve().map(|r| r.traffic);
+    let traffic = |text: &str| MeshScenario::from_toml(text).unwrap().resolve().map(|r| r.traffic);
     // the kind's table, its defaults where left out
     let t = traffic("[workload]\nkind = \"burst\"\n[workload.burst]\nstart_s = 10.0\n").unwrap();
     assert_eq!(t, Traffic::Burst(BurstKeys { start_s: 10.0, ..BurstKeys::default() }));

@@ -26,12 +26,12 @@ use crate::record::{ClientRecord, ClientSpan, Detail, ExchangeRecord, NetworkRep
 use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
 pub use run::{MeshRun, Route};
-pub use scenario::{LlnScenario, Resolved, Traffic};
-pub use summary::{LlnMetrics, MeshSummary};
+pub use scenario::{MeshScenario, Resolved, Traffic};
+pub use summary::{MeshMetrics, MeshSummary};
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
 pub fn run_rep(
-    scn: &LlnScenario,
+    scn: &MeshScenario,
     res: &Resolved,
     rep: u32,
     progress: Option<&dyn crate::world::Progress>,
@@ -42,7 +42,7 @@ pub fn run_rep(
 /// [`run_rep`], every datagram sent written to `capture` ([`addressing`]). The results are
 /// those of the run without it.
 pub fn run_rep_captured(
-    scn: &LlnScenario,
+    scn: &MeshScenario,
     res: &Resolved,
     rep: u32,
     progress: Option<&dyn crate::world::Progress>,
@@ -75,7 +75,7 @@ pub fn addressing(res: &Resolved) -> Addressing {
 }
 
 fn run_rep_inner(
-    scn: &LlnScenario,
+    scn: &MeshScenario,
     res: &Resolved,
     rep: u32,
     progress: Option<&dyn crate::world::Progress>,
@@ -213,7 +213,7 @@ impl BurstGroup {
 
 /// Every mote's endpoint: clients with their server, servers with the fixed response, the
 /// others (border router, routers) answering nothing.
-pub fn stack(scn: &LlnScenario, res: &Resolved, rep: u32) -> UdpStack {
+pub fn stack(scn: &MeshScenario, res: &Resolved, rep: u32) -> UdpStack {
     let w = &scn.workload;
     let mut cfg = Config::new(res.cc.clone());
     cfg.token_len = w.token_len;

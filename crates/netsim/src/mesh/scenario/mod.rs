@@ -34,16 +34,16 @@ pub use radio::{Derivable, MrmKeys, Radio};
 pub use resolve::Resolved;
 pub use stack::{BrStack, Stack};
 pub use workload::{
-    BaselineKeys, BurstKeys, ClientRandom, CollectKeys, EndpointKeys, LlnWorkload, Outstanding, Traffic,
+    BaselineKeys, BurstKeys, ClientRandom, CollectKeys, EndpointKeys, MeshWorkload, Outstanding, Traffic,
 };
 
 /// A complete mesh scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct LlnScenario {
+pub struct MeshScenario {
     /// A name for reports.
     pub name: String,
-    /// `lln`.
+    /// `lln`: the file format's name for the mesh world (see docs/scenario.md).
     pub env: String,
     /// One line on what it is.
     pub description: String,
@@ -73,13 +73,13 @@ pub struct LlnScenario {
     /// The motes.
     pub topology: Topology,
     /// The clients.
-    pub workload: LlnWorkload,
+    pub workload: MeshWorkload,
     /// Cloud clients behind the border router instead of client motes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cloud: Option<CloudKeys>,
 }
 
-impl Default for LlnScenario {
+impl Default for MeshScenario {
     fn default() -> Self {
         // Erbium's timing, and the readings of Betzler's Contiki CoCoA (coap-cc's `cocoa` module)
         let mote_stack = [
@@ -99,7 +99,7 @@ impl Default for LlnScenario {
             ("gst_count_reset", "never"),
             ("gst_divisor", "u64"),
         ];
-        LlnScenario {
+        MeshScenario {
             name: "nitk-gst-cooja".into(),
             env: "lln".into(),
             description: String::new(),
@@ -114,7 +114,7 @@ impl Default for LlnScenario {
             radio: Radio::default(),
             stack: Stack::default(),
             topology: Topology::default(),
-            workload: LlnWorkload::default(),
+            workload: MeshWorkload::default(),
             cloud: None,
         }
     }

@@ -3,7 +3,7 @@
 use netmodel::mesh::topology::{NodeSpec, Role};
 use netmodel::mesh::Mesh;
 use netmodel::{HostId, Periodic};
-use netsim::lln::{self, LlnScenario};
+use netsim::mesh::{self, MeshScenario};
 use netsim::{NetworkReport, Summary};
 use proptest::prelude::*;
 
@@ -13,8 +13,8 @@ fn node(id: u32, role: Role, x: f64, y: f64) -> NodeSpec {
 
 /// Border router (0, 0), server (9, 0), client (9, 9): the client's only neighbour is the
 /// server (the border router is 12.7 m away), so its requests take one hop each way.
-fn one_hop() -> LlnScenario {
-    let mut s = LlnScenario::default();
+fn one_hop() -> MeshScenario {
+    let mut s = MeshScenario::default();
     s.topology.layout = None;
     s.topology.nodes = Some(vec![
         node(1, Role::BorderRouter, 0.0, 0.0),
@@ -46,7 +46,7 @@ fn one_hop_exchange_time_is_the_sum_of_the_models_delays() {
     bare.stack.uart_byte_ns = 0;
     for (s, expected) in [(one_hop(), with), (bare, without)] {
         let res = s.resolve().unwrap();
-        let r = lln::run_rep(&s, &res, 0, None);
+        let r = mesh::run_rep(&s, &res, 0, None);
         assert_eq!(r.exchanges.len(), 20, "requests at 0, 0.1, …, 1.9 s");
         for e in &r.exchanges {
             assert_eq!(e.rtt_ns, Some(expected * 1_000), "exchange {}", e.index);
@@ -65,9 +65,9 @@ fn one_hop_exchange_time_is_the_sum_of_the_models_delays() {
 #[test]
 fn a_back_to_back_client_waits_for_its_console_between_exchanges() {
     let mut s = one_hop();
-    s.workload.kind = lln::scenario::Pattern::Continuous;
+    s.workload.kind = mesh::scenario::Pattern::Continuous;
     let res = s.resolve().unwrap();
-    let r = lln::run_rep(&s, &res, 0, None);
+    let r = mesh::run_rep(&s, &res, 0, None);
     let (first, next) = (12_704_000, 12_704_000 + 39 * 69_125);
     assert_eq!(r.exchanges[0].rtt_ns, Some(first));
     for w in r.exchanges.windows(2) {
@@ -83,28 +83,28 @@ fn a_back_to_back_client_waits_for_its_console_between_exchanges() {
 #[test]
 fn grid3x3_runs_and_is_deterministic() {
     // RPL forms its DODAG first (the defaults): the first exchanges wait for routes
-    let mut s = LlnScenario { duration_s: 120.0, reps: 2, ..LlnScenario::default() };
+    let mut s = MeshScenario { duration_s: 120.0, reps: 2, ..MeshScenario::default() };
     s.cc = "default".into();
     let res = s.resolve().unwrap();
-    let a: Vec<_> = (0..2).map(|r| lln::run_rep(&s, &res, r, None)).collect();
-    let b: Vec<_> = (0..2).rev().map(|r| lln::run_rep(&s, &res, r, None)).collect();
+    let a: Vec<_> = (0..2).map(|r| mesh::run_rep(&s, &res, r, None)).collect();
+    let b: Vec<_> = (0..2).rev().map(|r| mesh::run_rep(&s, &res, r, None)).collect();
     assert_eq!(a[0], b[1]);
     assert_eq!(a[1], b[0]);
     assert_ne!(a[0].exchanges, a[1].exchanges, "replications differ");
     let sum = Summary::new(&a);
-    let m = sum.lln.as_ref().unwrap();
+    let m = sum.mesh.as_ref().unwrap();
     // 7 clients each asking every 100 ms: at most 70 exchanges/s
     assert!(m.transactions_per_s > 0.0 && m.transactions_per_s <= 70.0, "{}", m.transactions_per_s);
     assert!(m.pdr > 0.0 && m.pdr <= 1.0);
     // the per-replication values average to the pooled ones; every armed RTO is in the series
     assert_eq!(m.per_rep.len(), 2);
-    let avg = |f: &dyn Fn(&lln::summary::RepMetrics) -> f64| (f(&m.per_rep[0]) + f(&m.per_rep[1])) / 2.0;
+    let avg = |f: &dyn Fn(&mesh::summary::RepMetrics) -> f64| (f(&m.per_rep[0]) + f(&m.per_rep[1])) / 2.0;
     assert!((avg(&|r| r.transactions_per_s) - m.transactions_per_s).abs() < 1e-9);
     assert!((avg(&|r| r.retransmissions as f64) - m.retransmissions_total).abs() < 1e-9);
     assert!((avg(&|r| r.rto_max_s) - m.rto_s.max_mean).abs() < 1e-9);
     let series = &m.rto_over_time;
-    assert_eq!(series.mean_s.len(), lln::summary::RTO_BINS);
-    assert!((series.bin_s * lln::summary::RTO_BINS as f64 - 120.0).abs() < 1e-9);
+    assert_eq!(series.mean_s.len(), mesh::summary::RTO_BINS);
+    assert!((series.bin_s * mesh::summary::RTO_BINS as f64 - 120.0).abs() < 1e-9);
     let top = series.max_s.iter().copied().filter(|x| !x.is_nan()).fold(0.0, f64::max);
     assert_eq!(top, m.rto_s.max);
     // the hop counts of §9.1's min-hop routes (RPL formed the tree: a mote keeps the first of equal
@@ -171,22 +171,22 @@ fn accounting_holds_on(
     seed: u64,
 ) -> Result<(), TestCaseError> {
     let Stack { csma, contikimac, cooja, stall } = stack;
-    let mut s = LlnScenario::default();
+    let mut s = MeshScenario::default();
     s.topology.layout = None;
     s.topology.nodes = Some(layout(points, 1));
     s.radio.success_ratio_tx = p_tx;
     s.radio.success_ratio_rx = p_rx;
     if csma {
-        s.stack.mac = lln::scenario::Mac::Csma;
+        s.stack.mac = mesh::scenario::Mac::Csma;
         s.stack.queuebuf_num = 2;
     }
     if contikimac {
-        s.stack.rdc = lln::scenario::RdcName::Contikimac;
+        s.stack.rdc = mesh::scenario::RdcName::Contikimac;
     }
     s.stack.partial_frame_stall = stall && !cooja;
     if cooja {
-        s.stack.mote = lln::scenario::Mote::Cooja;
-        s.stack.br.rdc = Some(lln::scenario::RdcName::Nullrdc);
+        s.stack.mote = mesh::scenario::Mote::Cooja;
+        s.stack.br.rdc = Some(mesh::scenario::RdcName::Nullrdc);
         s.stack.br.keep_radio_on = false;
     }
     s.seed = seed;
@@ -202,7 +202,7 @@ fn accounting_holds_on(
     let clients: Vec<(HostId, u64)> = res.clients.iter().map(|&(c, _)| (HostId(c), interval_ms * 1_000_000)).collect();
     let workload = Periodic::new(&clients, 20_000_000_000, 1.0, seed, 0);
     let medium = Mesh::new(res.mesh.clone(), seed, 0);
-    let stack = netsim::lln::stack(&s, &res, 0);
+    let stack = netsim::mesh::stack(&s, &res, 0);
     let r = netsim::engine::run(
         medium,
         stack,
@@ -292,11 +292,11 @@ proptest! {
 fn mobility_is_deterministic_and_a_written_trace_replays_the_same_run() {
     use netmodel::mesh::mobility::{write_positions, Mover};
     use netmodel::Stream;
-    let text = netsim::lln::presets::text("nitk-cocoapp-mobile-rwp").unwrap();
-    let s = LlnScenario { duration_s: 120.0, reps: 2, ..LlnScenario::from_toml(text).unwrap() };
+    let text = netsim::mesh::presets::text("nitk-cocoapp-mobile-rwp").unwrap();
+    let s = MeshScenario { duration_s: 120.0, reps: 2, ..MeshScenario::from_toml(text).unwrap() };
     let res = s.resolve().unwrap();
-    let a: Vec<_> = (0..2).map(|r| lln::run_rep(&s, &res, r, None)).collect();
-    let b: Vec<_> = (0..2).rev().map(|r| lln::run_rep(&s, &res, r, None)).collect();
+    let a: Vec<_> = (0..2).map(|r| mesh::run_rep(&s, &res, r, None)).collect();
+    let b: Vec<_> = (0..2).rev().map(|r| mesh::run_rep(&s, &res, r, None)).collect();
     assert_eq!((&a[0], &a[1]), (&b[1], &b[0]));
     let NetworkReport::Mesh(m) = &a[0].network else { panic!("a mesh run") };
     let trails: Vec<usize> = m.report.nodes.iter().map(|n| n.trail.len()).collect();
@@ -318,11 +318,11 @@ fn mobility_is_deterministic_and_a_written_trace_replays_the_same_run() {
     let moves = mover.trace(pos, 1.0, s.duration_s);
     let path = std::env::temp_dir().join(format!("coapcc-positions-{}.txt", std::process::id()));
     std::fs::write(&path, write_positions(&moves)).unwrap();
-    let mut t = LlnScenario { reps: 1, ..s.clone() };
+    let mut t = MeshScenario { reps: 1, ..s.clone() };
     t.topology.mobility = None;
     t.topology.positions = Some(path.to_string_lossy().into_owned());
     let tres = t.resolve().unwrap();
-    let replay = lln::run_rep(&t, &tres, 0, None);
+    let replay = mesh::run_rep(&t, &tres, 0, None);
     std::fs::remove_file(&path).unwrap();
     assert_eq!(replay, a[0], "the replayed trace is the model's run");
 }
@@ -332,13 +332,13 @@ fn mobility_is_deterministic_and_a_written_trace_replays_the_same_run() {
 /// side), their routes are the border router's, and a run repeats exactly.
 #[test]
 fn cloud_clients_reach_the_motes_through_the_border_router() {
-    let text = netsim::lln::presets::text("cloud-m2m-nullrdc").unwrap();
-    let s = LlnScenario { duration_s: 60.0, reps: 1, ..LlnScenario::from_toml(text).unwrap() };
+    let text = netsim::mesh::presets::text("cloud-m2m-nullrdc").unwrap();
+    let s = MeshScenario { duration_s: 60.0, reps: 1, ..MeshScenario::from_toml(text).unwrap() };
     let res = s.resolve().unwrap();
     assert_eq!(res.clients.len(), 29);
     assert!(res.clients.iter().all(|&(c, _)| c >= 30), "cloud hosts come after the 30 motes");
-    let a = lln::run_rep(&s, &res, 0, None);
-    assert_eq!(a, lln::run_rep(&s, &res, 0, None));
+    let a = mesh::run_rep(&s, &res, 0, None);
+    assert_eq!(a, mesh::run_rep(&s, &res, 0, None));
     assert!(a.exchanges.iter().filter(|e| e.rtt_ns.is_some()).count() > 29);
     let NetworkReport::Mesh(m) = &a.network else { panic!("a mesh run") };
     let cloud = m.report.cloud.expect("cloud counters");
@@ -348,19 +348,19 @@ fn cloud_clients_reach_the_motes_through_the_border_router() {
     let to1 = m.routes.iter().find(|r| r.server == 1).unwrap();
     assert_eq!((to1.hops, to1.client), (Some(4), 31));
     let sum = Summary::new(&[a]);
-    assert!(sum.lln.as_ref().is_some_and(|l| l.pdr > 0.0 && l.pdr <= 1.0), "{:?}", sum.lln.map(|l| l.pdr));
+    assert!(sum.mesh.as_ref().is_some_and(|l| l.pdr > 0.0 && l.pdr <= 1.0), "{:?}", sum.mesh.map(|l| l.pdr));
 }
 
 /// CLOUD's burst: 4 clients (drawn per replication) run from 0 s; the 25 others start at 450 s
 /// and send at most 50 requests each.
 #[test]
 fn the_cloud_burst_groups() {
-    let text = netsim::lln::presets::text("cloud-burst-nullrdc").unwrap();
-    let s = LlnScenario { duration_s: 600.0, reps: 1, ..LlnScenario::from_toml(text).unwrap() };
+    let text = netsim::mesh::presets::text("cloud-burst-nullrdc").unwrap();
+    let s = MeshScenario { duration_s: 600.0, reps: 1, ..MeshScenario::from_toml(text).unwrap() };
     let res = s.resolve().unwrap();
     let mut groups = Vec::new();
     for rep in 0..2 {
-        let r = lln::run_rep(&s, &res, rep, None);
+        let r = mesh::run_rep(&s, &res, rep, None);
         let mut early = Vec::new();
         for c in &r.clients {
             let mine: Vec<_> = r.exchanges.iter().filter(|e| e.client == c.client).collect();
@@ -382,11 +382,11 @@ fn the_cloud_burst_groups() {
 /// ended (a response, or a failure when its last timer expired); the run ends with the last.
 #[test]
 fn the_cloud_baseline_runs_each_server_in_turn() {
-    let text = netsim::lln::presets::text("cloud-baseline-contikimac").unwrap();
-    let mut s = LlnScenario { reps: 1, ..LlnScenario::from_toml(text).unwrap() };
-    s.workload.baseline = Some(netsim::lln::scenario::BaselineKeys { exchanges: 3, gap_s: 5.0 });
+    let text = netsim::mesh::presets::text("cloud-baseline-contikimac").unwrap();
+    let mut s = MeshScenario { reps: 1, ..MeshScenario::from_toml(text).unwrap() };
+    s.workload.baseline = Some(netsim::mesh::scenario::BaselineKeys { exchanges: 3, gap_s: 5.0 });
     let res = s.resolve().unwrap();
-    let r = lln::run_rep(&s, &res, 0, None);
+    let r = mesh::run_rep(&s, &res, 0, None);
     assert!(!r.truncated);
     let mut clients: Vec<u32> = r.exchanges.iter().map(|e| e.client).collect();
     clients.dedup();
@@ -407,7 +407,7 @@ fn the_cloud_baseline_runs_each_server_in_turn() {
     assert_eq!(m.duration_ns, prev_end.unwrap(), "the run lasts until the last client is done");
     // the summary's per-server figures cover every server's turn
     assert!(m.chained);
-    let b = netsim::lln::summary::lln_metrics(std::slice::from_ref(&r)).unwrap().baseline.unwrap();
+    let b = netsim::mesh::summary::mesh_metrics(std::slice::from_ref(&r)).unwrap().baseline.unwrap();
     assert_eq!(b.servers, 29.0);
     assert!(b.throughput_per_s > 0.0 && b.exchange_duration_s > 0.0, "{b:?}");
 }
@@ -416,11 +416,11 @@ fn the_cloud_baseline_runs_each_server_in_turn() {
 /// once and never more; `cocoa`'s (NSTART 1) one at a time.
 #[test]
 fn cloud_clients_keep_nstart_exchanges_open() {
-    let text = netsim::lln::presets::text("cloud-m2m-nullrdc").unwrap();
+    let text = netsim::mesh::presets::text("cloud-m2m-nullrdc").unwrap();
     let most_open = |cc: &str| {
-        let s = LlnScenario { reps: 1, duration_s: 60.0, cc: cc.into(), ..LlnScenario::from_toml(text).unwrap() };
+        let s = MeshScenario { reps: 1, duration_s: 60.0, cc: cc.into(), ..MeshScenario::from_toml(text).unwrap() };
         let res = s.resolve().unwrap();
-        let r = lln::run_rep(&s, &res, 0, None);
+        let r = mesh::run_rep(&s, &res, 0, None);
         let mut most = 0;
         for e in &r.exchanges {
             // exchanges of its client open when it starts (itself included)
@@ -442,12 +442,12 @@ fn cloud_clients_keep_nstart_exchanges_open() {
 /// series has one window per 60 s and its goodput adds up to the successes' bits.
 #[test]
 fn rttcoap_sources_send_to_the_collector() {
-    let text = netsim::lln::presets::text("rttcoap-homog-57").unwrap();
-    let s = LlnScenario {
+    let text = netsim::mesh::presets::text("rttcoap-homog-57").unwrap();
+    let s = MeshScenario {
         reps: 1,
         duration_s: 600.0,
         cc: "rtt_coap:nstart=4".into(),
-        ..LlnScenario::from_toml(text).unwrap()
+        ..MeshScenario::from_toml(text).unwrap()
     };
     let res = s.resolve().unwrap();
     assert_eq!(res.clients.len(), 56);
@@ -456,10 +456,10 @@ fn rttcoap_sources_send_to_the_collector() {
     assert_eq!(res.request_bytes, 51);
     // 0.05 kbit/s then 0.10: 8·51/50 = 8.16 s, 4.08 s
     assert_eq!(res.open_loop.as_ref().unwrap().intervals_ns[..2], [8_160_000_000, 4_080_000_000]);
-    let r = lln::run_rep(&s, &res, 0, None);
+    let r = mesh::run_rep(&s, &res, 0, None);
     let successes = r.exchanges.iter().filter(|e| e.rtt_ns.is_some()).count();
     assert!(successes > 100);
-    let metrics = lln::summary::lln_metrics(std::slice::from_ref(&r)).unwrap();
+    let metrics = mesh::summary::mesh_metrics(std::slice::from_ref(&r)).unwrap();
     let w = metrics.windows.as_ref().unwrap();
     assert_eq!((w.window_s, w.goodput_bps.len()), (60.0, 10));
     let bits: f64 = w.goodput_bps.iter().map(|g| g * 60.0).sum();
@@ -474,14 +474,14 @@ fn rttcoap_sources_send_to_the_collector() {
 /// within 3 of it whatever its phase; the collector takes some of them.
 #[test]
 fn rttcoap_background_notifications_follow_their_rate_steps() {
-    let text = netsim::lln::presets::text("rttcoap-mixed-112").unwrap();
-    let s = LlnScenario { reps: 1, duration_s: 800.0, ..LlnScenario::from_toml(text).unwrap() };
+    let text = netsim::mesh::presets::text("rttcoap-mixed-112").unwrap();
+    let s = MeshScenario { reps: 1, duration_s: 800.0, ..MeshScenario::from_toml(text).unwrap() };
     let res = s.resolve().unwrap();
     let bg = res.background.as_ref().unwrap();
     assert_eq!(bg.intervals_ns[0], 22_644_000_000);
     let i1 = 8.0 * 51.0 * 111.0 / (2.0 + 42.0 / 17.0) * 1e6;
     assert!((bg.intervals_ns[1] as f64 - i1).abs() <= 1.0, "{} vs {i1}", bg.intervals_ns[1]);
-    let r = lln::run_rep(&s, &res, 0, None);
+    let r = mesh::run_rep(&s, &res, 0, None);
     let each = 400.0 / 22.644 + 400.0 / (8.0 * 51.0 * 111.0 / (2.0 + 42.0 / 17.0) / 1000.0);
     let sent = r.stats.background_sent as f64;
     assert!((sent - 111.0 * each).abs() <= 111.0 * 3.0, "{sent} vs {}", 111.0 * each);
