@@ -11,7 +11,7 @@
 
 use std::any::Any;
 use std::fmt;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use crate::mesh::{self, MeshScenario};
 use crate::{run_rep, Detail, Progress, RepResult, Scenario};
@@ -247,12 +247,55 @@ impl World for Mesh {
     }
     fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
         let s: MeshScenario = table.try_into().map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
-        let res = s.resolve().map_err(|e| e.to_string())?;
+        let resolved = s.resolve().map_err(|e| e.to_string())?;
         // a cell runs one algorithm: the resolved one, every parameter written out
-        Ok(Box::new(MeshScenario { cc: res.cc.to_string(), algorithms: Vec::new(), ..s }))
+        let scenario = MeshScenario { cc: resolved.cc.to_string(), algorithms: Vec::new(), ..s };
+        Ok(Box::new(ResolvedMesh { scenario, resolved: Arc::new(resolved) }))
     }
     fn client_label(&self, host: u32) -> u32 {
         host + 1
+    }
+}
+
+/// A mesh scenario read by [`World::scenario`], kept with its resolution (nothing in it
+/// depends on the seed a sweep gives the cell afterwards), so that running it resolves nothing
+/// again. As data it is the scenario ([`Stored::as_any`] gives the [`MeshScenario`]).
+#[derive(Debug, Clone)]
+struct ResolvedMesh {
+    scenario: MeshScenario,
+    resolved: Arc<mesh::Resolved>,
+}
+
+impl Stored for ResolvedMesh {
+    fn to_json(&self) -> serde_json::Value {
+        self.scenario.to_json()
+    }
+    fn canonical(&self) -> String {
+        self.scenario.canonical()
+    }
+    fn clone_box(&self) -> Box<dyn WorldScenario> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        &self.scenario
+    }
+}
+
+impl WorldScenario for ResolvedMesh {
+    fn world(&self) -> &'static dyn World {
+        &Mesh
+    }
+    fn reps(&self) -> u32 {
+        self.scenario.reps
+    }
+    fn seed_mut(&mut self) -> &mut u64 {
+        &mut self.scenario.seed
+    }
+    fn work_per_rep(&self) -> Work {
+        self.scenario.work_per_rep()
+    }
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
+        Ok(Box::new(MeshRunner { scenario: &self.scenario, resolved: std::borrow::Cow::Borrowed(&*self.resolved) }))
     }
 }
 
@@ -271,13 +314,13 @@ impl WorldScenario for MeshScenario {
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         let resolved = self.resolve().map_err(|e| e.to_string())?;
-        Ok(Box::new(MeshRunner { scenario: self, resolved }))
+        Ok(Box::new(MeshRunner { scenario: self, resolved: std::borrow::Cow::Owned(resolved) }))
     }
 }
 
 struct MeshRunner<'a> {
     scenario: &'a MeshScenario,
-    resolved: mesh::Resolved,
+    resolved: std::borrow::Cow<'a, mesh::Resolved>,
 }
 
 impl Runner for MeshRunner<'_> {
