@@ -22,6 +22,8 @@ mod window;
 const REORDERING: u32 = 3;
 /// Linux's TCP_DELACK_MAX, which a loss probe allows for the peer's delayed ACK, s.
 const DELACK_MAX: f64 = 0.2;
+/// Linux's TCP_TIMEOUT_MIN (2 jiffies at HZ = 1000; TCP_TIMEOUT_MIN_US from 6.7), s.
+const TIMEOUT_MIN: f64 = 0.002;
 /// Linux's TCP_TIMEOUT_FALLBACK: the RTO after a handshake without an RTT sample, s.
 const TIMEOUT_FALLBACK: f64 = 3.0;
 

@@ -48,6 +48,6 @@ mod segment;
 mod tests;
 
 pub use conn::{Tcp, TcpStats};
-pub use params::TcpParams;
+pub use params::{TcpParams, TlpRule};
 pub use rtt::RtoRule;
 pub use segment::{SackBlocks, Segment, ACK, FIN, MAX_SACK_BLOCKS, RST, SYN};

@@ -5,6 +5,37 @@
 
 use super::rtt::RtoRule;
 
+/// When a tail loss probe is scheduled, as one Linux generation or another does it
+/// (`tcp_schedule_loss_probe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum TlpRule {
+    /// Linux 4.9 (the reference testbed's): in the Open state only, when the connection is
+    /// limited by its window or its application; 2·SRTT, with one segment out at least
+    /// 1.5·SRTT + 200 ms (the delayed ACK), 10 ms at least.
+    #[default]
+    #[serde(rename = "linux_4_9")]
+    Linux49,
+    /// Linux 5 and 6 (RACK-TLP, RFC 8985, as this machine's 6.18 runs it): in the Open or CWR
+    /// state, whatever limits the connection; 2·SRTT plus 200 ms with one segment out, plus
+    /// 2 ms otherwise.
+    #[serde(rename = "linux_6")]
+    Linux6,
+}
+
+impl TlpRule {
+    /// The parameter's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            TlpRule::Linux49 => "linux_4_9",
+            TlpRule::Linux6 => "linux_6",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == TlpRule::default()
+    }
+}
+
 /// TCP parameters (a scenario's `[tcp]` table, or `tcp:key=value,...`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -42,6 +73,10 @@ pub struct TcpParams {
     /// `tcp_early_retrans`: 0 off, 1 early retransmit, 2 delayed early retransmit, 3 delayed early
     /// retransmit and tail loss probe, 4 tail loss probe only (Linux 4.9: 3).
     pub early_retrans: u32,
+    /// When a tail loss probe goes ([`TlpRule`]; left out of a scenario's JSON at its default,
+    /// so results from before it keep their cell ids).
+    #[serde(skip_serializing_if = "TlpRule::is_default")]
+    pub tlp: TlpRule,
     /// RACK detection of lost retransmissions (`tcp_recovery` = 1; Linux 4.9: on).
     pub rack: bool,
     /// `tcp_slow_start_after_idle` (Linux: on).
@@ -82,6 +117,7 @@ impl Default for TcpParams {
             sack: true,
             frto: true,
             early_retrans: 3,
+            tlp: TlpRule::Linux49,
             rack: true,
             slow_start_after_idle: true,
             quickack: true,
@@ -127,6 +163,13 @@ impl TcpParams {
                         "linux" => RtoRule::Linux,
                         "rfc6298" => RtoRule::Rfc6298,
                         _ => return Err(format!("tcp: bad value '{v}' for rto: expected linux or rfc6298")),
+                    }
+                }
+                "tlp" => {
+                    p.tlp = match v {
+                        "linux_4_9" => TlpRule::Linux49,
+                        "linux_6" => TlpRule::Linux6,
+                        _ => return Err(format!("tcp: bad value '{v}' for tlp: expected linux_4_9 or linux_6")),
                     }
                 }
                 "sack" => p.sack = flag()?,
@@ -186,10 +229,11 @@ impl TcpParams {
         if self.rto != d.rto {
             parts.push(format!("rto={}", self.rto.name()));
         }
+        diff!(sack, frto, early_retrans);
+        if self.tlp != d.tlp {
+            parts.push(format!("tlp={}", self.tlp.name()));
+        }
         diff!(
-            sack,
-            frto,
-            early_retrans,
             rack,
             slow_start_after_idle,
             quickack,
@@ -237,6 +281,11 @@ impl TcpParams {
                 "early_retrans",
                 self.early_retrans.to_string(),
                 "tcp_early_retrans: 0 off, 1/2 (delayed) early retransmit, 3 both and tail loss probes, 4 probes only.",
+            ),
+            (
+                "tlp",
+                self.tlp.name().to_string(),
+                "When a tail loss probe goes: linux_4_9 (the testbed's) or linux_6 (Linux 5-6: 2·SRTT + 200 ms with one segment out).",
             ),
             ("rack", self.rack.to_string(), "RACK detection of lost retransmissions (tcp_recovery = 1)."),
             (
@@ -308,6 +357,12 @@ mod tests {
         for (name, value, _) in d.table() {
             assert_eq!(TcpParams::parse(&format!("{name}={value}")).unwrap(), d, "{name}");
         }
-        assert_eq!(d.table().len(), 21);
+        assert_eq!(d.table().len(), 22);
+        let six = TcpParams::parse("tlp=linux_6").unwrap();
+        assert_eq!((six.tlp, six.to_spec().as_str()), (TlpRule::Linux6, "tcp:tlp=linux_6"));
+        assert!(TcpParams::parse("tlp=4.13").unwrap_err().contains("linux_4_9 or linux_6"));
+        // the default is left out of a scenario's JSON (cell ids of results from before it)
+        assert!(!serde_json::to_string(&d).unwrap().contains("tlp"));
+        assert!(serde_json::to_string(&six).unwrap().contains("\"tlp\":\"linux_6\""));
     }
 }

@@ -171,6 +171,23 @@ fn tail_loss_probe_at_two_srtt_with_no_further_data() {
     }
 }
 
+/// The same under Linux 6's rule (`tlp=linux_6`): SRTT 0.2 s, RTO 0.6 s. Two segments out: the
+/// probe at 2·SRTT + 2 ms = 0.402 s; one: 2·SRTT + rto_min = 0.6 s, which is the RTO's own
+/// time, so the probe takes its place (the sooner of the two).
+#[test]
+fn linux_6_probes_at_two_srtt_plus_rto_min_with_one_segment_out() {
+    let p = TcpParams::parse("tlp=linux_6").unwrap();
+    for (bytes, after, seq) in [(512usize, 0.402, 257u64), (100, 0.6, 1)] {
+        let (mut c, _s) = established(0.2, &p);
+        c.write(&vec![1u8; bytes]);
+        drain(t(0.2), &mut c);
+        assert!(close(c.poll_timeout(), 0.2 + after), "{bytes} bytes: {:?}", c.poll_timeout());
+        c.on_timeout(c.poll_timeout().unwrap());
+        let probe = c.poll_segment(c.poll_timeout().unwrap()).unwrap();
+        assert_eq!((probe.seq, probe.retransmission, c.stats.loss_probes), (seq, true, 1));
+    }
+}
+
 #[test]
 fn a_lost_syn_is_retried_after_the_initial_rto_and_leaves_3_s() {
     let p = TcpParams::default();

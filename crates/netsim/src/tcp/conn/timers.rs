@@ -4,6 +4,7 @@
 use coap_cc::{Duration, Instant};
 
 use super::*;
+use crate::tcp::TlpRule;
 
 impl Tcp {
     /// Handles the timers due at `now`.
@@ -137,22 +138,40 @@ impl Tcp {
         self.rexmit = Rexmit::Lost;
     }
 
-    /// `tcp_schedule_loss_probe`: a probe at 2·SRTT (at least 1.5·SRTT + 200 ms with one segment
-    /// out, 10 ms at least; the initial RTO without a sample), or at the RTO if that is sooner.
+    /// `tcp_schedule_loss_probe`, as [`TlpRule`] says: Linux 4.9 probes at 2·SRTT (at least
+    /// 1.5·SRTT + 200 ms with one segment out, 10 ms at least) in the Open state when the window
+    /// or the application limits the connection; Linux 6 at 2·SRTT + rto_min with one segment out
+    /// (+ 2 ms otherwise), in the Open or CWR state. Without an RTT sample, at the initial RTO;
+    /// at the RTO if that is sooner.
     pub(super) fn schedule_loss_probe(&mut self, now: Instant) {
         let Some((rto_at, XmitTimer::Retrans)) = self.timer else { return };
-        if !self.p.tlp() || self.sb.segs.is_empty() || self.ca != Ca::Open || !self.is_established() {
+        if !self.p.tlp() || self.sb.segs.is_empty() || !self.is_established() {
             return;
         }
-        if self.cwnd > self.in_flight() && self.unsent() > 0 {
+        let rule = self.p.tlp;
+        let state_ok = match rule {
+            TlpRule::Linux49 => self.ca == Ca::Open,
+            TlpRule::Linux6 => matches!(self.ca, Ca::Open | Ca::Cwr),
+        };
+        if !state_ok {
             return;
         }
+        if rule == TlpRule::Linux49 && self.cwnd > self.in_flight() && self.unsent() > 0 {
+            return;
+        }
+        let one_out = self.sb.packets_out() == 1;
         let srtt = self.rtt.srtt().unwrap_or(0.0);
-        let mut timeout = if srtt > 0.0 { 2.0 * srtt } else { self.p.initial_rto };
-        if self.sb.packets_out() == 1 {
-            timeout = timeout.max(1.5 * srtt + DELACK_MAX);
-        }
-        timeout = timeout.max(0.010);
+        let timeout = match rule {
+            TlpRule::Linux49 => {
+                let mut t = if srtt > 0.0 { 2.0 * srtt } else { self.p.initial_rto };
+                if one_out {
+                    t = t.max(1.5 * srtt + DELACK_MAX);
+                }
+                t.max(0.010)
+            }
+            TlpRule::Linux6 if srtt > 0.0 => 2.0 * srtt + if one_out { self.p.min_rto } else { TIMEOUT_MIN },
+            TlpRule::Linux6 => self.p.initial_rto,
+        };
         let mut at = now + Duration::from_secs_f64(timeout);
         if at > rto_at && rto_at > now {
             at = rto_at;
