@@ -37,6 +37,15 @@ pub use workload::{
     BaselineKeys, BurstKeys, ClientRandom, CollectKeys, EndpointKeys, MeshWorkload, Outstanding, Traffic,
 };
 
+/// The `env` key of a mesh scenario: one value, so another is refused where the file is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum MeshEnv {
+    /// `"lln"` (a low-power and lossy network).
+    #[default]
+    #[serde(rename = "lln")]
+    Lln,
+}
+
 /// A complete mesh scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -44,7 +53,7 @@ pub struct MeshScenario {
     /// A name for reports.
     pub name: String,
     /// `lln`: the file format's name for the mesh world (see docs/scenario.md).
-    pub env: String,
+    pub env: MeshEnv,
     /// One line on what it is.
     pub description: String,
     /// Set where a preset stands in for a real testbed whose positions and links the sources do
@@ -101,7 +110,7 @@ impl Default for MeshScenario {
         ];
         MeshScenario {
             name: "nitk-gst-cooja".into(),
-            env: "lln".into(),
+            env: MeshEnv::Lln,
             description: String::new(),
             approximation: None,
             seed: 1,

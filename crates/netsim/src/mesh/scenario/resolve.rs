@@ -315,9 +315,6 @@ impl MeshScenario {
 
     /// The run's own keys.
     fn check_run(&self) -> Result<(), ScenarioError> {
-        if self.env != "lln" {
-            return bad("env", "must be \"lln\" for a mesh scenario");
-        }
         if self.reps == 0 {
             return bad("reps", "must be at least 1");
         }

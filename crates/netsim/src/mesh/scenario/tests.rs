@@ -380,3 +380,13 @@ fn a_workload_kind_carries_its_own_keys_and_only_its_own() {
     let e = traffic("[workload.collect]\nkbps = [1.0]\n").unwrap_err().to_string();
     assert!(e.contains("kind = \"periodic_blocking\""), "{e}");
 }
+
+/// `env` is a typed key: its one value reads and writes as `lln`; another is refused with it named.
+#[test]
+fn env_is_lln_or_refused() {
+    assert_eq!(MeshScenario::from_toml("env = \"lln\"").unwrap().env, MeshEnv::Lln);
+    let e = MeshScenario::from_toml("env = \"mesh\"").unwrap_err().to_string();
+    assert!(e.contains("env") && e.contains("`lln`"), "{e}");
+    let json = serde_json::to_value(MeshScenario::default()).unwrap();
+    assert_eq!(json["env"], "lln");
+}
