@@ -26,7 +26,7 @@ use crate::record::{ClientRecord, ClientSpan, Detail, ExchangeRecord, NetworkRep
 use crate::udp::{Background, FixedResponse, UdpHost, UdpStack};
 use crate::world::Recorder;
 pub use run::{MeshRun, Route};
-pub use scenario::{MeshScenario, Resolved, Traffic};
+pub use scenario::{MeshEnv, MeshScenario, Resolved, Traffic};
 pub use summary::{MeshMetrics, MeshSummary};
 
 /// Runs replication `rep` of a mesh scenario (`res` = `scn.resolve()`).
