@@ -515,8 +515,7 @@ impl Mesh {
         let t = self.timing();
         let passed = self.nodes[n].csma.passed(nh);
         let node = &mut self.nodes[n];
-        let known =
-            if self.spec.contikimac.is_some_and(|c| c.phase_optimization) { node.duty.known_phase(nh) } else { None };
+        let known = if self.spec.contikimac.phase_optimization { node.duty.known_phase(nh) } else { None };
         node.duty.strobe = Some(Strobe {
             packet: p,
             nbr: nh,

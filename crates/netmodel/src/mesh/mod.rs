@@ -285,7 +285,7 @@ impl Mesh {
         let (links, interferes, senses) = geometry(&spec.radio, n, &d);
         let routes = spec.routes_by(&d);
         let any_cm = (0..n).any(|i| spec.rdc(i) != Rdc::Nullrdc);
-        let cm_spec = spec.contikimac.or_else(|| any_cm.then(ContikimacSpec::default));
+        let cm_spec = any_cm.then_some(spec.contikimac);
         let cm_timing = cm_spec.map(|c| c.timing());
         let csma_base_ticks = cm_spec.map_or(16, |c| CLOCK_SECOND / c.channel_check_rate.max(1) as u64);
         let root = spec.root();

@@ -227,10 +227,9 @@ pub struct MeshSpec {
     pub mobility: Option<MobilitySpec>,
     /// Hosts outside the mesh, behind the border router (None: the motes are all there is).
     pub cloud: Option<CloudSpec>,
-    /// ContikiMAC's parameters; without `rdcs`, every mote runs it (None: nullrdc everywhere).
-    pub contikimac: Option<ContikimacSpec>,
-    /// Each mote's radio duty cycling, indexed like `nodes` (empty: as `contikimac` says for all).
-    /// A ContikiMAC mote takes `contikimac`'s parameters, Contiki's defaults without them.
+    /// ContikiMAC's parameters, for the motes `rdcs` gives ContikiMAC.
+    pub contikimac: ContikimacSpec,
+    /// Each mote's radio duty cycling, indexed like `nodes` (a mote it does not list: nullrdc).
     pub rdcs: Vec<Rdc>,
     /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
     pub pinned_parents: Vec<(usize, usize)>,
@@ -292,11 +291,7 @@ impl MeshSpec {
 
     /// Mote `i`'s radio duty cycling.
     pub fn rdc(&self, i: usize) -> Rdc {
-        match (self.rdcs.get(i), self.contikimac) {
-            (Some(&r), _) => r,
-            (None, Some(_)) => Rdc::Contikimac,
-            (None, None) => Rdc::Nullrdc,
-        }
+        self.rdcs.get(i).copied().unwrap_or(Rdc::Nullrdc)
     }
 
     /// The border router (the RPL root); without one, the server of a link-local star (routes

@@ -38,7 +38,7 @@ fn csma_queue_and_neighbour_queue_limits() {
 #[test]
 fn contikimac_strobes_to_the_strobe_time_and_reports_noack() {
     let m = mesh(&[(0.0, 0.0), (9.7, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
-    let spec = MeshSpec { contikimac: Some(ContikimacSpec::default()), ..m.spec().clone() };
+    let spec = MeshSpec { rdcs: vec![Rdc::Contikimac; 2], ..m.spec().clone() };
     let mut m = Mesh::new(spec, 1, 0);
     m.nodes[0].duty.phase = 50 * MS;
     let h = run(&mut m, &[(0, 1, 0, 15)]);
@@ -59,7 +59,7 @@ fn contikimac_strobes_to_the_strobe_time_and_reports_noack() {
 fn kept_on_border_router(pos: &[(f64, f64)]) -> MeshSpec {
     let mut s = spec(pos, MacSpec::Nullmac, radio(1.0, 1.0));
     s.macs[0] = CSMA;
-    s.contikimac = Some(ContikimacSpec { channel_check_rate: 8, phase_optimization: false });
+    s.contikimac = ContikimacSpec { channel_check_rate: 8, phase_optimization: false };
     s.rdcs = (0..pos.len()).map(|i| if i == 0 { Rdc::ContikimacKeptOn } else { Rdc::Nullrdc }).collect();
     s
 }
@@ -182,7 +182,7 @@ fn cooja_pair(root_mac: MacSpec, p_tx: f64, seed: u64) -> Mesh {
 #[test]
 fn contikimac_strobes_until_the_wakeup_then_learns_the_phase() {
     let mut m = mesh(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0), 1);
-    let spec = MeshSpec { contikimac: Some(ContikimacSpec::default()), ..m.spec().clone() };
+    let spec = MeshSpec { rdcs: vec![Rdc::Contikimac; 2], ..m.spec().clone() };
     m = Mesh::new(spec, 1, 0);
     m.nodes[0].duty.phase = 50 * MS;
     m.nodes[1].duty.phase = 100 * MS;

@@ -118,7 +118,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         compression: NITK,
         mobility: None,
         cloud: None,
-        contikimac: None,
+        contikimac: ContikimacSpec::default(),
         rdcs: Vec::new(),
         cpu_clocks_hz: Vec::new(),
         pinned_parents: Vec::new(),

@@ -378,9 +378,9 @@ impl MeshScenario {
             if !(1..=128).contains(&r) || !r.is_power_of_two() {
                 return bad("stack.channel_check_rate", "must be a power of two from 1 to 128");
             }
-            Some(ContikimacSpec { channel_check_rate: r, phase_optimization: s.phase_optimization })
+            ContikimacSpec { channel_check_rate: r, phase_optimization: s.phase_optimization }
         } else {
-            None
+            ContikimacSpec::default() // no mote runs it
         };
         if s.queuebuf_num == 0 || s.csma_max_neighbor_queues == 0 || s.csma_max_transmissions == 0 {
             return bad("stack.queuebuf_num", "and the CSMA limits must be at least 1");
@@ -749,7 +749,7 @@ struct LinkLayer {
     br: Option<usize>,
     macs: Vec<MacSpec>,
     rdcs: Vec<Rdc>,
-    contikimac: Option<ContikimacSpec>,
+    contikimac: ContikimacSpec,
     cpu_clocks_hz: Vec<u32>,
 }
 
