@@ -58,7 +58,12 @@ pub(super) struct Lowpan {
     /// back (ContikiMAC repeats a frame until it is acknowledged, CSMA retries a frame whose ACK
     /// was lost, while the receiver's answer may already use the packet's slot).
     recent: Vec<Vec<(Key, Vec<u8>)>>,
+    /// How many datagrams each node keeps (filled as they come).
+    keep: usize,
 }
+
+/// The most datagrams kept per node, whatever a scenario's queues hold.
+const MAX_KEPT: usize = 256;
 
 /// A packet's id, ends and size.
 type Key = (u32, HostId, HostId, u32);
@@ -66,10 +71,9 @@ type Key = (u32, HostId, HostId, u32);
 impl Lowpan {
     /// The writer of a mesh of `motes` motes whose MAC queues hold at most `queued` packets.
     pub(super) fn new(motes: u32, compression: Compression, root: u16, queued: u32) -> Self {
-        let none = || ((u32::MAX, HostId(u32::MAX), HostId(u32::MAX), 0), Vec::new());
         let n = motes as usize;
-        let recent = (0..n).map(|_| (0..=queued).map(|_| none()).collect()).collect();
-        Lowpan { motes, compression, root, seq: vec![(0, 0); n], hops: Vec::new(), recent }
+        let keep = (queued as usize).saturating_add(1).min(MAX_KEPT);
+        Lowpan { motes, compression, root, seq: vec![(0, 0); n], hops: Vec::new(), recent: vec![Vec::new(); n], keep }
     }
 
     /// A node's link address in canonical order.
@@ -119,7 +123,10 @@ impl Lowpan {
                     let k = match (recent.iter().position(|r| r.0 == key), coap) {
                         (Some(k), None) => k,
                         (found, Some(c)) => {
-                            // this packet's entry, or the oldest's, made the newest
+                            // this packet's entry, a new one, or the oldest's, made the newest
+                            if found.is_none() && recent.len() < self.keep {
+                                recent.push((key, Vec::new()));
+                            }
                             let k = found.unwrap_or(recent.len() - 1);
                             recent[..=k].rotate_right(1);
                             recent[0].0 = key;
