@@ -323,22 +323,18 @@ impl Lowpan {
                 out.extend_from_slice(&[6, 4, 0, 0, 0, if no_path { 0 } else { RPL_LIFETIME }]);
             }
             OnAir::Dis => out.extend_from_slice(&[155, 0x00, 0, 0, 0, 0]),
-            OnAir::Ns { target } => {
-                out.extend_from_slice(&[135, 0, 0, 0, 0, 0, 0, 0]);
+            // a solicitation with the sender's link address (option 1); an advertisement (router,
+            // solicited, override) with the target's, the sender's own (option 2)
+            OnAir::Ns { target } | OnAir::Na { target } => {
+                let (ty, flags, option) = if matches!(what, OnAir::Ns { .. }) { (135, 0, 1) } else { (136, 0xE0, 2) };
+                out.extend_from_slice(&[ty, 0, 0, 0, flags, 0, 0, 0]);
                 out.extend_from_slice(&Self::link_local(target));
-                out.extend_from_slice(&[1, 2]);
+                out.extend_from_slice(&[option, 2]);
                 out.extend_from_slice(&Self::mac(frame.sender));
                 out.extend_from_slice(&[0; 6]);
             }
-            OnAir::Na { target } => {
-                // router, solicited, override
-                out.extend_from_slice(&[136, 0, 0, 0, 0xE0, 0, 0, 0]);
-                out.extend_from_slice(&Self::link_local(target));
-                out.extend_from_slice(&[2, 2]);
-                out.extend_from_slice(&Self::mac(frame.sender));
-                out.extend_from_slice(&[0; 6]);
-            }
-            OnAir::Data { .. } | OnAir::Ack => unreachable!("not a control message"),
+            // not control messages: `write` sends them elsewhere
+            OnAir::Data { .. } | OnAir::Ack => {}
         }
         // what the model does not keep: one PadN option of the rest (a single byte: Pad1)
         let written = out.len() - start;
