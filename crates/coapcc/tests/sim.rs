@@ -297,16 +297,28 @@ fn pcap_writes_replication_0_of_each_algorithm_to_its_own_file() {
 
 /// The mesh's captures (nitk-gst-cooja: nullrdc, its addresses against the context, RPL's
 /// hop-by-hop option; cloud-m2m-contikimac: ContikiMAC's repeated frames and ACKs, cloud hosts
-/// beyond the border router), as Wireshark reads them: every frame 802.15.4 with a good FCS,
+/// beyond the border router; a link-local star's neighbour discovery), as Wireshark reads them: every frame 802.15.4 with a good FCS,
 /// none malformed; every UDP and ICMPv6 checksum good over the addresses 6LoWPAN restores; the
 /// data frames CoAP; RPL's and neighbour discovery's messages; hop limits as the hops taken.
 fn mesh_captures_dissect(dir: &std::path::Path) {
-    for preset in ["nitk-gst-cooja", "cloud-m2m-contikimac"] {
+    // a link-local star with uIP's neighbour discovery: a server and two clients, no RPL
+    let star = dir.join("nd-star.toml");
+    std::fs::write(
+        &star,
+        "env = \"lln\"\nname = \"nd-star\"\n[stack]\nneighbor_cache = 15\nrpl_hbh_option = false\n\
+         [topology]\nrpl_control = false\nrpl_startup = false\nnodes = [{ id = 1, role = \"server\", x = 0.0, y = 0.0 }, \
+         { id = 2, role = \"client\", x = 10.0, y = 0.0 }, { id = 3, role = \"client\", x = 0.0, y = 10.0 }]\n",
+    )
+    .unwrap();
+    for (preset, source) in
+        [("nitk-gst-cooja", "--preset"), ("cloud-m2m-contikimac", "--preset"), ("nd-star", "--scenario")]
+    {
         let file = dir.join(format!("{preset}.pcap"));
+        let given = if source == "--scenario" { star.to_str().unwrap().to_string() } else { preset.to_string() };
         let (ok, _, err) = coapcc(&[
             "sim",
-            "--preset",
-            preset,
+            source,
+            &given,
             "--cc",
             "default",
             "--duration",
@@ -327,10 +339,16 @@ fn mesh_captures_dissect(dir: &std::path::Path) {
         assert_eq!(udp + icmp + acks, all, "{preset}: data, control and ACK frames only");
         assert_eq!(n("udp.checksum.status == 1 && coap"), udp, "{preset}: every datagram CoAP, its checksum good");
         assert_eq!(n("icmpv6.checksum.status == 1"), icmp, "{preset}");
-        if preset.starts_with("nitk") {
+        if preset == "nd-star" {
+            // link-local addresses from the link addresses; each client's first packet waits
+            // for its solicitation of the server (multicast to ff02::1:ff00:1) and the answer
+            assert_eq!(n("ipv6.src == fe80::/64 && ipv6.dst == fe80::/64 && coap"), udp, "{preset}");
+            assert!(n("icmpv6.type == 135 && ipv6.dst == ff02::1:ff00:1") >= 2, "{preset}: NS");
+            assert!(n("icmpv6.type == 136 && icmpv6.nd.na.target_address == fe80::1") >= 2, "{preset}: NA");
+        } else if preset.starts_with("nitk") {
             // a request originated by a client goes out with hop limit 64, forwarded with 63
             assert!(n("coap.code == 1 && ipv6.hlim == 64") > 0 && n("coap.code == 1 && ipv6.hlim == 63") > 0);
-            assert_eq!(n("ipv6.hlim < 60"), 0, "{preset}: a 6×… grid's paths are short");
+            assert_eq!(n("ipv6.hlim < 60"), 0, "{preset}: its paths are a few hops");
             assert!(n("icmpv6.type == 155 && icmpv6.code == 1") > 0, "{preset}: DIOs");
         } else {
             // the cloud clients' requests, from 2001:db8::, reach the motes' servers on 5683
