@@ -150,6 +150,31 @@ pub(crate) fn cc_with_defaults(
     Ok(cfg)
 }
 
+/// `cfg` as a scenario's resolved `cc` text: `name:key=value,...` with the parameters that differ
+/// from the algorithm's defaults, and also those equal to them that `defaults` would otherwise
+/// override when the text is read back ([`cc_with_defaults`]): `cocoa:aging=true` under the
+/// testbed's `aging = false` stays `aging=true`. Read back with `defaults`, the text gives `cfg`.
+pub(crate) fn resolved_cc_text(cfg: &CcConfig, defaults: &BTreeMap<String, String>) -> String {
+    let mut text = cfg.to_string();
+    let read = |t: &str| cc_with_defaults(t, defaults, "").ok();
+    if read(&text).as_ref() == Some(cfg) {
+        return text;
+    }
+    // the parameters the defaults would change (never one the text names: it is read after them),
+    // in the algorithm's order, written out
+    let back = read(&text);
+    let mut sep = if text.contains(':') { ',' } else { ':' };
+    cfg.describe(&mut |p| {
+        let now = back.as_ref().and_then(|b| b.get(p.name));
+        if now.as_deref() != Some(&p.value.to_string()) {
+            text.push(sep);
+            text.push_str(&format!("{}={}", p.name, p.value));
+            sep = ',';
+        }
+    });
+    text
+}
+
 /// Refuses a `cc_defaults` key no algorithm has (a typo of `max_retransmit` would otherwise
 /// be accepted and never applied), naming the nearest that exists.
 fn check_cc_defaults(defaults: &BTreeMap<String, String>) -> Result<(), ScenarioError> {
@@ -396,12 +421,18 @@ impl Scenario {
     /// Checks every value and resolves the derived ones: the error profile into both links' loss
     /// models and `cc` into its full configuration. What [`crate::run`] needs and what reports show.
     pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
+        self.resolve_with_transport().map(|(s, _)| s)
+    }
+
+    /// [`Scenario::resolve`], with the transport it resolved (the same as the resolved
+    /// scenario's [`Scenario::transport`], without reading its `cc` text again).
+    pub fn resolve_with_transport(&self) -> Result<(Scenario, Transport), ScenarioError> {
         let bad = |key: &str, why: &str| Err(ScenarioError(format!("scenario: {key} {why}")));
         let mut s = self.clone();
         let transport = self.transport()?;
         let tcp = matches!(transport, Transport::Tcp(_));
-        match transport {
-            Transport::Udp(cc) => s.cc = cc.to_string(),
+        match &transport {
+            Transport::Udp(cc) => s.cc = resolved_cc_text(cc, &self.cc_defaults),
             Transport::Tcp(_) => {
                 // TCP's own congestion control runs: no algorithm, no algorithm defaults; the
                 // table written out whole (its MSS is derived where it runs)
@@ -487,13 +518,38 @@ impl Scenario {
             return bad("payload_bytes", "must be at most 1024 (RFC 7252's 1152-byte messages)");
         }
         s.check_header_sizes(tcp)?;
-        Ok(s)
+        Ok((s, transport))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The transport resolving hands back is the one the resolved scenario reads from its text:
+    /// over UDP with the testbed's defaults and parameters given, and over TCP.
+    #[test]
+    fn a_resolved_cc_reads_back_as_itself_under_the_defaults() {
+        // the testbed's cc_defaults: max_retransmit 20, CoCoA's aging off. `aging=true` is CoCoA's
+        // own default, so the algorithm's text leaves it out; read back, the defaults would
+        // turn it off again: it is written out
+        let s = Scenario::thesis().with_stack("cocoa:aging=true").unwrap().resolve().unwrap();
+        assert_eq!(s.cc, "cocoa:max_retransmit=20,aging=true");
+        let s = Scenario::thesis().with_stack("cocoa").unwrap().resolve().unwrap();
+        assert_eq!(s.cc, "cocoa:max_retransmit=20,aging=false");
+        // max_retransmit=4 is every algorithm's default: kept against the testbed's 20
+        let s = Scenario::thesis().with_stack("default:max_retransmit=4").unwrap().resolve().unwrap();
+        assert_eq!(s.cc, "default:max_retransmit=4");
+        assert_eq!(s.cc_config().unwrap().max_retransmit(), Some(4));
+    }
+
+    #[test]
+    fn the_resolved_transport_is_the_resolved_scenarios() {
+        for stack in ["default", "cocoa:aging=true", "fasor:max_retransmit=7", "tcp", "tcp:initial_rto=2,tlp=linux_6"] {
+            let (s, t) = Scenario::thesis().with_stack(stack).unwrap().resolve_with_transport().unwrap();
+            assert_eq!(t, s.transport().unwrap(), "{stack}");
+        }
+    }
 
     #[test]
     fn a_table_overrides_only_the_keys_it_writes() {
@@ -551,9 +607,10 @@ mod tests {
         assert_eq!(s.cc, "default:max_retransmit=20");
         let s = Scenario { cc: "cocoa".into(), ..Scenario::thesis() }.resolve().unwrap();
         assert_eq!(s.cc, "cocoa:max_retransmit=20,aging=false");
-        // explicit parameters win over cc_defaults
+        // explicit parameters win over cc_defaults, and the text keeps them where the defaults
+        // would win when it is read back (4 is FASOR's own MAX_RETRANSMIT, 20 the testbed's)
         let s = Scenario { cc: "fasor:max_retransmit=4".into(), ..Scenario::thesis() }.resolve().unwrap();
-        assert_eq!(s.cc, "fasor");
+        assert_eq!(s.cc, "fasor:max_retransmit=4");
         let s = Scenario { errors: ErrorProfile::Medium, ..Scenario::thesis() }.resolve().unwrap();
         assert_eq!(s.downlink.loss, ErrorProfile::Medium.model().unwrap());
     }

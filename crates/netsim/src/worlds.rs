@@ -192,7 +192,8 @@ impl World for Bottleneck {
     }
     fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
         let s = Scenario::from_table(table).map_err(|e| e.to_string())?;
-        Ok(Box::new(s.resolve().map_err(|e| e.to_string())?))
+        let (scenario, transport) = s.resolve_with_transport().map_err(|e| e.to_string())?;
+        Ok(Box::new(ResolvedBottleneck { scenario, transport: Arc::new(transport) }))
     }
 }
 
@@ -210,14 +211,57 @@ impl WorldScenario for Scenario {
         Work::Exchanges(u64::from(self.clients) * u64::from(self.exchanges))
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
-        let transport = self.transport().map_err(|e| e.to_string())?;
+        let transport = std::borrow::Cow::Owned(self.transport().map_err(|e| e.to_string())?);
         Ok(Box::new(BottleneckRun { scenario: self, transport }))
+    }
+}
+
+/// A bottleneck scenario read by [`World::scenario`], kept with its transport (the algorithm's
+/// configuration or the TCP model's, typed), so that running it parses nothing again. As data it
+/// is the scenario ([`Stored::as_any`] gives the [`Scenario`]).
+#[derive(Debug, Clone)]
+struct ResolvedBottleneck {
+    scenario: Scenario,
+    transport: Arc<crate::Transport>,
+}
+
+impl Stored for ResolvedBottleneck {
+    fn to_json(&self) -> serde_json::Value {
+        self.scenario.to_json()
+    }
+    fn canonical(&self) -> String {
+        self.scenario.canonical()
+    }
+    fn clone_box(&self) -> Box<dyn WorldScenario> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        &self.scenario
+    }
+}
+
+impl WorldScenario for ResolvedBottleneck {
+    fn world(&self) -> &'static dyn World {
+        &Bottleneck
+    }
+    fn reps(&self) -> u32 {
+        self.scenario.reps
+    }
+    fn seed_mut(&mut self) -> &mut u64 {
+        &mut self.scenario.seed
+    }
+    fn work_per_rep(&self) -> Work {
+        self.scenario.work_per_rep()
+    }
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
+        let transport = std::borrow::Cow::Borrowed(&*self.transport);
+        Ok(Box::new(BottleneckRun { scenario: &self.scenario, transport }))
     }
 }
 
 struct BottleneckRun<'a> {
     scenario: &'a Scenario,
-    transport: crate::Transport,
+    transport: std::borrow::Cow<'a, crate::Transport>,
 }
 
 impl Runner for BottleneckRun<'_> {
@@ -249,7 +293,8 @@ impl World for Mesh {
         let s: MeshScenario = table.try_into().map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
         let resolved = s.resolve().map_err(|e| e.to_string())?;
         // a cell runs one algorithm: the resolved one, every parameter written out
-        let scenario = MeshScenario { cc: resolved.cc.to_string(), algorithms: Vec::new(), ..s };
+        let cc = crate::scenario::resolved_cc_text(&resolved.cc, &s.cc_defaults);
+        let scenario = MeshScenario { cc, algorithms: Vec::new(), ..s };
         Ok(Box::new(ResolvedMesh { scenario, resolved: Arc::new(resolved) }))
     }
     fn client_label(&self, host: u32) -> u32 {

@@ -29,8 +29,12 @@ pub(crate) fn run(
 ) -> Result<(Scenario, Vec<Run<Scenario>>, usize), Error> {
     let base = scenario(req)?;
     let specs = if req.cc.is_empty() { vec![base.stack()] } else { req.cc.clone() };
-    let scenarios: Vec<Scenario> =
-        specs.iter().map(|spec| base.with_stack(spec)?.resolve()).collect::<Result<_, _>>()?;
+    let (scenarios, transports): (Vec<Scenario>, Vec<Transport>) = specs
+        .iter()
+        .map(|spec| base.with_stack(spec)?.resolve_with_transport())
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .unzip();
     let workers = Workers::new(req.threads)?;
     if !req.ignore_memory {
         super::memory::check_memory(&scenarios, workers.threads(), req.detail)?;
@@ -40,7 +44,7 @@ pub(crate) fn run(
         .map(|s| crate::progress::units(netsim::worlds::WorldScenario::work_per_rep(s), s.reps).0)
         .sum();
     let items: Vec<(usize, &Scenario, Transport)> =
-        scenarios.iter().enumerate().map(|(i, s)| Ok((i, s, s.transport()?))).collect::<Result<_, Error>>()?;
+        scenarios.iter().zip(transports).enumerate().map(|(i, (s, t))| (i, s, t)).collect();
     let captures = match &req.pcap {
         Some(file) => {
             let stacks: Vec<String> = scenarios.iter().map(|s| s.stack()).collect();
