@@ -9,7 +9,7 @@
 //!
 //! # Layout
 //! * [`controller`]: the [`Controller`] trait and the values that cross it.
-//! * [`algorithms`]: one module per algorithm, each citing its source.
+//! * [`algorithms`](mod@algorithms): one module per algorithm, each citing its source.
 //! * [`estimator`]: the RFC 6298 estimator; [`marking`]: accurate RTT by numbering transmissions.
 //! * [`factory`]: [`ControllerFactory`], what an algorithm provides to be configured and built;
 //!   [`params`]: its named, typed parameters.

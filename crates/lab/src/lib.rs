@@ -7,7 +7,7 @@
 //! * [`sweep`]: plans (cartesian products of scenarios), cell ids, shards, the resumable store,
 //!   merge; [`plans`]: the publication plans `coapcc reproduce` runs.
 //! * [`report`]: the self-contained HTML report of a results directory (`report::mesh` for
-//!   mesh cells, [`svg`] for its plots).
+//!   mesh cells, `svg` for its plots).
 //! * [`league`]: the league: every algorithm on every network of a fixed suite, ranked by regret.
 //! * [`tables`]: the result tables as typed columns, for data frames built in memory.
 //! * [`algorithms`]: the registry as text and JSON.

@@ -211,7 +211,7 @@ const ALTERNATIVES: [(&str, &str); 1] = [("layout", "nodes")];
 
 /// Writes `given` over `base`: tables key by key (recursively), other values replaced; a table
 /// that names a `model` (a tagged enum: a loss model) replaces the base's whole; a key of
-/// [`ALTERNATIVES`] replaces its alternative.
+/// `ALTERNATIVES` replaces its alternative.
 pub fn overlay(base: &mut toml::Table, given: toml::Table) {
     for (a, b) in ALTERNATIVES {
         for (key, other) in [(a, b), (b, a)] {
@@ -419,7 +419,7 @@ impl Scenario {
     }
 
     /// Checks every value and resolves the derived ones: the error profile into both links' loss
-    /// models and `cc` into its full configuration. What [`crate::run`] needs and what reports show.
+    /// models and `cc` into its full configuration. What [`crate::run_rep`] needs and what reports show.
     pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
         self.resolve_with_transport().map(|(s, _)| s)
     }

@@ -7,9 +7,9 @@
 //! * At the end of an interval: g_min = RTT_min,n − RTT_min,n−1 and g_max likewise, averaged
 //!   over the last `window` intervals (a moving average, as Linux tcp_cdg).
 //! * The gradient used is ḡ_min when positive, else ḡ_max (Linux tcp_cdg's choice).
-//! * P[backoff] = 1 − exp(−ḡ/G).
+//! * P(backoff) = 1 − exp(−ḡ/G).
 //! * At each retransmission (where CoCoA applies its VBF): with X uniform in [0, 1), if
-//!   P[backoff] > X and ḡ > 0 the timer is multiplied by `up` = 1.42, otherwise by `down` = 0.7.
+//!   P(backoff) > X and ḡ > 0 the timer is multiplied by `up` = 1.42, otherwise by `down` = 0.7.
 //!   The timer is kept in [`timer_floor`, `timer_ceiling`] = [0.5, 60] s so the ×0.7 branch cannot
 //!   spin; CoCoA's 32 s truncation of increases applies as well.
 //! * The initial RTO of an exchange is CoCoA's overall RTO ([`super::cocoa`]).
@@ -29,7 +29,7 @@ params! {
         interval: u32 = 5,
         /// Intervals the gradients are averaged over (a), at most 16.
         window: u32 = 8,
-        /// Scale G of P[backoff] = 1 - exp(-g/G), s (per source code, unverified).
+        /// Scale G of P(backoff) = 1 - exp(-g/G), s (per source code, unverified).
         g_scale: f64 = 0.3,
         /// Factor when backing off.
         up: f64 = 1.42,
@@ -103,7 +103,7 @@ impl Gradients {
         }
     }
 
-    /// P[backoff] = 1 − exp(−ḡ/G) (negative for a falling delay).
+    /// P(backoff) = 1 − exp(−ḡ/G) (negative for a falling delay).
     pub(crate) fn p_backoff(&self, p: &PpParams) -> f64 {
         1.0 - libm::exp(-self.gradient() / p.g_scale)
     }

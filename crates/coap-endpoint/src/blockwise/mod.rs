@@ -1,7 +1,7 @@
 //! Block-wise transfers (RFC 7959) and Echo retries (RFC 9175), sans-IO, above the messaging
 //! layer: each block is its own request/response exchange of the [`crate::Endpoint`].
 //!
-//! * Server: [`Blockwise`] wraps a [`Handler`]. A request body sent in Block1 blocks is
+//! * Server: [`Blockwise`] wraps a [`Handler`](crate::server::Handler). A request body sent in Block1 blocks is
 //!   reassembled (each block acknowledged with 2.31 Continue) and handed to the inner handler
 //!   whole; a body beyond [`BlockLimits::max_body`] is refused with 4.13 and Size1, a block out
 //!   of sequence with 4.08. A response larger than the block size (the server's, or the smaller
@@ -24,7 +24,7 @@
 //!   eviction take the oldest in O(log n) without scanning the others (a scan per request let
 //!   100,000 held uploads slow a server 180-fold). No ETag: a resource that
 //!   changes between two blocks of one
-//!   download is not detected. A handler answering later ([`Reply::Later`]) gets no block-wise
+//!   download is not detected. A handler answering later ([`Reply::Later`](crate::server::Reply::Later)) gets no block-wise
 //!   treatment of its response.
 //! * Client: [`Transfer`] turns one request into the sequence of requests a block-wise exchange
 //!   needs (Block1 uploads, Block2 downloads, a repeat with the server's Echo after 4.01) and

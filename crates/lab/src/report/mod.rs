@@ -280,7 +280,7 @@ pub fn published_rows(dir: &Path) -> Result<Vec<crate::published::Row>, Error> {
 pub type Tally = Option<(usize, usize)>;
 
 /// Of `rows`' figures whose experiment a cell ran, how many are reproduced within
-/// [`crate::published::WITHIN`], and of how many; the same for the stated claims (how many hold).
+/// `published::WITHIN`, and of how many; the same for the stated claims (how many hold).
 pub fn published_within(rows: &[crate::published::Row]) -> (Tally, Tally) {
     let count = |kind: &str| {
         let here: Vec<_> = rows.iter().filter(|r| r.kind == kind && r.holds.is_some()).collect();

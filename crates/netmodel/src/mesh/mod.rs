@@ -125,7 +125,7 @@ pub enum MeshEvent {
     SoftAck(u16, u16),
     /// A Cooja mote's nullrdc has waited for the ACK of its unicast.
     AckWaitEnd(u16),
-    /// A mote's neighbour discovery runs its periodic work ([`nd`]).
+    /// A mote's neighbour discovery runs its periodic work (`nd`).
     NdTick(u16),
 }
 

@@ -234,7 +234,7 @@ pub struct MeshSpec {
     /// Preferred parents pinned among RPL's candidates, (node, parent) as indices ([`routing`]).
     pub pinned_parents: Vec<(usize, usize)>,
     /// When each mote boots, ns, where the run gives it (None, or an empty list: drawn in
-    /// [`nd::NdSpec::boot_spread_ns`]); used where the model boots motes ([`nd`]).
+    /// [`nd::NdSpec::boot_spread_ns`]); used where the model boots motes (`nd`).
     pub boots_ns: Vec<Option<u64>>,
     /// RPL's control traffic on the air over the converged routes ([`rpl`]; None: silent routes).
     pub rpl: Option<RplSpec>,
@@ -256,7 +256,7 @@ pub struct MeshSpec {
     /// raises FIFOP by its threshold whatever the FIFO held: our reading is that the driver then
     /// reads the partial frame, finds its length or CRC wrong and goes on; nothing stalls.)
     pub partial_frame_stall: bool,
-    /// IPv6 neighbour discovery as Contiki's uIP runs it, on a link-local star ([`super::nd`];
+    /// IPv6 neighbour discovery as Contiki's uIP runs it, on a link-local star (`nd`;
     /// None: every neighbour resolved, no ND traffic).
     pub nd: Option<super::NdSpec>,
 }

@@ -16,7 +16,7 @@
 //! | early retransmit (with < 4 segments out, delayed by SRTT/4) and tail loss probe (a probe at 2·SRTT, or 1.5·SRTT + 200 ms with one segment out, replacing an RTO that would come first) | RFC 5827; draft-dukkipati-tcpm-tcp-loss-probe; `tcp_time_to_recover`, `tcp_schedule_loss_probe`, `tcp_send_loss_probe` (`tcp_early_retrans` = 3; probes need SACK) | `early_retrans=3` / `0` |
 //! | RACK marking lost retransmissions during recovery (1 ms reordering window) | `tcp_recovery.c` `tcp_rack_mark_lost` (`tcp_recovery` = 1) | `rack=true` / `false` |
 //! | slow start after idle: the window halves per idle RTO, not below min(initial, current) | RFC 2861 §3; `tcp_cwnd_restart` | `slow_start_after_idle=true` / `false` |
-//! | quick-ACK mode (5 immediate ACKs at the start, after idle, on duplicates) and interactive (ping-pong) mode over the 200 ms delayed ACK | `tcp_input.c` `__tcp_ack_snd_check`, `tcp_event_data_recv` ([`receiver`]) | `quickack=true` / `false` (an ACK per two full segments) |
+//! | quick-ACK mode (5 immediate ACKs at the start, after idle, on duplicates) and interactive (ping-pong) mode over the 200 ms delayed ACK | `tcp_input.c` `__tcp_ack_snd_check`, `tcp_event_data_recv` (`receiver`) | `quickack=true` / `false` (an ACK per two full segments) |
 //! | retry limits as times (`retries2` 15 ≈ 924.6 s after the first retransmission; SYN retries likewise from the initial RTO) | `tcp_timer.c` `retransmits_timed_out` | `retries_by_time=true` / `false` (counts) |
 //! | orphans (closed sockets) give up after `tcp_orphan_retries` (0 → 8 ≈ 102 s), FIN_WAIT_2 ends after 60 s, TIME_WAIT lasts 60 s | `tcp_orphan_retries`, `tcp_fin_timeout`, TCP_TIMEWAIT_LEN | `linux_close=true` / `false` (no orphan limit, 240 s TIME_WAIT) |
 //!
