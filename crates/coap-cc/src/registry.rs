@@ -600,23 +600,38 @@ impl CcConfig {
     }
 }
 
-/// `name:key=value,...` with every parameter that differs from the algorithm's defaults.
-impl fmt::Display for CcConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl CcConfig {
+    /// `name:key=value,...` with every parameter that differs from the algorithm's defaults or
+    /// from `base` (the same algorithm with other values beneath: a scenario's `cc_defaults`),
+    /// so that the text set over `base` gives this configuration again.
+    pub fn spec_over(&self, base: &CcConfig) -> String {
+        self.spec(Some(base))
+    }
+
+    fn spec(&self, base: Option<&CcConfig>) -> String {
         use fmt::Write;
-        let base = values(&*(self.algorithm.make)(self.algorithm.name));
+        let defaults = values(&*(self.algorithm.make)(self.algorithm.name));
+        let beneath = base.map(|b| values(b.factory())).unwrap_or_default();
         let mut out = String::from(self.name());
         let mut sep = ':';
         let mut i = 0;
         self.describe(&mut |p| {
             let v = p.value.to_string();
-            if base.get(i).map(|b| &b.1) != Some(&v) {
+            let differs = |vs: &[(&str, String)]| vs.get(i).map(|d| &d.1) != Some(&v);
+            if differs(&defaults) || (base.is_some() && differs(&beneath)) {
                 let _ = write!(out, "{sep}{}={v}", p.name);
                 sep = ',';
             }
             i += 1;
         });
-        f.write_str(&out)
+        out
+    }
+}
+
+/// `name:key=value,...` with every parameter that differs from the algorithm's defaults.
+impl fmt::Display for CcConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.spec(None))
     }
 }
 
@@ -740,6 +755,18 @@ mod tests {
         assert!(CcConfig::parse("gsrtc:w_initial=0").is_ok());
         assert!(CcConfig::parse("cocoa_pp:g_scale=0.003").is_ok());
         assert!(CcConfig::parse("cocoa:g_scale=0.003").is_err());
+    }
+
+    /// Over a base with other values, the text keeps what the base would change: CoCoA's own
+    /// aging (on) over a base with it off, and nothing the base already has.
+    #[test]
+    fn spec_over_a_base_keeps_what_the_base_would_change() {
+        let on = CcConfig::parse("cocoa:max_retransmit=20").unwrap();
+        let base = CcConfig::parse("cocoa:max_retransmit=20,aging=false").unwrap();
+        assert_eq!(on.to_string(), "cocoa:max_retransmit=20");
+        assert_eq!(on.spec_over(&base), "cocoa:max_retransmit=20,aging=true");
+        assert_eq!(base.spec_over(&base), "cocoa:max_retransmit=20,aging=false");
+        assert_eq!(CcConfig::new("cocoa").unwrap().spec_over(&base), "cocoa:max_retransmit=4,aging=true");
     }
 
     #[test]

@@ -150,29 +150,15 @@ pub(crate) fn cc_with_defaults(
     Ok(cfg)
 }
 
-/// `cfg` as a scenario's resolved `cc` text: `name:key=value,...` with the parameters that differ
-/// from the algorithm's defaults, and also those equal to them that `defaults` would otherwise
-/// override when the text is read back ([`cc_with_defaults`]): `cocoa:aging=true` under the
-/// testbed's `aging = false` stays `aging=true`. Read back with `defaults`, the text gives `cfg`.
+/// `cfg` as a scenario's resolved `cc` text: [`CcConfig::spec_over`] the algorithm under
+/// `defaults`, so that read back ([`cc_with_defaults`]) it gives `cfg`. A parameter equal to the
+/// algorithm's default that `defaults` would override stays written: `cocoa:aging=true` under the
+/// testbed's `aging = false`.
 pub(crate) fn resolved_cc_text(cfg: &CcConfig, defaults: &BTreeMap<String, String>) -> String {
-    let mut text = cfg.to_string();
-    let read = |t: &str| cc_with_defaults(t, defaults, "").ok();
-    if read(&text).as_ref() == Some(cfg) {
-        return text;
+    match cc_with_defaults(cfg.name(), defaults, "") {
+        Ok(base) => cfg.spec_over(&base),
+        Err(_) => cfg.to_string(),
     }
-    // the parameters the defaults would change (never one the text names: it is read after them),
-    // in the algorithm's order, written out
-    let back = read(&text);
-    let mut sep = if text.contains(':') { ',' } else { ':' };
-    cfg.describe(&mut |p| {
-        let now = back.as_ref().and_then(|b| b.get(p.name));
-        if now.as_deref() != Some(&p.value.to_string()) {
-            text.push(sep);
-            text.push_str(&format!("{}={}", p.name, p.value));
-            sep = ',';
-        }
-    });
-    text
 }
 
 /// Refuses a `cc_defaults` key no algorithm has (a typo of `max_retransmit` would otherwise

@@ -10,6 +10,7 @@
 //! [`crate::NetworkReport`] (a model outside this crate reports [`crate::NetworkReport::Other`]).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
@@ -119,6 +120,55 @@ pub trait Runner: Sync {
     }
 }
 
+/// A scenario that runs with what resolving it made (the bottleneck: its typed transport; the
+/// mesh: its [`mesh::Resolved`]), borrowed from a [`Kept`] or made for the run.
+trait RunsWith<R: Clone>: WorldScenario + Clone + 'static {
+    /// A runner of this scenario with `made`.
+    fn runner_with<'a>(&'a self, made: Cow<'a, R>) -> Box<dyn Runner + 'a>;
+}
+
+/// A scenario a world read ([`World::scenario`]), kept with what resolving it made (nothing a
+/// sweep's seed changes afterwards), so that running it reads and resolves nothing again. As data
+/// it is the scenario: its JSON, and [`Stored::as_any`] gives the scenario's type.
+#[derive(Debug, Clone)]
+struct Kept<S, R> {
+    scenario: S,
+    made: Arc<R>,
+}
+
+impl<S: RunsWith<R>, R: Clone + fmt::Debug + Send + Sync + 'static> Stored for Kept<S, R> {
+    fn to_json(&self) -> serde_json::Value {
+        self.scenario.to_json()
+    }
+    fn canonical(&self) -> String {
+        self.scenario.canonical()
+    }
+    fn clone_box(&self) -> Box<dyn WorldScenario> {
+        Box::new(self.clone())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self.scenario.as_any()
+    }
+}
+
+impl<S: RunsWith<R>, R: Clone + fmt::Debug + Send + Sync + 'static> WorldScenario for Kept<S, R> {
+    fn world(&self) -> &'static dyn World {
+        self.scenario.world()
+    }
+    fn reps(&self) -> u32 {
+        self.scenario.reps()
+    }
+    fn seed_mut(&mut self) -> &mut u64 {
+        self.scenario.seed_mut()
+    }
+    fn work_per_rep(&self) -> Work {
+        self.scenario.work_per_rep()
+    }
+    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
+        Ok(self.scenario.runner_with(Cow::Borrowed(&*self.made)))
+    }
+}
+
 /// The wired reference bottleneck ([`Scenario`]); scenarios without `env`.
 #[derive(Debug)]
 pub struct Bottleneck;
@@ -193,7 +243,7 @@ impl World for Bottleneck {
     fn scenario(&self, table: toml::Table) -> Result<Box<dyn WorldScenario>, String> {
         let s = Scenario::from_table(table).map_err(|e| e.to_string())?;
         let (scenario, transport) = s.resolve_with_transport().map_err(|e| e.to_string())?;
-        Ok(Box::new(ResolvedBottleneck { scenario, transport: Arc::new(transport) }))
+        Ok(Box::new(Kept { scenario, made: Arc::new(transport) }))
     }
 }
 
@@ -211,57 +261,19 @@ impl WorldScenario for Scenario {
         Work::Exchanges(u64::from(self.clients) * u64::from(self.exchanges))
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
-        let transport = std::borrow::Cow::Owned(self.transport().map_err(|e| e.to_string())?);
-        Ok(Box::new(BottleneckRun { scenario: self, transport }))
+        Ok(self.runner_with(Cow::Owned(self.transport().map_err(|e| e.to_string())?)))
     }
 }
 
-/// A bottleneck scenario read by [`World::scenario`], kept with its transport (the algorithm's
-/// configuration or the TCP model's, typed), so that running it parses nothing again. As data it
-/// is the scenario ([`Stored::as_any`] gives the [`Scenario`]).
-#[derive(Debug, Clone)]
-struct ResolvedBottleneck {
-    scenario: Scenario,
-    transport: Arc<crate::Transport>,
-}
-
-impl Stored for ResolvedBottleneck {
-    fn to_json(&self) -> serde_json::Value {
-        self.scenario.to_json()
-    }
-    fn canonical(&self) -> String {
-        self.scenario.canonical()
-    }
-    fn clone_box(&self) -> Box<dyn WorldScenario> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        &self.scenario
-    }
-}
-
-impl WorldScenario for ResolvedBottleneck {
-    fn world(&self) -> &'static dyn World {
-        &Bottleneck
-    }
-    fn reps(&self) -> u32 {
-        self.scenario.reps
-    }
-    fn seed_mut(&mut self) -> &mut u64 {
-        &mut self.scenario.seed
-    }
-    fn work_per_rep(&self) -> Work {
-        self.scenario.work_per_rep()
-    }
-    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
-        let transport = std::borrow::Cow::Borrowed(&*self.transport);
-        Ok(Box::new(BottleneckRun { scenario: &self.scenario, transport }))
+impl RunsWith<crate::Transport> for Scenario {
+    fn runner_with<'a>(&'a self, transport: Cow<'a, crate::Transport>) -> Box<dyn Runner + 'a> {
+        Box::new(BottleneckRun { scenario: self, transport })
     }
 }
 
 struct BottleneckRun<'a> {
     scenario: &'a Scenario,
-    transport: std::borrow::Cow<'a, crate::Transport>,
+    transport: Cow<'a, crate::Transport>,
 }
 
 impl Runner for BottleneckRun<'_> {
@@ -295,52 +307,10 @@ impl World for Mesh {
         // a cell runs one algorithm: the resolved one, every parameter written out
         let cc = crate::scenario::resolved_cc_text(&resolved.cc, &s.cc_defaults);
         let scenario = MeshScenario { cc, algorithms: Vec::new(), ..s };
-        Ok(Box::new(ResolvedMesh { scenario, resolved: Arc::new(resolved) }))
+        Ok(Box::new(Kept { scenario, made: Arc::new(resolved) }))
     }
     fn client_label(&self, host: u32) -> u32 {
         host + 1
-    }
-}
-
-/// A mesh scenario read by [`World::scenario`], kept with its resolution (nothing in it
-/// depends on the seed a sweep gives the cell afterwards), so that running it resolves nothing
-/// again. As data it is the scenario ([`Stored::as_any`] gives the [`MeshScenario`]).
-#[derive(Debug, Clone)]
-struct ResolvedMesh {
-    scenario: MeshScenario,
-    resolved: Arc<mesh::Resolved>,
-}
-
-impl Stored for ResolvedMesh {
-    fn to_json(&self) -> serde_json::Value {
-        self.scenario.to_json()
-    }
-    fn canonical(&self) -> String {
-        self.scenario.canonical()
-    }
-    fn clone_box(&self) -> Box<dyn WorldScenario> {
-        Box::new(self.clone())
-    }
-    fn as_any(&self) -> &dyn Any {
-        &self.scenario
-    }
-}
-
-impl WorldScenario for ResolvedMesh {
-    fn world(&self) -> &'static dyn World {
-        &Mesh
-    }
-    fn reps(&self) -> u32 {
-        self.scenario.reps
-    }
-    fn seed_mut(&mut self) -> &mut u64 {
-        &mut self.scenario.seed
-    }
-    fn work_per_rep(&self) -> Work {
-        self.scenario.work_per_rep()
-    }
-    fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
-        Ok(Box::new(MeshRunner { scenario: &self.scenario, resolved: std::borrow::Cow::Borrowed(&*self.resolved) }))
     }
 }
 
@@ -358,14 +328,19 @@ impl WorldScenario for MeshScenario {
         Work::SimulatedSeconds(self.duration_s as u64)
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
-        let resolved = self.resolve().map_err(|e| e.to_string())?;
-        Ok(Box::new(MeshRunner { scenario: self, resolved: std::borrow::Cow::Owned(resolved) }))
+        Ok(self.runner_with(Cow::Owned(self.resolve().map_err(|e| e.to_string())?)))
+    }
+}
+
+impl RunsWith<mesh::Resolved> for MeshScenario {
+    fn runner_with<'a>(&'a self, resolved: Cow<'a, mesh::Resolved>) -> Box<dyn Runner + 'a> {
+        Box::new(MeshRunner { scenario: self, resolved })
     }
 }
 
 struct MeshRunner<'a> {
     scenario: &'a MeshScenario,
-    resolved: std::borrow::Cow<'a, mesh::Resolved>,
+    resolved: Cow<'a, mesh::Resolved>,
 }
 
 impl Runner for MeshRunner<'_> {

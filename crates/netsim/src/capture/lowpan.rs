@@ -84,11 +84,11 @@ impl Lowpan {
 
     /// A host's IPv6 address in the mesh.
     fn ipv6(&self, h: HostId) -> [u8; 16] {
-        let mut a = Addressing::ipv6(h, self.motes);
         if self.compression.link_local && h.0 < self.motes {
-            a[..4].copy_from_slice(&[0xfe, 0x80, 0, 0]);
+            Self::link_local(h.0 as u16)
+        } else {
+            Addressing::ipv6(h, self.motes)
         }
-        a
     }
 
     /// A node's link-local address.
@@ -117,29 +117,10 @@ impl Lowpan {
             self.mac_header(frame, out);
             match what {
                 OnAir::Data { hop, rpl } => {
-                    let p = &frame.packet;
-                    let key = (p.id.0, p.from, p.to, p.size);
-                    let recent = &mut self.recent[frame.sender as usize];
-                    let k = match (recent.iter().position(|r| r.0 == key), coap) {
-                        (Some(k), None) => k,
-                        (found, Some(c)) => {
-                            // this packet's entry, a new one, or the oldest's, made the newest
-                            if found.is_none() && recent.len() < self.keep {
-                                recent.push((key, Vec::new()));
-                            }
-                            let k = found.unwrap_or(recent.len() - 1);
-                            recent[..=k].rotate_right(1);
-                            recent[0].0 = key;
-                            recent[0].1.clear();
-                            recent[0].1.extend_from_slice(c);
-                            0
-                        }
-                        (None, None) => return false,
-                    };
-                    let coap = std::mem::take(&mut recent[k].1);
+                    let Some(k) = self.remember(frame, coap) else { return false };
                     let hop_limit = self.hop_limit(frame, hop);
-                    self.datagram(ports, frame, hop, rpl, hop_limit, &coap, out);
-                    self.recent[frame.sender as usize][k].1 = coap;
+                    let coap = &self.recent[frame.sender as usize][k].1;
+                    self.datagram(ports, frame, hop, rpl, hop_limit, coap, out);
                 }
                 control => self.control(frame, control, out),
             }
@@ -147,6 +128,26 @@ impl Lowpan {
         let fcs = FCS.checksum(out);
         out.extend_from_slice(&fcs.to_le_bytes());
         true
+    }
+
+    /// Where in the sender's recent datagrams the one `frame` carries is: `coap` (the packet still
+    /// the driver's) made the newest, in this packet's entry, a new one or the oldest's; else the
+    /// entry kept for this packet. None when neither has it.
+    fn remember(&mut self, frame: &AirFrame, coap: Option<&[u8]>) -> Option<usize> {
+        let p = &frame.packet;
+        let key = (p.id.0, p.from, p.to, p.size);
+        let recent = &mut self.recent[frame.sender as usize];
+        let found = recent.iter().position(|r| r.0 == key);
+        let Some(c) = coap else { return found };
+        if found.is_none() && recent.len() < self.keep {
+            recent.push((key, Vec::new()));
+        }
+        let k = found.unwrap_or(recent.len() - 1);
+        recent[..=k].rotate_right(1);
+        recent[0].0 = key;
+        recent[0].1.clear();
+        recent[0].1.extend_from_slice(c);
+        Some(0)
     }
 
     /// Frame control, sequence number, PAN, destination and source (little-endian on the air).
