@@ -5,10 +5,11 @@
 //! byte-counted tail-drop buffers, the MTU, the router–server hop's jitter (FIFO kept) and the
 //! link-error models.
 //!
-//! Hosts as the model sees them: the server is [`SERVER`], the `i`-th client address mapped is
-//! host `i` (never reused). For each client address the relay opens an upstream socket, so the
-//! server sees one source per client and answers it there; the relay maps answers back to
-//! the client. A model's own wake-ups are honoured like deliveries.
+//! Hosts as the model sees them: the server is [`SERVER`] (or [`RelayHosts::server`]), the
+//! `i`-th client address mapped is host `i` (or [`RelayHosts::first_client`] + `i`), never
+//! reused. For each client address the relay opens an upstream socket, so the server sees one
+//! source per client and answers it there; the relay maps answers back to the client. A model's
+//! own wake-ups are honoured like deliveries.
 //!
 //! # Shared addresses
 //! A server on IPv4 loopback sees each client from an address of its own
@@ -26,13 +27,14 @@
 //! table is full, or when no socket can be opened, are dropped and counted, and
 //! [`RelayConfig::log`] hears of it (at most once per [`NOTICE_INTERVAL`]).
 
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use coap_cc::Instant;
-use netmodel::{HostId, Medium, Packet, PacketId, Schedule};
+use netmodel::live::{Driven, Live};
+use netmodel::{HostId, Medium};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 
@@ -92,128 +94,6 @@ pub struct RelayStats<R> {
     pub max_clients: usize,
 }
 
-#[derive(Debug)]
-enum Due<E> {
-    Deliver(PacketId),
-    Wake(E),
-}
-
-#[derive(Debug)]
-struct Timed<E> {
-    at: u64,
-    seq: u64,
-    due: Due<E>,
-}
-
-impl<E> PartialEq for Timed<E> {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl<E> Eq for Timed<E> {}
-impl<E> Ord for Timed<E> {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
-    }
-}
-impl<E> PartialOrd for Timed<E> {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-
-/// The relay's schedule: a heap of due deliveries and wake-ups; packets' bytes wait in `held`.
-pub(crate) struct Pending<E> {
-    heap: BinaryHeap<Timed<E>>,
-    held: HashMap<PacketId, (Packet, Vec<u8>)>,
-    seq: u64,
-    /// The latest time handed to the model: its calls must come in non-decreasing time.
-    last: Instant,
-    next_packet: u32,
-    overhead: u32,
-}
-
-impl<E> Pending<E> {
-    /// An empty schedule; `overhead` bytes are counted on top of each datagram handed over.
-    pub(crate) fn new(overhead: u32) -> Self {
-        Pending { heap: BinaryHeap::new(), held: HashMap::new(), seq: 0, last: Instant::ZERO, next_packet: 0, overhead }
-    }
-
-    /// Hands a datagram that arrived at `t` to the model (no earlier than its previous call: the
-    /// upstream sockets' readers may hand over slightly out of order).
-    pub(crate) fn offer<M: Medium<Event = E>>(
-        &mut self,
-        medium: &mut M,
-        t: Instant,
-        from: HostId,
-        to: HostId,
-        bytes: Vec<u8>,
-    ) {
-        let size = bytes.len() as u32 + self.overhead;
-        self.offer_sized(medium, t, from, to, size, bytes);
-    }
-
-    /// [`Pending::offer`] with the size the model is told given.
-    pub(crate) fn offer_sized<M: Medium<Event = E>>(
-        &mut self,
-        medium: &mut M,
-        t: Instant,
-        from: HostId,
-        to: HostId,
-        size: u32,
-        bytes: Vec<u8>,
-    ) {
-        let now = t.max(self.last);
-        self.last = now;
-        let packet = Packet { id: PacketId(self.next_packet), from, to, size, note: 0 };
-        self.next_packet = self.next_packet.wrapping_add(1);
-        self.held.insert(packet.id, (packet, bytes));
-        medium.send(now, packet, self);
-    }
-}
-
-impl<E> Pending<E> {
-    /// When the next delivery or wake-up is due.
-    pub(crate) fn next_at(&self) -> Option<Instant> {
-        self.heap.peek().map(|d| Instant::from_nanos(d.at))
-    }
-
-    /// The next packet due by `now` with its bytes, the model's wake-ups due before it handled
-    /// on the way; `None` when nothing more is due.
-    pub(crate) fn next_due<M: Medium<Event = E>>(&mut self, medium: &mut M, now: Instant) -> Option<(Packet, Vec<u8>)> {
-        while self.heap.peek().is_some_and(|d| d.at <= now.as_nanos()) {
-            let d = self.heap.pop().expect("peeked");
-            match d.due {
-                Due::Wake(e) => {
-                    let at = Instant::from_nanos(d.at).max(self.last);
-                    self.last = at;
-                    medium.handle(at, e, self);
-                }
-                Due::Deliver(id) => {
-                    if let Some(held) = self.held.remove(&id) {
-                        return Some(held);
-                    }
-                }
-            }
-        }
-        None
-    }
-}
-
-impl<E> Schedule<E> for Pending<E> {
-    fn deliver(&mut self, at: Instant, _lane: usize, packet: Packet) {
-        self.heap.push(Timed { at: at.as_nanos(), seq: self.seq, due: Due::Deliver(packet.id) });
-        self.seq += 1;
-    }
-    fn discard(&mut self, packet: Packet) {
-        self.held.remove(&packet.id);
-    }
-    fn wake(&mut self, at: Instant, event: E) {
-        self.heap.push(Timed { at: at.as_nanos(), seq: self.seq, due: Due::Wake(event) });
-        self.seq += 1;
-    }
-}
-
 /// One client's mapping.
 struct Mapping {
     host: HostId,
@@ -226,6 +106,8 @@ struct Mapping {
 struct Clients {
     by_addr: HashMap<SocketAddr, Mapping>,
     by_host: HashMap<HostId, SocketAddr>,
+    /// The first client's host, and the next one's.
+    first_host: u32,
     next_host: u32,
     max: usize,
     timeout: coap_cc::Duration,
@@ -279,7 +161,7 @@ impl Clients {
     /// Maps `client` to a new host whose datagrams from the server `socket` reads.
     fn insert(&mut self, client: SocketAddr, socket: Arc<UdpSocket>, now: Instant, clock: Clock) -> HostId {
         let host = HostId(self.next_host);
-        self.next_host = self.next_host.wrapping_add(1).max(1);
+        self.next_host = self.next_host.wrapping_add(1).max(self.first_host);
         let (reader, tx) = (socket.clone(), self.down.clone());
         let task = tokio::spawn(async move {
             loop {
@@ -327,16 +209,57 @@ impl Drop for Clients {
     }
 }
 
+impl RelayStats<()> {
+    /// These counts with the model's report.
+    pub fn with_network<R>(self, network: R) -> RelayStats<R> {
+        let RelayStats { network: (), unmapped_drops, socket_errors, late_drops, clients, expired, max_clients } = self;
+        RelayStats { network, unmapped_drops, socket_errors, late_drops, clients, expired, max_clients }
+    }
+}
+
 /// Relays between clients at `listen` and the server at `upstream` through `medium` until `stop`
 /// completes. `overhead`: header bytes the model counts on top of each UDP payload (IP + UDP).
-pub async fn run<M: Medium>(
+/// The server is [`SERVER`], the clients hosts 1, 2, … (the wired bottleneck's numbering).
+pub async fn run<M: Medium + Send>(
     listen: SocketAddr,
     upstream: SocketAddr,
-    mut medium: M,
+    medium: M,
     overhead: u32,
+    cfg: RelayConfig,
+    stop: impl Future<Output = ()>,
+) -> std::io::Result<RelayStats<M::Report>>
+where
+    M::Event: Send,
+{
+    let mut live = Driven::new(medium);
+    let hosts = RelayHosts { server: SERVER, first_client: HostId(1), overhead };
+    let st = run_live(listen, upstream, &mut live, hosts, cfg, stop).await?;
+    Ok(st.with_network(live.report()))
+}
+
+/// Where the relay's clients and server are in the model, and how it sizes their datagrams.
+#[derive(Debug, Clone, Copy)]
+pub struct RelayHosts {
+    /// The server's host.
+    pub server: HostId,
+    /// The first client's host; the `i`-th client mapped is this host + `i` (never reused).
+    pub first_client: HostId,
+    /// Header bytes the model counts on top of each UDP payload (IP + UDP; 0 for a model that
+    /// adds its own).
+    pub overhead: u32,
+}
+
+/// [`run`] of a model behind [`Live`] (whichever it is: a world's), its hosts as `hosts` says;
+/// its report is the caller's to read.
+pub async fn run_live(
+    listen: SocketAddr,
+    upstream: SocketAddr,
+    live: &mut dyn Live,
+    hosts: RelayHosts,
     mut cfg: RelayConfig,
     stop: impl Future<Output = ()>,
-) -> std::io::Result<RelayStats<M::Report>> {
+) -> std::io::Result<RelayStats<()>> {
+    let RelayHosts { server, first_client, overhead } = hosts;
     let listener = Arc::new(UdpSocket::bind(listen).await?);
     let clock = Clock::new();
     let max_clients = crate::within_fd_budget(cfg.max_clients);
@@ -344,7 +267,8 @@ pub async fn run<M: Medium>(
     let mut clients = Clients {
         by_addr: HashMap::new(),
         by_host: HashMap::new(),
-        next_host: 1,
+        first_host: first_client.0,
+        next_host: first_client.0,
         max: max_clients,
         timeout: coap_cc::Duration::from(cfg.mapping_timeout),
         down: down_tx,
@@ -355,7 +279,7 @@ pub async fn run<M: Medium>(
         socket_errors: 0,
         last_notice: None,
     };
-    let mut pending: Pending<M::Event> = Pending::new(overhead);
+    live.start();
     let mut late_drops = 0;
     let mut buf = vec![0u8; 65536];
     // sweep for idle mappings a few times per timeout
@@ -363,7 +287,7 @@ pub async fn run<M: Medium>(
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(stop);
     loop {
-        let next = pending.next_at().map(|t| clock.tokio(t));
+        let next = live.next_at().map(|t| clock.tokio(t));
         tokio::select! {
             _ = &mut stop => break,
             _ = sweep.tick() => clients.expire(clock.now()),
@@ -371,21 +295,21 @@ pub async fn run<M: Medium>(
                 let Ok((n, client)) = r else { continue };
                 let now = clock.now();
                 let Some(host) = clients.host_of(client, now, clock, &mut cfg.log).await else { continue };
-                pending.offer(&mut medium, now, host, SERVER, buf[..n].to_vec());
+                live.offer(now, host, server, n as u32 + overhead, buf[..n].to_vec());
             }
             Some((host, bytes, t)) = down_rx.recv() => {
                 clients.touch(host, clock.now());
-                pending.offer(&mut medium, t, SERVER, host, bytes);
+                live.offer(t, server, host, bytes.len() as u32 + overhead, bytes);
             }
             _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
                 let now = clock.now();
-                while let Some((packet, bytes)) = pending.next_due(&mut medium, now) {
-                    let host = if packet.to == SERVER { packet.from } else { packet.to };
+                while let Some((packet, bytes)) = live.next_due(now) {
+                    let host = if packet.to == server { packet.from } else { packet.to };
                     let Some(client) = clients.by_host.get(&host).copied() else {
                         late_drops += 1; // its mapping expired while the packet was in flight
                         continue;
                     };
-                    if packet.to == SERVER {
+                    if packet.to == server {
                         if let Some(m) = clients.by_addr.get(&client) {
                             let _ = m.socket.send(&bytes).await;
                         }
@@ -396,8 +320,9 @@ pub async fn run<M: Medium>(
             }
         }
     }
+    live.finish(clock.now());
     Ok(RelayStats {
-        network: medium.report(),
+        network: (),
         unmapped_drops: clients.unmapped_drops,
         socket_errors: clients.socket_errors,
         late_drops,

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use coap_net::emulate::{self, Emulator, EmulatorConfig, Hosts};
+use netsim::emulation::{Emulation, LiveMedium};
 use netsim::tcp::TcpParams;
 
 type Error = Box<dyn std::error::Error>;
@@ -168,132 +169,55 @@ async fn wait_for_server(
     Err(format!("nothing listens on port {port} in the server's namespace after 10 s (--wait-port)").into())
 }
 
-/// Runs `coapcc emulate`.
+/// Runs `coapcc emulate`: the scenario's world gives its network live ([`Emulation`]); the
+/// namespaces, the commands and the report are the same for every world.
 pub fn run(args: &Args) -> Result<(), Error> {
-    let (label, text) = match (&args.scenario, &args.preset) {
-        (Some(p), _) => {
-            let t = netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?;
-            (p.display().to_string(), Some(t))
-        }
-        (None, Some(name)) => {
-            let Some(t) = netsim::mesh::presets::text(name) else {
-                return Err(crate::usage(format!("--preset: no preset {name:?} (see `coapcc presets`)")));
-            };
-            (name.clone(), Some(t.to_string()))
-        }
-        (None, None) => (String::new(), None),
-    };
-    match text {
-        Some(t) if netsim::mesh::presets::is_mesh(&t) => run_mesh(args, &label, &t),
-        t => run_wired(args, t.as_deref().map(|t| (label.as_str(), t))),
-    }
-}
-
-/// The wired bottleneck, with the scenario's TCP in both namespaces.
-fn run_wired(args: &Args, source: Option<(&str, &str)>) -> Result<(), Error> {
-    let s = crate::net::wired_scenario(source, &args.link, "coapcc emulate")?;
-    let clients = args.clients.unwrap_or(s.clients);
+    let (label, emulation) = crate::net::emulation(args.scenario.as_deref(), args.preset.as_deref(), &args.link)?;
+    let Emulation { mut medium, server, clients: hosts, default_clients, size, mtu, tcp, banner, mut scenario, .. } =
+        emulation;
+    let clients = args.clients.unwrap_or(default_clients);
     if clients > emulate::MAX_CLIENTS {
         return Err(crate::usage(format!("--clients: at most {}", emulate::MAX_CLIENTS)));
     }
-    let mut cfg = EmulatorConfig::new(clients, s.uplink.mtu.min(s.downlink.mtu));
-    let tcp = s.tcp.clone().unwrap_or_default();
-    let (sysctls, attrs, fixed) = kernel_tcp(&tcp);
-    let tcp_note = if args.kernel_defaults {
-        "TCP: this kernel's defaults".to_string()
-    } else {
-        (cfg.sysctls, cfg.route_attrs) = (sysctls, attrs);
-        format!("TCP: the scenario's [tcp] (reno, timestamps off); not settable per namespace: {}", fixed.join("; "))
+    let hosts = match hosts.first(clients) {
+        Ok(hosts) => hosts,
+        Err(available) => {
+            return Err(crate::usage(format!("--clients: {label} has {available} clients (of its first server)")))
+        }
     };
-    let banner = format!(
-        "up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, MTU {}, errors {}\ncoapcc emulate: {tcp_note}",
-        s.uplink.rate_bps,
-        s.uplink.delay_ms,
-        s.downlink.rate_bps,
-        s.downlink.delay_ms,
-        s.uplink.buffer_bytes,
-        s.downlink.buffer_bytes,
-        cfg.mtu,
-        lab::sim::spelled(&s.errors)
-    );
-    let scenario = serde_json::json!({
-        "network": "bottleneck",
-        "uplink": s.uplink, "downlink": s.downlink, "server_hop": s.server_hop,
-        "errors": lab::sim::spelled(&s.errors), "seed": s.seed,
-        "tcp": if args.kernel_defaults { serde_json::json!("kernel defaults") } else { serde_json::to_value(&tcp)? },
-    });
-    let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
-    drive(args, cfg, Hosts::wired(clients), medium, banner, scenario, |r: &netmodel::BottleneckReport| {
-        let (up, down) = (r.uplink, r.downlink);
-        format!(
-            "up {} packets ({} buffer drops, {} error drops), down {} packets ({} buffer drops, {} error drops)",
-            up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops
-        )
-    })
-}
-
-/// A mesh: the server is its first client's server, the clients that server's client motes (or
-/// cloud hosts), in the scenario's order; UDP only.
-fn run_mesh(args: &Args, label: &str, text: &str) -> Result<(), Error> {
-    if args.link.buffer.is_some() || args.link.errors.is_some() {
-        return Err(crate::usage("--buffer and --errors are the wired bottleneck's; a mesh scenario sets its own"));
-    }
-    let mut scn = netsim::mesh::MeshScenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?;
-    if let Some(seed) = args.link.seed {
-        scn.seed = seed;
-    }
-    let res = scn.resolve().map_err(|e| format!("{label}: {e}"))?;
-    // the first client's server, and the clients that talk to it (a mesh with several servers
-    // keeps the others' clients out: the emulator joins one server's namespace)
-    let Some(&(_, server)) = res.clients.first() else {
-        return Err(format!("{label}: no clients").into());
+    let mut cfg = EmulatorConfig::new(clients, mtu);
+    let tcp_note = match (&tcp, args.kernel_defaults) {
+        (None, _) => String::new(),
+        (Some(_), true) => {
+            scenario["tcp"] = "kernel defaults".into();
+            "\ncoapcc emulate: TCP: this kernel's defaults".to_string()
+        }
+        (Some(p), false) => {
+            let (sysctls, attrs, fixed) = kernel_tcp(p);
+            (cfg.sysctls, cfg.route_attrs) = (sysctls, attrs);
+            scenario["tcp"] = serde_json::to_value(p)?;
+            format!(
+                "\ncoapcc emulate: TCP: the scenario's [tcp] (reno, timestamps off); not settable per namespace: {}",
+                fixed.join("; ")
+            )
+        }
     };
-    let own: Vec<netmodel::HostId> =
-        res.clients.iter().filter(|c| c.1 == server).map(|c| netmodel::HostId(c.0)).collect();
-    let left_out = res.clients.len() - own.len();
-    let available = own.len() as u32;
-    let clients = args.clients.unwrap_or(available);
-    if clients > available {
-        return Err(crate::usage(format!("--clients: {label} has {available} clients of its first server")));
-    }
-    let hosts = own[..clients as usize].to_vec();
-    let motes = res.mesh.nodes.len() as u32;
-    let place = |h: u32| if h >= motes { format!("cloud host {h}") } else { format!("mote {}", h + 1) };
-    let others = if left_out > 0 { format!(" ({left_out} clients of other servers left out)") } else { String::new() };
-    let banner = format!(
-        "mesh {label}: {motes} motes; the server is {}, the clients {}{others}; UDP only (the mesh carries CoAP over 6LoWPAN)",
-        place(server),
-        hosts.iter().map(|h| place(h.0)).collect::<Vec<_>>().join(", ")
-    );
-    let scenario = serde_json::json!({ "network": "mesh", "name": scn.name, "seed": scn.seed, "server_host": server,
-        "client_hosts": hosts.iter().map(|h| h.0).collect::<Vec<_>>() });
-    let medium = netmodel::mesh::Mesh::new(res.mesh.clone(), scn.seed, 0);
-    let cfg = EmulatorConfig::new(clients, 1280);
-    drive(
-        args,
-        cfg,
-        Hosts::mesh(netmodel::HostId(server), hosts),
-        medium,
-        banner,
-        scenario,
-        |r: &netmodel::mesh::MeshReport| format!("{} motes reported", r.nodes.len()),
-    )
+    scenario["client_hosts"] = hosts.iter().map(|h| h.0).collect::<Vec<_>>().into();
+    let banner = format!("{banner}{tcp_note}");
+    let hosts = Hosts { server, clients: hosts, size };
+    drive(args, cfg, hosts, &mut *medium, banner, scenario)
 }
 
 /// Sets the namespaces up, runs the commands, emulates `medium` until the clients' command ends
 /// (or --duration, or Ctrl-C), and reports.
-fn drive<M: netmodel::Medium>(
+fn drive(
     args: &Args,
     cfg: EmulatorConfig,
     hosts: Hosts,
-    medium: M,
+    medium: &mut dyn LiveMedium,
     banner: String,
     scenario: serde_json::Value,
-    describe: impl Fn(&M::Report) -> String,
-) -> Result<(), Error>
-where
-    M::Report: serde::Serialize,
-{
+) -> Result<(), Error> {
     let clients = cfg.clients;
     // SIGTERM and SIGINT are ours before anything is made: arriving during the set-up they end
     // it through the clean-up (their default action would leave the namespaces behind)
@@ -383,7 +307,7 @@ where
                 _ = term.recv() => {}
             }
         };
-        let stats = emu.run(&hosts, medium, stop).await?;
+        let stats = emu.run_live(&hosts, medium, stop).await?;
         if let Some(mut srv) = server {
             let _ = srv.start_kill();
             let _ = srv.wait().await;
@@ -396,7 +320,7 @@ where
     let kernel_s = emu.server_ns().run_in(counters)?;
     eprintln!(
         "coapcc emulate: {wall_s:.1} s; {}; {} foreign packets dropped; TCP data segments up {} ({} retransmitted), down {} ({} retransmitted, {} delivered twice)",
-        describe(&stats.network), stats.foreign,
+        medium.report_line(), stats.foreign,
         stats.tcp.up.data_segments, stats.tcp.up.retransmissions, stats.tcp.down.data_segments, stats.tcp.down.retransmissions, stats.tcp.down.duplicates
     );
     if let Some(path) = &args.report {
@@ -411,7 +335,7 @@ where
             "clients": clients,
             "wall_s": wall_s,
             "scenario": scenario,
-            "network": stats.network,
+            "network": medium.report(),
             "packets": { "up": stats.up_packets, "down": stats.down_packets, "foreign": stats.foreign, "write_errors": stats.write_errors },
             "tcp": { "up": dir(&stats.tcp.up), "down": dir(&stats.tcp.down), "untracked": stats.tcp.untracked, "clients": per_client },
             "kernel": { "clients": kernel_c, "server": kernel_s },

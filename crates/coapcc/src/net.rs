@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use coap_cc::CcConfig;
 use coap_endpoint::Request;
 use coap_wire::Code;
-use netsim::loss::ErrorProfile;
-use netsim::{Scenario, WorkloadKind};
+use netsim::WorkloadKind;
 
 type Error = Box<dyn std::error::Error>;
 
@@ -619,57 +618,55 @@ pub struct RelayArgs {
     mapping_timeout: f64,
 }
 
-/// The wired bottleneck's scenario of `relay` and `emulate`: `source`'s (a label for errors and
-/// the TOML text; by default the `thesis` preset) with the command line's overrides, resolved.
-/// `tool` names the command in the error for a scenario of another network.
-pub(crate) fn wired_scenario(
-    source: Option<(&str, &str)>,
+/// The network of `relay` and `emulate`, live: the scenario a file or a preset describes (by
+/// default the `thesis` preset), with --buffer, --errors and --seed written over it as a sweep
+/// plan's keys are, read by its world ([`netsim::worlds`]) and made live; with the label errors
+/// name it by.
+pub(crate) fn emulation(
+    path: Option<&std::path::Path>,
+    preset: Option<&str>,
     link: &LinkOverrides,
-    tool: &str,
-) -> Result<Scenario, Error> {
-    let mut s = match source {
-        Some((label, text)) => {
-            let world = netsim::worlds::of_text(text).map_err(|e| format!("{label}: {e}"))?;
-            if world.kind() != "bottleneck" {
-                return Err(format!(
-                    "{label}: a {} scenario (env = \"{}\"); {tool} emulates the wired bottleneck only",
-                    world.title(),
-                    world.env()
-                )
-                .into());
-            }
-            Scenario::from_toml(text).map_err(|e| format!("{label}: {e}"))?
+) -> Result<(String, netsim::emulation::Emulation), Error> {
+    let text = lab::sim::scenario_text(preset, path)?;
+    let label = text.as_ref().map_or_else(|| "preset thesis".to_string(), |t| t.1.clone());
+    let world =
+        netsim::worlds::of_text(text.as_ref().map_or("", |t| t.0.as_str())).map_err(|e| format!("{label}: {e}"))?;
+    let overrides = [
+        ("--buffer", "uplink", link.buffer.map(|b| format!("buffer={b}"))),
+        ("--errors", "errors", link.errors.as_ref().map(|e| format!("errors=\"{e}\""))),
+        ("--seed", "seed", link.seed.map(|s| format!("seed={s}"))),
+    ];
+    let defaults = world.defaults();
+    let mut settings = Vec::new();
+    for (option, key, set) in overrides {
+        let Some(set) = set else { continue };
+        if !defaults.contains_key(key) {
+            return Err(crate::usage(format!("{option}: {label} is a {} scenario, which sets its own", world.title())));
         }
-        None => Scenario::thesis(),
-    };
-    if let Some(b) = link.buffer {
-        s.uplink.buffer_bytes = b;
-        s.downlink.buffer_bytes = b;
+        settings.push(set);
     }
-    if let Some(e) = &link.errors {
-        s.errors = ErrorProfile::parse(e).ok_or("bad --errors")?;
-    }
-    if let Some(seed) = link.seed {
-        s.seed = seed;
-    }
-    Ok(s.resolve()?)
+    let text = lab::sim::with_settings(text, &settings)?.map_or_else(String::new, |t| t.0);
+    let scenario = netsim::worlds::read(&text).map_err(|e| format!("{label}: {e}"))?;
+    let emulation = scenario.emulation().map_err(|e| format!("{label}: {e}"))?;
+    Ok((label, emulation))
 }
 
 /// Runs `coapcc relay`.
 pub fn relay(args: &RelayArgs) -> Result<(), Error> {
-    let text = match &args.scenario {
-        Some(p) => Some(netsim::text_file::read_text(p, netsim::text_file::MAX_SCENARIO_BYTES)?),
-        None => None,
+    let (label, live) = emulation(args.scenario.as_deref(), None, &args.link)?;
+    let netsim::emulation::ClientHosts::Numbered { first } = live.clients else {
+        return Err(crate::usage(format!(
+            "{label}: its clients are a fixed set of hosts, and the relay maps any client that sends; `coapcc emulate` runs it"
+        )));
     };
-    let label = args.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-    let source = text.as_deref().map(|t| (label.as_str(), t));
-    let s = wired_scenario(source, &args.link, "the relay")?;
+    let hosts = coap_net::relay::RelayHosts {
+        server: live.server,
+        first_client: netmodel::HostId(first),
+        overhead: live.udp_headers,
+    };
+    let mut medium = live.medium;
     runtime()?.block_on(async {
-        eprintln!(
-            "coapcc relay: {} -> {}: up {} bit/s {} ms, down {} bit/s {} ms, buffers {}/{} B, errors {} (Ctrl-C stops)",
-            args.listen, args.upstream, s.uplink.rate_bps, s.uplink.delay_ms, s.downlink.rate_bps, s.downlink.delay_ms,
-            s.uplink.buffer_bytes, s.downlink.buffer_bytes, lab::sim::spelled(&s.errors)
-        );
+        eprintln!("coapcc relay: {} -> {}: {} (Ctrl-C stops)", args.listen, args.upstream, live.banner);
         let duration = args.duration;
         let stop = async move {
             match duration {
@@ -677,24 +674,21 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
                 None => ctrl_c().await,
             }
         };
-        let medium = netmodel::Bottleneck::new(&s.bottleneck(), coap_net::relay::SERVER, s.seed, 0);
-        let overhead = s.ip_header_bytes + s.udp_header_bytes;
         let cfg = coap_net::relay::RelayConfig {
             max_clients: args.max_clients as usize,
             mapping_timeout: std::time::Duration::from_secs_f64(args.mapping_timeout),
             log: Some(Box::new(|line: &str| eprintln!("coapcc relay: {line}"))),
         };
-        let st = coap_net::relay::run(args.listen, args.upstream, medium, overhead, cfg, stop).await?;
+        let st = coap_net::relay::run_live(args.listen, args.upstream, &mut *medium, hosts, cfg, stop).await?;
         if st.max_clients < args.max_clients as usize {
             eprintln!(
                 "coapcc relay: mapped at most {} clients at once (the open-file limit left no more; raise `ulimit -n` for {})",
                 st.max_clients, args.max_clients
             );
         }
-        let (up, down) = (st.network.uplink, st.network.downlink);
         eprintln!(
-            "coapcc relay: {} clients mapped, {} mappings expired; datagrams from new sources dropped: {} (table full), {} (no socket); {} late for an expired mapping; up {} packets ({} buffer drops, {} error drops); down {} packets ({} buffer drops, {} error drops)",
-            st.clients, st.expired, st.unmapped_drops, st.socket_errors, st.late_drops, up.offered, up.buffer_drops, up.error_drops, down.offered, down.buffer_drops, down.error_drops
+            "coapcc relay: {} clients mapped, {} mappings expired; datagrams from new sources dropped: {} (table full), {} (no socket); {} late for an expired mapping; {}",
+            st.clients, st.expired, st.unmapped_drops, st.socket_errors, st.late_drops, medium.report_line()
         );
         Ok(())
     })

@@ -154,8 +154,12 @@ fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
     std::fs::write(&mesh, "env = \"lln\"\n").unwrap();
     let (_, err) =
         code(&["relay", "--scenario", mesh.to_str().unwrap(), "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]);
+    assert!(err.contains("its clients are a fixed set of hosts") && err.contains("`coapcc emulate` runs it"), "{err}");
+    // the wired bottleneck's options on a mesh (refused before anything is set up)
+    let (c, err) = code(&["emulate", "--preset", "nitk-cocoapp-grid6x6", "--errors", "high"]);
+    assert_eq!(c, Some(2));
     assert!(
-        err.contains("a low-power mesh scenario") && err.contains("the relay emulates the wired bottleneck"),
+        err.contains("--errors: preset nitk-cocoapp-grid6x6 is a low-power mesh scenario, which sets its own"),
         "{err}"
     );
     std::fs::remove_dir_all(&d).unwrap();

@@ -14,6 +14,9 @@
 //!   unit-disk medium, nullrdc or ContikiMAC, nullmac or Contiki's CSMA, a CPU per mote, min-hop
 //!   routes, mobility, hosts behind the border router's serial line); it schedules its own
 //!   events (frames, CPU jobs, MAC timers, moves).
+//! * [`live`]: a model on the wall clock: [`live::Driven`] keeps its schedule and the bytes of
+//!   the packets it carries, behind the object-safe [`live::Live`] the relay and the emulator
+//!   drive.
 //! * [`streams`]: the typed RNG streams of a replication, all in one place.
 //! * [`chacha8`]: rand_chacha's ChaCha8 stream with a one-block buffer (what every host owns).
 //! * [`workload`]: what clients do and when (continuous, random batches), as a [`Workload`].
@@ -21,6 +24,7 @@
 pub mod bottleneck;
 pub mod chacha8;
 pub mod link;
+pub mod live;
 pub mod loss;
 pub mod medium;
 pub mod mesh;

@@ -15,9 +15,11 @@
 //!   defaults; [`run_rep`]: one replication of it → [`RepResult`].
 //! * [`mesh`]: the low-power mesh world ([`mesh::MeshScenario`], `env = "lln"`) over
 //!   [`netmodel::mesh`], with periodic blocking clients and the mesh literature's metrics.
+//! * [`emulation`]: what `coapcc emulate` asks a world for (its model live between real hosts).
 //! * [`Summary`]: the statistics over replications ([`runstats::sketch`]: the RTT quantiles in fixed memory).
 
 pub mod capture;
+pub mod emulation;
 pub mod engine;
 pub mod mesh;
 pub mod queue;

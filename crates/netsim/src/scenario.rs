@@ -508,6 +508,15 @@ impl Scenario {
     }
 }
 
+/// A value as scenario files spell it: an enum of unit variants serialised as its one JSON string
+/// (`ErrorProfile::Medium` → `medium`); `?` for anything else.
+pub fn spelled<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => "?".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

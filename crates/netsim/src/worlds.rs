@@ -6,7 +6,8 @@
 //!
 //! A [`World`] reads a scenario table into a [`WorldScenario`]: resolved (its algorithm written
 //! out with every parameter), seeded, serialisable (the cell id of a sweep hashes it), and able to
-//! run one replication into a [`RepResult`]. The world's own counters travel in the result's
+//! run one replication into a [`RepResult`], and, if the world can, to give its network live
+//! between real hosts ([`Emulation`]). The world's own counters travel in the result's
 //! [`crate::NetworkReport`] (a model outside this crate reports [`crate::NetworkReport::Other`]).
 
 use std::any::Any;
@@ -14,6 +15,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::{Arc, RwLock};
 
+use crate::emulation::{self, Emulation};
 use crate::mesh::{self, MeshScenario};
 use crate::{run_rep, Detail, Progress, RepResult, Scenario};
 
@@ -60,6 +62,10 @@ pub trait WorldScenario: Stored {
     /// How much work one replication is, as a progress display weighs it; default: one unit.
     fn work_per_rep(&self) -> Work {
         Work::Replication
+    }
+    /// The scenario's network live between real hosts (`coapcc emulate`); by default, refused.
+    fn emulation(&self) -> Result<Emulation, String> {
+        Err(format!("the {} cannot be emulated at the IP level", self.world().title()))
     }
 }
 
@@ -125,6 +131,8 @@ pub trait Runner: Sync {
 trait RunsWith<R: Clone>: WorldScenario + Clone + 'static {
     /// A runner of this scenario with `made`.
     fn runner_with<'a>(&'a self, made: Cow<'a, R>) -> Box<dyn Runner + 'a>;
+    /// Its network live ([`WorldScenario::emulation`]) with `made`.
+    fn emulation_with(&self, made: &R) -> Result<Emulation, String>;
 }
 
 /// A scenario a world read ([`World::scenario`]), kept with what resolving it made (nothing a
@@ -166,6 +174,9 @@ impl<S: RunsWith<R>, R: Clone + fmt::Debug + Send + Sync + 'static> WorldScenari
     }
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         Ok(self.scenario.runner_with(Cow::Borrowed(&*self.made)))
+    }
+    fn emulation(&self) -> Result<Emulation, String> {
+        self.scenario.emulation_with(&self.made)
     }
 }
 
@@ -219,6 +230,13 @@ pub fn of(table: &toml::Table) -> Result<&'static dyn World, String> {
     })
 }
 
+/// The scenario a TOML text describes, read by the world its `env` names.
+pub fn read(text: &str) -> Result<Box<dyn WorldScenario>, String> {
+    let table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| format!("scenario: {}", e.to_string().trim_end()))?;
+    of(&table)?.scenario(table)
+}
+
 /// [`of`] a scenario's TOML text (text that is not TOML: the bottleneck, whose reader reports it).
 pub fn of_text(text: &str) -> Result<&'static dyn World, String> {
     text.parse::<toml::Table>().map_or(Ok(&Bottleneck as &dyn World), |t| of(&t))
@@ -263,11 +281,17 @@ impl WorldScenario for Scenario {
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         Ok(self.runner_with(Cow::Owned(self.transport().map_err(|e| e.to_string())?)))
     }
+    fn emulation(&self) -> Result<Emulation, String> {
+        Ok(emulation::bottleneck(&self.resolve().map_err(|e| e.to_string())?))
+    }
 }
 
 impl RunsWith<crate::Transport> for Scenario {
     fn runner_with<'a>(&'a self, transport: Cow<'a, crate::Transport>) -> Box<dyn Runner + 'a> {
         Box::new(BottleneckRun { scenario: self, transport })
+    }
+    fn emulation_with(&self, _: &crate::Transport) -> Result<Emulation, String> {
+        Ok(emulation::bottleneck(self))
     }
 }
 
@@ -330,11 +354,17 @@ impl WorldScenario for MeshScenario {
     fn runner(&self) -> Result<Box<dyn Runner + '_>, String> {
         Ok(self.runner_with(Cow::Owned(self.resolve().map_err(|e| e.to_string())?)))
     }
+    fn emulation(&self) -> Result<Emulation, String> {
+        self.emulation_with(&self.resolve().map_err(|e| e.to_string())?)
+    }
 }
 
 impl RunsWith<mesh::Resolved> for MeshScenario {
     fn runner_with<'a>(&'a self, resolved: Cow<'a, mesh::Resolved>) -> Box<dyn Runner + 'a> {
         Box::new(MeshRunner { scenario: self, resolved })
+    }
+    fn emulation_with(&self, resolved: &mesh::Resolved) -> Result<Emulation, String> {
+        emulation::mesh(self, resolved)
     }
 }
 

@@ -41,10 +41,10 @@ use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use coap_cc::Instant;
+use netmodel::live::{Driven, Live};
 use netmodel::{HostId, Medium};
 
 use crate::clock::Clock;
-use crate::relay::Pending;
 use netns::Namespace;
 use tally::{Tally, TcpReport};
 use tun::Tun;
@@ -69,15 +69,7 @@ pub fn client_of(a: Ipv4Addr, clients: u32) -> Option<u32> {
     (i < clients).then_some(i)
 }
 
-/// What the model is told a packet's size is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Size {
-    /// The IP packet's total length (the wired bottleneck: its links carry IP packets).
-    Ip,
-    /// The UDP payload's length (the mesh: its frames add the compressed IPv6/UDP headers to the
-    /// CoAP message's size themselves); packets other than UDP are dropped (foreign).
-    UdpPayload,
-}
+pub use netmodel::live::Size;
 
 /// The model's hosts for the server and each client, and how it sizes packets.
 #[derive(Debug, Clone)]
@@ -150,6 +142,14 @@ pub struct EmulateStats<R> {
     pub tcp: TcpReport,
 }
 
+impl EmulateStats<()> {
+    /// These counts with the model's report.
+    pub fn with_network<R>(self, network: R) -> EmulateStats<R> {
+        let EmulateStats { network: (), up_packets, down_packets, foreign, write_errors, tcp } = self;
+        EmulateStats { network, up_packets, down_packets, foreign, write_errors, tcp }
+    }
+}
+
 /// The namespaces, their devices, and the emulation between them.
 #[derive(Debug)]
 pub struct Emulator {
@@ -220,12 +220,28 @@ impl Emulator {
     }
 
     /// Emulates `medium` between the namespaces until `stop` completes (once per emulator).
-    pub async fn run<M: Medium>(
+    pub async fn run<M: Medium + Send>(
         &mut self,
         hosts: &Hosts,
-        mut medium: M,
+        medium: M,
         stop: impl Future<Output = ()>,
-    ) -> io::Result<EmulateStats<M::Report>> {
+    ) -> io::Result<EmulateStats<M::Report>>
+    where
+        M::Event: Send,
+    {
+        let mut live = Driven::new(medium);
+        let stats = self.run_live(hosts, &mut live, stop).await?;
+        Ok(stats.with_network(live.report()))
+    }
+
+    /// [`Emulator::run`] of a model behind [`Live`] (whichever it is: a world's); its report is
+    /// the caller's to read.
+    pub async fn run_live(
+        &mut self,
+        hosts: &Hosts,
+        live: &mut dyn Live,
+        stop: impl Future<Output = ()>,
+    ) -> io::Result<EmulateStats<()>> {
         let (fc, fs) = self.tuns.take().ok_or_else(|| io::Error::other("the emulator already ran"))?;
         if hosts.clients.len() < self.cfg.clients as usize {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "fewer hosts than clients"));
@@ -233,32 +249,31 @@ impl Emulator {
         let (tun_c, tun_s) = (Tun::new(fc)?, Tun::new(fs)?);
         let clients = self.cfg.clients;
         let clock = Clock::new();
-        let mut pending: Pending<M::Event> = Pending::new(0);
         let mut tally = Tally::new(clients, self.cfg.max_flows);
         let (mut up_packets, mut down_packets, mut foreign, mut write_errors) = (0u64, 0u64, 0u64, 0u64);
         let (mut bc, mut bs) = (vec![0u8; 65_536], vec![0u8; 65_536]);
         let mut sweep = tokio::time::interval(std::time::Duration::from_secs(60));
         sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        medium.start(&mut pending);
+        live.start();
         tokio::pin!(stop);
         loop {
-            let next = pending.next_at().map(|t| clock.tokio(t));
+            let next = live.next_at().map(|t| clock.tokio(t));
             tokio::select! {
                 _ = &mut stop => break,
                 _ = sweep.tick() => tally.sweep(clock.now()),
                 r = tun_c.recv(&mut bc) => {
                     let Ok(n) = r else { continue };
-                    let admitted = admit(&bc[..n], true, clock.now(), hosts, clients, &mut medium, &mut pending, &mut tally);
+                    let admitted = admit(&bc[..n], true, clock.now(), hosts, clients, live, &mut tally);
                     *(if admitted { &mut up_packets } else { &mut foreign }) += 1;
                 }
                 r = tun_s.recv(&mut bs) => {
                     let Ok(n) = r else { continue };
-                    let admitted = admit(&bs[..n], false, clock.now(), hosts, clients, &mut medium, &mut pending, &mut tally);
+                    let admitted = admit(&bs[..n], false, clock.now(), hosts, clients, live, &mut tally);
                     *(if admitted { &mut down_packets } else { &mut foreign }) += 1;
                 }
                 _ = tokio::time::sleep_until(next.unwrap_or_else(tokio::time::Instant::now)), if next.is_some() => {
                     let now = clock.now();
-                    while let Some((p, bytes)) = pending.next_due(&mut medium, now) {
+                    while let Some((p, bytes)) = live.next_due(now) {
                         let up = p.to == hosts.server;
                         // admitted, so it parses and its client address is one of ours
                         if let Some(ip) = packet::parse(&bytes) {
@@ -275,30 +290,21 @@ impl Emulator {
                 }
             }
         }
-        medium.finish(clock.now());
-        Ok(EmulateStats {
-            network: medium.report(),
-            up_packets,
-            down_packets,
-            foreign,
-            write_errors,
-            tcp: tally.report().clone(),
-        })
+        live.finish(clock.now());
+        Ok(EmulateStats { network: (), up_packets, down_packets, foreign, write_errors, tcp: tally.report().clone() })
     }
 }
 
 /// Hands a packet read from the clients' namespace (`up`) or the server's to the model, if it is
 /// IPv4 between one of the `clients` client addresses and the server and the model can carry it
 /// (TCP segments counted on the way); whether it did.
-#[allow(clippy::too_many_arguments)]
-fn admit<M: Medium>(
+fn admit(
     bytes: &[u8],
     up: bool,
     now: Instant,
     hosts: &Hosts,
     clients: u32,
-    medium: &mut M,
-    pending: &mut Pending<M::Event>,
+    live: &mut dyn Live,
     tally: &mut Tally,
 ) -> bool {
     let Some(ip) = packet::parse(bytes) else { return false };
@@ -312,7 +318,7 @@ fn admit<M: Medium>(
     }
     let client = hosts.clients[i as usize];
     let (from, to) = if up { (client, hosts.server) } else { (hosts.server, client) };
-    pending.offer_sized(medium, now, from, to, size, bytes.to_vec());
+    live.offer(now, from, to, size, bytes.to_vec());
     true
 }
 

@@ -120,12 +120,7 @@ pub(crate) fn to_json<S: Serialize>(runs: &[Run<S>]) -> Result<serde_json::Value
 }
 
 /// A value's name as scenario files and JSON spell it (`continuous`, `none`).
-pub fn spelled<T: Serialize>(v: &T) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => "?".into(),
-    }
-}
+pub use netsim::scenario::spelled;
 
 /// The summaries' warnings ([`netsim::Summary::warnings_of`]), a `WARNING:` line each after a
 /// blank line, named by algorithm; empty when there are none.
