@@ -220,3 +220,50 @@ pub(crate) fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
     );
     out + &throughput(runs.iter().map(|r| (r.summary.events, r.wall_s)))
 }
+
+/// The bottleneck's view: the scenarios without `env`, and `sim` with no scenario at all.
+pub(crate) struct View;
+
+impl super::View for View {
+    fn env(&self) -> &'static str {
+        netsim::worlds::World::env(&netsim::worlds::Bottleneck)
+    }
+    fn run(
+        &self,
+        _: &'static dyn netsim::worlds::World,
+        req: &Request,
+        stop: &Stop,
+        progress: super::ProgressFn<'_>,
+    ) -> Result<(super::Runs, usize), Error> {
+        let (base, runs, asked) = run(req, stop, progress)?;
+        Ok((Box::new(Runs { base, runs }), asked))
+    }
+}
+
+/// The bottleneck's runs, with the scenario the options described.
+#[derive(Debug)]
+struct Runs {
+    base: Scenario,
+    runs: Vec<Run<Scenario>>,
+}
+
+impl super::WorldRuns for Runs {
+    fn to_json(&self) -> Result<serde_json::Value, Error> {
+        super::runner::to_json(&self.runs)
+    }
+    fn warning_lines(&self) -> String {
+        warning_lines(self.runs.iter().map(|r| (r.scenario.stack(), &r.summary)))
+    }
+    fn tables(&self) -> Vec<(&'static str, crate::tables::Table)> {
+        crate::tables::bottleneck(&self.runs)
+    }
+    fn table(&self) -> String {
+        table(&self.base, &self.runs)
+    }
+    fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error> {
+        write_out(dir, &self.runs, tables)
+    }
+    fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
+        check(stop, &self.runs, asked)
+    }
+}

@@ -285,3 +285,51 @@ pub(crate) fn table(base: &MeshScenario, runs: &[Run]) -> String {
     );
     out + &throughput(runs.iter().map(|r| (r.summary.events, r.wall_s)))
 }
+
+/// The mesh's view (`env = "lln"`).
+pub(crate) struct View;
+
+impl super::View for View {
+    fn env(&self) -> &'static str {
+        netsim::worlds::World::env(&netsim::worlds::Mesh)
+    }
+    fn run(
+        &self,
+        _: &'static dyn netsim::worlds::World,
+        req: &Request,
+        stop: &Stop,
+        progress: super::ProgressFn<'_>,
+    ) -> Result<(super::Runs, usize), Error> {
+        let (text, origin) = req.text.as_ref().ok_or("a mesh run needs its scenario")?;
+        let (base, runs, asked) = run(req, text, origin, stop, progress)?;
+        Ok((Box::new(Runs { base, runs }), asked))
+    }
+}
+
+/// A mesh's runs, with the scenario the options described.
+#[derive(Debug)]
+struct Runs {
+    base: MeshScenario,
+    runs: Vec<Run>,
+}
+
+impl super::WorldRuns for Runs {
+    fn to_json(&self) -> Result<serde_json::Value, Error> {
+        super::runner::to_json(&self.runs)
+    }
+    fn warning_lines(&self) -> String {
+        warning_lines(self.runs.iter().map(|r| (algorithm(r), &r.summary)))
+    }
+    fn tables(&self) -> Vec<(&'static str, crate::tables::Table)> {
+        crate::tables::mesh(&self.runs)
+    }
+    fn table(&self) -> String {
+        table(&self.base, &self.runs)
+    }
+    fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error> {
+        write_out(dir, &self.runs, tables)
+    }
+    fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
+        check(stop, &self.runs, asked)
+    }
+}

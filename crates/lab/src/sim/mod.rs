@@ -6,8 +6,8 @@
 //! the machine cannot hold), [`mesh`] (a mesh scenario), [`registered`] (any world another crate
 //! registered). Below them, shared: [`request`] (what is asked), [`runner`] (replications on
 //! worker threads), [`columns`] (the CSV tables' columns), [`out`] (the files `--out` writes),
-//! `capture` (`--pcap`), `text` (what the tables print alike). Here the entry, which asks the
-//! scenario's world, and [`Runs`], which hands each question to its world's view.
+//! `capture` (`--pcap`), `text` (what the tables print alike). Here the entry, which finds the
+//! scenario's world's view, and [`WorldRuns`], what every view's runs answer.
 
 pub mod bottleneck;
 mod capture;
@@ -22,7 +22,6 @@ mod text;
 
 use std::path::Path;
 
-use netsim::mesh::MeshScenario;
 use netsim::worlds::World;
 use netsim::{Detail, Scenario};
 
@@ -32,7 +31,6 @@ use crate::stop::Stop;
 pub use columns::NO_CC_PARAMS;
 pub use out::Tables;
 pub use request::Request;
-use runner::to_json;
 pub use runner::{spelled, warning_lines, Run};
 
 type Error = Box<dyn std::error::Error>;
@@ -80,99 +78,65 @@ pub fn with_settings(text: Option<(String, String)>, settings: &[String]) -> Res
     Ok(Some((toml::to_string(&table)?, origin)))
 }
 
-/// The runs of a simulation, over the bottleneck or over a mesh, with the scenario the
-/// options described (before each algorithm's resolution).
-#[derive(Debug)]
-pub enum Runs {
-    /// The wired bottleneck.
-    Bottleneck(Box<Scenario>, Vec<Run<Scenario>>),
-    /// A low-power mesh (`env = "lln"`).
-    Mesh(Box<MeshScenario>, Vec<Run<MeshScenario>>),
-    /// A world registered by another crate ([`registered`]).
-    Registered(&'static dyn World, Vec<registered::Run>),
-}
-
-impl Runs {
+/// The runs of a simulation, as their world's view holds them (with the scenario the options
+/// described, before each algorithm's resolution): every question about them is the view's.
+pub trait WorldRuns: std::fmt::Debug {
     /// One run's object, or `{"runs": [...]}` for several: what `sim --json` prints.
-    pub fn to_json(&self) -> Result<serde_json::Value, Error> {
-        match self {
-            Runs::Bottleneck(_, runs) => to_json(runs),
-            Runs::Mesh(_, runs) => to_json(runs),
-            Runs::Registered(_, runs) => to_json(runs),
-        }
-    }
-
+    fn to_json(&self) -> Result<serde_json::Value, Error>;
     /// The summaries' warnings, a line each.
-    pub fn warning_lines(&self) -> String {
-        match self {
-            Runs::Bottleneck(_, runs) => warning_lines(runs.iter().map(|r| (r.scenario.stack(), &r.summary))),
-            Runs::Mesh(_, runs) => warning_lines(runs.iter().map(|r| (mesh::algorithm(r), &r.summary))),
-            Runs::Registered(_, runs) => warning_lines(runs.iter().map(|r| (registered::algorithm(r), &r.summary))),
-        }
-    }
-
+    fn warning_lines(&self) -> String;
     /// The tables `--out` writes, as columns ([`crate::tables`]).
-    pub fn tables(&self) -> Vec<(&'static str, crate::tables::Table)> {
-        match self {
-            Runs::Bottleneck(_, runs) => crate::tables::bottleneck(runs),
-            Runs::Mesh(_, runs) => crate::tables::mesh(runs),
-            Runs::Registered(world, runs) => crate::tables::registered(runs, |c| world.client_label(c)),
-        }
-    }
-
+    fn tables(&self) -> Vec<(&'static str, crate::tables::Table)>;
     /// The runs' table, as `coapcc sim` prints it: each world's own.
-    pub fn table(&self) -> String {
-        match self {
-            Runs::Bottleneck(base, runs) => bottleneck::table(base, runs),
-            Runs::Mesh(base, runs) => mesh::table(base, runs),
-            Runs::Registered(world, runs) => registered::table(*world, runs),
-        }
-    }
-
-    /// Writes summary.json and the CSV tables into `dir` (nodes.csv too for a mesh).
-    pub fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error> {
-        match self {
-            Runs::Bottleneck(_, runs) => bottleneck::write_out(dir, runs, tables),
-            Runs::Mesh(_, runs) => mesh::write_out(dir, runs, tables),
-            Runs::Registered(world, runs) => registered::write_out(*world, dir, runs, tables),
-        }
-    }
-
-    /// An [`crate::Incomplete`] error if `stop` cut the runs short (`asked` algorithms were asked
-    /// for), a replication was truncated or every exchange of a run failed.
-    pub fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
-        match self {
-            Runs::Bottleneck(_, runs) => bottleneck::check(stop, runs, asked),
-            Runs::Mesh(_, runs) => mesh::check(stop, runs, asked),
-            Runs::Registered(_, runs) => registered::check(stop, runs, asked),
-        }
-    }
+    fn table(&self) -> String;
+    /// Writes summary.json and the CSV tables into `dir` (a world's own tables too).
+    fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error>;
+    /// An [`crate::Incomplete`] error if `stop` cut the runs short (`asked` algorithms were
+    /// asked for), a replication was truncated or every exchange of a run failed.
+    fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error>;
 }
+
+/// The runs of a simulation ([`WorldRuns`]).
+pub type Runs = Box<dyn WorldRuns>;
+
+/// The progress display `run`'s caller gives, for a total and what it counts.
+pub type ProgressFn<'a> = Box<dyn FnOnce(u64, Counting) -> Option<Progress> + 'a>;
+
+/// A world's view in `sim`: it runs a request over the world's scenario into its [`WorldRuns`].
+trait View: Sync {
+    /// The `env` of the world it shows.
+    fn env(&self) -> &'static str;
+    /// Runs every algorithm `req` asks for over its scenario `text` (with where it came from;
+    /// `None`: the view's default scenario) of `world`; the runs and how many algorithms were
+    /// asked for.
+    fn run(
+        &self,
+        world: &'static dyn World,
+        req: &Request,
+        stop: &Stop,
+        progress: ProgressFn<'_>,
+    ) -> Result<(Runs, usize), Error>;
+}
+
+/// The views with options and tables of their own (`--clients`; a mesh's nodes.csv); any other
+/// world is shown by [`registered`]'s.
+static VIEWS: [&dyn View; 2] = [&bottleneck::View, &mesh::View];
 
 /// Runs what `req` asks for until `stop` is set (then the runs hold the replications that
 /// finished); `progress(total, counting)` gives the display to tell, if any (it is finished at
-/// the end). Returns the runs and how many algorithms were asked for.
+/// the end). The scenario's world's view runs it. Returns the runs and how many algorithms were
+/// asked for.
 pub fn run(
     req: &Request,
     stop: &Stop,
     progress: impl FnOnce(u64, Counting) -> Option<Progress>,
 ) -> Result<(Runs, usize), Error> {
-    if let Some((t, origin)) = &req.text {
-        let world = netsim::worlds::of_text(t).map_err(|e| format!("{origin}: {e}"))?;
-        match world.kind() {
-            "bottleneck" => {}
-            "mesh" => {
-                let (base, runs, asked) = mesh::run(req, t, origin, stop, progress)?;
-                return Ok((Runs::Mesh(Box::new(base), runs), asked));
-            }
-            _ => {
-                let (runs, asked) = registered::run(world, req, t, origin, stop, progress)?;
-                return Ok((Runs::Registered(world, runs), asked));
-            }
-        }
-    }
-    let (base, runs, asked) = bottleneck::run(req, stop, progress)?;
-    Ok((Runs::Bottleneck(Box::new(base), runs), asked))
+    let world = match &req.text {
+        Some((t, origin)) => netsim::worlds::of_text(t).map_err(|e| format!("{origin}: {e}"))?,
+        None => netsim::worlds::of_text("")?, // the thesis preset's
+    };
+    let view = VIEWS.iter().copied().find(|v| v.env() == world.env()).unwrap_or(&registered::View);
+    view.run(world, req, stop, Box::new(progress))
 }
 
 /// What a library caller gets from [`run_library`].

@@ -159,3 +159,51 @@ pub(crate) fn table(world: &dyn World, runs: &[Run]) -> String {
     );
     out + &throughput(runs.iter().map(|r| (r.summary.events, r.wall_s)))
 }
+
+/// The view of any world without one of its own.
+pub(crate) struct View;
+
+impl super::View for View {
+    fn env(&self) -> &'static str {
+        "" // never looked up: the fallback
+    }
+    fn run(
+        &self,
+        world: &'static dyn World,
+        req: &Request,
+        stop: &Stop,
+        progress: super::ProgressFn<'_>,
+    ) -> Result<(super::Runs, usize), Error> {
+        let (text, origin) = req.text.as_ref().ok_or("a registered world's run needs its scenario")?;
+        let (runs, asked) = run(world, req, text, origin, stop, progress)?;
+        Ok((Box::new(Runs { world, runs }), asked))
+    }
+}
+
+/// A registered world's runs.
+#[derive(Debug)]
+struct Runs {
+    world: &'static dyn World,
+    runs: Vec<Run>,
+}
+
+impl super::WorldRuns for Runs {
+    fn to_json(&self) -> Result<serde_json::Value, Error> {
+        super::runner::to_json(&self.runs)
+    }
+    fn warning_lines(&self) -> String {
+        warning_lines(self.runs.iter().map(|r| (algorithm(r), &r.summary)))
+    }
+    fn tables(&self) -> Vec<(&'static str, crate::tables::Table)> {
+        crate::tables::registered(&self.runs, |c| self.world.client_label(c))
+    }
+    fn table(&self) -> String {
+        table(self.world, &self.runs)
+    }
+    fn write_out(&self, dir: &Path, tables: Tables) -> Result<(), Error> {
+        write_out(self.world, dir, &self.runs, tables)
+    }
+    fn check(&self, stop: &Stop, asked: usize) -> Result<(), Error> {
+        check(stop, &self.runs, asked)
+    }
+}
