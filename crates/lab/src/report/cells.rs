@@ -114,10 +114,15 @@ pub(crate) fn load(dir: &Path, league: bool) -> Result<Vec<CellData>, Error> {
                 });
             }
         }
-        let mesh = s["env"].as_str() == Some("lln");
+        // the mesh's cells have a section of their own; any other world's are drawn as the
+        // bottleneck's are, under its title
+        let mesh_env = netsim::worlds::World::env(&netsim::worlds::Mesh);
+        let mesh = s["env"].as_str() == Some(mesh_env);
         let world = match s["env"].as_str() {
-            None | Some("lln") => None,
-            Some(env) => netsim::worlds::all().into_iter().find(|w| w.env() == env).map(|w| w.title()),
+            Some(env) if env != mesh_env => {
+                netsim::worlds::all().into_iter().find(|w| w.env() == env).map(|w| w.title())
+            }
+            _ => None,
         };
         let per_rep = if !league {
             None
