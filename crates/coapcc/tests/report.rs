@@ -177,6 +177,7 @@ fn every_box_shows_the_quantiles_of_its_results_and_stays_on_its_canvas() {
     for kind in ["mesh duty cycle", "mesh FCT", "wired FCT", "wired duplicates"] {
         assert_eq!(checked.get(kind), Some(&2), "two boxes of each kind checked: {checked:?}");
     }
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 /// A published figure's value, read from its data file by id (never typed again in a test).
