@@ -6,8 +6,9 @@
 //! link-error models.
 //!
 //! Hosts as the model sees them: the server is [`SERVER`] (or [`RelayHosts::server`]), the
-//! `i`-th client address mapped is host `i` (or [`RelayHosts::first_client`] + `i`), never
-//! reused. For each client address the relay opens an upstream socket, so the server sees one
+//! `i`-th client address mapped is host `i`, never reused (or as [`RelayHosts::clients`] says: a
+//! model with a fixed set of client hosts, a mesh's motes, maps at most that many client
+//! addresses at once, and a host is free again when its mapping expires). For each client address the relay opens an upstream socket, so the server sees one
 //! source per client and answers it there; the relay maps answers back to the client. A model's
 //! own wake-ups are honoured like deliveries.
 //!
@@ -27,13 +28,13 @@
 //! table is full, or when no socket can be opened, are dropped and counted, and
 //! [`RelayConfig::log`] hears of it (at most once per [`NOTICE_INTERVAL`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use coap_cc::Instant;
-use netmodel::live::{Driven, Live};
+use netmodel::live::{ClientHosts, Driven, Live};
 use netmodel::{HostId, Medium};
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
@@ -90,7 +91,8 @@ pub struct RelayStats<R> {
     pub clients: u64,
     /// Mappings that expired.
     pub expired: u64,
-    /// The client cap in force (the configured one, lowered to the open-file budget).
+    /// The client cap in force (the configured one, lowered to the open-file budget and to a
+    /// listed model's client hosts).
     pub max_clients: usize,
 }
 
@@ -102,13 +104,56 @@ struct Mapping {
     last_seen: Instant,
 }
 
+/// The hosts new mappings take: numbered ones in turn (never reused, wrapping past `u32::MAX`
+/// to the first), or listed ones, each back at the end of the queue when its mapping expires.
+#[derive(Debug)]
+enum HostPool {
+    Numbered { first: u32, next: u32 },
+    Listed(VecDeque<HostId>),
+}
+
+impl HostPool {
+    fn new(hosts: ClientHosts) -> Self {
+        match hosts {
+            ClientHosts::Numbered { first } => HostPool::Numbered { first, next: first },
+            ClientHosts::Listed(hosts) => HostPool::Listed(hosts.into()),
+        }
+    }
+
+    /// The host the next mapping takes.
+    fn peek(&self) -> Option<HostId> {
+        match self {
+            HostPool::Numbered { next, .. } => Some(HostId(*next)),
+            HostPool::Listed(free) => free.front().copied(),
+        }
+    }
+
+    /// Takes [`HostPool::peek`]'s host (there is one: the table is below its cap).
+    fn take(&mut self) -> HostId {
+        match self {
+            HostPool::Numbered { first, next } => {
+                let host = HostId(*next);
+                *next = next.wrapping_add(1).max(*first);
+                host
+            }
+            HostPool::Listed(free) => free.pop_front().expect("a free host when below the cap"),
+        }
+    }
+
+    /// An expired mapping's host.
+    fn give_back(&mut self, host: HostId) {
+        if let HostPool::Listed(free) = self {
+            free.push_back(host);
+        }
+    }
+}
+
 /// The client table: address ↔ host, both ways, with idle expiry, and what it counted.
 struct Clients {
     by_addr: HashMap<SocketAddr, Mapping>,
     by_host: HashMap<HostId, SocketAddr>,
-    /// The first client's host, and the next one's.
-    first_host: u32,
-    next_host: u32,
+    /// The hosts new mappings take.
+    pool: HostPool,
     max: usize,
     timeout: coap_cc::Duration,
     /// Where each mapping's reader hands the server's datagrams.
@@ -141,7 +186,8 @@ impl Clients {
         if self.by_addr.len() >= self.max {
             self.unmapped_drops += 1;
         } else {
-            match open_upstream(self.upstream, HostId(self.next_host)).await {
+            let host = self.pool.peek().expect("a free host when below the cap");
+            match open_upstream(self.upstream, host).await {
                 Ok(socket) => return Some(self.insert(client, socket, now, clock)),
                 Err(_) => self.socket_errors += 1,
             }
@@ -160,8 +206,7 @@ impl Clients {
 
     /// Maps `client` to a new host whose datagrams from the server `socket` reads.
     fn insert(&mut self, client: SocketAddr, socket: Arc<UdpSocket>, now: Instant, clock: Clock) -> HostId {
-        let host = HostId(self.next_host);
-        self.next_host = self.next_host.wrapping_add(1).max(self.first_host);
+        let host = self.pool.take();
         let (reader, tx) = (socket.clone(), self.down.clone());
         let task = tokio::spawn(async move {
             loop {
@@ -188,12 +233,13 @@ impl Clients {
     /// Removes the mappings idle for the mapping timeout.
     fn expire(&mut self, now: Instant) {
         let before = self.by_addr.len();
-        let (by_host, timeout) = (&mut self.by_host, self.timeout);
+        let (by_host, pool, timeout) = (&mut self.by_host, &mut self.pool, self.timeout);
         self.by_addr.retain(|_, m| {
             let keep = now - m.last_seen < timeout;
             if !keep {
                 m.reader.abort();
                 by_host.remove(&m.host);
+                pool.give_back(m.host);
             }
             keep
         });
@@ -232,18 +278,19 @@ where
     M::Event: Send,
 {
     let mut live = Driven::new(medium);
-    let hosts = RelayHosts { server: SERVER, first_client: HostId(1), overhead };
+    let hosts = RelayHosts { server: SERVER, clients: ClientHosts::Numbered { first: 1 }, overhead };
     let st = run_live(listen, upstream, &mut live, hosts, cfg, stop).await?;
     Ok(st.with_network(live.report()))
 }
 
 /// Where the relay's clients and server are in the model, and how it sizes their datagrams.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RelayHosts {
     /// The server's host.
     pub server: HostId,
-    /// The first client's host; the `i`-th client mapped is this host + `i` (never reused).
-    pub first_client: HostId,
+    /// The clients' hosts: numbered, the `i`-th client mapped host `first + i` (never reused);
+    /// or listed, each taken by one mapping at a time (at most that many mappings at once).
+    pub clients: ClientHosts,
     /// Header bytes the model counts on top of each UDP payload (IP + UDP; 0 for a model that
     /// adds its own).
     pub overhead: u32,
@@ -259,17 +306,19 @@ pub async fn run_live(
     mut cfg: RelayConfig,
     stop: impl Future<Output = ()>,
 ) -> std::io::Result<RelayStats<()>> {
-    let RelayHosts { server, first_client, overhead } = hosts;
+    let RelayHosts { server, clients: client_hosts, overhead } = hosts;
     let listener = Arc::new(UdpSocket::bind(listen).await?);
     let clock = Clock::new();
-    let max_clients = crate::within_fd_budget(cfg.max_clients);
+    let max_clients = match &client_hosts {
+        ClientHosts::Listed(hosts) => crate::within_fd_budget(cfg.max_clients).min(hosts.len()),
+        ClientHosts::Numbered { .. } => crate::within_fd_budget(cfg.max_clients),
+    };
     let (down_tx, mut down_rx) = mpsc::channel::<(HostId, Vec<u8>, Instant)>(4096);
     let mut clients = Clients {
         by_addr: HashMap::new(),
         by_host: HashMap::new(),
-        first_host: first_client.0,
-        next_host: first_client.0,
         max: max_clients,
+        pool: HostPool::new(client_hosts),
         timeout: coap_cc::Duration::from(cfg.mapping_timeout),
         down: down_tx,
         upstream,
@@ -389,4 +438,27 @@ async fn open_upstream(upstream: SocketAddr, host: HostId) -> std::io::Result<Ar
 pub fn loopback_source(host: HostId) -> std::net::Ipv4Addr {
     let h = host.0;
     std::net::Ipv4Addr::new(127, 100 + ((h >> 16) % 100) as u8, (h >> 8) as u8, h as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_hosts_go_in_turn_and_skip_the_server_when_they_wrap() {
+        let mut p = HostPool::Numbered { first: 1, next: u32::MAX };
+        assert_eq!((p.peek(), p.take()), (Some(HostId(u32::MAX)), HostId(u32::MAX)));
+        assert_eq!(p.take(), HostId(1), "past u32::MAX back to the first, never 0 (the server)");
+        p.give_back(HostId(u32::MAX)); // never reused
+        assert_eq!(p.take(), HostId(2));
+    }
+
+    #[test]
+    fn listed_hosts_run_out_and_come_back_when_their_mapping_expires() {
+        let mut p = HostPool::new(ClientHosts::Listed(vec![HostId(4), HostId(9)]));
+        assert_eq!((p.take(), p.take()), (HostId(4), HostId(9)));
+        assert_eq!(p.peek(), None, "both taken");
+        p.give_back(HostId(4));
+        assert_eq!((p.peek(), p.take()), (Some(HostId(4)), HostId(4)));
+    }
 }

@@ -601,9 +601,15 @@ pub struct RelayArgs {
     /// The server's address (HOST:PORT).
     #[arg(long, value_parser = crate::args::socket_addr)]
     upstream: SocketAddr,
-    /// A scenario file (the simulator's): its links, buffers, hop jitter and error models.
-    #[arg(long, value_name = "FILE")]
+    /// A scenario file (the simulator's): the wired bottleneck's links, buffers, hop jitter and
+    /// error models (default: the `thesis` preset); or a mesh's (`env = "lln"`), whose first
+    /// server's client motes the client addresses take in turn (at most that many at once; a mote
+    /// is free again when its mapping expires).
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     scenario: Option<PathBuf>,
+    /// A named preset instead of --scenario (`coapcc presets`), e.g. cloud-m2m-nullrdc.
+    #[arg(long, value_name = "NAME")]
+    preset: Option<String>,
     #[command(flatten)]
     link: LinkOverrides,
     /// Stop after this many seconds (default: run until Ctrl-C).
@@ -653,17 +659,8 @@ pub(crate) fn emulation(
 
 /// Runs `coapcc relay`.
 pub fn relay(args: &RelayArgs) -> Result<(), Error> {
-    let (label, live) = emulation(args.scenario.as_deref(), None, &args.link)?;
-    let netsim::emulation::ClientHosts::Numbered { first } = live.clients else {
-        return Err(crate::usage(format!(
-            "{label}: its clients are a fixed set of hosts, and the relay maps any client that sends; `coapcc emulate` runs it"
-        )));
-    };
-    let hosts = coap_net::relay::RelayHosts {
-        server: live.server,
-        first_client: netmodel::HostId(first),
-        overhead: live.udp_headers,
-    };
+    let (_, live) = emulation(args.scenario.as_deref(), args.preset.as_deref(), &args.link)?;
+    let hosts = coap_net::relay::RelayHosts { server: live.server, clients: live.clients, overhead: live.udp_headers };
     let mut medium = live.medium;
     runtime()?.block_on(async {
         eprintln!("coapcc relay: {} -> {}: {} (Ctrl-C stops)", args.listen, args.upstream, live.banner);
@@ -682,7 +679,7 @@ pub fn relay(args: &RelayArgs) -> Result<(), Error> {
         let st = coap_net::relay::run_live(args.listen, args.upstream, &mut *medium, hosts, cfg, stop).await?;
         if st.max_clients < args.max_clients as usize {
             eprintln!(
-                "coapcc relay: mapped at most {} clients at once (the open-file limit left no more; raise `ulimit -n` for {})",
+                "coapcc relay: mapped at most {} clients at once (the model's client hosts or the open-file limit left no more; `ulimit -n` raises the latter for {})",
                 st.max_clients, args.max_clients
             );
         }

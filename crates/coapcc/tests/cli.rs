@@ -149,12 +149,22 @@ fn usage_errors_exit_2_and_messages_name_what_is_wrong() {
     let (c, err) = code(&["sim", "--scenario", lnn.to_str().unwrap()]);
     assert_eq!(c, Some(1));
     assert!(err.contains("env = \"lnn\": unknown; \"lln\" is the low-power mesh"), "{err}");
-    // a mesh scenario given to the relay
+    // the wired bottleneck's options on a mesh, given to the relay
     let mesh = d.join("mesh.toml");
     std::fs::write(&mesh, "env = \"lln\"\n").unwrap();
-    let (_, err) =
-        code(&["relay", "--scenario", mesh.to_str().unwrap(), "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:9"]);
-    assert!(err.contains("its clients are a fixed set of hosts") && err.contains("`coapcc emulate` runs it"), "{err}");
+    let (c, err) = code(&[
+        "relay",
+        "--scenario",
+        mesh.to_str().unwrap(),
+        "--buffer",
+        "5000",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+    ]);
+    assert_eq!(c, Some(2));
+    assert!(err.contains("--buffer:") && err.contains("is a low-power mesh scenario, which sets its own"), "{err}");
     // the wired bottleneck's options on a mesh (refused before anything is set up)
     let (c, err) = code(&["emulate", "--preset", "nitk-cocoapp-grid6x6", "--errors", "high"]);
     assert_eq!(c, Some(2));

@@ -155,6 +155,37 @@ fn relay_survives_a_server_that_starts_late() {
     assert_eq!(out.stdout.len(), 60);
 }
 
+#[test]
+fn relay_carries_coap_over_a_mesh() {
+    // a mesh preset's first server and its client motes between the client and the server (RTT-
+    // CoAP's collection: perfect links, converged routes): the exchange crosses the modelled radio
+    // and comes back, and the client's address took the server's first client mote
+    let (relay_port, server_port) = (free_port(), free_port());
+    let bin = env!("CARGO_BIN_EXE_coapcc");
+    let mut server = Command::new(bin)
+        .args(["server", "--bind", &format!("127.0.0.1:{server_port}"), "--duration", "20"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let relay = Command::new(bin)
+        .args(["relay", "--preset", "rttcoap-homog-57", "--listen", &format!("127.0.0.1:{relay_port}")])
+        .args(["--upstream", &format!("127.0.0.1:{server_port}"), "--duration", "8"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = Command::new(bin).args(["client", &format!("coap://127.0.0.1:{relay_port}/test")]).output().unwrap();
+    let relay = relay.wait_with_output().unwrap();
+    let _ = (server.kill(), server.wait());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout.len(), 60);
+    let err = String::from_utf8_lossy(&relay.stderr);
+    assert!(
+        err.contains("mesh rttcoap-homog-57") && err.contains("1 clients mapped") && err.contains("motes reported"),
+        "{err}"
+    );
+}
+
 fn coapcc(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_coapcc")).args(args).output().unwrap()
 }

@@ -22,6 +22,29 @@ pub enum Size {
     UdpPayload,
 }
 
+/// The hosts a model's clients are, in the order a driver's clients take them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientHosts {
+    /// Client `i` is host `first + i`, as many as asked.
+    Numbered {
+        /// The first client's host.
+        first: u32,
+    },
+    /// These hosts, in order, and no more.
+    Listed(Vec<HostId>),
+}
+
+impl ClientHosts {
+    /// The first `n` clients' hosts; `Err(available)` when there are fewer.
+    pub fn first(&self, n: u32) -> Result<Vec<HostId>, usize> {
+        match self {
+            ClientHosts::Numbered { first } => Ok((0..n).map(|i| HostId(first + i)).collect()),
+            ClientHosts::Listed(hosts) if hosts.len() >= n as usize => Ok(hosts[..n as usize].to_vec()),
+            ClientHosts::Listed(hosts) => Err(hosts.len()),
+        }
+    }
+}
+
 /// A model as a real-time driver uses it (from any thread: a driver's task may move).
 pub trait Live: Send {
     /// The run begins: the model schedules its own first events (a mesh's mobility).

@@ -8,6 +8,7 @@
 //! them; IP sizes; its `[tcp]` for the kernels) and the mesh (its first client's server and the
 //! clients of that server, in the scenario's order; UDP payload sizes; UDP only).
 
+pub use netmodel::live::ClientHosts;
 use netmodel::live::{Driven, Live, Size};
 use netmodel::{HostId, Medium};
 use serde::Serialize;
@@ -50,29 +51,6 @@ impl std::fmt::Debug for Emulation {
             .field("mtu", &self.mtu)
             .field("banner", &self.banner)
             .finish_non_exhaustive()
-    }
-}
-
-/// The hosts a world's clients are, in the order the emulator's client addresses take them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientHosts {
-    /// Client `i` is host `first + i`, as many as asked.
-    Numbered {
-        /// The first client's host.
-        first: u32,
-    },
-    /// These hosts, in order, and no more.
-    Listed(Vec<HostId>),
-}
-
-impl ClientHosts {
-    /// The first `n` clients' hosts; `Err(available)` when there are fewer.
-    pub fn first(&self, n: u32) -> Result<Vec<HostId>, usize> {
-        match self {
-            ClientHosts::Numbered { first } => Ok((0..n).map(|i| HostId(first + i)).collect()),
-            ClientHosts::Listed(hosts) if hosts.len() >= n as usize => Ok(hosts[..n as usize].to_vec()),
-            ClientHosts::Listed(hosts) => Err(hosts.len()),
-        }
     }
 }
 
