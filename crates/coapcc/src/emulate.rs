@@ -203,7 +203,12 @@ pub fn run(args: &Args) -> Result<(), Error> {
         }
     };
     scenario["client_hosts"] = hosts.iter().map(|h| h.0).collect::<Vec<_>>().into();
-    let banner = format!("{banner}{tcp_note}");
+    let some = if clients < default_clients {
+        format!("; {clients} of its {default_clients} clients emulated")
+    } else {
+        String::new()
+    };
+    let banner = format!("{banner}{some}{tcp_note}");
     let hosts = Hosts { server, clients: hosts, size };
     drive(args, cfg, hosts, &mut *medium, banner, scenario)
 }
