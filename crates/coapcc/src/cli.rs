@@ -59,7 +59,7 @@ enum Command {
     Client(net::ClientArgs),
     /// Run N concurrent clients with the reference workload against a real server.
     Load(net::LoadArgs),
-    /// A userspace link emulator: relay UDP through the reference bottleneck in real time.
+    /// A userspace link emulator: relay UDP through the reference bottleneck (or a mesh) in real time.
     Relay(net::RelayArgs),
     /// IP-level emulation: real stacks (the kernel's TCP, any CoAP implementation) through the
     /// reference bottleneck or a mesh in real time, between two network namespaces (root).

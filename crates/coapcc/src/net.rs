@@ -581,13 +581,13 @@ pub fn load(args: &LoadArgs) -> Result<(), Error> {
 /// The wired bottleneck's overrides on the command lines of `relay` and `emulate`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct LinkOverrides {
-    /// Buffer of both directions, bytes (or `infinite`).
+    /// The wired bottleneck's buffer of both directions, bytes (or `infinite`).
     #[arg(long, value_parser = crate::sim::parse_buffer, allow_negative_numbers = true)]
     pub(crate) buffer: Option<u64>,
-    /// Link-error profile of both directions.
+    /// The wired bottleneck's link-error profile of both directions.
     #[arg(long, value_parser = ["none", "low", "medium", "high"])]
     pub(crate) errors: Option<String>,
-    /// Seed of the loss and jitter draws.
+    /// Seed of the model's draws (the bottleneck's losses and jitter, a mesh's radio).
     #[arg(long, value_parser = crate::args::seed, allow_negative_numbers = true)]
     pub(crate) seed: Option<u64>,
 }
@@ -607,7 +607,7 @@ pub struct RelayArgs {
     /// is free again when its mapping expires).
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     scenario: Option<PathBuf>,
-    /// A named preset instead of --scenario (`coapcc presets`), e.g. cloud-m2m-nullrdc.
+    /// A named preset instead of --scenario (`coapcc presets`), e.g. rttcoap-homog-57.
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
     #[command(flatten)]
