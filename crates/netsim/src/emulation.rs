@@ -1,8 +1,8 @@
-//! What `coapcc emulate` asks a scenario's world for ([`crate::worlds::WorldScenario::emulation`]):
-//! its model live between real hosts ([`netmodel::live`]), where the server and the clients sit in
-//! it, how it sizes packets, the kernels' TCP it describes, and what to tell the user. The
-//! emulator and the command line know no world: a world that gives an [`Emulation`] is emulated,
-//! one that does not says why.
+//! What `coapcc emulate` and `coapcc relay` ask a scenario's world for
+//! ([`crate::worlds::WorldScenario::emulation`]): its model live between real hosts
+//! ([`netmodel::live`]), where the server and the clients sit in it, how it sizes packets, the
+//! kernels' TCP it describes, and what to tell the user. The emulator, the relay and the command
+//! line know no world: a world that gives an [`Emulation`] is emulated, one that does not says why.
 //!
 //! The two built in: the wired bottleneck (server host 0, client `i` host `i + 1`, any number of
 //! them; IP sizes; its `[tcp]` for the kernels) and the mesh (its first client's server and the
@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::scenario::spelled;
 use crate::tcp::TcpParams;
 
-/// A scenario as the IP-level emulator runs it.
+/// A scenario as the IP-level emulator and the relay run it.
 pub struct Emulation {
     /// The model, live.
     pub medium: Box<dyn LiveMedium>,

@@ -30,7 +30,7 @@ pub struct Request {
     pub threads: Option<usize>,
     /// Simulated seconds per replication (a mesh scenario).
     pub duration: Option<f64>,
-    /// Keep every exchange's record (for [`super::Runs::write_out`]'s exchanges.csv and rto.csv).
+    /// Keep every exchange's record (for [`super::WorldRuns::write_out`]'s exchanges.csv and rto.csv).
     pub detail: Detail,
     /// Run even if the memory estimate exceeds what the machine has available.
     pub ignore_memory: bool,
