@@ -8,9 +8,10 @@
 //! Hosts as the model sees them: the server is [`SERVER`] (or [`RelayHosts::server`]), the
 //! `i`-th client address mapped is host `i`, never reused (or as [`RelayHosts::clients`] says: a
 //! model with a fixed set of client hosts, a mesh's motes, maps at most that many client
-//! addresses at once, and a host is free again when its mapping expires). For each client address the relay opens an upstream socket, so the server sees one
-//! source per client and answers it there; the relay maps answers back to the client. A model's
-//! own wake-ups are honoured like deliveries.
+//! addresses at once, and a host is free again when its mapping expires). For each client
+//! address the relay opens an upstream socket, so the server sees one source per client and
+//! answers it there; the relay maps answers back to the client. A model's own wake-ups are
+//! honoured like deliveries.
 //!
 //! # Shared addresses
 //! A server on IPv4 loopback sees each client from an address of its own
@@ -309,10 +310,10 @@ pub async fn run_live(
     let RelayHosts { server, clients: client_hosts, overhead } = hosts;
     let listener = Arc::new(UdpSocket::bind(listen).await?);
     let clock = Clock::new();
-    let max_clients = match &client_hosts {
-        ClientHosts::Listed(hosts) => crate::within_fd_budget(cfg.max_clients).min(hosts.len()),
-        ClientHosts::Numbered { .. } => crate::within_fd_budget(cfg.max_clients),
-    };
+    let mut max_clients = crate::within_fd_budget(cfg.max_clients);
+    if let ClientHosts::Listed(hosts) = &client_hosts {
+        max_clients = max_clients.min(hosts.len());
+    }
     let (down_tx, mut down_rx) = mpsc::channel::<(HostId, Vec<u8>, Instant)>(4096);
     let mut clients = Clients {
         by_addr: HashMap::new(),

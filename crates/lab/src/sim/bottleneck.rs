@@ -225,9 +225,6 @@ pub(crate) fn table(base: &Scenario, runs: &[Run<Scenario>]) -> String {
 pub(crate) struct View;
 
 impl super::View for View {
-    fn env(&self) -> &'static str {
-        netsim::worlds::World::env(&netsim::worlds::Bottleneck)
-    }
     fn run(
         &self,
         _: &'static dyn netsim::worlds::World,

@@ -290,9 +290,6 @@ pub(crate) fn table(base: &MeshScenario, runs: &[Run]) -> String {
 pub(crate) struct View;
 
 impl super::View for View {
-    fn env(&self) -> &'static str {
-        netsim::worlds::World::env(&netsim::worlds::Mesh)
-    }
     fn run(
         &self,
         _: &'static dyn netsim::worlds::World,

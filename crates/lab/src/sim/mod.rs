@@ -104,11 +104,8 @@ pub type ProgressFn<'a> = Box<dyn FnOnce(u64, Counting) -> Option<Progress> + 'a
 
 /// A world's view in `sim`: it runs a request over the world's scenario into its [`WorldRuns`].
 trait View: Sync {
-    /// The `env` of the world it shows.
-    fn env(&self) -> &'static str;
-    /// Runs every algorithm `req` asks for over its scenario `text` (with where it came from;
-    /// `None`: the view's default scenario) of `world`; the runs and how many algorithms were
-    /// asked for.
+    /// Runs every algorithm `req` asks for over its scenario (`req.text`; none: the view's default
+    /// scenario) of `world`; the runs and how many algorithms were asked for.
     fn run(
         &self,
         world: &'static dyn World,
@@ -118,9 +115,10 @@ trait View: Sync {
     ) -> Result<(Runs, usize), Error>;
 }
 
-/// The views with options and tables of their own (`--clients`; a mesh's nodes.csv); any other
-/// world is shown by [`registered`]'s.
-static VIEWS: [&dyn View; 2] = [&bottleneck::View, &mesh::View];
+/// The worlds whose views have options and tables of their own (`--clients`; a mesh's
+/// nodes.csv), with those views; any other world is shown by [`registered`]'s.
+static VIEWS: [(&dyn World, &dyn View); 2] =
+    [(&netsim::worlds::Bottleneck, &bottleneck::View), (&netsim::worlds::Mesh, &mesh::View)];
 
 /// Runs what `req` asks for until `stop` is set (then the runs hold the replications that
 /// finished); `progress(total, counting)` gives the display to tell, if any (it is finished at
@@ -133,9 +131,9 @@ pub fn run(
 ) -> Result<(Runs, usize), Error> {
     let world = match &req.text {
         Some((t, origin)) => netsim::worlds::of_text(t).map_err(|e| format!("{origin}: {e}"))?,
-        None => netsim::worlds::of_text("")?, // the thesis preset's
+        None => &netsim::worlds::Bottleneck, // the thesis preset's
     };
-    let view = VIEWS.iter().copied().find(|v| v.env() == world.env()).unwrap_or(&registered::View);
+    let view = VIEWS.iter().find(|(w, _)| w.env() == world.env()).map_or(&registered::View as &dyn View, |v| v.1);
     view.run(world, req, stop, Box::new(progress))
 }
 

@@ -164,9 +164,6 @@ pub(crate) fn table(world: &dyn World, runs: &[Run]) -> String {
 pub(crate) struct View;
 
 impl super::View for View {
-    fn env(&self) -> &'static str {
-        "" // never looked up: the fallback
-    }
     fn run(
         &self,
         world: &'static dyn World,
