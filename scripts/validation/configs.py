@@ -81,36 +81,45 @@ parent: by Cooja id.
 """
 
 READING = """
-Reading. On perfect links the lattices come close: the 5×5 11 % short, the 4×4 14 % short,
+Reading. On perfect links the lattices come close: the 5×5 9 % short, the 4×4 11 % short,
 inside the wide scatter of Cooja's three seeds (12.9–21.9 completed/s), with about as many
-retransmissions per exchange on both sides (0.096 and 0.156 against 0.098 and 0.140). At
-intermediate link quality the model completes less than Cooja, and the more so the worse the
-links: 16 % less at TX = RX = 0.95 (3×3), 18 % (4×4), 16 % at 0.9, 41 % at TX 1.0 / RX 0.8,
-retransmitting 8–32 % more per exchange; every exchange there needs a retransmission and a few
-hundred complete in a run, so single runs scatter (the seeds' range), and the means are
-compared. RPL chooses parents on ETX here (`topology.rpl_etx`); these motes ask for no ACKs, so a
-link's ETX only falls from its initial 2 towards 1 as it is used, and the first parent heard
-among equals stays, as before (by hop count the model was 24 % short at 0.9, 17 % at 0.95 on
-the 3×3 grid, 20 % and 18 % on the 4×4, 13 % over on the 5×5, 40 % short at RX 0.8).
+retransmissions per exchange on both sides (0.094 and 0.151 against 0.098 and 0.140). At
+intermediate link quality the 3×3 grid agrees at TX = RX = 0.9 (+3 %, five Cooja seeds) and 0.95
+(+1 %), the 4×4 lattice at 0.95 is 13 % short, and at TX 1.0 / RX 0.8 the model completes 26 %
+less than Cooja's eight seeds, retransmitting 18 % more per exchange; every exchange there needs
+a retransmission and a few hundred complete in a run, so single runs scatter (the seeds' range),
+and the means are compared. RPL chooses parents on ETX here (`topology.rpl_etx`); these motes ask
+for no ACKs, so a link's ETX only falls from its initial 2 towards 1 as it is used, and the first
+parent heard among equals stays. Before MSPSim's turnaround between frames was modelled
+(`stack.rx_turnaround`, `docs/mesh.md`) the model was 16 % short at 0.9 and at 0.95, 41 % at RX
+0.8, 18 % and 14 % on the 4×4 lattice and 11 % on the 5×5, with Cooja's first two or three seeds.
 
-Where the gap comes from, traced on F-grid3x3-tx1.00-rx0.80-s1 with Cooja's routes pinned: not
-RPL's downward routes. The model's border router drops few requests for want of a route there
-(7–31 a run); in F-grid3x3-tx0.90-rx0.90-s2 it dropped 131, but only in runs where the server's
-parent was mote 6 and both of its first DAOs were lost (nullmac: one frame each, no retry)
-before the next refresh, a lottery Cooja's run won (its border router forwarded 197 of the 199
-requests it took). What is short is the success of an attempt on long routes: the clients three
-hops from the server (through the border router and mote 8, the server's parent) have 24–26 %
-of their attempts answered in the model against 38–40 % in Cooja, where UDGM's draws alone give
-42 % (four lossy frames; the border router's CSMA retries its own), while the server's parent
-itself, one hop away, has 59 % against 64 %. In the model mote 8 takes 67 % of the server's
-responses (UDGM's draw: 80 %): 8 % are lost to MSPSim's partial frames, mote 8 starting to send
-while it receives, as the border router's ContikiMAC copies and their duplicates keep it busy.
-Whether Cooja's mote 8 loses as many there is not in the dataset (its radio logs are not kept
-for these runs): the next Cooja run to make. MSPSim's partial frames (above) cost the model a few
-points here as they cost Cooja; before they were modelled it was +4 … −24 % off at these three
-link qualities, so part of that agreement was two errors cancelling. The server's parent: the
-model gives Cooja's in the 5×5 lattice (mote 6 in 7 replications of 8, as in both of Cooja's
-seeds) and, in the others, the parent Cooja's RPL gives in most seeds in about half of its
-replications: for the model two equal-rank parents are a coin toss (which is heard first comes
-from Contiki's id-seeded timers, which the model does not replay).
+What the turnaround changed, traced on F-grid3x3-tx0.95-rx0.95-s1 (run again in Cooja with the
+server's parent's CC2420 read at every frame, `traces/F-grid3x3-tx0.95-rx0.95-s1.mote8-rxfifo.csv`):
+the border router's ContikiMAC strobe sends its next copy 0.13–0.17 ms after a client's ACK it
+missed, while the client's radio still calibrates after sending that ACK; MSPSim never
+synchronises on such a copy (86 of 86 left the client's RX FIFO empty). The model took them, and
+the server's parent, strobing its forward of the first copy meanwhile, kept each as a partial
+frame and lost the frames behind it: 42–60 of the server's responses a run. Per hop the model now
+passes on what Cooja does (a client's request to the border router forwarded within 50 ms: 70–71 %
+of the frames sent, Cooja's eight seeds at RX 0.8 68–75 %).
+
+What still separates them at RX 0.8 is RPL's downward route to the server. In 6 of the model's
+32 runs its border router drops requests for the server for want of a route for most of the
+window (77–237 a run; those runs complete 0.29 exchanges per second, the other 26 0.50, still
+20 % below Cooja's 0.62), while Cooja's border router forwards 95–99 % of the requests it takes
+in all eight seeds. The server's DAO crosses two links with no retry (nullmac), and it sends the
+next one only when its parent's DIO carries a newer DTSN; the parent's DIOs are mostly suppressed
+(trickle's redundancy of 10: each of the border router's ContikiMAC copies of a DIO counts; in the
+traced run the server's parent took 20–24 copies of every train into its RX FIFO, and the model's
+parent reaches the redundancy at every train too), so a lost first DAO can leave the route
+missing for minutes. In Cooja the server's DAO reached the border router by its second try in
+every seed (22.8–49.2 s): the second follows the parent's DIO at about 40 s, whose trickle a DIS
+from client 7 reset, sent at 18.0–18.8 s in all eight seeds (the motes draw from generators
+seeded by their ids) and taken by the parent in six. The model draws its DIS times per run, so that reset
+comes or not: a lottery Cooja's motes do not play. Not modelled: Contiki's id-seeded draws. The
+server's parent: the model gives Cooja's in the 5×5 lattice (mote 6 in 7 replications of 8, as
+in both of Cooja's seeds); elsewhere Cooja's own seeds disagree (at RX 0.8 mote 8 in five seeds
+of eight, the model in 19 replications of 32), and for the model two equal-rank parents are a
+coin toss (which is heard first comes from those id-seeded timers).
 """

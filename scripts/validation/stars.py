@@ -250,12 +250,12 @@ Where it parts, the measurement says where:
   10-s NS timer (the Z1's `UIP_CONF_ND6_RETRANS_TIMER`), so its NS hardly ever goes out (7 in
   600 s); and the set changes when the clients' own neighbour probes (one reachable time for all,
   drawn from their shared random sequence) bring others in. With that table modelled the model's
-  CoCoA++ server answers 88 % with 16 clients (Cooja 86 %) and 57 % with 32 (Cooja 58 %), and the
-  model completes within 0.2 % and 2.0 % of Cooja's rate with 16 and 32 CoCoA++ clients on
+  CoCoA++ server answers 88 % with 16 clients (Cooja 86 %) and 56 % with 32 (Cooja 58 %), and the
+  model completes within 0.2 % and 4.2 % of Cooja's rate with 16 and 32 CoCoA++ clients on
   perfect links (+55 % at 32 before), with about as many retransmissions (0.57 against 0.51 per
-  exchange at 32) and timers (8.9 s against 8.0 s): the clients the server cannot answer fail
+  exchange at 32) and timers (8.8 s against 8.0 s): the clients the server cannot answer fail
   their exchanges, and their failures' weak samples (`weak_sample_on_failure`) stretch their
-  timers as the binary's do. CoCoA: within 1 % with 4–16 clients, +4.6 % with 32 (+105 % before
+  timers as the binary's do. CoCoA: within 1 % with 4–16 clients, +2.0 % with 32 (+105 % before
   the table, +39 % before the backoff below).
 - **The starved clients' timers: no backoff limit in the binaries.** With the motes booting when
   Cooja's did, the server's table over the run (read from its RAM every 500 ms in a rerun of
@@ -268,7 +268,7 @@ Where it parts, the measurement says where:
   model held them at the draft's 32-s step limit (55 s, 55 s, 55 s: a timer already above it
   stays); the CoCoA++ binary stops a step at 60 s (`cocoa_pp`'s `timer_ceiling`), not at 32 s.
   With no limit (`backoff_limit`, set by `scripts/validation/stars.py`; the NITK presets keep the
-  draft's 32 s) the model's CoCoA star of 32 completes +4.6 % of Cooja's rate (from +39 %).
+  draft's 32 s) the model's CoCoA star of 32 completes +2.0 % of Cooja's rate (from +39 %).
 - **Start-up.** Cooja's clients boot within the run's first second and send their first request
   10 s after their process starts (the binaries' clocks, read from RAM: every mote's banner at tick
   100, tcpip's periodic runs at ticks ≡ 6 mod 12, the first request at tick 1,383, its NS 3 ticks
@@ -279,8 +279,8 @@ Where it parts, the measurement says where:
 - **The binaries' timers (RX 0.5).** With the neighbour table the model's timers come to the
   binaries' (CoCoA++: 5.4–10.9 s against 5.3–12.0 s; CoCoA: 12–28 s against 17–31 s; without it
   the model's were 2.9–3.6 s and 10.6–11.9 s), and its rates to Cooja's: CoCoA++ −6 … +3 % with
-  4–32 clients, CoCoA +20 %, −4 % and −3 % with 4, 8 and 16 clients, −33 % with 32 (its server
-  answers 47 % of the requests against Cooja's 54 %, its clients retransmit 1.10 times per
+  4–32 clients, CoCoA +20 %, −4 % and −3 % with 4, 8 and 16 clients, −32 % with 32 (its server
+  answers 47 % of the requests against Cooja's 54 %, its clients retransmit 1.09 times per
   exchange against 0.92: not traced). At RX
   0.5 neighbour discovery's own frames are lost too (an NS or NA lost, an entry probed out), and
   the exchanges that fail meanwhile feed the weak estimator the time they took to give up

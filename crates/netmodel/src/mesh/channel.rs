@@ -14,7 +14,7 @@ use super::mrm;
 use super::report::Cause;
 use super::routing::NONE;
 use super::rpl::{is_control, BROADCAST};
-use super::{traffic, Mesh, MeshEvent, RadioSpec, RANGE_EPSILON_M, RX_FIFO_BYTES};
+use super::{traffic, Mesh, MeshEvent, RadioSpec, RANGE_EPSILON_M, RX_CALIBRATE_NS, RX_FIFO_BYTES, RX_WAIT_NS};
 use crate::medium::{AirFrame, Packet, Schedule};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,9 +122,13 @@ impl Mesh {
     /// A data frame goes on the air after the turnaround.
     pub(super) fn transmit<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, p: Packet, nh: u16, sched: &mut S) {
         if self.nodes[n].rx_from != NONE {
-            self.nodes[n].rx_ok = false; // half duplex: the reception in progress is lost
-                                         // (a ContikiMAC sender's CCAs before a strobe: modelled on nullrdc motes only)
-            if self.spec.partial_frame_stall && !self.nodes[n].cm {
+            // half duplex: the reception in progress is lost (a ContikiMAC sender's CCAs before a
+            // strobe: modelled on nullrdc motes only); MSPSim's RX FIFO keeps what the radio
+            // synchronised on
+            let node = &mut self.nodes[n];
+            node.rx_ok = false;
+            let synced = std::mem::replace(&mut node.rx_sync, false);
+            if self.spec.partial_frame_stall && synced && !node.cm {
                 self.keep_partial_frame(now, n);
             }
         }
@@ -236,8 +240,14 @@ impl Mesh {
                         }
                     }
                     None => {
+                        // MSPSim's CC2420 not yet searching again: it never synchronises
+                        let synced = !(self.spec.rx_turnaround && now < rn.rx_ready_ns);
+                        if !synced && r == dest {
+                            f.fate = Fate::Lost(Cause::RxTurnaround);
+                        }
                         rn.rx_from = s as u16;
-                        rn.rx_ok = true;
+                        rn.rx_ok = synced;
+                        rn.rx_sync = synced;
                         rn.rx_signal_dbm = signal_dbm;
                         f.receivers.push(r);
                     }
@@ -287,10 +297,13 @@ impl Mesh {
                     continue;
                 }
                 rn.rx_from = NONE;
+                if rn.rx_sync {
+                    rn.rx_ready_ns = rn.rx_ready_ns.max(now + RX_WAIT_NS);
+                }
                 if r == dest {
                     if rn.rx_ok {
                         arrived = true;
-                    } else {
+                    } else if fate == Fate::Pending {
                         fate = Fate::Lost(Cause::Collision);
                     }
                 } else if dest == BROADCAST && rn.rx_ok {
@@ -301,6 +314,10 @@ impl Mesh {
         }
         f.interfered.clear();
         f.sensed.clear();
+        if self.spec.rx_turnaround {
+            // its own frame (or ACK) is over: the radio calibrates before it receives again
+            self.nodes[s].rx_ready_ns = now + RX_CALIBRATE_NS;
+        }
         if ack && self.spec.cooja_mote.is_some() {
             self.frames[s].receivers.clear();
             return self.soft_ack_end(now, s, dest as usize, arrived, sched);

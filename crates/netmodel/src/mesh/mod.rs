@@ -26,6 +26,9 @@
 //!   reception keeps the radio busy until its frame ends (choice). Carrier sense: the channel is
 //!   busy at r while a frame from a sender within `cca_range_m` (derived from Cooja's signal
 //!   strengths, cut to whole dBm, and Contiki's −90 dBm CCA threshold: R·81/85) is on the air.
+//!   MSPSim's CC2420 ([`MeshSpec::partial_frame_stall`], [`MeshSpec::rx_turnaround`]): a frame
+//!   cut short by the mote's own transmission stalls its RX FIFO; a frame that begins within 12
+//!   symbols of the mote's own transmission's end, or 8 of a frame it took, is missed.
 //!   Or Cooja's MRM ([`mrm`]): reception by SNR with free-space loss, and its capture effect.
 //! * nullrdc: CCA at the strobe; busy → COLLISION, else 224 µs turnaround and the airtime; no
 //!   ACKs (Contiki 3.0 does not request them with nullrdc), so OK does not mean delivered.
@@ -160,6 +163,10 @@ struct Node {
     /// MSPSim's CC2420: bytes a partial frame and the frames behind it hold in the RX FIFO
     /// (0: none; [`MeshSpec::partial_frame_stall`]).
     fifo_stall: u32,
+    /// MSPSim's CC2420: when the radio searches for a frame's SFD again, ns, and whether it
+    /// synchronised on the frame it receives ([`MeshSpec::rx_turnaround`]).
+    rx_ready_ns: u64,
+    rx_sync: bool,
 }
 
 /// The mesh as a [`Medium`]: hosts are motes (host i = node id i + 1).
@@ -317,6 +324,8 @@ impl Mesh {
                     cpu: CpuNs::at(&spec.cpu, spec.cpu_clocks_hz.get(i).copied().unwrap_or(CPU_REFERENCE_HZ)),
                     ack_wait: None,
                     fifo_stall: 0,
+                    rx_ready_ns: 0,
+                    rx_sync: false,
                 }
             })
             .collect();

@@ -21,6 +21,7 @@ pub(crate) enum Cause {
     Asleep,
     NoAck,
     RxStall,
+    RxTurnaround,
     RplLoop,
     NdUnresolved,
 }
@@ -62,6 +63,11 @@ pub struct Drops {
     /// later frame until the FIFO overflowed ([`super::MeshSpec::partial_frame_stall`]).
     #[serde(skip_serializing_if = "is_zero")]
     pub rx_stall: u64,
+    /// MSPSim's CC2420: the receiver's radio was not yet searching for a frame again (12
+    /// symbols after its own transmission, 8 after a frame it took) when the frame's preamble
+    /// began, so it never synchronised on it ([`super::MeshSpec::rx_turnaround`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rx_turnaround: u64,
     /// RPL's loop detection (`topology.rpl_etx`): a packet that crossed a rank inconsistency a
     /// second time (its hop-by-hop option's rank error already set) is dropped.
     #[serde(skip_serializing_if = "is_zero")]
@@ -88,6 +94,7 @@ impl Drops {
             Cause::Asleep => &mut self.asleep,
             Cause::NoAck => &mut self.noack,
             Cause::RxStall => &mut self.rx_stall,
+            Cause::RxTurnaround => &mut self.rx_turnaround,
             Cause::RplLoop => &mut self.rpl_loop,
             Cause::NdUnresolved => &mut self.nd_unresolved,
         };
@@ -103,6 +110,7 @@ impl Drops {
             + self.out_of_range
             + self.asleep
             + self.rx_stall
+            + self.rx_turnaround
     }
 
     /// Packets dropped at this node before a frame was sent.
@@ -137,6 +145,7 @@ impl Drops {
         self.asleep += o.asleep;
         self.noack += o.noack;
         self.rx_stall += o.rx_stall;
+        self.rx_turnaround += o.rx_turnaround;
         self.rpl_loop += o.rpl_loop;
         self.nd_unresolved += o.nd_unresolved;
     }

@@ -256,6 +256,15 @@ pub struct MeshSpec {
     /// raises FIFOP by its threshold whatever the FIFO held: our reading is that the driver then
     /// reads the partial frame, finds its length or CRC wrong and goes on; nothing stalls.)
     pub partial_frame_stall: bool,
+    /// MSPSim's CC2420 (`CC2420.java`, as for `partial_frame_stall`) between frames: after its
+    /// own transmission (a frame or an ACK) the radio calibrates for 12 symbols (RX_CALIBRATE),
+    /// after a frame it synchronised on it waits 8 (RX_WAIT), and only then searches for the next
+    /// SFD, which it takes only after four zero bytes of preamble (`receivedByte`): a frame whose
+    /// first symbol reaches it earlier is never synchronised on, and the radio, busy with it as
+    /// Cooja's medium sees it (a destination that is receiving), takes nothing until it ends.
+    /// Measured in Cooja (runs F of `validation/cooja`, `docs/mesh.md`): the border router's
+    /// second ContikiMAC copy, 0.5 ms after a client's ACK it missed, never reaches that client.
+    pub rx_turnaround: bool,
     /// IPv6 neighbour discovery as Contiki's uIP runs it, on a link-local star (`nd`;
     /// None: every neighbour resolved, no ND traffic).
     pub nd: Option<super::NdSpec>,
@@ -263,6 +272,13 @@ pub struct MeshSpec {
 
 /// The RX FIFO of the CC2420, bytes.
 pub const RX_FIFO_BYTES: u32 = 128;
+
+/// MSPSim's CC2420 after a transmission: RX_CALIBRATE, 12 symbols of 16 µs, ns
+/// ([`MeshSpec::rx_turnaround`]).
+pub const RX_CALIBRATE_NS: u64 = 12 * 16_000;
+
+/// MSPSim's CC2420 after a frame it synchronised on: RX_WAIT, 8 symbols, ns.
+pub const RX_WAIT_NS: u64 = 8 * 16_000;
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
 /// `n` motes. Their packets cross a constant Internet delay and the border router host's serial

@@ -1,5 +1,5 @@
 //! The radio channel: collisions, carrier sense, interference, the draws, MRM's capture, jitter,
-//! MSPSim's partial frames.
+//! MSPSim's partial frames and its turnaround between frames.
 
 use super::*;
 
@@ -223,4 +223,45 @@ fn mrm_radio(capture: bool) -> RadioSpec {
         tx_turnaround_us: 224,
         mrm: Some(m),
     }
+}
+
+#[test]
+fn mspsim_misses_a_frame_that_begins_while_its_radio_calibrates_after_sending() {
+    // A (the root) and B 9.8 m apart: they hear but do not sense each other (9.53 m). B's packet
+    // to A (89-byte MPDU): prepare 1 ms, turnaround, on the air 1.224–4.264 ms. A's packet to B,
+    // sent at 3.14 ms, strobes at 4.14 ms (B's frame unsensed, so A sends and loses it) and is on
+    // the air from 4.364 ms, 0.1 ms after B's frame ended: B's radio calibrates until
+    // 4.264 + 0.192 = 4.456 ms and never synchronises on it. A's packet at 20 ms arrives.
+    let sends = [(0, 1, 0, 15), (3_140_000, 0, 1, 15), (20 * MS, 0, 1, 15)];
+    let mut s = spec(&[(0.0, 0.0), (9.8, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rx_turnaround = true;
+    let mut m = Mesh::new(s.clone(), 1, 0);
+    let h = run(&mut m, &sends);
+    let st = stats(&m);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![2]);
+    assert_eq!((st[1].drops.collision, st[0].drops.rx_turnaround, st[0].drops.collision), (1, 1, 0));
+    // the rule off: B takes A's first packet
+    s.rx_turnaround = false;
+    let mut m = Mesh::new(s, 1, 0);
+    let h = run(&mut m, &sends);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![1, 2]);
+}
+
+#[test]
+fn mspsim_misses_a_frame_that_begins_while_its_radio_waits_after_one() {
+    // B (9.8, 0) between A (the root, 0, 0) and C (19.6, 0), which neither sense nor reach each
+    // other. C's packet to B: on the air 1.224–4.264 ms; B synchronised on it, so it waits 8
+    // symbols, to 4.392 ms. A's packet to B, sent at 3.1 ms, is on the air from 4.324 ms: missed.
+    // A's packet at 20 ms arrives.
+    let sends = [(0, 2, 1, 15), (3_100_000, 0, 1, 15), (20 * MS, 0, 1, 15)];
+    let mut s = spec(&[(0.0, 0.0), (9.8, 0.0), (19.6, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rx_turnaround = true;
+    let mut m = Mesh::new(s.clone(), 1, 0);
+    let h = run(&mut m, &sends);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![0, 2]);
+    assert_eq!(stats(&m)[0].drops.rx_turnaround, 1);
+    s.rx_turnaround = false;
+    let mut m = Mesh::new(s, 1, 0);
+    let h = run(&mut m, &sends);
+    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![0, 1, 2]);
 }

@@ -126,6 +126,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         rpl: None,
         cooja_mote: None,
         partial_frame_stall: false,
+        rx_turnaround: false,
         nd: None,
         jitter_m: 0.0,
     }

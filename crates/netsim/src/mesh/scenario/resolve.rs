@@ -240,6 +240,9 @@ impl MeshScenario {
         if s.partial_frame_stall {
             return bad("stack.partial_frame_stall", "is MSPSim's CC2420's; a Cooja mote's radio has none");
         }
+        if s.rx_turnaround == Some(true) {
+            return bad("stack.rx_turnaround", "is MSPSim's CC2420's; a Cooja mote's radio has none");
+        }
         Ok(Some(CoojaMoteSpec::MEASURED))
     }
 
@@ -287,6 +290,7 @@ impl MeshScenario {
             cpu_clocks_hz: link.cpu_clocks_hz,
             cooja_mote: cooja,
             partial_frame_stall: self.stack.partial_frame_stall,
+            rx_turnaround: self.stack.rx_turnaround.unwrap_or(self.stack.partial_frame_stall),
             nd: self.nd(cooja.is_some()),
             rpl: self.rpl(),
         };

@@ -95,6 +95,14 @@ pub struct Stack {
     /// overflows (`netmodel::mesh::MeshSpec::partial_frame_stall`); on for the presets of Cooja
     /// studies, off for hardware.
     pub partial_frame_stall: bool,
+    /// MSPSim's CC2420 between frames: 12 symbols after the mote's own transmission and 8 after
+    /// a frame it took before it searches for the next one, which it synchronises on only from
+    /// its preamble's first byte (`netmodel::mesh::MeshSpec::rx_turnaround`). Unset: as
+    /// `partial_frame_stall` (both are MSPSim's CC2420: on where a scenario emulates it, off for
+    /// hardware and Cooja motes); unset is not written, so a scenario that does not state it keeps
+    /// its serialised form, and with it the seed a plan derives for its cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_turnaround: Option<bool>,
     /// IPv6 neighbour discovery as Contiki's uIP runs it, with this many entries in every
     /// mote's neighbour table (NBR_TABLE_CONF_MAX_NEIGHBORS: 15 on the Z1); 0: not modelled
     /// (every neighbour resolved). Link-local stars only (`netmodel::mesh::nd`).
@@ -134,6 +142,7 @@ impl Default for Stack {
             route_table_full: RouteTableFull::Refuse,
             mote: Mote::Z1,
             partial_frame_stall: true,
+            rx_turnaround: None,
             neighbor_cache: 0,
             neighbor_reachable_ms: 0,
             br: BrStack {

@@ -165,6 +165,23 @@ fn cooja_motes_take_the_platform_s_timing_and_refuse_another() {
     // the default border router runs ContikiMAC, which a Cooja mote's platform does not
     assert!(e("[stack]\nmote = \"cooja\"\npartial_frame_stall = false\n").contains("stack.rdc"));
     assert!(e("[stack.br]\nmote = \"cooja\"\n").contains("stack.br.mote"));
+    // MSPSim's turnaround follows partial_frame_stall (off here); stated on, it is refused
+    assert!(!m.rx_turnaround);
+    let on = cooja.replace("partial_frame_stall = false\n", "partial_frame_stall = false\nrx_turnaround = true\n");
+    assert!(e(&on).contains("stack.rx_turnaround"));
+}
+
+#[test]
+fn mspsim_s_turnaround_follows_its_partial_frames_unless_stated_and_is_not_written_unset() {
+    let mesh = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap().mesh;
+    assert!(mesh("").rx_turnaround);
+    assert!(!mesh("[stack]\npartial_frame_stall = false\n").rx_turnaround);
+    assert!(!mesh("[stack]\nrx_turnaround = false\n").rx_turnaround);
+    assert!(mesh("[stack]\npartial_frame_stall = false\nrx_turnaround = true\n").rx_turnaround);
+    // unset, the scenario's serialised form (a plan's cell seeds come from it) does not name it
+    let json = |t: &str| serde_json::to_string(&MeshScenario::from_toml(t).unwrap()).unwrap();
+    assert!(!json("").contains("rx_turnaround"));
+    assert!(json("[stack]\nrx_turnaround = false\n").contains("\"rx_turnaround\":false"));
 }
 
 /// A star of clients around their server with no border router (the precompiled CoCoA and
