@@ -81,18 +81,22 @@ parent: by Cooja id.
 """
 
 READING = """
-Reading. On perfect links the lattices come close: the 5×5 9 % short, the 4×4 11 % short,
-inside the wide scatter of Cooja's three seeds (12.9–21.9 completed/s), with about as many
-retransmissions per exchange on both sides (0.094 and 0.151 against 0.098 and 0.140). At
-intermediate link quality the 3×3 grid agrees at TX = RX = 0.9 (+3 %, five Cooja seeds) and 0.95
-(+1 %), the 4×4 lattice at 0.95 is 13 % short, and at TX 1.0 / RX 0.8 the model completes 26 %
-less than Cooja's eight seeds, retransmitting 18 % more per exchange; every exchange there needs
-a retransmission and a few hundred complete in a run, so single runs scatter (the seeds' range),
-and the means are compared. RPL chooses parents on ETX here (`topology.rpl_etx`); these motes ask
-for no ACKs, so a link's ETX only falls from its initial 2 towards 1 as it is used, and the first
-parent heard among equals stays. Before MSPSim's turnaround between frames was modelled
-(`stack.rx_turnaround`, `docs/mesh.md`) the model was 16 % short at 0.9 and at 0.95, 41 % at RX
-0.8, 18 % and 14 % on the 4×4 lattice and 11 % on the 5×5, with Cooja's first two or three seeds.
+Reading. On perfect links the lattices come close: the 5×5 14 % short, the 4×4 25 % short but
+inside the wide scatter of Cooja's three seeds (12.9–21.9 completed/s), with retransmissions per
+exchange near Cooja's (0.106 and 0.173 against 0.098 and 0.140). At intermediate link quality the
+3×3 grid agrees at TX = RX = 0.9 (−5 %, five Cooja seeds) and 0.95 (+3 %), the 4×4 lattice at
+0.95 is 12 % short, and at TX 1.0 / RX 0.8 the model completes 26 % less than Cooja's eight
+seeds, retransmitting 17 % more per exchange; every exchange there needs a retransmission and a
+few hundred complete in a run, so single runs scatter (the seeds' range), and the means are
+compared. RPL chooses parents on ETX here (`topology.rpl_etx`); these motes ask for no ACKs, so a
+link's ETX only falls from its initial 2 towards 1 as it is used, and the first parent heard
+among equals stays. Each mote out of the DODAG solicits it (DIS) when Cooja's did
+(`topology.rpl_dis_ms`, from `traces/grid6x6-noprefix.first-dis.csv`: a Z1 seeds Contiki's
+generator with its id, so Cooja's motes send their DIS at the same instants in every seed). Before
+MSPSim's turnaround between frames was modelled (`stack.rx_turnaround`, `docs/mesh.md`) and the
+DIS times replayed, the model was 16 % short at 0.9 and at 0.95, 41 % at RX 0.8, 18 % and 14 % on
+the 4×4 lattice and 11 % on the 5×5, with Cooja's first two or three seeds; with the turnaround
+alone +3 %, +1 %, −26 %, −13 %, −11 % and −9 %.
 
 What the turnaround changed, traced on F-grid3x3-tx0.95-rx0.95-s1 (run again in Cooja with the
 server's parent's CC2420 read at every frame, `traces/F-grid3x3-tx0.95-rx0.95-s1.mote8-rxfifo.csv`):
@@ -104,22 +108,30 @@ frame and lost the frames behind it: 42–60 of the server's responses a run. Pe
 passes on what Cooja does (a client's request to the border router forwarded within 50 ms: 70–71 %
 of the frames sent, Cooja's eight seeds at RX 0.8 68–75 %).
 
-What still separates them at RX 0.8 is RPL's downward route to the server. In 6 of the model's
+What the DIS times changed: the server's parent. On the 3×3 grid it is the neighbour whose DIO it
+hears first, and client 7's DIS (17 s after its boot) restarts mote 8's trickle, so mote 8's DIO
+comes first: the model now gives the server mote 8 in all 12 replications at 0.95, as Cooja does
+in its three seeds (about half with the DIS times drawn), and mote 6 in all 8 on the 5×5 lattice,
+as Cooja does. Where Cooja's seeds disagree (0.9, RX 0.8, the 4×4 lattice on perfect links), so
+do the model's replications; on the 4×4 lattice at 0.95 Cooja gives mote 10 in both seeds, the
+model mote 7 in 5 of 8: which of motes 7 and 10 the server hears first is decided by when their
+trickle timers fire (in a rerun of G-lattice4x4-tx1.00-rx1.00-s2: mote 10's DIO at 22.06 s, mote
+7's at 22.85 s, 0.7 and 1.5 s after the server's DIS), draws of Contiki's id-seeded generator the
+model does not replay.
+
+What still separates them at RX 0.8 is RPL's downward route to the server. In 9 of the model's
 32 runs its border router drops requests for the server for want of a route for most of the
-window (77–237 a run; those runs complete 0.29 exchanges per second, the other 26 0.50, still
-20 % below Cooja's 0.62), while Cooja's border router forwards 95–99 % of the requests it takes
+window (72–221 a run; those runs complete 0.32 exchanges per second, the other 23 0.51, still
+17 % below Cooja's 0.62), while Cooja's border router forwards 95–99 % of the requests it takes
 in all eight seeds. The server's DAO crosses two links with no retry (nullmac), and it sends the
 next one only when its parent's DIO carries a newer DTSN; the parent's DIOs are mostly suppressed
 (trickle's redundancy of 10: each of the border router's ContikiMAC copies of a DIO counts; in the
 traced run the server's parent took 20–24 copies of every train into its RX FIFO, and the model's
 parent reaches the redundancy at every train too), so a lost first DAO can leave the route
 missing for minutes. In Cooja the server's DAO reached the border router by its second try in
-every seed (22.8–49.2 s): the second follows the parent's DIO at about 40 s, whose trickle a DIS
-from client 7 reset, sent at 18.0–18.8 s in all eight seeds (the motes draw from generators
-seeded by their ids) and taken by the parent in six. The model draws its DIS times per run, so that reset
-comes or not: a lottery Cooja's motes do not play. Not modelled: Contiki's id-seeded draws. The
-server's parent: the model gives Cooja's in the 5×5 lattice (mote 6 in 7 replications of 8, as
-in both of Cooja's seeds); elsewhere Cooja's own seeds disagree (at RX 0.8 mote 8 in five seeds
-of eight, the model in 19 replications of 32), and for the model two equal-rank parents are a
-coin toss (which is heard first comes from those id-seeded timers).
+every seed (22.8–49.2 s), the second after the parent's DIO at about 40 s, in the trickle
+interval client 7's DIS set going; the model's border router sends its first DIO train 2.3 s
+earlier than Cooja's (it has its prefix at boot, Cooja's over SLIP a second after its banner), so
+the parent's intervals fall differently against the trains that suppress its DIOs. Not modelled:
+the motes' boot times on the grids and the border router's prefix delay.
 """

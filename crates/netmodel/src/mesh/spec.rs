@@ -236,6 +236,11 @@ pub struct MeshSpec {
     /// When each mote boots, ns, where the run gives it (None, or an empty list: drawn in
     /// [`nd::NdSpec::boot_spread_ns`]); used where the model boots motes (`nd`).
     pub boots_ns: Vec<Option<u64>>,
+    /// When each mote not yet in the DODAG sends its first DIS, ns, where the run gives it (None,
+    /// or an empty list: drawn as `rpl_reset_periodic_timer` draws it); RPL start-up only. A Z1
+    /// seeds Contiki's generator with its id, so Cooja's motes solicit at the same instants in
+    /// every seed (`validation/cooja/traces/grid6x6-noprefix.first-dis.csv`).
+    pub dis_first_ns: Vec<Option<u64>>,
     /// RPL's control traffic on the air over the converged routes ([`rpl`]; None: silent routes).
     pub rpl: Option<RplSpec>,
     /// Every mote moved from `nodes`' position by a uniform draw in ±`jitter_m` per axis, per

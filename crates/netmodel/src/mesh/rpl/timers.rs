@@ -16,10 +16,13 @@ impl Mesh {
                 if spec.startup {
                     // rpl_reset_periodic_timer: next_dis starts at 30 + U(60) − 5 and counts
                     // seconds; the DIS goes when it reaches 60, at the earliest after 1 s
+                    // (a first DIS the run gives replaces the draw, which is made all the same)
                     let r = &mut self.rpl[n];
                     let start = DIS_INTERVAL_S / 2 + (DIS_INTERVAL_S * r.rand()) / RANDOM_RAND_MAX - DIS_START_DELAY_S;
-                    let first = DIS_INTERVAL_S.saturating_sub(start).max(1);
-                    sched.wake(at(0, first * CLOCK_SECOND), MeshEvent::Rpl(n as u16, RplTimer::Dis));
+                    let first = DIS_INTERVAL_S.saturating_sub(start).max(1) * CLOCK_SECOND;
+                    let given = self.spec.dis_first_ns.get(n).copied().flatten();
+                    let wake = given.map_or(at(0, first), Instant::from_nanos);
+                    sched.wake(wake, MeshEvent::Rpl(n as u16, RplTimer::Dis));
                 }
                 continue;
             }

@@ -123,6 +123,7 @@ fn spec(pos: &[(f64, f64)], mac: MacSpec, radio: RadioSpec) -> MeshSpec {
         cpu_clocks_hz: Vec::new(),
         pinned_parents: Vec::new(),
         boots_ns: Vec::new(),
+        dis_first_ns: Vec::new(),
         rpl: None,
         cooja_mote: None,
         partial_frame_stall: false,

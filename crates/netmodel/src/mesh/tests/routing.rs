@@ -308,3 +308,23 @@ fn a_mote_that_moves_away_loses_its_route_and_finds_it_again() {
     assert_eq!(r.nodes[1].trail, vec![[9.0, 0.0], [100.0, 0.0], [100.0, 0.0], [9.0, 0.0], [100.0, 0.0]]);
     assert!(r.nodes[0].trail.is_empty(), "the router does not move");
 }
+
+#[test]
+fn a_mote_out_of_the_dodag_solicits_it_when_the_run_says() {
+    // the chain above: mote 2 is out of the DODAG until after the root's first DIO (2.05 s at
+    // the earliest). Its first DIS, given at 1.234 s, is prepared (1 ms) and goes on the air after
+    // the 224-µs turnaround: its first frame starts at 1.235224 s. Drawn, a DIS goes a whole
+    // number of seconds after boot, so its frame would start at 1.001224 s or n + 0.001224 s.
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0), (18.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rpl = Some(RplSpec { startup: true, ..RplSpec::default() });
+    s.dis_first_ns = vec![None, None, Some(1_234 * MS)];
+    let mut m = Mesh::new(s.clone(), 5, 0);
+    let h = run_until(&mut m, &[], 2_000 * MS);
+    let first = h.starts.iter().find(|st| st.1 == 2).map(|st| st.0);
+    assert_eq!(first, Some(1_235_224_000));
+    s.dis_first_ns.clear();
+    let mut m = Mesh::new(s, 5, 0);
+    let h = run_until(&mut m, &[], 2_000 * MS);
+    let drawn = h.starts.iter().find(|st| st.1 == 2).map(|st| st.0);
+    assert!(drawn.is_none_or(|t| t % 1_000_000_000 == 1_224_000), "{drawn:?}");
+}

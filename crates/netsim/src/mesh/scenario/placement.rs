@@ -53,6 +53,11 @@ pub struct Topology {
     /// where it runs their neighbour discovery).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub boots_ms: std::collections::BTreeMap<String, f64>,
+    /// When motes not yet in the DODAG send their first DIS, `{ mote id = ms }`, where a run
+    /// gives them (Cooja's: a Z1 seeds Contiki's generator with its id, so they are the same in
+    /// every seed); the others draw theirs. With `rpl_startup` only.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub rpl_dis_ms: std::collections::BTreeMap<String, f64>,
     /// A named layout's unit (its authors' 10 m) becomes this many metres: every coordinate
     /// × `spacing_m` / 10 (None: as drawn).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,6 +82,7 @@ impl Default for Topology {
             positions: None,
             parents: Default::default(),
             boots_ms: Default::default(),
+            rpl_dis_ms: Default::default(),
             spacing_m: None,
             jitter_m: 0.0,
         }
@@ -100,6 +106,8 @@ struct TopologyFile {
     parents: std::collections::BTreeMap<String, u32>,
     #[serde(default)]
     boots_ms: std::collections::BTreeMap<String, f64>,
+    #[serde(default)]
+    rpl_dis_ms: std::collections::BTreeMap<String, f64>,
     spacing_m: Option<f64>,
     jitter_m: Option<f64>,
 }
@@ -118,6 +126,7 @@ impl From<TopologyFile> for Topology {
             positions: t.positions,
             parents: t.parents,
             boots_ms: t.boots_ms,
+            rpl_dis_ms: t.rpl_dis_ms,
             spacing_m: t.spacing_m,
             jitter_m: t.jitter_m.unwrap_or(d.jitter_m),
         }

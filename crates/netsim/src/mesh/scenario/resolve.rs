@@ -99,16 +99,15 @@ impl MeshScenario {
 
     /// `topology.boots_ms` as each mote's boot (ns; None: drawn), in `nodes` order.
     fn boots(&self, nodes: &[NodeSpec]) -> Result<Vec<Option<u64>>, ScenarioError> {
-        let mut boots = vec![None; nodes.len()];
-        for (mote, &ms) in &self.topology.boots_ms {
-            let key = format!("topology.boots_ms.{mote}");
-            let i = mote_index(nodes, &key, mote)?;
-            if !(ms >= 0.0 && ms.is_finite()) {
-                return bad(&key, "must be a finite number of ms >= 0");
-            }
-            boots[i] = Some((ms * 1e6).round() as u64);
+        per_mote_ms(nodes, "topology.boots_ms", &self.topology.boots_ms)
+    }
+
+    /// `topology.rpl_dis_ms` as each mote's first DIS (ns; None: drawn), in `nodes` order.
+    fn first_dis(&self, nodes: &[NodeSpec]) -> Result<Vec<Option<u64>>, ScenarioError> {
+        if !self.topology.rpl_dis_ms.is_empty() && !self.topology.rpl_startup {
+            return bad("topology.rpl_dis_ms", "needs topology.rpl_startup (a DIS solicits a DODAG being formed)");
         }
-        Ok(boots)
+        per_mote_ms(nodes, "topology.rpl_dis_ms", &self.topology.rpl_dis_ms)
     }
 
     /// The motes.
@@ -274,6 +273,7 @@ impl MeshScenario {
         let (cloud, clients) = self.clients(&nodes, link.br, collect)?;
         let pinned_parents = self.pinned_parents(&nodes)?;
         let boots_ns = self.boots(&nodes)?;
+        let dis_first_ns = self.first_dis(&nodes)?;
         let mesh = MeshSpec {
             nodes: nodes.clone(),
             macs: link.macs,
@@ -286,6 +286,7 @@ impl MeshScenario {
             rdcs: link.rdcs,
             pinned_parents,
             boots_ns,
+            dis_first_ns,
             jitter_m: self.topology.jitter_m,
             cpu_clocks_hz: link.cpu_clocks_hz,
             cooja_mote: cooja,
@@ -777,4 +778,22 @@ fn rates(collect: Option<&CollectKeys>, request_bytes: u32, clients: usize) -> (
 /// How far apart messages of `bits` go at `kbps` kbit/s, ns.
 fn interval_ns(bits: f64, kbps: f64) -> u64 {
     (bits / (kbps * 1000.0) * 1e9).round() as u64
+}
+
+/// A `{ mote id = ms }` table of `key` as ns in `nodes` order (None where it gives none).
+fn per_mote_ms(
+    nodes: &[NodeSpec],
+    key: &str,
+    table: &std::collections::BTreeMap<String, f64>,
+) -> Result<Vec<Option<u64>>, ScenarioError> {
+    let mut out = vec![None; nodes.len()];
+    for (mote, &ms) in table {
+        let key = format!("{key}.{mote}");
+        let i = mote_index(nodes, &key, mote)?;
+        if !(ms >= 0.0 && ms.is_finite()) {
+            return bad(&key, "must be a finite number of ms >= 0");
+        }
+        out[i] = Some((ms * 1e6).round() as u64);
+    }
+    Ok(out)
 }

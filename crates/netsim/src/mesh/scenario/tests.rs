@@ -407,3 +407,16 @@ fn env_is_lln_or_refused() {
     let json = serde_json::to_value(MeshScenario::default()).unwrap();
     assert_eq!(json["env"], "lln");
 }
+
+#[test]
+fn a_mote_s_first_dis_is_given_by_id_in_start_up_only() {
+    let toml = "[topology]\nrpl_startup = true\nrpl_dis_ms = { 2 = 17005.5 }\n\
+        nodes = [{ id = 1, role = \"border_router\", x = 0.0, y = 0.0 }, { id = 2, role = \"client\", x = 18.0, y = 0.0 }, \
+        { id = 3, role = \"server\", x = 9.0, y = 0.0 }]\n";
+    let m = MeshScenario::from_toml(toml).unwrap().resolve().unwrap().mesh;
+    assert_eq!(m.dis_first_ns, vec![None, Some(17_005_500_000), None]);
+    let e = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    assert!(e(&toml.replace("rpl_startup = true", "rpl_startup = false")).contains("needs topology.rpl_startup"));
+    assert!(e(&toml.replace("{ 2 = 17005.5 }", "{ 9 = 1.0 }")).contains("topology.rpl_dis_ms.9"));
+    assert!(e(&toml.replace("17005.5", "-1.0")).contains("ms >= 0"));
+}
