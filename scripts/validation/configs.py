@@ -81,9 +81,9 @@ parent: by Cooja id.
 """
 
 READING = """
-Reading. On perfect links the lattices come close: the 5×5 14 % short, the 4×4 25 % short but
-inside the wide scatter of Cooja's three seeds (12.9–21.9 completed/s), with retransmissions per
-exchange near Cooja's (0.106 and 0.173 against 0.098 and 0.140). At intermediate link quality the
+Reading. On perfect links the 5×5 lattice is 14 % short and the 4×4 25 % short, the latter
+inside the wide scatter of Cooja's three seeds (12.9–21.9 completed/s), retransmitting 8 % and
+24 % more per exchange (0.106 and 0.173 against 0.098 and 0.140). At intermediate link quality the
 3×3 grid agrees at TX = RX = 0.9 (−5 %, five Cooja seeds) and 0.95 (+3 %), the 4×4 lattice at
 0.95 is 12 % short, and at TX 1.0 / RX 0.8 the model completes 26 % less than Cooja's eight
 seeds, retransmitting 17 % more per exchange; every exchange there needs a retransmission and a
