@@ -287,6 +287,7 @@ impl Mesh {
             for &r in &f.interfered {
                 self.nodes[r as usize].interfered -= 1;
             }
+            let turnaround = self.spec.rx_turnaround;
             for &r in &f.receivers {
                 let rn = &mut self.nodes[r as usize];
                 if rn.rx_from as usize != s {
@@ -297,8 +298,9 @@ impl Mesh {
                     continue;
                 }
                 rn.rx_from = NONE;
-                if rn.rx_sync {
-                    rn.rx_ready_ns = rn.rx_ready_ns.max(now + RX_WAIT_NS);
+                if turnaround && rn.rx_sync {
+                    // it synchronised at or after rx_ready_ns: RX_WAIT from the frame's end
+                    rn.rx_ready_ns = now + RX_WAIT_NS;
                 }
                 if r == dest {
                     if rn.rx_ok {

@@ -62,7 +62,7 @@ pub const fn rt(ticks: u64) -> u64 {
 }
 
 /// The 802.15.4 turnaround before the radio's automatic ACK: 12 symbols of 16 µs.
-pub const ACK_TURNAROUND_NS: u64 = 192_000;
+pub const ACK_TURNAROUND_NS: u64 = 12 * super::frame::SYMBOL_NS;
 /// An ACK frame's MPDU: FCF 2 + sequence number 1 + FCS 2.
 pub const ACK_MPDU: u32 = 5;
 

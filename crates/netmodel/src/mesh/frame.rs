@@ -23,6 +23,8 @@
 
 /// One byte on the air, ns (250 kbit/s).
 pub const BYTE_NS: u64 = 32_000;
+/// One symbol (O-QPSK: four bits), ns; the unit of the radio's turnarounds.
+pub const SYMBOL_NS: u64 = BYTE_NS / 2;
 /// PHY bytes around the MPDU: preamble (4), SFD (1), length (1).
 pub const PHY_OVERHEAD: u32 = 6;
 /// aMaxPHYPacketSize: the largest MPDU, FCS included.

@@ -278,12 +278,12 @@ pub struct MeshSpec {
 /// The RX FIFO of the CC2420, bytes.
 pub const RX_FIFO_BYTES: u32 = 128;
 
-/// MSPSim's CC2420 after a transmission: RX_CALIBRATE, 12 symbols of 16 µs, ns
+/// MSPSim's CC2420 after a transmission: RX_CALIBRATE, 12 symbols, ns
 /// ([`MeshSpec::rx_turnaround`]).
-pub const RX_CALIBRATE_NS: u64 = 12 * 16_000;
+pub const RX_CALIBRATE_NS: u64 = 12 * frame::SYMBOL_NS;
 
 /// MSPSim's CC2420 after a frame it synchronised on: RX_WAIT, 8 symbols, ns.
-pub const RX_WAIT_NS: u64 = 8 * 16_000;
+pub const RX_WAIT_NS: u64 = 8 * frame::SYMBOL_NS;
 
 /// Hosts on the Internet side of the border router (CLOUD): hosts `n ..= n + hosts − 1` after the
 /// `n` motes. Their packets cross a constant Internet delay and the border router host's serial

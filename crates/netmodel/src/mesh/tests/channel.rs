@@ -197,16 +197,19 @@ fn mspsim_keeps_a_partial_frame_and_loses_the_frames_behind_it() {
     let sends = [(0, 0, 1, 15), (500_000, 1, 0, 15), (10 * MS, 0, 1, 15), (20 * MS, 0, 1, 15), (30 * MS, 0, 1, 15)];
     let mut s = spec(&[(0.0, 0.0), (9.8, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
     s.partial_frame_stall = true;
-    let mut m = Mesh::new(s.clone(), 1, 0);
-    let h = run(&mut m, &sends);
-    let st = stats(&m);
-    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![4]);
+    let (ids, st) = delivered(&s, &sends);
+    assert_eq!(ids, vec![4]);
     assert_eq!((st[0].drops.collision, st[0].drops.rx_stall, st[1].drops.collision), (1, 2, 1));
     // MSPSim's rule off: the two are delivered
     s.partial_frame_stall = false;
-    let mut m = Mesh::new(s, 1, 0);
-    let h = run(&mut m, &sends);
-    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![2, 3, 4]);
+    assert_eq!(delivered(&s, &sends).0, vec![2, 3, 4]);
+}
+
+/// The packets `s`'s mesh (seed 1) delivers of `sends`, by id, and its motes' statistics.
+fn delivered(s: &MeshSpec, sends: &[(u64, u32, u32, u32)]) -> (Vec<u32>, Vec<NodeStats>) {
+    let mut m = Mesh::new(s.clone(), 1, 0);
+    let h = run(&mut m, sends);
+    (h.delivered.iter().map(|d| d.1.id.0).collect(), stats(&m))
 }
 
 /// Cooja's MRM with a sharp edge (no SNR variance) at −33 dBm: every frame is received up to
@@ -235,16 +238,12 @@ fn mspsim_misses_a_frame_that_begins_while_its_radio_calibrates_after_sending() 
     let sends = [(0, 1, 0, 15), (3_140_000, 0, 1, 15), (20 * MS, 0, 1, 15)];
     let mut s = spec(&[(0.0, 0.0), (9.8, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
     s.rx_turnaround = true;
-    let mut m = Mesh::new(s.clone(), 1, 0);
-    let h = run(&mut m, &sends);
-    let st = stats(&m);
-    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![2]);
+    let (ids, st) = delivered(&s, &sends);
+    assert_eq!(ids, vec![2]);
     assert_eq!((st[1].drops.collision, st[0].drops.rx_turnaround, st[0].drops.collision), (1, 1, 0));
     // the rule off: B takes A's first packet
     s.rx_turnaround = false;
-    let mut m = Mesh::new(s, 1, 0);
-    let h = run(&mut m, &sends);
-    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(delivered(&s, &sends).0, vec![1, 2]);
 }
 
 #[test]
@@ -256,12 +255,9 @@ fn mspsim_misses_a_frame_that_begins_while_its_radio_waits_after_one() {
     let sends = [(0, 2, 1, 15), (3_100_000, 0, 1, 15), (20 * MS, 0, 1, 15)];
     let mut s = spec(&[(0.0, 0.0), (9.8, 0.0), (19.6, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
     s.rx_turnaround = true;
-    let mut m = Mesh::new(s.clone(), 1, 0);
-    let h = run(&mut m, &sends);
-    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![0, 2]);
-    assert_eq!(stats(&m)[0].drops.rx_turnaround, 1);
+    let (ids, st) = delivered(&s, &sends);
+    assert_eq!(ids, vec![0, 2]);
+    assert_eq!(st[0].drops.rx_turnaround, 1);
     s.rx_turnaround = false;
-    let mut m = Mesh::new(s, 1, 0);
-    let h = run(&mut m, &sends);
-    assert_eq!(h.delivered.iter().map(|d| d.1.id.0).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert_eq!(delivered(&s, &sends).0, vec![0, 1, 2]);
 }
