@@ -88,8 +88,8 @@ parent: by Cooja id.
 READING = """
 Reading. Five of the six configurations are within 15 % of Cooja on both figures: the 3×3 grid
 at TX = RX = 0.9 (−5 %) and 0.95 (+3 %) and at TX 1.0 / RX 0.8 (−9 %, retransmitting 3 % more),
-the 4×4 lattice at 0.95 (+1 %) and on perfect links (−13 %, +8 % retransmissions). The 5×5
-lattice completes 9 % less and retransmits 25 % more per exchange (0.169 against 0.135: 0.03 of
+the 4×4 lattice at 0.95 (−0 %) and on perfect links (−14 %, +8 % retransmissions). The 5×5
+lattice completes 8 % less and retransmits 24 % more per exchange (0.168 against 0.135: 0.03 of
 a retransmission more per exchange). Single runs scatter widely on both sides (the seeds' range:
 at RX 0.8 a few hundred exchanges complete in a run, and on the lattices with perfect links
 MSPSim stops most runs with an emulation error after 120–380 s, which ends their window), so the

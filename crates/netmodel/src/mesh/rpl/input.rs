@@ -17,8 +17,13 @@ impl Mesh {
         }
     }
 
-    /// A DAO for `target` from `from` (storing mode): the route is set (a No-Path DAO removes the
-    /// route through `from`) and the DAO goes on up.
+    /// A DAO for `target` from `from` (storing mode): the route is set and the DAO goes on up. A
+    /// No-Path DAO for a route through `from` flags it, and it goes on up; the route stays in use
+    /// for [`RplSpec::nopath_removal_s`] (`dao_input`: RPL_NOPATH_REMOVAL_DELAY, counted down by
+    /// the purge every second), unless a DAO for the target sets it again first. A No-Path DAO
+    /// for a route already flagged, or through another next hop, changes nothing and goes no
+    /// further. (When the delay ends, Contiki's purge sends its own No-Path DAO up from a mote
+    /// other than the root; the ancestors flagged theirs already, **choice**: not modelled.)
     pub(in crate::mesh) fn dao_input<S: Schedule<MeshEvent>>(
         &mut self,
         now: u64,
@@ -32,15 +37,16 @@ impl Mesh {
             let spec = self.rpl_spec();
             let cap = if n == self.root { spec.max_routes.root } else { spec.max_routes.motes } as usize;
             let table = &mut self.rpl[n].table;
+            table.retain(|r| r.live(now));
             // the table runs from the most recently used route to the least
-            let at = table.iter().position(|e| e.0 == target);
+            let at = table.iter().position(|r| r.target == target);
             match (at, no_path) {
-                (Some(i), true) if table[i].1 == from => {
-                    table.remove(i);
+                (Some(i), true) if table[i].hop == from && table[i].until_ns == u64::MAX => {
+                    table[i].until_ns = now + spec.nopath_removal_s * 1_000_000_000;
                 }
-                (_, true) => return, // no route through `from`: nothing to pass on
+                (_, true) => return, // no route through `from` to withdraw: nothing to pass on
                 (Some(i), false) => {
-                    table[i].1 = from;
+                    table[i] = Route::new(target, from);
                     table[..=i].rotate_right(1);
                 }
                 (None, false) => {
@@ -53,7 +59,7 @@ impl Mesh {
                         table.pop();
                         self.nodes[n].stats.routes_evicted += 1;
                     }
-                    table.insert(0, (target, from));
+                    table.insert(0, Route::new(target, from));
                 }
             }
         }

@@ -17,7 +17,9 @@
 //!   from Imin, a DAO, probing). A joined mote takes a neighbour a hop closer to the root as its
 //!   new parent (**choice**: MRHOF over nullrdc links whose ETX is 1, its hysteresis keeping
 //!   equal-rank neighbours out: the first parent heard among equals stays): its DTSN goes up, a
-//!   DAO is scheduled, trickle restarts at Imin, and a No-Path DAO goes to the old parent. Its
+//!   DAO is scheduled, trickle restarts at Imin, and a No-Path DAO goes to the old parent (which
+//!   flags the route through its sender and keeps using it for RPL_NOPATH_REMOVAL_DELAY,
+//!   [`RplSpec::nopath_removal_s`], as every ancestor it passes does). Its
 //!   rank follows its parent's DIOs. Routes are what DAOs left (storing mode: each mote a table
 //!   of (target, next hop) for its sub-DODAG); a packet for a target without a route goes up to
 //!   the parent; the root without one, or a mote that has not joined, drops it (`no_route`).
@@ -174,6 +176,9 @@ pub struct RplSpec {
     /// A full table evicts its least recently used route (Contiki 3.0) instead of refusing the
     /// new one (the GST firmware's Contiki).
     pub evict_lru: bool,
+    /// RPL_NOPATH_REMOVAL_DELAY, s: a route a No-Path DAO withdraws stays in use this long
+    /// (`dao_input`); a DAO for its target in the meantime makes it whole again.
+    pub nopath_removal_s: u64,
     /// Start-up mode: parents chosen as Contiki's MRHOF chooses them, on each link's ETX as
     /// link-stats learns it from the MAC's outcomes, with ranks in MRHOF's units and RPL's loop
     /// detection (see the module doc); false: by hop count, the first heard among equals.
@@ -202,6 +207,7 @@ impl Default for RplSpec {
             startup: false,
             max_routes: MaxRoutes::default(),
             evict_lru: false,
+            nopath_removal_s: 60,
             etx: false,
         }
     }
@@ -238,8 +244,8 @@ pub(super) struct RplNode {
     /// the converged mode reads the converged tree's instead).
     parent: u16,
     rank: u32,
-    /// Start-up mode: its downward routes learnt from DAOs, (target, next hop).
-    table: Vec<(u16, u16)>,
+    /// Start-up mode: its downward routes learnt from DAOs, the most recently used first.
+    table: Vec<Route>,
     /// Its DIO trickle timer.
     trickle: Trickle,
     dtsn_out: u32,
@@ -305,6 +311,26 @@ impl RplNode {
     /// table with the OF's `best_parent`), only fresh ones if `fresh_only`.
     fn best_parent(&self, now: u64, fresh_only: bool) -> Option<&LinkStat> {
         best_parent(self.ordered(), self.parent, now, fresh_only)
+    }
+}
+
+/// A downward route a DAO left (storing mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Route {
+    target: u16,
+    hop: u16,
+    /// When a No-Path DAO through `hop` has it removed, ns (`u64::MAX`: none came; Contiki
+    /// flags the route and keeps using it for RPL_NOPATH_REMOVAL_DELAY, [`RplSpec::nopath_removal_s`]).
+    until_ns: u64,
+}
+
+impl Route {
+    fn new(target: u16, hop: u16) -> Self {
+        Route { target, hop, until_ns: u64::MAX }
+    }
+
+    fn live(&self, now: u64) -> bool {
+        now < self.until_ns
     }
 }
 
@@ -375,12 +401,14 @@ impl Mesh {
     /// (one from outside its sub-DODAG: Contiki's forwarding error, `rpl-ext-header.c`, which
     /// drops it; the No-Path DAO it sends back is not modelled, **choice**). Under LRU eviction
     /// the route becomes the most recently used.
-    pub(super) fn rpl_next_hop(&mut self, n: usize, src: usize, dest: usize) -> u16 {
+    pub(super) fn rpl_next_hop(&mut self, now: u64, n: usize, src: usize, dest: usize) -> u16 {
         let lru = self.spec.rpl.is_some_and(|r| r.evict_lru);
         let table = &mut self.rpl[n].table;
-        match table.iter().position(|e| e.0 as usize == dest) {
+        // a withdrawn route whose delay is over is gone (Contiki's purge, once a second)
+        table.retain(|r| r.live(now));
+        match table.iter().position(|r| r.target as usize == dest) {
             Some(i) => {
-                let hop = table[i].1;
+                let hop = table[i].hop;
                 if lru {
                     table[..=i].rotate_right(1);
                 }

@@ -70,6 +70,41 @@ fn in_start_up_mode_the_dodag_forms_hop_by_hop_and_packets_wait_for_routes() {
 }
 
 #[test]
+fn a_no_path_dao_withdraws_a_route_only_after_contikis_delay() {
+    // The chain above: by 100 s the root's route to mote 2 goes through mote 1. A No-Path DAO
+    // from mote 1 for mote 2 flags the route, and Contiki keeps using it for
+    // RPL_NOPATH_REMOVAL_DELAY (60 s): at 159.999 s the root still sends to mote 2 through
+    // mote 1, at 160 s it has no route for it.
+    let chain = || {
+        let mut s = spec(&[(0.0, 0.0), (9.0, 0.0), (18.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+        s.rpl = Some(RplSpec { startup: true, ..RplSpec::default() });
+        let mut m = Mesh::new(s, 5, 0);
+        let h = run_until(&mut m, &[], 100_000 * MS);
+        (m, h)
+    };
+    let t = 100_000 * MS;
+    let (mut m, mut h) = chain();
+    assert_eq!(m.rpl_next_hop(t, 0, 0, 2), 1);
+    m.dao_input(t, 0, 1, 2, true, &mut h);
+    assert_eq!(m.rpl_next_hop(t + 59_999 * MS, 0, 0, 2), 1);
+    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 0, 0, 2), NONE);
+    // a second No-Path DAO does not restart the delay; one through another next hop (mote 2
+    // itself) withdraws nothing
+    let (mut m, mut h) = chain();
+    m.dao_input(t, 0, 1, 2, true, &mut h);
+    m.dao_input(t + 30_000 * MS, 0, 1, 2, true, &mut h);
+    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 0, 0, 2), NONE);
+    let (mut m, mut h) = chain();
+    m.dao_input(t, 0, 2, 2, true, &mut h);
+    assert_eq!(m.rpl_next_hop(t + 600_000 * MS, 0, 0, 2), 1);
+    // a DAO for mote 2 within the delay sets the route again, for good
+    let (mut m, mut h) = chain();
+    m.dao_input(t, 0, 1, 2, true, &mut h);
+    m.dao_input(t + 30_000 * MS, 0, 1, 2, false, &mut h);
+    assert_eq!(m.rpl_next_hop(t + 600_000 * MS, 0, 0, 2), 1);
+}
+
+#[test]
 fn a_full_route_table_refuses_or_evicts_as_its_contiki_does() {
     // nullrdc chain: border router 0 — 1 — 2 — 3, 9 m apart, RPL forming its DODAG; mote 1's
     // table holds one route (the root's is unbounded). At 200 s the root sends to motes 2 and 3.
