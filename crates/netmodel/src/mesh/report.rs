@@ -223,6 +223,11 @@ pub struct NodeStats {
     /// RPL start-up: times it changed its preferred parent after joining.
     #[serde(skip_serializing_if = "is_zero")]
     pub rpl_parent_switches: u64,
+    /// RPL start-up: times the parent its DAOs (originated or forwarded, not No-Path) go to
+    /// changed, which is all of its parent changes a trace of the frames can see: one undone
+    /// before its next DAO leaves none (`validation/cooja`'s `parent_history`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_dao_parent_changes: u64,
 }
 
 /// Whose a frame is, for the counters: data, RPL's control traffic, or neighbour discovery's.
@@ -277,6 +282,7 @@ impl NodeStats {
         self.routes_refused += o.routes_refused;
         self.routes_evicted += o.routes_evicted;
         self.rpl_parent_switches += o.rpl_parent_switches;
+        self.rpl_dao_parent_changes += o.rpl_dao_parent_changes;
     }
 }
 

@@ -60,7 +60,9 @@
 //!   and the receiver's trickle restarts (`rpl_verify_hbh_header`). Parents chosen on ETX can
 //!   form loops for a while (a mote's stale rank); by hop count none forms.
 //!
-//! Every change of preferred parent after joining is counted (`rpl_parent_switches`).
+//! Every change of preferred parent after joining is counted (`rpl_parent_switches`), and apart
+//! the changes of the parent its DAOs go to (`rpl_dao_parent_changes`: what a frame trace such as
+//! Cooja's shows).
 //!
 //! In both modes the motes send RPL's periodic frames, as follows:
 //!
@@ -246,6 +248,8 @@ pub(super) struct RplNode {
     rank: u32,
     /// Start-up mode: its downward routes learnt from DAOs, the most recently used first.
     table: Vec<Route>,
+    /// The parent its last DAO went to (NONE: none yet).
+    dao_parent: u16,
     /// Its DIO trickle timer.
     trickle: Trickle,
     dtsn_out: u32,
@@ -273,6 +277,7 @@ impl RplNode {
             parent: NONE,
             rank: if root { 0 } else { u32::MAX },
             table: Vec::new(),
+            dao_parent: NONE,
             trickle: Trickle::default(),
             dtsn_out: 0,
             parent_dtsn: 0,
@@ -458,6 +463,13 @@ impl Mesh {
         let r = &mut self.rpl[n];
         if broadcast {
             r.seq += 1;
+        }
+        if msg == Msg::Dao && b == 0 {
+            // a DAO that is not No-Path goes to the preferred parent
+            if r.dao_parent != NONE && r.dao_parent != to {
+                self.nodes[n].stats.rpl_dao_parent_changes += 1;
+            }
+            r.dao_parent = to;
         }
         let icmp = match msg {
             Msg::Dio => DIO_ICMP_BYTES,

@@ -158,6 +158,30 @@ fn under_mrhof_on_etx_lost_acks_move_a_mote_between_equal_parents() {
 }
 
 #[test]
+fn a_parent_change_undone_before_the_next_dao_is_not_a_dao_parent_change() {
+    // The diamond on perfect links: by 100 s mote 3 has joined through mote 1 or 2 and its DAO
+    // went there. It moves to the other and sends a DAO: one change of the parent its DAOs go to.
+    // It then moves back and forth again before its next DAO, which goes where the last one
+    // did: three parent switches, still one change a trace of its DAOs shows.
+    let pos = [(0.0, 0.0), (0.0, 9.0), (9.0, 0.0), (9.0, 9.0)];
+    let mut s = spec(&pos, MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rpl = Some(RplSpec { startup: true, ..RplSpec::default() });
+    let mut m = Mesh::new(s, 11, 0);
+    let mut h = run_until(&mut m, &[], 100_000 * MS);
+    let t = 100_000 * MS;
+    let first = m.rpl_parent(3);
+    assert!(first == 1 || first == 2, "parent {first}");
+    let other = 3 - first;
+    m.switch_parent(t, 3, other, 2, &mut h);
+    m.send_dao(t, 3, &mut h);
+    m.switch_parent(t + MS, 3, first, 2, &mut h);
+    m.switch_parent(t + 2 * MS, 3, other, 2, &mut h);
+    m.send_dao(t + 3 * MS, 3, &mut h);
+    let st = stats(&m);
+    assert_eq!((st[3].rpl_parent_switches, st[3].rpl_dao_parent_changes), (3, 1));
+}
+
+#[test]
 fn rpl_drops_a_packet_that_crosses_a_rank_inconsistency_twice() {
     // a chain root 0 — 1 — 2, 9 m apart, RPL on ETX; after 100 s mote 1 has joined below the
     // root (rank 128 + its link's ETX ≥ 256). A packet going up that comes from the root (rank
