@@ -49,9 +49,10 @@
 //!   preferred parent stays against any within 0.75 (PARENT_SWITCH_THRESHOLD 96); the neighbour
 //!   table's order (first heard first) breaks ties for the later one. With probing, a best
 //!   parent that is not fresh gives way to the best fresh one and is probed within 10 s. The
-//!   mote's rank is max(parent's + 128, path cost). The parent is selected again at each DIO and
-//!   at each outcome on a candidate's link (**choice**: at once; Contiki flags the parent and
-//!   selects at its next second); without an acceptable candidate the parent stays (**choice**:
+//!   mote's rank is max(parent's + 128, path cost). The parent is selected again at each DIO, and
+//!   after an outcome on a candidate's link at the periodic timer's next second
+//!   (`rpl_link_neighbor_callback` flags the parent, `handle_periodic_timer`'s
+//!   `rpl_recalculate_ranks` selects; the seconds counted from boot, at 0); without an acceptable candidate the parent stays (**choice**:
 //!   Contiki starts a local repair). A new parent is a switch as above.
 //! * A data packet carries RPL's hop-by-hop option (in its `note` inside the mesh: the sender's
 //!   rank, the sender, whether it goes down, a rank-error flag). A packet going down from a
@@ -140,6 +141,8 @@ const DIS_INTERVAL_S: u64 = 60;
 const DIS_START_DELAY_S: u64 = 5;
 /// `random_rand()`'s range: 16 bits.
 const RANDOM_RAND_MAX: u64 = 65_535;
+/// The periodic timer's period (`handle_periodic_timer`, CLOCK_SECOND), ns.
+const PERIODIC_NS: u64 = 1_000_000_000;
 /// The urgent probing delay's range, ticks (`random_rand() % (CLOCK_SECOND * 10)`).
 const URGENT_PROBING_TICKS: u64 = 10 * CLOCK_SECOND;
 /// A data packet's hop-by-hop option in its `note` (`topology.rpl_etx`): the sender's rank
@@ -228,6 +231,9 @@ pub enum RplTimer {
     Probe(u32),
     /// An unjoined mote's DIS.
     Dis,
+    /// The periodic timer's second (`handle_periodic_timer`: `rpl_recalculate_ranks`), woken
+    /// only when a candidate's link has news.
+    Periodic,
 }
 
 /// What a control packet carries (in its `note`).
@@ -250,6 +256,9 @@ pub(super) struct RplNode {
     table: Vec<Route>,
     /// The parent its last DAO went to (NONE: none yet).
     dao_parent: u16,
+    /// `etx`: a candidate's link had an outcome since the last periodic second
+    /// (RPL_PARENT_FLAG_UPDATED), and that second is scheduled.
+    updated: bool,
     /// Its DIO trickle timer.
     trickle: Trickle,
     dtsn_out: u32,
@@ -278,6 +287,7 @@ impl RplNode {
             rank: if root { 0 } else { u32::MAX },
             table: Vec::new(),
             dao_parent: NONE,
+            updated: false,
             trickle: Trickle::default(),
             dtsn_out: 0,
             parent_dtsn: 0,
@@ -512,9 +522,8 @@ impl Mesh {
 
     /// The MAC's outcome of a unicast packet from `n` to `nbr` (link-stats'
     /// `link_stats_packet_sent`): `acked` false is MAC_TX_NOACK, `numtx` its transmissions. Under
-    /// `etx` the link's ETX moves by its EWMA and, for a candidate parent, the parent is selected
-    /// again (**choice**: at once; Contiki flags the parent and selects at its next periodic
-    /// second).
+    /// `etx` the link's ETX moves by its EWMA at once and, for a candidate parent, the parent is
+    /// selected again at the periodic timer's next second.
     pub(super) fn rpl_link_result<S: Schedule<MeshEvent>>(
         &mut self,
         now: u64,
@@ -529,8 +538,12 @@ impl Mesh {
         }
         let Some(l) = self.rpl[n].link_mut(nbr) else { return };
         l.record(now, acked, numtx);
-        if l.order > 0 {
-            self.mrhof_select(now, n, sched);
+        // `rpl_link_neighbor_callback` flags a candidate parent; `rpl_recalculate_ranks` selects
+        // the parent again at the periodic timer's next second (counted from boot, at 0)
+        if l.order > 0 && !self.rpl[n].updated {
+            self.rpl[n].updated = true;
+            let next = (now / PERIODIC_NS + 1) * PERIODIC_NS;
+            sched.wake(Instant::from_nanos(next), MeshEvent::Rpl(n as u16, RplTimer::Periodic));
         }
     }
 

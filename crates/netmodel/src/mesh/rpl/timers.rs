@@ -83,6 +83,10 @@ impl Mesh {
                 self.rpl[n].urgent = None;
                 self.schedule_probing(now, n, sched);
             }
+            RplTimer::Periodic => {
+                self.rpl[n].updated = false;
+                self.mrhof_select(now, n, sched);
+            }
             RplTimer::Dis if !r.joined => {
                 self.rpl_send(now, n, Msg::Dis, 0, 0, BROADCAST, sched);
                 sched.wake(at(now, DIS_INTERVAL_S * CLOCK_SECOND), MeshEvent::Rpl(n as u16, RplTimer::Dis));
