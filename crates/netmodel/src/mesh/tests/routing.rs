@@ -182,6 +182,30 @@ fn a_parent_change_undone_before_the_next_dao_is_not_a_dao_parent_change() {
 }
 
 #[test]
+fn a_link_outcome_moves_the_rank_at_the_periodic_second_not_at_once() {
+    // The diamond on perfect links with parents on ETX: by 100 s mote 3 has its parent. A lost
+    // ACK on that link raises its ETX at once (link-stats), but Contiki only flags the parent;
+    // the rank through it is computed again at the periodic timer's next second (101 s), which
+    // the outcome schedules.
+    let pos = [(0.0, 0.0), (0.0, 9.0), (9.0, 0.0), (9.0, 9.0)];
+    let mut s = spec(&pos, MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rpl = Some(RplSpec { startup: true, etx: true, ..RplSpec::default() });
+    let mut m = Mesh::new(s, 11, 0);
+    let mut h = run_until(&mut m, &[], 100_000 * MS);
+    let t = 100_250 * MS;
+    let (parent, rank) = (m.rpl_parent(3), m.rpl_rank(3));
+    let woken = h.events.len();
+    m.rpl_link_result(t, 3, parent, false, 1, &mut h);
+    m.rpl_link_result(t + MS, 3, parent, false, 1, &mut h);
+    assert_eq!(m.rpl_rank(3), rank, "not at once");
+    // one wake, at 101 s, for both outcomes
+    let wakes: Vec<_> = h.heap.iter().filter(|r| r.0 .2 >= woken).map(|r| r.0 .0).collect();
+    assert_eq!(wakes, [101_000 * MS]);
+    m.rpl_timer(101_000 * MS, 3, rpl::RplTimer::Periodic, &mut h);
+    assert!(m.rpl_rank(3) > rank, "{} after {rank}", m.rpl_rank(3));
+}
+
+#[test]
 fn rpl_drops_a_packet_that_crosses_a_rank_inconsistency_twice() {
     // a chain root 0 — 1 — 2, 9 m apart, RPL on ETX; after 100 s mote 1 has joined below the
     // root (rank 128 + its link's ETX ≥ 256). A packet going up that comes from the root (rank
