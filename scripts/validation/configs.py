@@ -87,16 +87,17 @@ parent: by Cooja id.
 
 READING = """
 Reading. Five of the six configurations are within 15 % of Cooja on both figures: the 3×3 grid
-at TX = RX = 0.9 (+3 %) and 0.95 (+5 %) and at TX 1.0 / RX 0.8 (−11 %, retransmitting 5 % more),
+at TX = RX = 0.9 (+1 %) and 0.95 (−4 %) and at TX 1.0 / RX 0.8 (−11 %, retransmitting 5 % more),
 the 4×4 lattice at 0.95 (−3 %) and on perfect links (−12 %, +2 % retransmissions). The 5×5
 lattice completes 1 % less and retransmits 16 % more per exchange (0.156 against 0.135: 0.02 of
 a retransmission more per exchange). Single runs scatter widely on both sides (the seeds' range:
 at RX 0.8 a few hundred exchanges complete in a run, and on the lattices with perfect links
 MSPSim stops most runs with an emulation error after 120–380 s, which ends their window), so the
-means over many seeds are compared: 24 Cooja seeds at RX 0.8, 8 on the 4×4 lattice, 5 on the
-5×5. With Cooja's first two or three seeds the model had looked 26 % short at RX 0.8, 12 % and
-25 % on the 4×4 lattice and 14 % on the 5×5: the later seeds moved Cooja's means (0.62 → 0.52,
-2.61 → 2.26, 17.7 → 17.2, 14.9 → 14.3 completed/s), not the model. RPL chooses parents on ETX
+means over many seeds are compared: 24 Cooja seeds at RX 0.8, 10 and 11 at 0.9 and 0.95, 8 on
+the 4×4 lattice, 5 on the 5×5. With Cooja's first two or three seeds the model had looked 26 %
+short at RX 0.8, 12 % and 25 % on the 4×4 lattice and 14 % on the 5×5: the later seeds moved
+Cooja's means (0.62 → 0.52, 2.61 → 2.26, 17.7 → 17.2, 14.9 → 14.3 completed/s), the model
+unchanged. RPL chooses parents on ETX
 here (`topology.rpl_etx`); these motes ask for no ACKs, so a link's ETX only falls from its
 initial 2 towards 1 as it is used, and the first parent heard among equals stays. Each mote out of
 the DODAG solicits it (DIS) when Cooja's did (`topology.rpl_dis_ms`, from
@@ -119,12 +120,13 @@ of the frames sent, Cooja's eight first seeds at RX 0.8 68–75 %).
 
 What the DIS times changed: the server's parent. On the 3×3 grid it is the neighbour whose DIO it
 hears first, and client 7's DIS (17 s after its boot) restarts mote 8's trickle, so mote 8's DIO
-comes first: the model now gives the server mote 8 in 10 of 12 replications at 0.95, as Cooja
-does in its three seeds (all 12 before the parent was selected once a second after a link's
-outcome; about half with the DIS times drawn), and mote 6 in all 20 on the 5×5
+comes first: the model now gives the server mote 8 in 38 of 44 replications at 0.95, where
+Cooja does in all 11 seeds (before the parent was selected once a second after a link's outcome,
+in all 12 replications of the first three seeds; about half with the DIS times drawn), and mote
+6 in all 20 on the 5×5
 lattice, as Cooja does in its five. Where Cooja's seeds disagree (0.9, RX 0.8, both 4×4
-lattices), so do the model's replications, at RX 0.8 in about Cooja's proportions (mote 8 in
-78 of 96 replications, in 18 of 24 seeds), at 0.9 not (mote 8 in 15 of 20, in 2 of 5); on the 4×4 lattice Cooja gives mote 10 in 6
+lattices), so do the model's replications, at RX 0.8 and 0.9 in about Cooja's proportions
+(mote 8 in 78 of 96 and 31 of 40 replications, in 18 of 24 and 7 of 10 seeds); on the 4×4 lattice Cooja gives mote 10 in 6
 of 8 seeds at either link quality, the model mote 7 in 21 of 32 at 0.95 and mote 10 in 17 of 32 on
 perfect links: which of motes 7 and 10 the server hears first is decided by when their trickle
 timers fire (in a rerun of G-lattice4x4-tx1.00-rx1.00-s2: mote 10's DIO at 22.06 s, mote 7's at
