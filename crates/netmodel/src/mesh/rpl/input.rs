@@ -36,12 +36,11 @@ impl Mesh {
         if self.rpl_dynamic() {
             let spec = self.rpl_spec();
             let cap = if n == self.root { spec.max_routes.root } else { spec.max_routes.motes } as usize;
-            let table = &mut self.rpl[n].table;
-            table.retain(|r| r.live(now));
             // the table runs from the most recently used route to the least
-            let at = table.iter().position(|r| r.target == target);
+            let at = self.rpl[n].route(now, target);
+            let table = &mut self.rpl[n].table;
             match (at, no_path) {
-                (Some(i), true) if table[i].hop == from && table[i].until_ns == u64::MAX => {
+                (Some(i), true) if table[i].hop == from && !table[i].withdrawn() => {
                     table[i].until_ns = now + spec.nopath_removal_s * 1_000_000_000;
                 }
                 (_, true) => return, // no route through `from` to withdraw: nothing to pass on
@@ -50,6 +49,8 @@ impl Mesh {
                     table[..=i].rotate_right(1);
                 }
                 (None, false) => {
+                    // routes whose No-Path delay is over are gone before a new one takes a place
+                    table.retain(|r| r.live(now));
                     if cap > 0 && table.len() >= cap {
                         if !spec.evict_lru {
                             // refused: the DAO goes no further

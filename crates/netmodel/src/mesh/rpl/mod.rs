@@ -52,8 +52,9 @@
 //!   mote's rank is max(parent's + 128, path cost). The parent is selected again at each DIO, and
 //!   after an outcome on a candidate's link at the periodic timer's next second
 //!   (`rpl_link_neighbor_callback` flags the parent, `handle_periodic_timer`'s
-//!   `rpl_recalculate_ranks` selects; the seconds counted from boot, at 0); without an acceptable candidate the parent stays (**choice**:
-//!   Contiki starts a local repair). A new parent is a switch as above.
+//!   `rpl_recalculate_ranks` selects; the seconds counted from boot, at 0); without an acceptable
+//!   candidate the parent stays (**choice**: Contiki starts a local repair). A new parent is a
+//!   switch as above.
 //! * A data packet carries RPL's hop-by-hop option (in its `note` inside the mesh: the sender's
 //!   rank, the sender, whether it goes down, a rank-error flag). A packet going down from a
 //!   sender not closer to the root, or up from one closer, crossed a loop: the receiver sends the
@@ -308,6 +309,17 @@ impl RplNode {
         (self.rng.next_u32() & 0xFFFF) as u64
     }
 
+    /// Where its table holds a route to `target` still in use at `now`; one whose No-Path delay
+    /// is over is dropped (Contiki's purge, once a second) and counts as none.
+    fn route(&mut self, now: u64, target: u16) -> Option<usize> {
+        let i = self.table.iter().position(|r| r.target == target)?;
+        if self.table[i].live(now) {
+            return Some(i);
+        }
+        self.table.remove(i);
+        None
+    }
+
     fn link(&self, nbr: u16) -> Option<&LinkStat> {
         self.links.iter().find(|l| l.nbr == nbr)
     }
@@ -346,6 +358,11 @@ impl Route {
 
     fn live(&self, now: u64) -> bool {
         now < self.until_ns
+    }
+
+    /// Whether a No-Path DAO has withdrawn it (it is in use until `until_ns`).
+    fn withdrawn(&self) -> bool {
+        self.until_ns != u64::MAX
     }
 }
 
@@ -418,11 +435,9 @@ impl Mesh {
     /// the route becomes the most recently used.
     pub(super) fn rpl_next_hop(&mut self, now: u64, n: usize, src: usize, dest: usize) -> u16 {
         let lru = self.spec.rpl.is_some_and(|r| r.evict_lru);
-        let table = &mut self.rpl[n].table;
-        // a withdrawn route whose delay is over is gone (Contiki's purge, once a second)
-        table.retain(|r| r.live(now));
-        match table.iter().position(|r| r.target as usize == dest) {
+        match self.rpl[n].route(now, dest as u16) {
             Some(i) => {
+                let table = &mut self.rpl[n].table;
                 let hop = table[i].hop;
                 if lru {
                     table[..=i].rotate_right(1);
