@@ -9,7 +9,7 @@
 //! * `rto_max` caps a backed-off timer. RFC 7252 has no cap (with MAX_RETRANSMIT = 4 the largest
 //!   timer is 48 s anyway); the reference testbed uses MAX_RETRANSMIT = 20 with a 60 s cap, which
 //!   is this parameter's default. MAX_RETRANSMIT keeps the RFC default, 4; the testbed's
-//!   scenarios set 20.
+//!   scenarios set 20. `rto_capped = false` lifts the cap, as Erbium has none (the NITK presets).
 //! * `default_b` is Betzler's "CoAP_B": ACK_TIMEOUT = 1 s.
 //!
 //! The Full Backoff variants (`default_fb1`, `default_fb2`) and GST (`gst`) change only what is
@@ -73,7 +73,7 @@ impl Controller for DefaultCoap {
         ExchangeTimer::from_secs(super::full_backoff::initial(&self.params, self.kept, rng), start, Marking::None)
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
-        crate::controller::double(ex, self.params.max_retransmit, self.params.rto_max)
+        crate::controller::double(ex, self.params.max_retransmit, self.params.cap())
     }
     fn on_complete(&mut self, _now: Instant, ex: &ExchangeTimer, _done: &Completion<'_>) {
         self.after_exchange(ex);
@@ -92,7 +92,7 @@ impl Controller for DefaultCoap {
         Metrics::secs(kept, None)
     }
     fn rto_bounds(&self) -> (Duration, Duration) {
-        crate::controller::bounds(self.params.ack_timeout.min(self.params.rto_max), self.params.rto_max)
+        crate::controller::bounds(self.params.ack_timeout.min(self.params.cap()), self.params.cap())
     }
 }
 

@@ -39,6 +39,8 @@ params! {
         nstart: u32 = 1,
         /// Cap on a backed-off RTO, s (reference testbed: 60).
         rto_max: f64 = 60.0,
+        /// Whether `rto_max` caps a backed-off timer; false: nothing does, as in Erbium (Contiki 3.x `er-coap-transactions.c` doubles the timer's `interval` with no bound), so a timer Full Backoff or GST carries grows with every exchange that fails (Cooja running the NITK author's code arms timers up to 590 s).
+        rto_capped: bool = true,
         /// Clock tick of the initial RTO draw, s: 0 draws from the continuous range; Erbium (Contiki 3.0) draws ACK_TIMEOUT + U{0..n} ticks of 1/128 s (0.0078125).
         timer_tick: f64 = 0.0,
         /// Full Backoff / GST: a carried RTO gets the initial draw's random part added (the NITK author's Erbium code arms `fullbackoffvariantN + random_rand() % COAP_RESPONSE_TIMEOUT_BACKOFF_MASK`); false: the carried RTO as it is (Järvinen et al.).
@@ -52,7 +54,20 @@ params! {
     }
 }
 
+/// The cap on a timer when `rto_capped` is false, s: none a run can reach (31.7 years; Erbium's
+/// 32-bit clock on the Z1 would wrap after 2^32 ticks of 1/128 s, 388 days, not modelled), finite
+/// so that every timer stays a [`crate::time::Duration`].
+const NO_CAP_S: f64 = 1e9;
+
 impl DefaultParams {
+    /// The cap on a backed-off timer, s: `rto_max`, or none (`rto_capped` false).
+    pub(crate) fn cap(&self) -> f64 {
+        if self.rto_capped {
+            self.rto_max
+        } else {
+            NO_CAP_S
+        }
+    }
     /// Checks the values; on failure, the offending key and the rule it breaks.
     pub fn validate(&self) -> Result<(), (&'static str, &'static str)> {
         check(self.ack_timeout > 0.0, "ack_timeout", "must be > 0")?;

@@ -14,14 +14,16 @@
 //! GST's geometric halving is the fourth carry rule, documented in [`super::gst`].
 //!
 //! The NITK author's Erbium code (Contiki 3.1, `apps/er-coap/er-coap-transactions.c` of
-//! vishal623/CoAP-Fullbackoff-Variants, read line by line) differs in four places, each a
+//! vishal623/CoAP-Fullbackoff-Variants, read line by line) differs in five places, each a
 //! parameter of [`DefaultParams`] that the NITK presets set to the author's behaviour:
 //! * every exchange arms `fullbackoffvariantN + random_rand() % MASK`: the carried RTO gets the
 //!   initial draw's random part added (`carry_dither`);
 //! * FB2 stops halving below ACK_TIMEOUT, not at the initial range's top (`fb2_floor`);
 //! * GST's count of clean exchanges is never restarted in the published file (`gst_count_reset`);
 //! * GST's divisor 2^count is an `unsigned long long`: 0 from count 64 on, and the MSP430
-//!   divides by 0 to all ones (`gst_divisor`).
+//!   divides by 0 to all ones (`gst_divisor`);
+//! * no cap on a backed-off timer (`interval <<= 1`), so a carried timer grows with every failed
+//!   exchange (`rto_capped`; in Cooja the author's code armed timers up to 590 s).
 //!
 //! Besides, the carried RTO is the timer in use when the exchange ended: after a failure under
 //! Erbium (it gives up as it sends the last retransmission) the last timer that expired, not a
@@ -209,6 +211,24 @@ mod tests {
         ticks_over(next, last / 2.0);
         let (next, _) = exchange(&mut c, 0);
         ticks_over(next, 3.0);
+    }
+
+    #[test]
+    fn erbium_s_timer_has_no_cap_so_a_carried_timer_grows_with_each_failure() {
+        // two failed exchanges in a row (4 timeouts each): the first arms r0 = 3 + r ticks and
+        // backs off to 16·r0 ∈ [48, 72]; the second starts from that + r' and backs off to 16
+        // times it, ≥ 16·48 = 768 s. Capped at 60 s (rto_max), every backoff stops at 60.
+        let mut c = nitk(Carry::Fb1, |p| p.rto_capped = false);
+        let (r0, last) = exchange(&mut c, 4);
+        assert_close(last, 16.0 * r0);
+        let (next, last) = exchange(&mut c, 4);
+        assert_close(last, 16.0 * next);
+        assert!(last >= 768.0, "{last}");
+        let mut c = nitk(Carry::Fb1, |_| ());
+        exchange(&mut c, 4);
+        let (next, last) = exchange(&mut c, 4);
+        assert!(next >= 48.0, "{next}");
+        assert_close(last, 60.0);
     }
 
     #[test]

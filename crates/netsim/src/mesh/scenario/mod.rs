@@ -107,6 +107,7 @@ impl Default for MeshScenario {
             ("fb2_floor", "ack_timeout"),
             ("gst_count_reset", "never"),
             ("gst_divisor", "u64"),
+            ("rto_capped", "false"),
         ];
         MeshScenario {
             name: "nitk-gst-cooja".into(),
