@@ -89,15 +89,22 @@ READING = """
 Reading. Five of the six configurations are within 15 % of Cooja on both figures: the 3×3 grid
 at TX = RX = 0.9 (+1 %) and 0.95 (−4 %) and at TX 1.0 / RX 0.8 (−11 %, retransmitting 5 % more),
 the 4×4 lattice at 0.95 (−3 %) and on perfect links (−12 %, +2 % retransmissions). The 5×5
-lattice completes 1 % less and retransmits 16 % more per exchange (0.156 against 0.135: 0.02 of
-a retransmission more per exchange). Single runs scatter widely on both sides (the seeds' range:
+lattice completes 9 % less and retransmits 15 % more per exchange (0.158 against 0.137: 0.02 of
+a retransmission more per exchange), and client by client the difference is in where the losses
+fall: Cooja's farthest clients lose more of their exchanges (clients 24 and 25 complete 64 % and
+61 % of theirs, with 2.0 and 2.3 retransmissions an exchange; the model's 86 %, with 0.8 and 0.9),
+so less of their traffic crosses the lattice, and the clients that complete most of the
+exchanges retransmit less than the model's (clients 6, 16, 21 and 2, one to three hops from the
+server: 0.03–0.09 an exchange, the model 0.04–0.12; clients 3 and 7, four hops: 0.12–0.13, the
+model 0.15–0.16). Single runs scatter widely on both sides (the seeds' range:
 at RX 0.8 a few hundred exchanges complete in a run, and on the lattices with perfect links
 MSPSim stops most runs with an emulation error after 120–380 s, which ends their window), so the
 means over many seeds are compared: 24 Cooja seeds at RX 0.8, 10 and 11 at 0.9 and 0.95, 8 on
-the 4×4 lattice, 5 on the 5×5. With Cooja's first two or three seeds the model had looked 26 %
+the 4×4 lattice, 14 on the 5×5. With Cooja's first two or three seeds the model had looked 26 %
 short at RX 0.8, 12 % and 25 % on the 4×4 lattice and 14 % on the 5×5: the later seeds moved
 Cooja's means (0.62 → 0.52, 2.61 → 2.26, 17.7 → 17.2, 14.9 → 14.3 completed/s), the model
-unchanged. RPL chooses parents on ETX
+unchanged; on the 5×5 nine more seeds (s7, s9–s16; MSPSim stopped s6 and s8 at 6 s) moved both,
+as they bring windows of their own (Cooja 14.3 → 14.8, the model 14.1 → 13.4: −1 → −9 %). RPL chooses parents on ETX
 here (`topology.rpl_etx`); these motes ask for no ACKs, so a link's ETX only falls from its
 initial 2 towards 1 as it is used, and the first parent heard among equals stays. Each mote out of
 the DODAG solicits it (DIS) when Cooja's did (`topology.rpl_dis_ms`, from
@@ -132,8 +139,8 @@ later in three, at 82 s in the fourth); in the other 2 it joined at 11–12 s, b
 DIS, through a DIO of mote 6's that the border router's DIO trains had not suppressed. Giving
 the motes Cooja's boot times and the border router its prefix a second after its banner, tried
 and not kept, left the count at 6 of 44: which DIOs the trains leave unsuppressed turns on the
-trickle draws, which Contiki seeds by id and the model does not replay. And the model gives mote 6 in all 20 on the 5×5
-lattice, as Cooja does in its five. Where Cooja's seeds disagree (0.9, RX 0.8, both 4×4
+trickle draws, which Contiki seeds by id and the model does not replay. And the model gives mote 6 in all 56 on the 5×5
+lattice, as Cooja does in its 14. Where Cooja's seeds disagree (0.9, RX 0.8, both 4×4
 lattices), so do the model's replications, at RX 0.8 and 0.9 in about Cooja's proportions
 (mote 8 in 78 of 96 and 31 of 40 replications, in 18 of 24 and 7 of 10 seeds); on the 4×4 lattice Cooja gives mote 10 in 6
 of 8 seeds at either link quality, the model mote 7 in 21 of 32 at 0.95 and mote 10 in 17 of 32 on
