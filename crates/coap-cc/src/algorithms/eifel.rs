@@ -11,9 +11,19 @@
 //!   "+2 ticks" term is 1 ms.
 //! * Each exchange's initial timer is dithered like DefaultCoAP's, ×U[1, 1.5] (reading chosen:
 //!   every exchange, since DefaultCoAP dithers every exchange), except a carried-over one.
-//! * Timeouts double (capped at `rto_max` = 60 s). As in the authors' code, the backed-off
-//!   timer of a retransmitted exchange becomes the peer's RTO for the next exchange (Karn
-//!   carry-over), used as is, until the next sample.
+//! * Timeouts double (capped at `rto_max` = 60 s). The backed-off timer of a retransmitted
+//!   exchange becomes the peer's RTO for the next exchange (Karn carry-over), used as is, until
+//!   the next sample (`estimate = "kept"`, the thesis's description).
+//!
+//! The NITK author's published code (vishal623/CoAP-Fullbackoff-Variants f7b517a: the Eifel
+//! lines of `apps/er-coap/er-coap-transactions.c`, commented out there, and `er-coap-eifel.c`),
+//! read line by line, keeps no estimator from one sample to the next (`estimate =
+//! "last_sample"`): each exchange's start takes the peer's estimate and frees it (`check_rtt`:
+//! `list_remove`, `memb_free`); a transaction freed without retransmission makes a new one from
+//! its RTT with SRTT = RTTVAR = 0 (`calculateRTO`: SRTT = RTTVAR = R/3, RTO = max(4R/3, R + 2
+//! ticks)); one freed after retransmissions makes none (`update_rto` finds nothing to update), so
+//! the next exchange starts from COAP_INITIAL_RTO (2 s), dithered as every first timer. The
+//! integer division of R in ticks (at most 2 ticks) is not modelled.
 
 use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
@@ -25,6 +35,11 @@ use rand_core::RngCore;
 choice! {
     /// How the first sample initialises the estimator.
     pub enum EifelFirst { Half = "half", Zero = "zero" }
+}
+
+choice! {
+    /// What an exchange starts from: the estimator kept across samples, or the last sample alone.
+    pub enum EifelEstimate { Kept = "kept", LastSample = "last_sample" }
 }
 
 params! {
@@ -40,6 +55,8 @@ params! {
         tick: f64 = 0.001,
         /// First sample: half (SRTT = R, RTTVAR = R/2) or zero (the authors' code).
         first: EifelFirst = EifelFirst::Half,
+        /// `kept`: SRTT and RTTVAR carry from sample to sample, and a retransmitted exchange's backed-off timer into the next exchange; `last_sample`: the NITK author's published code, where each exchange's start consumes the peer's estimate, a clean exchange makes a new one from its RTT alone (as `first = "zero"`: RTO = max(4R/3, R + 2 ticks)) and after a retransmitted one the next starts from `initial_rto`.
+        estimate: EifelEstimate = EifelEstimate::Kept,
         /// MAX_RETRANSMIT (RFC 7252 §4.8).
         max_retransmit: u32 = 4,
         /// NSTART (RFC 7252 §4.7).
@@ -86,7 +103,12 @@ impl Eifel {
 
     fn update(&mut self, r: f64) {
         let gain = self.p.gain;
-        let (mut srtt, mut rttvar) = match (self.est, self.p.first) {
+        if self.p.estimate == EifelEstimate::LastSample {
+            // the peer's entry was freed when this exchange started: a new one from 0
+            self.est = None;
+        }
+        let first = if self.p.estimate == EifelEstimate::LastSample { EifelFirst::Zero } else { self.p.first };
+        let (mut srtt, mut rttvar) = match (self.est, first) {
             (Some(e), _) => e,
             (None, EifelFirst::Zero) => (0.0, 0.0),
             (None, EifelFirst::Half) => {
@@ -131,8 +153,17 @@ impl Controller for Eifel {
         }
     }
     fn on_failure(&mut self, _now: Instant, ex: &ExchangeTimer) {
-        self.rto = ex.armed;
-        self.carried = true;
+        match self.p.estimate {
+            EifelEstimate::Kept => {
+                self.rto = ex.armed;
+                self.carried = true;
+            }
+            EifelEstimate::LastSample => {
+                // no estimate is left for the peer: COAP_INITIAL_RTO
+                self.est = None;
+                self.rto = self.p.initial_rto;
+            }
+        }
     }
     fn reset(&mut self) {
         *self = Eifel::new(self.p.clone());
@@ -186,5 +217,27 @@ mod tests {
         c.on_timeout(t(0.0), &mut ex, &mut r);
         c.on_complete(t(9.0), &ex, &done(&[t(0.0), t(3.0)]));
         assert_close(c.start(t(10.0), CON, &mut r).armed, 2.0 * a0); // carried, not dithered
+    }
+
+    #[test]
+    fn the_published_code_keeps_only_the_last_sample() {
+        let mut c = Eifel::new(EifelParams { estimate: EifelEstimate::LastSample, ..EifelParams::default() });
+        // each sample starts from SRTT = RTTVAR = 0: R = 1.5 → SRTT 0.5, RTTVAR 0.5, RTO 2.0;
+        // then R = 0.3 → 0.1 + 0.3 = 0.4 (the kept estimator would give 0.5 − 0.4/3 + RTTVAR·3)
+        c.update(1.5);
+        assert_close(c.rto, 2.0);
+        c.update(0.3);
+        assert_close(c.est.unwrap().0, 0.1);
+        assert_close(c.rto, 0.4);
+        // a floor of R + 2 ticks: R = 0.003 → 4R/3 = 0.004 < 0.003 + 0.002
+        c.update(0.003);
+        assert_close(c.rto, 0.005);
+        // a retransmitted exchange leaves no estimate: the next starts from 2 s, dithered ×[1, 1.5]
+        let mut r = rng(3);
+        let mut ex = c.start(t(0.0), CON, &mut r);
+        c.on_timeout(t(0.0), &mut ex, &mut r);
+        c.on_complete(t(9.0), &ex, &done(&[t(0.0), t(3.0)]));
+        let next = c.start(t(10.0), CON, &mut r).armed;
+        assert!((2.0..3.0).contains(&next), "{next}");
     }
 }
