@@ -22,8 +22,10 @@
 //! `list_remove`, `memb_free`); a transaction freed without retransmission makes a new one from
 //! its RTT with SRTT = RTTVAR = 0 (`calculateRTO`: SRTT = RTTVAR = R/3, RTO = max(4R/3, R + 2
 //! ticks)); one freed after retransmissions makes none (`update_rto` finds nothing to update), so
-//! the next exchange starts from COAP_INITIAL_RTO (2 s), dithered as every first timer. The
-//! integer division of R in ticks (at most 2 ticks) is not modelled.
+//! the next exchange starts from COAP_INITIAL_RTO (2 s), dithered as every first timer. All of
+//! it in whole clock ticks (`tick`; 1 ms on Cooja motes), as `clock_time_t` counts: R is the
+//! clock's count between request and response, R/3 an integer division, and the first timer
+//! `rto + random_rand() % (rto >> 1)` ticks.
 
 use crate::controller::{clamp_rto, Completion, Controller, ExchangeTimer, Metrics, Sample, Start};
 use crate::marking::{MarkingKind, MarkingState, TRANSMISSION_NUMBER_OPTION};
@@ -101,13 +103,27 @@ impl Eifel {
         }
     }
 
-    fn update(&mut self, r: f64) {
-        let gain = self.p.gain;
-        if self.p.estimate == EifelEstimate::LastSample {
-            // the peer's entry was freed when this exchange started: a new one from 0
+    /// The published code's estimate from one sample (`estimate = "last_sample"`): a new entry
+    /// from SRTT = RTTVAR = 0 (`calculateRTO` with GAIN 1/3 gives SRTT = RTTVAR = R/3), in whole
+    /// clock ticks as `clock_time_t` counts them when `tick` > 0: R is the ticks the clock counted
+    /// between the request (sent `rtt` before `now`) and the response, and R/3 an integer division.
+    fn last_sample(&mut self, now: Instant, rtt: Duration) {
+        let tick = self.p.tick;
+        let tick_ns = (tick * 1e9 + 0.5) as u64;
+        if tick_ns == 0 {
             self.est = None;
+            self.update(rtt.as_secs_f64(), EifelFirst::Zero);
+            return;
         }
-        let first = if self.p.estimate == EifelEstimate::LastSample { EifelFirst::Zero } else { self.p.first };
+        let at = now.as_nanos();
+        let r = at / tick_ns - at.saturating_sub(rtt.as_nanos()) / tick_ns;
+        let third = r / 3;
+        self.est = Some((third as f64 * tick, third as f64 * tick));
+        self.rto = clamp_rto((4 * third).max(r + 2) as f64 * tick, self.p.rto_max);
+    }
+
+    fn update(&mut self, r: f64, first: EifelFirst) {
+        let gain = self.p.gain;
         let (mut srtt, mut rttvar) = match (self.est, first) {
             (Some(e), _) => e,
             (None, EifelFirst::Zero) => (0.0, 0.0),
@@ -136,7 +152,17 @@ impl Controller for Eifel {
         self.p.nstart as usize
     }
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
-        let initial = if self.carried { self.rto } else { uniform(rng, self.rto, self.rto * self.p.ack_random_factor) };
+        let tick = self.p.tick;
+        let initial = if self.carried {
+            self.rto
+        } else if self.p.estimate == EifelEstimate::LastSample && tick > 0.0 {
+            // `rto + random_rand() % (rto >> 1)` in ticks (the factor's share of the RTO)
+            let n = (self.rto / tick + 0.5) as u64;
+            let spread = ((n as f64 * (self.p.ack_random_factor - 1.0)) as u64).max(1);
+            (n + rng.next_u64() % spread) as f64 * tick
+        } else {
+            uniform(rng, self.rto, self.rto * self.p.ack_random_factor)
+        };
         ExchangeTimer::from_secs(clamp_rto(initial, self.p.rto_max), start, self.marking.next())
     }
     fn on_timeout(&mut self, _now: Instant, ex: &mut ExchangeTimer, _rng: &mut dyn RngCore) -> Option<Duration> {
@@ -146,7 +172,10 @@ impl Controller for Eifel {
         self.marking.observe(ex, done);
         match done.sample(now) {
             Sample::Unambiguous { rtt, .. } => {
-                self.update(rtt.as_secs_f64());
+                match self.p.estimate {
+                    EifelEstimate::Kept => self.update(rtt.as_secs_f64(), self.p.first),
+                    EifelEstimate::LastSample => self.last_sample(now, rtt),
+                }
                 self.carried = false;
             }
             Sample::Ambiguous { .. } => self.on_failure(now, ex),
@@ -185,21 +214,21 @@ mod tests {
     fn gains_by_hand() {
         let mut c = Eifel::new(EifelParams::default());
         // first R = 1: SRTT 1, RTTVAR 0.5, RTO = 1 + 0.5·3 = 2.5
-        c.update(1.0);
+        c.update(1.0, EifelFirst::Half);
         assert_close(c.rto, 2.5);
         // R = 2: δ = 1, δ − RTTVAR = 0.5 ≥ 0 → GAIN' = 1/3; SRTT = 1 + 1/3;
         // RTTVAR = 0.5 + (1 − 0.5)/3 = 2/3; RTO = 4/3 + 2 = 10/3
-        c.update(2.0);
+        c.update(2.0, EifelFirst::Half);
         assert_close(c.est.unwrap().0, 4.0 / 3.0);
         assert_close(c.est.unwrap().1, 2.0 / 3.0);
         assert_close(c.rto, 10.0 / 3.0);
         // R = 1.5: δ = 1/6 ≥ 0 but δ − RTTVAR < 0 → GAIN' = 1/9; SRTT = 4/3 + 1/18 = 25/18;
         // RTTVAR = 2/3 + (1/6 − 2/3)/9 = 2/3 − 1/18 = 11/18; RTO = 25/18 + 33/18 = 58/18
-        c.update(1.5);
+        c.update(1.5, EifelFirst::Half);
         assert_close(c.est.unwrap().1, 11.0 / 18.0);
         assert_close(c.rto, 58.0 / 18.0);
         // R = 1: δ < 0 → RTTVAR unchanged; SRTT = 25/18 − (7/18)/3 = 68/54
-        c.update(1.0);
+        c.update(1.0, EifelFirst::Half);
         assert_close(c.est.unwrap().1, 11.0 / 18.0);
         assert_close(c.est.unwrap().0, 68.0 / 54.0);
         assert_close(c.rto, 68.0 / 54.0 + 33.0 / 18.0);
@@ -208,7 +237,7 @@ mod tests {
     #[test]
     fn authors_zero_start_and_carry_over() {
         let mut c = Eifel::new(EifelParams { first: EifelFirst::Zero, max_retransmit: 20, ..EifelParams::default() });
-        c.update(1.5); // δ = 1.5 → SRTT 0.5, RTTVAR 0.5 → RTO 0.5 + 1.5 = 2.0
+        c.update(1.5, EifelFirst::Zero); // δ = 1.5 → SRTT 0.5, RTTVAR 0.5 → RTO 0.5 + 1.5 = 2.0
         assert_close(c.rto, 2.0);
         let mut r = rng(1);
         let mut ex = c.start(t(0.0), CON, &mut r);
@@ -220,24 +249,35 @@ mod tests {
     }
 
     #[test]
-    fn the_published_code_keeps_only_the_last_sample() {
+    fn the_published_code_keeps_only_the_last_sample_in_ticks() {
         let mut c = Eifel::new(EifelParams { estimate: EifelEstimate::LastSample, ..EifelParams::default() });
-        // each sample starts from SRTT = RTTVAR = 0: R = 1.5 → SRTT 0.5, RTTVAR 0.5, RTO 2.0;
-        // then R = 0.3 → 0.1 + 0.3 = 0.4 (the kept estimator would give 0.5 − 0.4/3 + RTTVAR·3)
-        c.update(1.5);
-        assert_close(c.rto, 2.0);
-        c.update(0.3);
-        assert_close(c.est.unwrap().0, 0.1);
-        assert_close(c.rto, 0.4);
-        // a floor of R + 2 ticks: R = 0.003 → 4R/3 = 0.004 < 0.003 + 0.002
-        c.update(0.003);
-        assert_close(c.rto, 0.005);
-        // a retransmitted exchange leaves no estimate: the next starts from 2 s, dithered ×[1, 1.5]
+        // 1-ms ticks. A request at 10.0004 s answered at 10.0154 s: the clock counts 10015 − 10000
+        // = 15 ticks; SRTT = RTTVAR = 15/3 = 5; RTO = max(5 + 3·5, 15 + 2) = 20 ticks
+        c.last_sample(t(10.0154), Duration::from_millis(15));
+        assert_close(c.rto, 0.020);
+        // then 14 ticks (10 − 24 ms): 14/3 = 4 → max(16, 16) = 16 ticks, nothing kept of the 15
+        c.last_sample(t(20.0243), Duration::from_micros(14_200));
+        assert_close(c.est.unwrap().0, 0.004);
+        assert_close(c.rto, 0.016);
+        // 4 ticks: 4/3 = 1 → max(4, 6) = 6 ticks, the R + 2 ticks floor
+        c.last_sample(t(30.004), Duration::from_millis(4));
+        assert_close(c.rto, 0.006);
+        // the first timer: 6 + U{0..2} ticks (6 >> 1 = 3 values)
         let mut r = rng(3);
-        let mut ex = c.start(t(0.0), CON, &mut r);
-        c.on_timeout(t(0.0), &mut ex, &mut r);
-        c.on_complete(t(9.0), &ex, &done(&[t(0.0), t(3.0)]));
-        let next = c.start(t(10.0), CON, &mut r).armed;
-        assert!((2.0..3.0).contains(&next), "{next}");
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let ex = c.start(t(40.0), CON, &mut r);
+            seen.insert((ex.armed * 1000.0).round() as u64);
+            c.on_failure(t(40.0), &ex);
+            c.last_sample(t(30.004), Duration::from_millis(4));
+        }
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), [6, 7, 8]);
+        // a retransmitted exchange leaves no estimate: the next starts from 2 s + U{0..999} ms
+        let mut ex = c.start(t(50.0), CON, &mut r);
+        c.on_timeout(t(50.0), &mut ex, &mut r);
+        c.on_complete(t(59.0), &ex, &done(&[t(50.0), t(53.0)]));
+        let next = c.start(t(60.0), CON, &mut r).armed;
+        let ms = next * 1000.0;
+        assert!((2000.0..3000.0).contains(&ms) && (ms - ms.round()).abs() < 1e-6, "{next}");
     }
 }
