@@ -39,10 +39,10 @@ params! {
         nstart: u32 = 1,
         /// Cap on a backed-off RTO, s (reference testbed: 60).
         rto_max: f64 = 60.0,
-        /// Whether `rto_max` caps a backed-off timer; false: nothing does, as in Erbium (Contiki 3.x `er-coap-transactions.c` doubles the timer's `interval` with no bound), so a timer Full Backoff or GST carries grows with every exchange that fails (Cooja running the NITK author's code arms timers up to 590 s).
-        rto_capped: bool = true,
         /// Clock tick of the initial RTO draw, s: 0 draws from the continuous range; Erbium (Contiki 3.0) draws ACK_TIMEOUT + U{0..n} ticks of 1/128 s (0.0078125).
         timer_tick: f64 = 0.0,
+        /// Whether `rto_max` caps a backed-off timer; false: nothing does, as in Erbium (Contiki 3.x `er-coap-transactions.c` doubles the timer's `interval` with no bound), so a timer Full Backoff or GST carries grows with every exchange that fails (Cooja running the NITK author's code arms timers up to 590 s).
+        rto_capped: bool = true,
         /// Full Backoff / GST: a carried RTO gets the initial draw's random part added (the NITK author's Erbium code arms `fullbackoffvariantN + random_rand() % COAP_RESPONSE_TIMEOUT_BACKOFF_MASK`); false: the carried RTO as it is (Järvinen et al.).
         carry_dither: bool = false,
         /// FB2: where halving the carried RTO stops: `initial_max` (a halved RTO of at most ACK_TIMEOUT·ACK_RANDOM_FACTOR gives way to a fresh draw; our reading of Järvinen et al.) or `ack_timeout` (only one below ACK_TIMEOUT does: the NITK author's code).
