@@ -77,6 +77,15 @@ impl Mesh {
                 }
                 Job::Print(bytes) => self.spec.cpu.print_ns(bytes),
                 Job::Send(p, nh) => {
+                    // a Cooja mote's CSMA: not before its last send's ACK wait has run its course
+                    let after = self.nodes[n].send_after_ns;
+                    if now < after {
+                        let node = &mut self.nodes[n];
+                        node.jobs.push_front(job);
+                        node.current = Job::Idle;
+                        sched.wake(Instant::from_nanos(after), MeshEvent::CpuDone(n as u16));
+                        return;
+                    }
                     let going = if self.nodes[n].cm {
                         self.cm_send(now, n, p, nh, sched)
                     } else {

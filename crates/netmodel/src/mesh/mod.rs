@@ -160,6 +160,8 @@ struct Node {
     cpu: CpuNs,
     /// A Cooja mote's unicast waiting for its ACK: the next hop, and whether the ACK came.
     ack_wait: Option<(u16, bool)>,
+    /// A Cooja mote's CSMA sends nothing before this, ns ([`CoojaMoteSpec::csma_next_ns`]).
+    send_after_ns: u64,
     /// MSPSim's CC2420: bytes a partial frame and the frames behind it hold in the RX FIFO
     /// (0: none; [`MeshSpec::partial_frame_stall`]).
     fifo_stall: u32,
@@ -323,6 +325,7 @@ impl Mesh {
                     },
                     cpu: CpuNs::at(&spec.cpu, spec.cpu_clocks_hz.get(i).copied().unwrap_or(CPU_REFERENCE_HZ)),
                     ack_wait: None,
+                    send_after_ns: 0,
                     fifo_stall: 0,
                     rx_ready_ns: 0,
                     rx_sync: false,

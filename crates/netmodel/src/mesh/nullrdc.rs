@@ -7,9 +7,11 @@ use coap_time::Instant;
 use super::channel::Fate;
 use super::contikimac;
 use super::cpu::Job;
+use super::frame;
 use super::report::Cause;
 use super::routing::NONE;
 use super::rpl::{is_control, BROADCAST};
+use super::spec::CoojaMoteSpec;
 use super::{traffic, Mesh, MeshEvent};
 use crate::medium::{Packet, Schedule};
 
@@ -146,6 +148,10 @@ impl Mesh {
     /// retries one that was not (MAC_TX_NOACK); the CPU goes on.
     pub(super) fn ack_wait_end<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let Some((nbr, acked)) = self.nodes[n].ack_wait.take() else { return };
+        if let Some(c) = self.spec.cooja_mote.filter(|_| self.is_csma(n)) {
+            let ack_ns = if acked { CoojaMoteSpec::airtime_ns(frame::ACK_MPDU) } else { 0 };
+            self.nodes[n].send_after_ns = now + c.csma_next_ns + ack_ns;
+        }
         if !self.is_csma(n) {
             self.rpl_link_result(now, n, nbr, acked, 1, sched);
         } else {

@@ -163,6 +163,23 @@ fn a_cooja_mote_s_csma_sends_again_what_was_not_acked() {
     assert_eq!(s[1].acks_sent, s[1].frames_received + s[1].duplicates);
 }
 
+#[test]
+fn a_cooja_mote_s_csma_sends_again_4_ms_after_a_frame_not_acked() {
+    // nobody hears the root (TX ratio 0), so none of its 4 transmissions is ACKed: each ACK wait
+    // ends 2 ms after the frame (89 − 2 bytes at 32 µs: 2.784 ms) and the retry goes on the air
+    // 2 ms after that. Starts: 2.096 ms (the packet's preparation), then every 2.784 + 4 ms
+    let csma = MacSpec::Csma {
+        queuebuf_num: 16,
+        max_neighbor_queues: 2,
+        max_transmissions: 4,
+        backoff: CsmaBackoff::BinaryExponential,
+    };
+    let mut m = cooja_pair(csma, 0.0, 1);
+    let h = run(&mut m, &[(0, 0, 1, 15)]);
+    assert_eq!(h.starts, vec![(2_096_000, 0), (8_880_000, 0), (15_664_000, 0), (22_448_000, 0)]);
+    assert_eq!(stats(&m)[0].drops.csma_retry_limit, 1);
+}
+
 /// Two Cooja motes 9 m apart, the first the border router with `root_mac`.
 fn cooja_pair(root_mac: MacSpec, p_tx: f64, seed: u64) -> Mesh {
     let mut s = spec(
