@@ -142,13 +142,7 @@ fn a_cooja_mote_s_csma_sends_again_what_was_not_acked() {
     // half the frames reach nobody (the TX draw), ACKs as much: a packet gets through when one
     // of its 4 transmissions does (1 − 0.5^4 = 93.75 %), and a data frame that arrived without
     // its ACK arriving is sent again and dropped there as a duplicate
-    let csma = MacSpec::Csma {
-        queuebuf_num: 16,
-        max_neighbor_queues: 2,
-        max_transmissions: 4,
-        backoff: CsmaBackoff::BinaryExponential,
-    };
-    let mut m = cooja_pair(csma, 0.5, 7);
+    let mut m = cooja_pair(cooja_csma(), 0.5, 7);
     let n = 2000u64;
     let sends: Vec<_> = (0..n).map(|k| (k * 100 * MS, 0, 1, 15)).collect();
     let h = run(&mut m, &sends);
@@ -168,16 +162,20 @@ fn a_cooja_mote_s_csma_sends_again_4_ms_after_a_frame_not_acked() {
     // nobody hears the root (TX ratio 0), so none of its 4 transmissions is ACKed: each ACK wait
     // ends 2 ms after the frame (89 − 2 bytes at 32 µs: 2.784 ms) and the retry goes on the air
     // 2 ms after that. Starts: 2.096 ms (the packet's preparation), then every 2.784 + 4 ms
-    let csma = MacSpec::Csma {
+    let mut m = cooja_pair(cooja_csma(), 0.0, 1);
+    let h = run(&mut m, &[(0, 0, 1, 15)]);
+    assert_eq!(h.starts, vec![(2_096_000, 0), (8_880_000, 0), (15_664_000, 0), (22_448_000, 0)]);
+    assert_eq!(stats(&m)[0].drops.csma_retry_limit, 1);
+}
+
+/// The Cooja runs' border router's CSMA: 16 buffers, 2 neighbour queues, 4 transmissions.
+fn cooja_csma() -> MacSpec {
+    MacSpec::Csma {
         queuebuf_num: 16,
         max_neighbor_queues: 2,
         max_transmissions: 4,
         backoff: CsmaBackoff::BinaryExponential,
-    };
-    let mut m = cooja_pair(csma, 0.0, 1);
-    let h = run(&mut m, &[(0, 0, 1, 15)]);
-    assert_eq!(h.starts, vec![(2_096_000, 0), (8_880_000, 0), (15_664_000, 0), (22_448_000, 0)]);
-    assert_eq!(stats(&m)[0].drops.csma_retry_limit, 1);
+    }
 }
 
 /// Two Cooja motes 9 m apart, the first the border router with `root_mac`.
