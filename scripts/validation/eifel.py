@@ -87,8 +87,8 @@ on the grid and more on the half dumbbell (its timers sit a few milliseconds abo
 frame that waits in a queue brings a spurious retransmission). The thesis's testbed claim that
 Eifel sends more than default CoAP (its §4.4.2) holds in Cooja on both layouts; its Table 4.2,
 where the two take about the same time for 500–2000 packets, is not what Cooja shows (those
-were FIT/IoT-LAB runs, `docs/reproduction.md`). The model gives Eifel's completed rate within
-10 % of Cooja's in all four configurations and default CoAP's within 6 %, and Eifel against
+were FIT/IoT-LAB runs, `docs/reproduction.md`). The model gives Eifel's completed rate −10 …
++6 % of Cooja's in the four configurations and default CoAP's −6 … +1 %, and Eifel against
 default in Cooja's direction (or within Cooja's 10 % tie) in all twelve comparisons. What it does not give is Eifel's
 timers: the author's RTT sample starts when the send returns (`t->timestamp = clock_time()`
 comes after `coap_send_message`, which on a Cooja mote returns after the request's frame and
