@@ -104,13 +104,21 @@ def mean(values):
     return statistics.mean(v) if v else float("nan")
 
 
+def configuration(run):
+    """A Cooja-mote run's configuration: (layout, TX, RX, interval); the layout is its id's third part."""
+    return (run["run_id"].split("-")[2], run["success_ratio_tx"], run["success_ratio_rx"], run["interval_ms"])
+
+
+def runs_of(runs):
+    """The runs this section compares: those on the author's two 3×3 layouts."""
+    return [r for r in runs if configuration(r)[0] in ("grid3x3", "grid3x3v2")]
+
+
 def cells(runs):
     """Cooja-mote runs by configuration (layout, TX, RX, interval), then algorithm."""
     out = defaultdict(lambda: defaultdict(list))
     for r in runs:
-        alg, interval = algorithm(r)
-        layout = r["run_id"].split("-")[2]
-        out[(layout, r["success_ratio_tx"], r["success_ratio_rx"], interval)][alg].append(r)
+        out[configuration(r)][r["algorithm"]].append(r)
     return out
 
 

@@ -16,11 +16,9 @@ LAYOUTS = {"halfdumbbell": "the half dumbbell (3 clients, the border router, the
 
 def runs_of(runs):
     """The runs this section compares: every Eifel run, and default CoAP's on the same layouts."""
-    layout = lambda r: r["run_id"].split("-")[2]
     eifel = [r for r in runs if r["algorithm"] == "eifel"]
-    keys = {(layout(r), r["success_ratio_tx"], r["success_ratio_rx"], r["interval_ms"]) for r in eifel}
-    return eifel + [r for r in runs if r["algorithm"] == "default"
-                    and (layout(r), r["success_ratio_tx"], r["success_ratio_rx"], r["interval_ms"]) in keys]
+    keys = {authors.configuration(r) for r in eifel}
+    return eifel + [r for r in runs if r["algorithm"] == "default" and authors.configuration(r) in keys]
 
 
 def measure(coapcc, data, runs, tmp, log=print):

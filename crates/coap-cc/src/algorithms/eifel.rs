@@ -108,18 +108,24 @@ impl Eifel {
     /// clock ticks as `clock_time_t` counts them when `tick` > 0: R is the ticks the clock counted
     /// between the request (sent `rtt` before `now`) and the response, and R/3 an integer division.
     fn last_sample(&mut self, now: Instant, rtt: Duration) {
-        let tick = self.p.tick;
-        let tick_ns = (tick * 1e9 + 0.5) as u64;
-        if tick_ns == 0 {
+        let Some(tick_ns) = self.tick_ns() else {
             self.est = None;
             self.update(rtt.as_secs_f64(), EifelFirst::Zero);
             return;
-        }
+        };
         let at = now.as_nanos();
         let r = at / tick_ns - at.saturating_sub(rtt.as_nanos()) / tick_ns;
         let third = r / 3;
+        let tick = self.p.tick;
         self.est = Some((third as f64 * tick, third as f64 * tick));
         self.rto = clamp_rto((4 * third).max(r + 2) as f64 * tick, self.p.rto_max);
+    }
+
+    /// The published code's clock tick, ns: `Some` when it counts in whole ticks
+    /// (`estimate = "last_sample"` with a `tick`).
+    fn tick_ns(&self) -> Option<u64> {
+        let ns = (self.p.tick * 1e9 + 0.5) as u64;
+        (self.p.estimate == EifelEstimate::LastSample && ns > 0).then_some(ns)
     }
 
     fn update(&mut self, r: f64, first: EifelFirst) {
@@ -152,11 +158,11 @@ impl Controller for Eifel {
         self.p.nstart as usize
     }
     fn start(&mut self, _now: Instant, start: Start, rng: &mut dyn RngCore) -> ExchangeTimer {
-        let tick = self.p.tick;
         let initial = if self.carried {
             self.rto
-        } else if self.p.estimate == EifelEstimate::LastSample && tick > 0.0 {
+        } else if self.tick_ns().is_some() {
             // `rto + random_rand() % (rto >> 1)` in ticks (the factor's share of the RTO)
+            let tick = self.p.tick;
             let n = (self.rto / tick + 0.5) as u64;
             let spread = ((n as f64 * (self.p.ack_random_factor - 1.0)) as u64).max(1);
             (n + rng.next_u64() % spread) as f64 * tick

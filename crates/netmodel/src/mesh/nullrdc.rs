@@ -148,13 +148,13 @@ impl Mesh {
     /// retries one that was not (MAC_TX_NOACK); the CPU goes on.
     pub(super) fn ack_wait_end<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let Some((nbr, acked)) = self.nodes[n].ack_wait.take() else { return };
-        if let Some(c) = self.spec.cooja_mote.filter(|_| self.is_csma(n)) {
-            let ack_ns = if acked { CoojaMoteSpec::airtime_ns(frame::ACK_MPDU) } else { 0 };
-            self.nodes[n].send_after_ns = now + c.csma_next_ns + ack_ns;
-        }
         if !self.is_csma(n) {
             self.rpl_link_result(now, n, nbr, acked, 1, sched);
         } else {
+            // the next frame, a retry or the next packet, is not on the air before this
+            let next_ns = self.spec.cooja_mote.map_or(0, |c| c.csma_next_ns);
+            let ack_ns = if acked { CoojaMoteSpec::airtime_ns(frame::ACK_MPDU) } else { 0 };
+            self.nodes[n].send_after_ns = now + next_ns + ack_ns;
             if acked {
                 self.csma_acked(now, n, nbr, sched);
             } else {
