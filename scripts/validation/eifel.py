@@ -87,14 +87,10 @@ Eifel sends more than default CoAP (its §4.4.2) holds in Cooja on both layouts;
 where the two take about the same time for 500–2000 packets, is not what Cooja shows (those
 were FIT/IoT-LAB runs, `docs/reproduction.md`). The model gives Eifel's completed rate −10 …
 +6 % of Cooja's in the four configurations and default CoAP's −6 … +1 %, and Eifel against
-default in Cooja's direction (or within Cooja's 10 % tie) in all twelve comparisons. What it does not give is Eifel's
-timers: the author's RTT sample starts when the send returns (`t->timestamp = clock_time()`
-comes after `coap_send_message`, which on a Cooja mote returns after the request's frame and
-its 2-ms ACK wait), so it leaves the first hop out: Cooja's samples are 15 ms on the half
-dumbbell, where a whole exchange takes about 19 ms, and 4 ms for the grid's one-hop clients
-(a timer of R + 2 ticks, 6 ms). The model samples from the first transmission, as a controller
-sees it, so its timers are longer where the first hop is much of the exchange (grid, RX 0.95:
-median 29 ms against 16). Its retransmissions per exchange: as Cooja's on the grid at RX 0.95
-(0.232 against 0.230), 23 % fewer on the half dumbbell at RX 0.95, 36 and 80 % more at RX 1.0,
-where they are 0.01–0.03 an exchange. Where the sample starts is not modelled.
+default in Cooja's direction (or within Cooja's 10 % tie) in all twelve comparisons. The author's
+RTT sample starts when the send returns (`t->timestamp = clock_time()` comes after
+`coap_send_message`, which on a Cooja mote returns after the request's frame and its 2-ms ACK
+wait), so it leaves the first hop out: Cooja's samples are 15 ms on the half dumbbell and 4 ms
+for the grid's one-hop clients (a timer of R + 2 ticks, 6 ms); the model's Cooja motes start it
+there too (`docs/mesh.md`).
 """

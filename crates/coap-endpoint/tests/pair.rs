@@ -594,3 +594,31 @@ fn critical_options_of_a_bad_length_or_repeated_get_bad_option() {
     // ETag (elective) is 1 to 8 bytes: 9 is ignored
     assert_eq!(answer(&[(registry::ETAG, &[1; 9]), (registry::URI_PATH, path)]), Code::NOT_FOUND);
 }
+
+#[test]
+fn a_send_that_returns_late_moves_the_transmission_and_its_timer() {
+    // Erbium over a blocking send: the first transmission's send returns 6 ms after the
+    // datagram was handed out, and its time and timer start then
+    let mut p = Pair::new("default", 7);
+    p.client.request(t(0.0), S, Request::get("test")).unwrap();
+    let mut buf = Vec::new();
+    let tx = p.client.poll_transmit(&mut buf).unwrap();
+    let mid = u16::from_be_bytes([buf[2], buf[3]]);
+    let armed = p.client.poll_timeout().unwrap();
+    let rto0 = secs(armed); // the RTO, from 0 s
+    assert!((2.0..3.0).contains(&rto0));
+    // a message ID of no exchange, and a time before the transmission's, change nothing
+    p.client.send_returned(t(0.006), &tx.dest, mid.wrapping_add(1));
+    assert_eq!(p.client.poll_timeout(), Some(armed));
+    p.client.send_returned(t(0.006), &tx.dest, mid);
+    assert!(close(secs(p.client.poll_timeout().unwrap()), 0.006 + rto0));
+    // the datagram taken here never reaches the server (lost): the retransmission follows the
+    // moved timer, and the exchange's first transmission reads 6 ms
+    p.run_until(100.0);
+    let r = &p.reports()[0];
+    let s: Vec<f64> = r.sent.iter().map(|&i| secs(i)).collect();
+    assert_eq!(s.len(), 2);
+    assert!(close(s[0], 0.006));
+    assert!(close(s[1], 0.006 + rto0));
+    assert_eq!(r.outcome, Outcome::Response(Code::CONTENT));
+}

@@ -81,6 +81,14 @@ pub trait Schedule<E> {
     fn on_air(&mut self, frame: &AirFrame) {
         let _ = frame;
     }
+    /// The sending host's stack got `packet` back from its send at `at`: a mote whose send
+    /// blocks (a Cooja mote's nullmac over nullrdc returns after the frame and its ACK wait)
+    /// tells its application when the call returned, which is when Erbium takes a
+    /// transmission's time and arms its timer. Models that never block a sender do not call it;
+    /// the default forgets it.
+    fn send_returned(&mut self, at: Instant, packet: Packet) {
+        let _ = (at, packet);
+    }
 }
 
 /// A network model.

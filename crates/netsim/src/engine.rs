@@ -35,6 +35,8 @@ enum Ev<E> {
     Start(HostId),
     Deliver(PacketId),
     Timer(HostId, u32, u32),
+    /// The host's send of its packet returned ([`Schedule::send_returned`]).
+    SendReturned(HostId, PacketId),
     Medium(E),
 }
 
@@ -46,7 +48,8 @@ pub trait Context<P> {
     fn stopping(&self) -> bool;
     /// Sends a packet of `size` network-layer bytes from `from` to `to`; `fill` writes its
     /// payload into a reused slot.
-    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P));
+    /// Returns the packet's handle, which [`Stack::send_returned`] names it by.
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) -> PacketId;
     /// Fires [`Stack::timeout`] for (`host`, `slot`, `gen`) at `at`.
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant);
     /// `host`'s workload starts: its first step (asked [`Context::parallel`] times).
@@ -82,6 +85,11 @@ pub trait Stack {
     /// one of the medium's own). Called after the event in which it did, in order.
     fn on_air(&mut self, frame: &AirFrame, payload: Option<&Self::Payload>) {
         let _ = (frame, payload);
+    }
+    /// `host`'s send of `packet` (the handle [`Context::send`] gave) returned: a medium whose
+    /// sends block tells it when ([`Schedule::send_returned`]). Nothing by default.
+    fn send_returned<C: Context<Self::Payload>>(&mut self, ctx: &mut C, host: HostId, packet: PacketId) {
+        let _ = (ctx, host, packet);
     }
 }
 
@@ -227,6 +235,9 @@ impl<M: Medium, P> Schedule<M::Event> for Sched<'_, M, P> {
             air.push(*frame);
         }
     }
+    fn send_returned(&mut self, at: Instant, packet: Packet) {
+        self.queue.push_ranked(at.as_nanos(), rank::<M>(packet.from), Ev::SendReturned(packet.from, packet.id));
+    }
 }
 
 impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for Core<M, W, O, P> {
@@ -238,7 +249,7 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
         self.stopping
     }
 
-    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) {
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) -> PacketId {
         let id = self.free.pop().unwrap_or(self.pool.len() as u32);
         let packet = Packet { id: PacketId(id), from, to, size, note: 0 };
         if id as usize == self.pool.len() {
@@ -250,6 +261,7 @@ impl<M: Medium, W: Workload, O: Observer<M::Report>, P: Default> Context<P> for 
         let mut sched: Sched<'_, M, P> =
             Sched { queue: &mut self.queue, pool: &mut self.pool, free: &mut self.free, air: &mut self.air };
         self.medium.send(self.now, packet, &mut sched);
+        packet.id
     }
 
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
@@ -362,6 +374,8 @@ where
                     continue;
                 }
             }
+            Ev::SendReturned(..) if core.stopping => continue,
+            Ev::SendReturned(host, id) => stack.send_returned(&mut core, host, id),
             Ev::Start(host) => stack.start(&mut core, host),
             Ev::Deliver(id) => {
                 let slot = &mut core.pool[id.0 as usize];

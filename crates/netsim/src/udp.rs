@@ -13,7 +13,7 @@ use coap_endpoint::{
     Endpoint, Event, ExchangeReport, Handler, PreparedRequest, Reply, Request, RequestId, Response, Tally,
 };
 use coap_wire::{CoapOption, Code, Message, MessageType, Options};
-use netmodel::{ChaCha8Small, HostId, Next, Packet};
+use netmodel::{ChaCha8Small, HostId, Next, Packet, PacketId};
 
 use crate::engine::{Context, Records, Stack, TimerSlot};
 use crate::record::{ClientRecord, Detail, ExchangeStats};
@@ -30,6 +30,31 @@ const ENDPOINT_TIMER: u32 = 0;
 const APP_TIMER: u32 = 1;
 /// The slot of a background source's next NON.
 const BG_TIMER: u32 = 2;
+
+/// A send that has not returned is forgotten after this ([`UdpStack::with_send_returns`]): a
+/// mote's blocking send returns within milliseconds, so an older one never will (a medium that
+/// did not report it), and the host's timer must not wait for it.
+const SEND_RETURN_LIMIT: coap_cc::Duration = coap_cc::Duration::from_secs(1);
+
+/// Sends a host may have outstanding whose return it waits for (an Erbium client has one).
+const UNRETURNED_MAX: usize = 8;
+
+/// A confirmable datagram whose send has not returned ([`UdpStack::with_send_returns`]).
+#[derive(Debug, Clone, Copy)]
+struct Unreturned {
+    packet: PacketId,
+    dest: HostId,
+    mid: u16,
+    at: Instant,
+}
+
+/// A CoAP datagram's message ID when it is confirmable.
+fn con_mid(bytes: &[u8]) -> Option<u16> {
+    match bytes {
+        [b0, _, m0, m1, ..] if (b0 >> 4) & 0b11 == 0 => Some(u16::from_be_bytes([*m0, *m1])),
+        _ => None,
+    }
+}
 
 /// One-way NON traffic beside the workload (RTTCOAP's background notifications): each source
 /// sends NON 2.05 notifications (token 2, a 3-byte Observe, the payload) to the sink at stepping
@@ -125,6 +150,8 @@ pub struct UdpHost {
     tally: Tally,
     /// About how many exchanges it runs.
     expected: u32,
+    /// Its CON datagrams whose send has not returned, oldest first.
+    unreturned: std::collections::VecDeque<Unreturned>,
 }
 
 impl UdpHost {
@@ -143,6 +170,7 @@ impl UdpHost {
             server: None,
             tally: Tally::default(),
             expected: 0,
+            unreturned: std::collections::VecDeque::new(),
         }
     }
 }
@@ -160,6 +188,8 @@ pub struct UdpStack {
     stats: ExchangeStats,
     /// Every exchange's report with its host (only with [`Detail::Exchanges`]).
     reports: Vec<(HostId, ExchangeReport<HostId>)>,
+    /// The medium reports when a send returns ([`UdpStack::with_send_returns`]).
+    send_returns: bool,
 }
 
 impl UdpStack {
@@ -177,6 +207,7 @@ impl UdpStack {
             detail: Detail::Summary,
             stats: ExchangeStats { rtt, ..Default::default() },
             reports: Vec::new(),
+            send_returns: false,
         }
     }
 
@@ -196,6 +227,16 @@ impl UdpStack {
             *last = at;
             timer.rearm(ctx, h, BG_TIMER, Some(Instant::from_nanos(at)));
         }
+    }
+
+    /// Over a medium whose sends block and that reports when each returns
+    /// ([`netmodel::Schedule::send_returned`]; a Cooja mote's): a confirmable transmission's
+    /// time and timer start when its send returns ([`Endpoint::send_returned`], as Erbium arms
+    /// them), and the host's endpoint timer waits while one of its sends has not returned (for
+    /// at most [`SEND_RETURN_LIMIT`]).
+    pub fn with_send_returns(mut self) -> Self {
+        self.send_returns = true;
+        self
     }
 
     /// Keeps `detail` of every exchange.
@@ -247,9 +288,16 @@ impl UdpStack {
             let host = &mut self.hosts[h.index()];
             while let Some(tx) = host.ep.poll_transmit(&mut self.buf) {
                 debug_assert_eq!(tx.len, self.buf.len());
+                let mid = if self.send_returns { con_mid(&self.buf) } else { None };
                 // the datagram's buffer becomes the packet's; the packet slot's old one is next
                 let buf = &mut self.buf;
-                ctx.send(h, tx.dest, tx.len as u32 + self.overhead, |p| std::mem::swap(p, buf));
+                let packet = ctx.send(h, tx.dest, tx.len as u32 + self.overhead, |p| std::mem::swap(p, buf));
+                if let Some(mid) = mid {
+                    if host.unreturned.len() == UNRETURNED_MAX {
+                        host.unreturned.pop_front();
+                    }
+                    host.unreturned.push_back(Unreturned { packet, dest: tx.dest, mid, at: ctx.now() });
+                }
             }
             let Some(ev) = host.ep.poll_event() else { break };
             match ev {
@@ -325,9 +373,28 @@ impl Stack for UdpStack {
         if !h.timer.fire(gen) {
             return false;
         }
-        h.ep.handle_timeout(ctx.now());
-        self.after(ctx, host);
+        let now = ctx.now();
+        while h.unreturned.front().is_some_and(|u| now - u.at > SEND_RETURN_LIMIT) {
+            h.unreturned.pop_front();
+        }
+        if h.unreturned.is_empty() {
+            h.ep.handle_timeout(now);
+            self.after(ctx, host);
+        } else {
+            // the deadline waits for the send: its return re-arms the timer
+            let limit = h.unreturned.front().map(|u| u.at + SEND_RETURN_LIMIT);
+            h.timer.rearm(ctx, host, ENDPOINT_TIMER, limit.max(h.ep.poll_timeout()));
+        }
         true
+    }
+
+    fn send_returned<C: Context<Vec<u8>>>(&mut self, ctx: &mut C, host: HostId, packet: PacketId) {
+        let h = &mut self.hosts[host.index()];
+        let Some(i) = h.unreturned.iter().position(|u| u.packet == packet) else { return };
+        let u = h.unreturned[i];
+        h.unreturned.drain(..=i);
+        h.ep.send_returned(ctx.now(), &u.dest, u.mid);
+        self.after(ctx, host);
     }
 
     fn finish(mut self) -> Records {

@@ -556,6 +556,28 @@ where
         }
     }
 
+    /// The stack's send of the latest transmission of message `mid` to `dest` returned at `now`.
+    ///
+    /// Erbium takes a transmission's time, and arms its retransmission timer, after
+    /// `coap_send_message` returns (`coap_send_transaction`), and on a mote whose send blocks
+    /// that is after the frame: a Cooja mote's nullmac over nullrdc returns after the frame and
+    /// its ACK wait. A driver that models such a stack calls this; the transmission's time (the
+    /// controller's RTT sample, the exchange's records) and its timer's deadline, the same RTO
+    /// from then, move to `now`. A driver that never calls it has the timer run from
+    /// [`Endpoint::poll_transmit`]'s time. Nothing happens for an exchange no longer waiting,
+    /// or a time before the transmission's.
+    pub fn send_returned(&mut self, now: Instant, dest: &A, mid: u16) {
+        let Some(id) = self.keys.by_mid(&self.exchanges, dest, mid) else { return };
+        let Some(ex) = self.exchanges.get_mut(&id) else { return };
+        let (Some(sent), Some(&rto)) = (ex.sent.last_mut(), ex.rtos.last()) else { return };
+        if let Phase::Waiting { deadline, .. } = &mut ex.phase {
+            if now >= *sent {
+                *sent = now;
+                *deadline = now + rto;
+            }
+        }
+    }
+
     /// Handles every deadline up to `now`: retransmissions, give-ups, paced starts, empty ACKs
     /// of slow handlers, separate-response retransmissions; and the lazy housekeeping.
     pub fn handle_timeout(&mut self, now: Instant) {

@@ -494,6 +494,16 @@ impl Mesh {
         self.nd.get(n).map(|nd| nd.boot_ns + spec.app_start_ns)
     }
 
+    /// Mote `n`'s send of `p`, one of its own data packets, returns at `at`, ns: a Cooja mote
+    /// tells its application so ([`Schedule::send_returned`]; Erbium arms its timer then). Its
+    /// nullmac returns after the frame's ACK wait (`ack_wait_end`), or at once when nothing went
+    /// on the air (no route, a busy channel); CSMA once the packet is queued.
+    fn send_returned<S: Schedule<MeshEvent>>(&self, at: u64, n: usize, p: &Packet, sched: &mut S) {
+        if self.spec.cooja_mote.is_some() && p.from.index() == n && p.id != rpl::CONTROL_ID {
+            sched.send_returned(Instant::from_nanos(at), *p);
+        }
+    }
+
     fn drop_packet<S: Schedule<MeshEvent>>(&mut self, at: usize, cause: Cause, p: Packet, sched: &mut S) {
         let stats = &mut self.nodes[at].stats;
         match traffic(&p) {
@@ -526,12 +536,14 @@ impl Mesh {
             (false, false) => self.routes.next_hop(n, p.to.index()),
         };
         if nh == NONE {
+            self.send_returned(now, n, &p, sched);
             return self.drop_packet(n, Cause::NoRoute, p, sched);
         }
         if !self.nd.is_empty() && !is_control(&p) {
             // a client's own request goes from its timer; the rest inside input processing
             let in_input = !(p.from.index() == n && self.spec.nodes[n].role == Role::Client);
             if !self.nd_resolve(now, n, nh, in_input, sched) {
+                self.send_returned(now, n, &p, sched);
                 return self.drop_packet(n, Cause::NdUnresolved, p, sched);
             }
         }
@@ -541,7 +553,10 @@ impl Mesh {
         match self.nodes[n].mac {
             // nullmac hands it to the RDC in the same call: the transmission follows at once
             MacSpec::Nullmac => self.nodes[n].jobs.push_front(Job::Send(p, nh)),
-            MacSpec::Csma { .. } => self.csma_enqueue(n, p, nh, sched),
+            MacSpec::Csma { .. } => {
+                self.send_returned(now, n, &p, sched);
+                self.csma_enqueue(n, p, nh, sched)
+            }
         }
     }
 }

@@ -34,6 +34,7 @@ impl Mesh {
             if self.is_csma(n) {
                 self.csma_after_failure(now, n, nh, true, sched);
             } else {
+                self.send_returned(now, n, &p, sched);
                 self.drop_packet(n, Cause::CcaBusy, p, sched);
             }
             return false;
@@ -148,12 +149,17 @@ impl Mesh {
     /// retries one that was not (MAC_TX_NOACK); the CPU goes on.
     pub(super) fn ack_wait_end<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let Some((nbr, acked)) = self.nodes[n].ack_wait.take() else { return };
+        let ack_ns = if acked { CoojaMoteSpec::airtime_ns(frame::ACK_MPDU) } else { 0 };
         if !self.is_csma(n) {
+            // nullmac's send returns, 2.096 ms after the frame when the ACK came (its 96 µs on
+            // the air), 2.000 ms when none did (`CoojaMoteSpec`)
+            if let Job::Send(p, _) = self.nodes[n].current {
+                self.send_returned(now + ack_ns, n, &p, sched);
+            }
             self.rpl_link_result(now, n, nbr, acked, 1, sched);
         } else {
             // the next frame, a retry or the next packet, is not on the air before this
             let next_ns = self.spec.cooja_mote.map_or(0, |c| c.csma_next_ns);
-            let ack_ns = if acked { CoojaMoteSpec::airtime_ns(frame::ACK_MPDU) } else { 0 };
             self.nodes[n].send_after_ns = now + next_ns + ack_ns;
             if acked {
                 self.csma_acked(now, n, nbr, sched);

@@ -36,7 +36,7 @@ use std::time::Duration;
 use coap_cc::Instant;
 use etherparse::PacketBuilder;
 use netmodel::mesh::frame::Compression;
-use netmodel::{AirFrame, HostId, Next, Packet};
+use netmodel::{AirFrame, HostId, Next, Packet, PacketId};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
@@ -347,13 +347,13 @@ impl<P: Captured, C: Context<P>> Context<P> for TapCtx<'_, C> {
     fn stopping(&self) -> bool {
         self.ctx.stopping()
     }
-    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) {
+    fn send(&mut self, from: HostId, to: HostId, size: u32, fill: impl FnOnce(&mut P)) -> PacketId {
         let now = self.ctx.now();
         let capture = &mut *self.capture;
         self.ctx.send(from, to, size, |p| {
             fill(p);
             p.capture(capture, now, from, to);
-        });
+        })
     }
     fn timer(&mut self, host: HostId, slot: u32, gen: u32, at: Instant) {
         self.ctx.timer(host, slot, gen, at)
@@ -389,6 +389,9 @@ where
     }
     fn finish(self) -> Records {
         self.inner.finish()
+    }
+    fn send_returned<C: Context<S::Payload>>(&mut self, ctx: &mut C, host: HostId, packet: PacketId) {
+        self.inner.send_returned(&mut TapCtx { ctx, capture: self.capture }, host, packet)
     }
     const TAPS_AIR: bool = true;
     fn on_air(&mut self, frame: &AirFrame, payload: Option<&S::Payload>) {

@@ -268,7 +268,14 @@ pub fn stack(scn: &MeshScenario, res: &Resolved, rep: u32) -> UdpStack {
             }
         })
         .collect();
-    UdpStack::new(hosts, res.request.clone(), 0).with_detail(Detail::Exchanges)
+    let stack = UdpStack::new(hosts, res.request.clone(), 0).with_detail(Detail::Exchanges);
+    // a Cooja mote's nullmac send blocks through the frame's ACK wait, and Erbium arms its timer
+    // after it
+    if res.mesh.cooja_mote.is_some() {
+        stack.with_send_returns()
+    } else {
+        stack
+    }
 }
 
 /// Replaces each client's FCT by the time from its first transmission to the response of its

@@ -22,6 +22,8 @@ struct Harness {
     delivered: Vec<(u64, Packet)>,
     discarded: Vec<Packet>,
     starts: Vec<(u64, u16)>,
+    /// When each sender's send returned, and the packet's sender.
+    returned: Vec<(u64, u32)>,
 }
 
 impl Schedule<MeshEvent> for Harness {
@@ -30,6 +32,9 @@ impl Schedule<MeshEvent> for Harness {
     }
     fn discard(&mut self, packet: Packet) {
         self.discarded.push(packet);
+    }
+    fn send_returned(&mut self, at: Instant, packet: Packet) {
+        self.returned.push((at.as_nanos(), packet.from.0));
     }
     fn wake(&mut self, at: Instant, event: MeshEvent) {
         self.seq += 1;
