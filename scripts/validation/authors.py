@@ -411,9 +411,17 @@ model; client by client (all five algorithms in Cooja, three in the model) its m
 in Cooja (clients 2, 12, 14 and 15 57–87 s, 3, 13 and 16 13–26 s) and 13–26 s in the model. On
 New-Grid the two start alike (0.43–0.46 failed exchanges against 0.38–0.42; the first completion
 at 39, 82 and 68 s against 36, 97 and 80 s), and there the carrying algorithms are within 15 % in
-every cell at RX 1.0. Which route Cooja's Variant2 motes lack for those first minutes is not
-found yet (their runs' logs were not kept: the next step is to run them again with the fourth
-harness and read the DAOs).
+every cell at RX 1.0. What makes Cooja's first exchanges on Variant2 fail, read in
+`N-default-grid3x3v2-tx1.0-rx1.0-s1` run again (the fourth harness gives its exchanges file byte
+for byte) for clients 2 and 14, whose first exchanges Erbium gave up: a first request goes at
+boot and its first retransmission 3–4.5 s later, both dropped at the client, which has no parent
+yet; the second, at 10.3 and 10.7 s, reaches the border router, which has no route to the server
+yet (the server takes its parent at 13.0 s); the third, at 23.1 and 24.3 s, collides with a frame
+its sender cannot hear (client 16's at mote 3, the server's at the border router), as the other
+clients' exchanges fill the channel by then; the fourth, at 48.6 and 51.4 s, gets through, but
+Erbium gives up as it sends the last one. So a client's first exchange turns on when the server's
+route appears against the second retransmission, and on one collision at the third. Which of
+these the model has less often on Variant2 is not found yet.
 
 What the author's code does, on both sides: on perfect links FB1 and FB2 complete about what
 default CoAP does (Cooja: 21.5–26.5 against 25.5–26.2 completed/s), with longer FCTs (76–101 s
