@@ -48,14 +48,6 @@ struct Unreturned {
     at: Instant,
 }
 
-/// A CoAP datagram's message ID when it is confirmable.
-fn con_mid(bytes: &[u8]) -> Option<u16> {
-    match bytes {
-        [b0, _, m0, m1, ..] if (b0 >> 4) & 0b11 == 0 => Some(u16::from_be_bytes([*m0, *m1])),
-        _ => None,
-    }
-}
-
 /// One-way NON traffic beside the workload (RTTCOAP's background notifications): each source
 /// sends NON 2.05 notifications (token 2, a 3-byte Observe, the payload) to the sink at stepping
 /// rates, under no congestion control, from its first arrival (a random phase in the first
@@ -288,7 +280,10 @@ impl UdpStack {
             let host = &mut self.hosts[h.index()];
             while let Some(tx) = host.ep.poll_transmit(&mut self.buf) {
                 debug_assert_eq!(tx.len, self.buf.len());
-                let mid = if self.send_returns { con_mid(&self.buf) } else { None };
+                let mid = match Message::peek_header(&self.buf) {
+                    Some((MessageType::Con, mid)) if self.send_returns => Some(mid),
+                    _ => None,
+                };
                 // the datagram's buffer becomes the packet's; the packet slot's old one is next
                 let buf = &mut self.buf;
                 let packet = ctx.send(h, tx.dest, tx.len as u32 + self.overhead, |p| std::mem::swap(p, buf));

@@ -48,7 +48,7 @@
 use coap_time::Instant;
 use rand_core::RngCore;
 
-use super::frame::airtime_ns;
+use super::frame::{airtime_ns, ACK_MPDU};
 use super::rpl::BROADCAST;
 use super::{traffic, Cause, Job, MacSpec, Mesh, MeshEvent, Packet, NONE};
 use crate::medium::Schedule;
@@ -63,9 +63,6 @@ pub const fn rt(ticks: u64) -> u64 {
 
 /// The 802.15.4 turnaround before the radio's automatic ACK: 12 symbols of 16 µs.
 pub const ACK_TURNAROUND_NS: u64 = 12 * super::frame::SYMBOL_NS;
-/// An ACK frame's MPDU: FCF 2 + sequence number 1 + FCS 2.
-pub const ACK_MPDU: u32 = 5;
-
 /// ContikiMAC's parameters (Contiki 3.0's values by default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContikimacSpec {

@@ -499,7 +499,7 @@ impl Mesh {
     /// nullmac returns after the frame's ACK wait (`ack_wait_end`), or at once when nothing went
     /// on the air (no route, a busy channel); CSMA once the packet is queued.
     fn send_returned<S: Schedule<MeshEvent>>(&self, at: u64, n: usize, p: &Packet, sched: &mut S) {
-        if self.spec.cooja_mote.is_some() && p.from.index() == n && p.id != rpl::CONTROL_ID {
+        if self.spec.cooja_mote.is_some() && p.from.index() == n && !is_control(p) {
             sched.send_returned(Instant::from_nanos(at), *p);
         }
     }

@@ -5,13 +5,11 @@
 use coap_time::Instant;
 
 use super::channel::Fate;
-use super::contikimac;
 use super::cpu::Job;
 use super::frame;
 use super::report::Cause;
 use super::routing::NONE;
 use super::rpl::{is_control, BROADCAST};
-use super::spec::CoojaMoteSpec;
 use super::{traffic, Mesh, MeshEvent};
 use crate::medium::{Packet, Schedule};
 
@@ -116,8 +114,8 @@ impl Mesh {
         let f = &mut self.frames[n];
         f.ack = true;
         f.dest = to;
-        f.airtime = self.spec.airtime_ns(contikimac::ACK_MPDU);
-        f.mpdu = contikimac::ACK_MPDU;
+        f.airtime = self.spec.airtime_ns(frame::ACK_MPDU);
+        f.mpdu = frame::ACK_MPDU;
         f.fate = Fate::Pending;
         sched.wake(Instant::from_nanos(now), MeshEvent::FrameStart(n as u16));
     }
@@ -149,7 +147,7 @@ impl Mesh {
     /// retries one that was not (MAC_TX_NOACK); the CPU goes on.
     pub(super) fn ack_wait_end<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let Some((nbr, acked)) = self.nodes[n].ack_wait.take() else { return };
-        let ack_ns = if acked { CoojaMoteSpec::airtime_ns(frame::ACK_MPDU) } else { 0 };
+        let ack_ns = if acked { self.spec.airtime_ns(frame::ACK_MPDU) } else { 0 };
         if !self.is_csma(n) {
             // nullmac's send returns, 2.096 ms after the frame when the ACK came (its 96 µs on
             // the air), 2.000 ms when none did (`CoojaMoteSpec`)

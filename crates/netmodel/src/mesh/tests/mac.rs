@@ -127,7 +127,7 @@ fn a_cooja_mote_acks_a_unicast_a_millisecond_after_it() {
     assert_eq!(h.starts, vec![(2_096_000, 1), (5_880_000, 0)]);
     assert_eq!(h.delivered.iter().map(|d| d.0).collect::<Vec<_>>(), vec![5_880_000]);
     assert_eq!(CoojaMoteSpec::airtime_ns(89), 2_784_000);
-    assert_eq!(CoojaMoteSpec::airtime_ns(contikimac::ACK_MPDU), 96_000);
+    assert_eq!(CoojaMoteSpec::airtime_ns(frame::ACK_MPDU), 96_000);
     assert_eq!(stats(&m)[0].acks_sent, 1);
     // the sender waits the whole ACK_WAIT_TIME (2 ms) before its next send: a second packet
     // prepared from 2.096 ms on (its CPU holds the first send until 6.880 ms) starts then
