@@ -12,7 +12,8 @@
 //!   trickle timer or sends a No-Path DAO), and this module adds the frames RPL keeps sending
 //!   once the DODAG has formed, which take the air and the motes' CPUs from CoAP.
 //! * **Start-up**: only the root has joined at t = 0 (**choice**: the root has its prefix and
-//!   every mote has booted at 0). A mote joins through the first DIO it takes from a mote of
+//!   every mote has booted at 0), or none until [`RplSpec::root_start_ns`], when the border
+//!   router takes its prefix (`set_prefix_64` calls `rpl_set_root`: trickle from Imin). A mote joins through the first DIO it takes from a mote of
 //!   finite rank (`rpl_join_instance`: that mote is its parent, its rank one hop more; trickle
 //!   from Imin, a DAO, probing). A joined mote takes a neighbour a hop closer to the root as its
 //!   new parent (**choice**: MRHOF over nullrdc links whose ETX is 1, its hysteresis keeping
@@ -189,6 +190,9 @@ pub struct RplSpec {
     /// link-stats learns it from the MAC's outcomes, with ranks in MRHOF's units and RPL's loop
     /// detection (see the module doc); false: by hop count, the first heard among equals.
     pub etx: bool,
+    /// Start-up mode: when the root starts the DODAG (`rpl_set_root`, as the border router takes
+    /// its prefix), ns; until then it is in no DODAG and solicits as every other mote does.
+    pub root_start_ns: u64,
 }
 
 /// Route table sizes.
@@ -215,6 +219,7 @@ impl Default for RplSpec {
             evict_lru: false,
             nopath_removal_s: 60,
             etx: false,
+            root_start_ns: 0,
         }
     }
 }
@@ -232,6 +237,8 @@ pub enum RplTimer {
     Probe(u32),
     /// An unjoined mote's DIS.
     Dis,
+    /// The root takes its prefix and starts the DODAG.
+    RootStart,
     /// The periodic timer's second (`handle_periodic_timer`: `rpl_recalculate_ranks`), woken
     /// only when a candidate's link has news.
     Periodic,

@@ -4,8 +4,9 @@
 use super::*;
 
 impl Mesh {
-    /// The root starts trickle; in the converged mode every joined mote does and sets its DAO
-    /// lifetime and probing timers; in start-up mode the others wait for a DIO, soliciting one.
+    /// The root starts trickle (at once, or at [`RplSpec::root_start_ns`], soliciting until
+    /// then); in the converged mode every joined mote does and sets its DAO lifetime and probing
+    /// timers; in start-up mode the others wait for a DIO, soliciting one.
     pub(in crate::mesh) fn rpl_start<S: Schedule<MeshEvent>>(&mut self, sched: &mut S) {
         let spec = self.rpl_spec();
         if spec.etx {
@@ -23,6 +24,10 @@ impl Mesh {
                     let given = self.spec.dis_first_ns.get(n).copied().flatten();
                     let wake = given.map_or(at(0, first), Instant::from_nanos);
                     sched.wake(wake, MeshEvent::Rpl(n as u16, RplTimer::Dis));
+                    if n == self.root {
+                        let start = Instant::from_nanos(spec.root_start_ns);
+                        sched.wake(start, MeshEvent::Rpl(n as u16, RplTimer::RootStart));
+                    }
                 }
                 continue;
             }
@@ -86,6 +91,10 @@ impl Mesh {
             RplTimer::Periodic => {
                 self.rpl[n].updated = false;
                 self.mrhof_select(now, n, sched);
+            }
+            RplTimer::RootStart => {
+                self.rpl[n].joined = true;
+                self.start_trickle(now, n, sched);
             }
             RplTimer::Dis if !r.joined => {
                 self.rpl_send(now, n, Msg::Dis, 0, 0, BROADCAST, sched);

@@ -70,6 +70,22 @@ fn in_start_up_mode_the_dodag_forms_hop_by_hop_and_packets_wait_for_routes() {
 }
 
 #[test]
+fn the_dodag_starts_when_the_root_takes_its_prefix() {
+    // Border router 0 — mote 1 (9 m). The root takes its prefix at 10 s: its first DIO comes
+    // 2.048–4.096 s later (the second half of Imin's 524-tick interval), so a packet mote 1
+    // sends at 12 s finds no parent (no_route), one at 30 s goes; with the prefix at 0, the
+    // DIO is out by 4.096 s and the packet at 12 s goes too.
+    for (start_s, dropped) in [(10, 1), (0, 0)] {
+        let mut s = spec(&[(0.0, 0.0), (9.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+        s.rpl = Some(RplSpec { startup: true, root_start_ns: start_s * 1_000_000_000, ..RplSpec::default() });
+        let mut m = Mesh::new(s, 5, 0);
+        let h = run_until(&mut m, &[(12_000 * MS, 1, 0, 15), (30_000 * MS, 1, 0, 15)], 40_000 * MS);
+        assert_eq!(stats(&m)[1].drops.no_route, dropped, "prefix at {start_s} s");
+        assert_eq!(h.delivered.len() as u64, 2 - dropped, "prefix at {start_s} s");
+    }
+}
+
+#[test]
 fn a_no_path_dao_withdraws_a_route_only_after_contikis_delay() {
     // The chain above: by 100 s the root's route to mote 2 goes through mote 1. A No-Path DAO
     // from mote 1 for mote 2 flags the route, and Contiki keeps using it for

@@ -58,6 +58,13 @@ pub struct Topology {
     /// every seed); the others draw theirs. With `rpl_startup` only.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub rpl_dis_ms: std::collections::BTreeMap<String, f64>,
+    /// When the border router takes its prefix and starts the DODAG as its root
+    /// (`rpl_set_root`), ms into the run (0: at once); before it, the border router is in no
+    /// DODAG, as every other mote. A border router waits for its prefix over SLIP: in the
+    /// dataset's Cooja runs the test script feeds it 1 s after the router's first printf, which
+    /// a Cooja mote prints at its boot. With `rpl_startup` only.
+    #[serde(skip_serializing_if = "is_zero_m")]
+    pub rpl_root_start_ms: f64,
     /// A named layout's unit (its authors' 10 m) becomes this many metres: every coordinate
     /// × `spacing_m` / 10 (None: as drawn).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,6 +90,7 @@ impl Default for Topology {
             parents: Default::default(),
             boots_ms: Default::default(),
             rpl_dis_ms: Default::default(),
+            rpl_root_start_ms: 0.0,
             spacing_m: None,
             jitter_m: 0.0,
         }
@@ -108,6 +116,7 @@ struct TopologyFile {
     boots_ms: std::collections::BTreeMap<String, f64>,
     #[serde(default)]
     rpl_dis_ms: std::collections::BTreeMap<String, f64>,
+    rpl_root_start_ms: Option<f64>,
     spacing_m: Option<f64>,
     jitter_m: Option<f64>,
 }
@@ -127,6 +136,7 @@ impl From<TopologyFile> for Topology {
             parents: t.parents,
             boots_ms: t.boots_ms,
             rpl_dis_ms: t.rpl_dis_ms,
+            rpl_root_start_ms: t.rpl_root_start_ms.unwrap_or(d.rpl_root_start_ms),
             spacing_m: t.spacing_m,
             jitter_m: t.jitter_m.unwrap_or(d.jitter_m),
         }

@@ -671,6 +671,7 @@ impl MeshScenario {
             },
             evict_lru: self.stack.route_table_full == RouteTableFull::EvictLru,
             etx: self.topology.rpl_etx,
+            root_start_ns: (self.topology.rpl_root_start_ms * 1e6).round() as u64,
             ..RplSpec::default()
         })
     }
@@ -681,6 +682,16 @@ impl MeshScenario {
             return bad(
                 "topology.rpl_startup",
                 "needs topology.rpl_control = true (the DODAG forms from RPL's frames)",
+            );
+        }
+        let start = self.topology.rpl_root_start_ms;
+        if !(0.0..=3.6e9).contains(&start) {
+            return bad("topology.rpl_root_start_ms", "must be a number of ms in [0, 3600000000]");
+        }
+        if start > 0.0 && !self.topology.rpl_startup {
+            return bad(
+                "topology.rpl_root_start_ms",
+                "needs topology.rpl_startup = true (the converged tree has its root from the start)",
             );
         }
         if self.topology.rpl_etx && !self.topology.rpl_startup {

@@ -420,3 +420,14 @@ fn a_mote_s_first_dis_is_given_by_id_in_start_up_only() {
     assert!(e(&toml.replace("{ 2 = 17005.5 }", "{ 9 = 1.0 }")).contains("topology.rpl_dis_ms.9"));
     assert!(e(&toml.replace("17005.5", "-1.0")).contains("ms >= 0"));
 }
+
+#[test]
+fn the_root_s_prefix_instant_is_read_in_start_up_only() {
+    let toml = "[topology]\nrpl_startup = true\nrpl_root_start_ms = 1551.8\n";
+    let m = MeshScenario::from_toml(toml).unwrap().resolve().unwrap().mesh;
+    assert_eq!(m.rpl.unwrap().root_start_ns, 1_551_800_000);
+    let e = |t: &str| MeshScenario::from_toml(t).unwrap().resolve().unwrap_err().to_string();
+    assert!(e(&toml.replace("rpl_startup = true", "rpl_startup = false")).contains("needs topology.rpl_startup"));
+    assert!(e(&toml.replace("1551.8", "-1.0")).contains("topology.rpl_root_start_ms"));
+    assert!(e(&toml.replace("1551.8", "nan")).contains("topology.rpl_root_start_ms"));
+}
