@@ -66,7 +66,10 @@ def scenario(run, prefix_s):
     motes = sorted(run["motes"], key=lambda m: m["cooja_id"])
     nodes = ", ".join('{ id = %d, role = "%s", x = %.4f, y = %.4f }' % (k + 1, ROLES[m["role"]], m["x_m"], m["y_m"])
                       for k, m in enumerate(motes))
-    workload = ['kind = "continuous"'] if not interval else ['kind = "periodic_blocking"', "interval_ms = %.1f" % interval]
+    # the client arms its timer before its first request (`etimer_set`, then the loop), and
+    # `etimer_reset` keeps the schedule: late, it catches up back to back
+    workload = ['kind = "continuous"'] if not interval else [
+        'kind = "periodic_blocking"', "interval_ms = %.1f" % interval, "first_after_interval = true"]
     return "\n".join([
         'env = "lln"', 'name = "%s"' % run["run_id"], "seed = %d" % run["cooja_random_seed"], "reps = %d" % REPS,
         "duration_s = %.1f" % run["duration_s_configured"], 'cc = "%s"' % cc(alg),
@@ -187,6 +190,33 @@ def spread_quantile(per_seed, value):
     return below / SPREAD_DRAWS
 
 
+def within_chance(per_seed, centre, tolerance=0.15):
+    """How often a mean over one replication per seed lands within `tolerance` of `centre`: were
+    Cooja's runs the model's own, the chance that its mean comes within 15 % of the model's."""
+    if centre != centre or not per_seed or not all(per_seed):
+        return float("nan")
+    rng = random.Random(1)
+    hits = sum(abs(statistics.fmean(rng.choice(reps) for reps in per_seed) / centre - 1) <= tolerance
+               for _ in range(SPREAD_DRAWS))
+    return hits / SPREAD_DRAWS
+
+
+def expected_within(table, metric):
+    """Over the carrying algorithms' cells at RX 0.95 and 1.0: how many would be within 15 % were
+    Cooja's runs the model's own (the sum of each cell's chance), and how many are, of how many."""
+    chance, measured, cells = 0.0, 0, 0
+    for key, (c, m, _) in table.items():
+        if key[4] == "default" or key[2] < 0.95:
+            continue
+        p = within_chance(m["reps"][metric], m[metric])
+        if p != p or c[metric] != c[metric]:
+            continue
+        chance += p
+        measured += abs(pct(m[metric], c[metric])) <= 15
+        cells += 1
+    return chance, measured, cells
+
+
 def spread(m, c, metric):
     """Cooja's mean of `metric` among the model's means over as many runs (percentile)."""
     return spread_quantile(m["reps"][metric], c[metric])
@@ -275,6 +305,12 @@ def section(table):
             cols.append("%d of %d: %s / %s" % (agree, pairs, " > ".join(short(a) for a in r[1]),
                                                " > ".join(short(a) for a in r[0])))
         page.append("| %s | %s |" % (describe(key), " | ".join(cols)))
+    rate, fct = expected_within(table, "completed_per_s"), expected_within(table, "fct_s")
+    page.append("")
+    page.append("Were Cooja's runs the model's own (each seed's run one of the model's replications of that seed's"
+                " scenario), the carrying algorithms' means at RX 0.95 and 1.0 would land within 15 %% of the"
+                " model's in %.1f of the %d cells on average for the completed rate and %.1f of %d for the FCT;"
+                " measured: %d and %d." % (rate[0], rate[2], fct[0], fct[2], rate[1], fct[1]))
     page.append(READING)
     return page
 
@@ -456,29 +492,32 @@ noise: the carrying algorithms within 15 % in 20 of the 24 cells as before, the 
 +18 %; as published +21 %), default CoAP −4 … +6 % at RX 0.95 and 1.0, the orderings in 72 of 80
 pairs by completed rate, 51 of 66 by FCT and 74 of 80 by retransmissions.
 
-Default CoAP: the model completes −8 … +31 % of Cooja's rate, −4 … +6 % at RX 0.95 and 1.0, its
-FCT −6 … +23 % (−6 … +17 % at RX 0.95 and 1.0). The algorithms that carry a timer from one exchange to the next agree less,
+Default CoAP: the model completes −8 … +31 % of Cooja's rate, −3 … +10 % at RX 0.95 and 1.0, its
+FCT −4 … +23 % (−4 … +13 % at RX 0.95 and 1.0). The algorithms that carry a timer from one exchange to the next agree less,
 because what decides them is rare (an exchange that loses a frame leaves the next one a timer two
 to eight times as long, and the start-up, where the first exchanges time out before RPL has
-routes, leaves every client one): at RX 1.0 and 0.95 their completed rate is within 15 % in 22 of
-the 24 cells (FB1 and GST as published 6 of 6; FB2 5 of 6, 23 % over at RX 0.95 back to back on
-New-Grid; GST 5 of 6, 18 % over at RX 0.95 every 100 ms), and their median timers within 4 % in 23
-of the 24 (GST on Variant2 at RX 1.0: 1.43 s against 1.34, its timers in two groups). At RX 0.8 a
+routes, leaves every client one): at RX 1.0 and 0.95 their completed rate is within 15 % in 21 of
+the 24 cells (FB1 and GST as published 6 of 6; FB2 4 of 6, 17 % over on New-Grid at RX 0.95 back to
+back and every 100 ms; GST 5 of 6, 28 % over on New-Grid at RX 0.95 every 100 ms), and their median
+timers within 4 % in 22 of the 24 and within 9 % in all (GST with a restarting count on perfect
+links, 1.37 s against 1.49 on New-Grid and 1.43 against 1.34 on Variant2: its timers fall in two
+groups). At RX 0.8 a
 few dozen exchanges complete in a run and the figures are lotteries on both sides. The orderings
 agree pair by pair, at RX 1.0 and 0.95, for the completed rate in 9–10 of 10 pairs (all 10 in five
 configurations of six) and for retransmissions in 9–10 (all 10 in four); at RX 0.8 in 5–8 of 10;
-for the FCT less (7 of 10 to 9 of 10), the FCT being mostly start-up.
+for the FCT less (5 of 10 to 10 of 10), the FCT being mostly start-up.
 
 How much of that is the runs' own scatter: a carrying algorithm's completed rate moves by a
 quarter to a third of its mean from one run to the next on both sides (the model's replications on
 perfect links: a standard deviation of 5.4–10.4 completed/s around 27–35; Cooja's ten seeds of FB1
-on Variant2 18.1–53.5), and Cooja has five runs a configuration (ten on Variant2 at RX 1.0, three
-at RX 0.8). Its mean falls within the central 95 % of the model's means over as many runs (one
-replication for each seed's scenario) in 38 of the 40 cells for the completed rate, 29 of 30 at RX
-0.95 and 1.0 (FB1 on Variant2 at RX 1.0, at the 98th percentile, 13 % under Cooja's, is the one
-out; GST as published at RX 0.8 on Variant2 the other), and in 31 of 36 for the FCT (27 of 30: FB1
-on New-Grid at RX 0.95 back to back, 23 % under Cooja's, default CoAP and GST as published on
-Variant2 at RX 0.95, 17 and 36 % over). And Cooja's five builds share their start-up: a Cooja mote
+on Variant2 18.1–53.5), and Cooja has ten runs a configuration at RX 0.95 and 1.0 (five for the
+100-ms builds at RX 1.0), two or three at RX 0.8. Its mean falls within the central 95 % of the
+model's means over as many runs (one replication for each seed's scenario) in 35 of the 40 cells
+for the completed rate, 26 of 30 at RX 0.95 and 1.0 (out: FB2 on New-Grid at RX 0.95, back to back
+and every 100 ms, GST there every 100 ms, and FB1 on Variant2 at RX 1.0, 13 % under Cooja's at the
+98th percentile), and in 30 of 36 for the FCT (26 of 30). Were Cooja's runs the model's own, its
+means would land within 15 % of the model's in 22.9 of the 24 carrying cells on average (the
+completed rate) and 19.4 (the FCT): measured 21 and 18 (the sentence after the orderings). And Cooja's five builds share their start-up: a Cooja mote
 seeds Contiki's generator with the run's seed plus its id, and the variants differ only once an
 exchange has failed, so a client's first exchange comes out alike in every build's run of a seed
 (on perfect links, the same outcome after the same number of retransmissions in all five builds
@@ -507,11 +546,22 @@ gets through, but Erbium gives up as it sends the last one. So a client's first 
 when the server's route appears against the second retransmission, and on one collision at the
 third; a run, on which clients start with a long carried timer.
 
+On New-Grid at RX 0.95 the surplus is FB2's and GST's. Cooja's back-to-back and 100-ms runs there
+are nearly one configuration: a client behind its 100-ms schedule (after any retransmission)
+sends back to back until it catches up, which at RX 0.95 it seldom does, so the model gives the two
+within 2 % of each other (default CoAP 4.04 and 3.98 completed/s), and so does Cooja for default
+CoAP (3.89 and 3.91), FB1 (2.74 and 2.85), FB2 (1.98 and 2.00) and GST as published (6.70 and 6.73),
+but not for GST with a restarting count: 2.41 and 1.87, ten seeds each, 2.3 standard errors apart
+(pooled 2.14, the model 2.40–2.41: 13 % over). FB2's surplus is in both sets (twenty runs, 1.99;
+the model 2.31–2.34, three standard errors over), and not on Variant2 at RX 0.95 (+1 %); there the
+model's FB2 retransmits less than Cooja's (0.209–0.210 an exchange against 0.228–0.246). What
+makes it is not found yet.
+
 What the author's code does, on both sides: on perfect links FB1 and FB2 complete about what
-default CoAP does (Cooja: 24.3–31.3 against 25.5–26.5 completed/s), with longer FCTs (76–90 s
-against 60–64 s: start-up with a carried timer), and GST completes more (32.6–32.7, as published
-34.2–34.9, against 25.5–26.5). At RX 0.95 FB1, FB2 and GST with a restarting count complete 40–60 % less than default
-CoAP; GST as published completes 1.7–1.8 times as much (Cooja 7.0 and 8.4 against 4.1 and 4.6):
+default CoAP does (Cooja: 24.5–31.3 against 23.7–26.5 completed/s), with longer FCTs (80–90 s
+against 64–66 s: start-up with a carried timer), and GST completes more (30.3–32.7, as published
+30.7–34.9, against 23.7–26.5). At RX 0.95 FB1, FB2 and GST with a restarting count complete 30–50 % less than default
+CoAP; GST as published completes 1.7–1.8 times as much (Cooja 6.7 and 7.8 against 3.9 and 4.5):
 after 64 clean exchanges its 64-bit divisor is 0, the MSP430's division by zero gives all ones
 and its timer wraps round to 0–1.5 s (median RTO 1.0 s against default's 3.9 s), so it
 retransmits early and often, and on lossy links that recovers losses sooner.
@@ -521,14 +571,15 @@ CLAIMS_READING = """
 Reading. The thesis's FCT claims do not hold in Cooja running the author's code, start-up
 included as the thesis defines the FCT: GST's FCT is below default CoAP's in one configuration
 of seven where both have one (RX 0.8, New-Grid), FB1's never; default CoAP has the shortest FCT
-in every other. Only the orderings among the variants hold in part (GST below FB1 in 4 of 6 with
-a restarting count and 3 of 6 as published, GST below FB2 in 3 of 6, FB2 below FB1 in 4 of 7).
+in every other. Only the orderings among the variants hold in part (GST below FB1 in 3 of 6 with
+a restarting count and 1 of 6 as published, GST below FB2 in 2 of 6 either way, FB2 below FB1 in 4
+of 7).
 The model gives the same verdict on the claims against default CoAP in every configuration but
 one: at RX 0.8 on New-Grid, where a few dozen exchanges complete, it has GST's FCT as published
 above default's (Cooja: below). The retransmission claims hold: FB1
 retransmits less than default CoAP in all eight configurations (41–82 %), FB2 less than FB1 in
 all eight, GST with a restarting count less than default in all eight (the model agrees in all
-eight; back to back on perfect links by 8 % and 8 % where Cooja's is 12 % and 8 %); GST
+eight; back to back on perfect links by 9 % and 8 % where Cooja's is 8 % and 8 %); GST
 as published only on the lossiest links, elsewhere it retransmits more (its wrapped timer). Under which setup the FCT
 claim could have been measured: counted after the start-up (each client's first exchange in
 Cooja's steady window), GST's FCT on the New-Grid layout at RX 1.0 is 18–43 % below default

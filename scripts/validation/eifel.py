@@ -15,10 +15,12 @@ LAYOUTS = {"halfdumbbell": "the half dumbbell (3 clients, the border router, the
 
 
 def runs_of(runs):
-    """The runs this section compares: every Eifel run, and default CoAP's on the same layouts."""
+    """The runs this section compares: every Eifel run, and default CoAP's of the same
+    configurations and seeds (paired: default has more seeds on some)."""
     eifel = [r for r in runs if r["algorithm"] == "eifel"]
-    keys = {authors.configuration(r) for r in eifel}
-    return eifel + [r for r in runs if r["algorithm"] == "default" and authors.configuration(r) in keys]
+    keys = {(authors.configuration(r), r["cooja_random_seed"]) for r in eifel}
+    return eifel + [r for r in runs
+                    if r["algorithm"] == "default" and (authors.configuration(r), r["cooja_random_seed"]) in keys]
 
 
 def measure(coapcc, data, runs, tmp, log=print):
