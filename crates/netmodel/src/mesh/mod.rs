@@ -361,7 +361,8 @@ impl Mesh {
                     let nbrs =
                         (links.of(i).iter()).filter(|l| l.p > 0.0 && d[i * n + l.to as usize] <= reach).map(|l| l.to);
                     // start-up: only the root is in the DODAG at first (none until its prefix
-                    // comes, where the run says when); converged: every mote with a route (whose parent and rank are the converged tree's)
+                    // comes, where the run says when); converged: every mote with a route
+                    // (whose parent and rank are the converged tree's)
                     let joined =
                         (i == root && (r.root_start_ns == 0 || !r.startup)) || (!r.startup && routes.parent[i] != NONE);
                     RplNode::new(joined, i == root, nbrs, Stream::Rpl(i as u32).rng(seed, rep))

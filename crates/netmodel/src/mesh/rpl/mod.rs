@@ -13,10 +13,11 @@
 //!   once the DODAG has formed, which take the air and the motes' CPUs from CoAP.
 //! * **Start-up**: only the root has joined at t = 0 (**choice**: the root has its prefix and
 //!   every mote has booted at 0), or none until [`RplSpec::root_start_ns`], when the border
-//!   router takes its prefix (`set_prefix_64` calls `rpl_set_root`: trickle from Imin). A mote joins through the first DIO it takes from a mote of
-//!   finite rank (`rpl_join_instance`: that mote is its parent, its rank one hop more; trickle
-//!   from Imin, a DAO, probing). A joined mote takes a neighbour a hop closer to the root as its
-//!   new parent (**choice**: MRHOF over nullrdc links whose ETX is 1, its hysteresis keeping
+//!   router takes its prefix (`set_prefix_64` calls `rpl_set_root`: trickle from Imin). A mote
+//!   joins through the first DIO it takes from a mote of finite rank (`rpl_join_instance`: that
+//!   mote is its parent, its rank one hop more; trickle from Imin, a DAO, probing). A joined
+//!   mote takes a neighbour a hop closer to the root as its new parent (**choice**: MRHOF over
+//!   nullrdc links whose ETX is 1, its hysteresis keeping
 //!   equal-rank neighbours out: the first parent heard among equals stays): its DTSN goes up, a
 //!   DAO is scheduled, trickle restarts at Imin, and a No-Path DAO goes to the old parent (which
 //!   flags the route through its sender and keeps using it for RPL_NOPATH_REMOVAL_DELAY,
