@@ -178,27 +178,27 @@ def figures(runs):
 SPREAD_DRAWS = 4000
 
 
+def drawn_means(per_seed, seed):
+    """SPREAD_DRAWS means over one replication per seed, each drawn from that seed's replications
+    (a fixed generator, so the page is reproducible); None without a replication in every seed."""
+    if not per_seed or not all(per_seed):
+        return None
+    rng = random.Random(seed)
+    return [statistics.fmean(rng.choice(reps) for reps in per_seed) for _ in range(SPREAD_DRAWS)]
+
+
 def spread_quantile(per_seed, value):
     """Where `value`, a mean over one run per seed (Cooja's), falls among the model's means over
-    one replication per seed: the share of SPREAD_DRAWS such means at or below it (each drawn from
-    the seed's replications; a fixed generator, so the page is reproducible). NaN without a
-    replication in every seed."""
-    if value != value or not per_seed or not all(per_seed):
-        return float("nan")
-    rng = random.Random(0)
-    below = sum(statistics.fmean(rng.choice(reps) for reps in per_seed) <= value for _ in range(SPREAD_DRAWS))
-    return below / SPREAD_DRAWS
+    one replication per seed: the share of them at or below it (NaN without a value or draws)."""
+    means = drawn_means(per_seed, 0) if value == value else None
+    return float("nan") if means is None else sum(x <= value for x in means) / len(means)
 
 
 def within_chance(per_seed, centre, tolerance=0.15):
     """How often a mean over one replication per seed lands within `tolerance` of `centre`: were
     Cooja's runs the model's own, the chance that its mean comes within 15 % of the model's."""
-    if centre != centre or not per_seed or not all(per_seed):
-        return float("nan")
-    rng = random.Random(1)
-    hits = sum(abs(statistics.fmean(rng.choice(reps) for reps in per_seed) / centre - 1) <= tolerance
-               for _ in range(SPREAD_DRAWS))
-    return hits / SPREAD_DRAWS
+    means = drawn_means(per_seed, 1) if centre == centre else None
+    return float("nan") if means is None else sum(abs(x / centre - 1) <= tolerance for x in means) / len(means)
 
 
 def expected_within(table, metric):

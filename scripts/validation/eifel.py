@@ -17,10 +17,12 @@ LAYOUTS = {"halfdumbbell": "the half dumbbell (3 clients, the border router, the
 def runs_of(runs):
     """The runs this section compares: every Eifel run, and default CoAP's of the same
     configurations and seeds (paired: default has more seeds on some)."""
+    def paired(r):
+        return authors.configuration(r), r["cooja_random_seed"]
+
     eifel = [r for r in runs if r["algorithm"] == "eifel"]
-    keys = {(authors.configuration(r), r["cooja_random_seed"]) for r in eifel}
-    return eifel + [r for r in runs
-                    if r["algorithm"] == "default" and (authors.configuration(r), r["cooja_random_seed"]) in keys]
+    keys = {paired(r) for r in eifel}
+    return eifel + [r for r in runs if r["algorithm"] == "default" and paired(r) in keys]
 
 
 def measure(coapcc, data, runs, tmp, log=print):

@@ -63,7 +63,7 @@ pub struct Topology {
     /// DODAG, as every other mote. A border router waits for its prefix over SLIP: in the
     /// dataset's Cooja runs the test script feeds it 1 s after the router's first printf, which
     /// a Cooja mote prints at its boot. With `rpl_startup` only.
-    #[serde(skip_serializing_if = "is_zero_m")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub rpl_root_start_ms: f64,
     /// A named layout's unit (its authors' 10 m) becomes this many metres: every coordinate
     /// × `spacing_m` / 10 (None: as drawn).
@@ -72,7 +72,7 @@ pub struct Topology {
     /// Each mote is moved from where the layout puts it by a uniform draw in ±`jitter_m` on each
     /// axis, per replication (0: none). The NITK author placed his "10 m" neighbours by hand at
     /// 8.7–10 m; the lattices put them exactly at R, where UDGM's reception is weakest.
-    #[serde(skip_serializing_if = "is_zero_m")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub jitter_m: f64,
 }
 
@@ -190,6 +190,6 @@ fn default_trail_every_s() -> f64 {
     10.0
 }
 
-fn is_zero_m(v: &f64) -> bool {
+fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
