@@ -534,10 +534,11 @@ impl Mesh {
         // a packet for the cloud goes up the tree towards the border router
         let nh = match (cloud, self.rpl_dynamic()) {
             (true, _) => self.rpl_parent(n),
-            (false, true) => self.rpl_next_hop(now, n, p.from.index(), p.to.index()),
+            (false, true) => self.rpl_next_hop(now, n, p.from.index(), p.to.index(), p.note),
             (false, false) => self.routes.next_hop(n, p.to.index()),
         };
         if nh == NONE {
+            self.rpl_forwarding_error(now, n, &p, sched);
             self.send_returned(now, n, &p, sched);
             return self.drop_packet(n, Cause::NoRoute, p, sched);
         }

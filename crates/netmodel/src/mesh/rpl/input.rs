@@ -22,8 +22,9 @@ impl Mesh {
     /// for [`RplSpec::nopath_removal_s`] (`dao_input`: RPL_NOPATH_REMOVAL_DELAY, counted down by
     /// the purge every second), unless a DAO for the target sets it again first. A No-Path DAO
     /// for a route already flagged, or through another next hop, changes nothing and goes no
-    /// further. (When the delay ends, Contiki's purge sends its own No-Path DAO up from a mote
-    /// other than the root; the ancestors flagged theirs already, **choice**: not modelled.)
+    /// further. When the delay ends, Contiki's purge removes the route and, at a mote other than
+    /// the root, sends its own No-Path DAO up: under `etx` ([`RplTimer::Purge`]); by hop count
+    /// the route is just gone (**choice**: the ancestors flagged theirs already).
     pub(in crate::mesh) fn dao_input<S: Schedule<MeshEvent>>(
         &mut self,
         now: u64,
@@ -37,11 +38,16 @@ impl Mesh {
             let spec = self.rpl_spec();
             let cap = if n == self.root { spec.max_routes.root } else { spec.max_routes.motes } as usize;
             // the table runs from the most recently used route to the least
-            let at = self.rpl[n].route(now, target);
+            let etx = self.rpl_etx();
+            let at = self.rpl[n].route(now, target, etx);
             let table = &mut self.rpl[n].table;
             match (at, no_path) {
                 (Some(i), true) if table[i].hop == from && !table[i].withdrawn() => {
-                    table[i].until_ns = now + spec.nopath_removal_s * 1_000_000_000;
+                    let until = now + spec.nopath_removal_s * 1_000_000_000;
+                    (table[i].until_ns, table[i].no_path) = (until, true);
+                    if etx {
+                        sched.wake(Instant::from_nanos(until), MeshEvent::Rpl(n as u16, RplTimer::Purge));
+                    }
                 }
                 (_, true) => return, // no route through `from` to withdraw: nothing to pass on
                 (Some(i), false) => {
@@ -154,6 +160,8 @@ impl Mesh {
         if n == self.root {
             return;
         }
+        // `rpl_process_parent_event` for the sender: first its link, then the selection
+        self.rpl_unusable_link(now, n, from, sched);
         self.mrhof_select(now, n, sched);
         if from == self.rpl[n].parent && dtsn > old_dtsn {
             self.rpl[n].dtsn_out += 1;

@@ -42,11 +42,24 @@ pub(super) struct LinkStat {
     pub(super) rank: u32,
     pub(super) dtsn: u32,
     pub(super) order: u32,
+    /// `etx`: an outcome on the link since the periodic timer's last second
+    /// (RPL_PARENT_FLAG_UPDATED).
+    pub(super) updated: bool,
 }
 
 impl LinkStat {
     pub(super) fn new(nbr: u16) -> Self {
-        LinkStat { nbr, last_tx: 0, freshness: 0, halvings: 0, etx: ETX_INIT, rank: INFINITE_RANK, dtsn: 0, order: 0 }
+        LinkStat {
+            nbr,
+            last_tx: 0,
+            freshness: 0,
+            halvings: 0,
+            etx: ETX_INIT,
+            rank: INFINITE_RANK,
+            dtsn: 0,
+            order: 0,
+            updated: false,
+        }
     }
 
     /// A packet's outcome in its ETX (`link_stats_packet_sent`): an EWMA towards its
@@ -66,6 +79,13 @@ impl LinkStat {
     /// `parent_is_acceptable`.
     pub(super) fn acceptable(&self) -> bool {
         self.etx <= MAX_LINK_METRIC && self.path_cost() <= MAX_PATH_COST
+    }
+
+    /// `rpl_parent_is_reachable` without neighbour unreachability detection (the firmware sends
+    /// no NS): a link without fresh statistics is assumed usable, a fresh one when MRHOF's
+    /// `parent_has_usable_link` says so (ETX at most 8).
+    pub(super) fn reachable(&self, now: u64) -> bool {
+        !self.is_fresh(now) || self.etx <= MAX_LINK_METRIC
     }
 
     /// A unicast frame went to it (`link_stats_packet_sent`'s freshness update).

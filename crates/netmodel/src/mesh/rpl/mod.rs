@@ -63,6 +63,14 @@
 //!   sender a DIO at once and forwards it flagged; flagged already, it is dropped (`rpl_loop`)
 //!   and the receiver's trickle restarts (`rpl_verify_hbh_header`). Parents chosen on ETX can
 //!   form loops for a while (a mote's stale rank); by hop count none forms.
+//! * Routes follow the links (`rpl_process_parent_event`, at a candidate's DIO and at the
+//!   periodic second after an outcome on its link): a fresh link with an ETX above 8 ends every
+//!   route through that neighbour ([`Mesh::rpl_unusable_link`]); `rpl_purge_routes`, woken when a
+//!   route falls due, removes one a second and sends the parent a No-Path DAO for its target (a
+//!   withdrawn route's too, when its delay is over; [`Mesh::rpl_purge`]); until then the route
+//!   is in use. A packet on its way down that finds no route is dropped and its sender, if a
+//!   candidate parent, gets a No-Path DAO for its destination ([`Mesh::rpl_forwarding_error`]).
+//!   By hop count none of this (**choice**: the presets as they were).
 //!
 //! Every change of preferred parent after joining is counted (`rpl_parent_switches`), and apart
 //! the changes of the parent its DAOs go to (`rpl_dao_parent_changes`: what a frame trace such as
@@ -243,6 +251,8 @@ pub enum RplTimer {
     /// The periodic timer's second (`handle_periodic_timer`: `rpl_recalculate_ranks`), woken
     /// only when a candidate's link has news.
     Periodic,
+    /// `etx`: the periodic timer's `rpl_purge_routes`, woken when a route falls due.
+    Purge,
 }
 
 /// What a control packet carries (in its `note`).
@@ -318,10 +328,12 @@ impl RplNode {
     }
 
     /// Where its table holds a route to `target` still in use at `now`; one whose No-Path delay
-    /// is over is dropped (Contiki's purge, once a second) and counts as none.
-    fn route(&mut self, now: u64, target: u16) -> Option<usize> {
+    /// is over is dropped (Contiki's purge, once a second) and counts as none, unless `purged`:
+    /// then the purge removes it ([`RplTimer::Purge`], `etx`), and until then it is in use, as
+    /// Contiki's lookup finds a route whatever its lifetime.
+    fn route(&mut self, now: u64, target: u16, purged: bool) -> Option<usize> {
         let i = self.table.iter().position(|r| r.target == target)?;
-        if self.table[i].live(now) {
+        if purged || self.table[i].live(now) {
             return Some(i);
         }
         self.table.remove(i);
@@ -354,14 +366,17 @@ impl RplNode {
 struct Route {
     target: u16,
     hop: u16,
-    /// When a No-Path DAO through `hop` has it removed, ns (`u64::MAX`: none came; Contiki
-    /// flags the route and keeps using it for RPL_NOPATH_REMOVAL_DELAY, [`RplSpec::nopath_removal_s`]).
+    /// When it is removed, ns (`u64::MAX`: not due): a No-Path DAO through `hop` flags the route
+    /// and Contiki keeps using it for RPL_NOPATH_REMOVAL_DELAY, [`RplSpec::nopath_removal_s`];
+    /// under `etx` an unusable link to `hop` ends it at the periodic timer's next second.
     until_ns: u64,
+    /// A No-Path DAO through `hop` flagged it (RPL_ROUTE_NOPATH_RECEIVED).
+    no_path: bool,
 }
 
 impl Route {
     fn new(target: u16, hop: u16) -> Self {
-        Route { target, hop, until_ns: u64::MAX }
+        Route { target, hop, until_ns: u64::MAX, no_path: false }
     }
 
     fn live(&self, now: u64) -> bool {
@@ -370,7 +385,7 @@ impl Route {
 
     /// Whether a No-Path DAO has withdrawn it (it is in use until `until_ns`).
     fn withdrawn(&self) -> bool {
-        self.until_ns != u64::MAX
+        self.no_path
     }
 }
 
@@ -435,15 +450,18 @@ impl Mesh {
         }
     }
 
-    /// Start-up mode: `n`'s next hop towards mote `dest` for a packet from mote `src`: the route
-    /// a DAO left, else up to its parent; the root without a route, or a mote that has not
-    /// joined, has none (NONE), and so has a mote without a route for a packet on its way down
-    /// (one from outside its sub-DODAG: Contiki's forwarding error, `rpl-ext-header.c`, which
-    /// drops it; the No-Path DAO it sends back is not modelled, **choice**). Under LRU eviction
-    /// the route becomes the most recently used.
-    pub(super) fn rpl_next_hop(&mut self, now: u64, n: usize, src: usize, dest: usize) -> u16 {
+    /// Start-up mode: `n`'s next hop towards mote `dest` for a packet from mote `src` whose
+    /// hop-by-hop option is `note`: the route a DAO left, else up to its parent; the root without
+    /// a route, or a mote that has not joined, has none (NONE), and so has a mote without a route
+    /// for a packet on its way down (Contiki's forwarding error, `rpl_update_header_empty`, which
+    /// drops it and sends a No-Path DAO back, [`Mesh::rpl_forwarding_error`]). Under `etx` a
+    /// packet is on its way down when its option says so (the sender had a route for it); by hop
+    /// count, without the option, when it comes from outside `n`'s sub-DODAG (**choice**: no
+    /// No-Path DAO back). Under LRU eviction the route becomes the most recently used.
+    pub(super) fn rpl_next_hop(&mut self, now: u64, n: usize, src: usize, dest: usize, note: u64) -> u16 {
         let lru = self.spec.rpl.is_some_and(|r| r.evict_lru);
-        match self.rpl[n].route(now, dest as u16) {
+        let etx = self.rpl_etx();
+        match self.rpl[n].route(now, dest as u16, etx) {
             Some(i) => {
                 let table = &mut self.rpl[n].table;
                 let hop = table[i].hop;
@@ -453,8 +471,73 @@ impl Mesh {
                 hop
             }
             None if n == self.root => NONE,
-            None if src != n && !self.rpl_ancestor(n, src) => NONE,
+            None if etx && note & HBH_DOWN != 0 => NONE,
+            None if !etx && src != n && !self.rpl_ancestor(n, src) => NONE,
             None => self.rpl[n].parent,
+        }
+    }
+
+    /// `etx`: a packet on its way down found no route at `n` (`rpl_update_header_empty`'s
+    /// forwarding error): `n` drops it and sends the mote it came from, if that is a candidate
+    /// parent, a No-Path DAO for the packet's destination (which withdraws the sender's route
+    /// through `n`, as any No-Path DAO does).
+    pub(super) fn rpl_forwarding_error<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        p: &Packet,
+        sched: &mut S,
+    ) {
+        if !self.rpl_etx() || n == self.root || p.note & HBH_DOWN == 0 || is_control(p) {
+            return;
+        }
+        let sender = (p.note >> 16 & 0xFFFF) as u16;
+        if self.rpl[n].link(sender).is_some_and(|l| l.order > 0) {
+            self.rpl_send(now, n, Msg::Dao, p.to.0, 1, sender, sched);
+        }
+    }
+
+    /// `etx`: `rpl_process_parent_event`'s first check, for candidate `nbr` (after its DIO, or
+    /// at the periodic second after an outcome on its link): when the link is fresh and its ETX
+    /// is not acceptable (above 8), every route through `nbr` ends (lifetime 0), and the purge at
+    /// the periodic timer's next second removes it.
+    pub(super) fn rpl_unusable_link<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, nbr: u16, sched: &mut S) {
+        if !self.rpl_etx() || n == self.root {
+            return;
+        }
+        let r = &mut self.rpl[n];
+        if r.link(nbr).is_none_or(|l| l.reachable(now)) {
+            return;
+        }
+        let next = (now / PERIODIC_NS + 1) * PERIODIC_NS;
+        let mut any = false;
+        for route in r.table.iter_mut().filter(|x| x.hop == nbr) {
+            route.until_ns = route.until_ns.min(next);
+            any = true;
+        }
+        if any {
+            sched.wake(Instant::from_nanos(next), MeshEvent::Rpl(n as u16, RplTimer::Purge));
+        }
+    }
+
+    /// `etx`: `rpl_purge_routes` at `n`: the routes due are removed; a mote other than the root
+    /// removes one a second and tells its preferred parent with a No-Path DAO for its target
+    /// (the root removes them all and tells nobody).
+    pub(super) fn rpl_purge<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let root = n == self.root;
+        let r = &mut self.rpl[n];
+        let Some(i) = r.table.iter().position(|x| !x.live(now)) else { return };
+        if root {
+            r.table.retain(|x| x.live(now));
+            return;
+        }
+        let target = r.table.remove(i).target;
+        let parent = r.parent;
+        if r.table.iter().any(|x| !x.live(now)) {
+            sched.wake(Instant::from_nanos(now + PERIODIC_NS), MeshEvent::Rpl(n as u16, RplTimer::Purge));
+        }
+        if parent != NONE {
+            self.rpl_send(now, n, Msg::Dao, target as u32, 1, parent, sched);
         }
     }
 
@@ -563,6 +646,7 @@ impl Mesh {
         l.record(now, acked, numtx);
         // `rpl_link_neighbor_callback` flags a candidate parent; `rpl_recalculate_ranks` selects
         // the parent again at the periodic timer's next second (counted from boot, at 0)
+        l.updated |= l.order > 0;
         if l.order > 0 && !self.rpl[n].updated {
             self.rpl[n].updated = true;
             let next = (now / PERIODIC_NS + 1) * PERIODIC_NS;

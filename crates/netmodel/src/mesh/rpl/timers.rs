@@ -89,9 +89,18 @@ impl Mesh {
                 self.schedule_probing(now, n, sched);
             }
             RplTimer::Periodic => {
+                // `rpl_recalculate_ranks`: each flagged candidate's event, then the selection
                 self.rpl[n].updated = false;
+                for i in 0..self.rpl[n].links.len() {
+                    let l = &mut self.rpl[n].links[i];
+                    if std::mem::take(&mut l.updated) {
+                        let nbr = l.nbr;
+                        self.rpl_unusable_link(now, n, nbr, sched);
+                    }
+                }
                 self.mrhof_select(now, n, sched);
             }
+            RplTimer::Purge => self.rpl_purge(now, n, sched),
             RplTimer::RootStart => {
                 self.rpl[n].joined = true;
                 self.start_trickle(now, n, sched);

@@ -100,24 +100,24 @@ fn a_no_path_dao_withdraws_a_route_only_after_contikis_delay() {
     };
     let t = 100_000 * MS;
     let (mut m, mut h) = chain();
-    assert_eq!(m.rpl_next_hop(t, 0, 0, 2), 1);
+    assert_eq!(m.rpl_next_hop(t, 0, 0, 2, 0), 1);
     m.dao_input(t, 0, 1, 2, true, &mut h);
-    assert_eq!(m.rpl_next_hop(t + 59_999 * MS, 0, 0, 2), 1);
-    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 0, 0, 2), NONE);
+    assert_eq!(m.rpl_next_hop(t + 59_999 * MS, 0, 0, 2, 0), 1);
+    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 0, 0, 2, 0), NONE);
     // a second No-Path DAO does not restart the delay; one through another next hop (mote 2
     // itself) withdraws nothing
     let (mut m, mut h) = chain();
     m.dao_input(t, 0, 1, 2, true, &mut h);
     m.dao_input(t + 30_000 * MS, 0, 1, 2, true, &mut h);
-    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 0, 0, 2), NONE);
+    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 0, 0, 2, 0), NONE);
     let (mut m, mut h) = chain();
     m.dao_input(t, 0, 2, 2, true, &mut h);
-    assert_eq!(m.rpl_next_hop(t + 600_000 * MS, 0, 0, 2), 1);
+    assert_eq!(m.rpl_next_hop(t + 600_000 * MS, 0, 0, 2, 0), 1);
     // a DAO for mote 2 within the delay sets the route again, for good
     let (mut m, mut h) = chain();
     m.dao_input(t, 0, 1, 2, true, &mut h);
     m.dao_input(t + 30_000 * MS, 0, 1, 2, false, &mut h);
-    assert_eq!(m.rpl_next_hop(t + 600_000 * MS, 0, 0, 2), 1);
+    assert_eq!(m.rpl_next_hop(t + 600_000 * MS, 0, 0, 2, 0), 1);
 }
 
 #[test]
@@ -249,6 +249,90 @@ fn rpl_drops_a_packet_that_crosses_a_rank_inconsistency_twice() {
     down.note &= !(1 << 33);
     assert!(!m.rpl_verify(100_000 * MS, 1, &mut down, &mut h));
     assert_eq!(down.note & (1 << 33), 0);
+}
+
+/// A chain root 0 — 1 — 2, 9 m apart, nullmac on perfect links, RPL forming its DODAG with
+/// parents on ETX: by 100 s mote 1 has a route to mote 2 through mote 2 itself.
+fn etx_chain() -> (Mesh, Harness) {
+    let mut s = spec(&[(0.0, 0.0), (9.0, 0.0), (18.0, 0.0)], MacSpec::Nullmac, radio(1.0, 1.0));
+    s.rpl = Some(RplSpec { startup: true, etx: true, ..RplSpec::default() });
+    let mut m = Mesh::new(s, 5, 0);
+    let h = run_until(&mut m, &[], 100_000 * MS);
+    (m, h)
+}
+
+/// Whether mote `n` has a No-Path DAO for `target` to mote `to` waiting for its CPU.
+fn no_path_queued(m: &Mesh, n: usize, target: u32, to: u32) -> bool {
+    let node = &m.nodes[n];
+    std::iter::once(&node.current).chain(node.jobs.iter()).any(|j| {
+        matches!(j, Job::Prepare(q) if rpl::is_control(q) && q.to == HostId(to)
+            && matches!(rpl::decode(q.note), (rpl::Msg::Dao, a, 1, _) if a == target))
+    })
+}
+
+/// The hop-by-hop option of a packet the root (rank 128) sends down.
+const DOWN_FROM_ROOT: u64 = 128 | 1 << 32;
+
+#[test]
+fn an_unusable_link_ends_the_routes_through_it_at_the_next_purge() {
+    // rpl_process_parent_event: a fresh link whose ETX is above 8 (1024) is not usable, and
+    // every route through it gets lifetime 0; rpl_purge_routes removes it at the periodic
+    // timer's next second and sends the parent a No-Path DAO for its target. Four frames to
+    // mote 2 make the link fresh (freshness 4); twelve outcomes without an ACK move its ETX by
+    // 0.15 of the way to 10 · 128 each, from at most 2 · 128 (a new link) to at least 1052 (from
+    // 128: 300, 447, 572, 678, 768, 845, 910, 965, 1012, 1052 after ten).
+    let (mut m, mut h) = etx_chain();
+    let t = 100_250 * MS;
+    assert_eq!(m.rpl_next_hop(t, 1, 0, 2, DOWN_FROM_ROOT), 2);
+    for _ in 0..4 {
+        m.rpl_link_sent(t, 1, 2);
+    }
+    for _ in 0..12 {
+        m.rpl_link_result(t, 1, 2, false, 1, &mut h);
+    }
+    // the outcomes flag mote 2 as a candidate; at 101 s its event ends the route (lifetime 0),
+    // which stays in use until the purge at 102 s
+    m.rpl_timer(101_000 * MS, 1, rpl::RplTimer::Periodic, &mut h);
+    assert_eq!(m.rpl_next_hop(101_500 * MS, 1, 0, 2, DOWN_FROM_ROOT), 2);
+    assert!(!no_path_queued(&m, 1, 2, 0));
+    m.rpl_timer(102_000 * MS, 1, rpl::RplTimer::Purge, &mut h);
+    assert!(no_path_queued(&m, 1, 2, 0), "the purge tells the parent");
+    // without the route a packet on its way down has none; one of mote 1's own goes up
+    assert_eq!(m.rpl_next_hop(102_000 * MS, 1, 0, 2, DOWN_FROM_ROOT), NONE);
+    assert_eq!(m.rpl_next_hop(102_000 * MS, 1, 1, 2, 0), 0);
+}
+
+#[test]
+fn a_packet_on_its_way_down_without_a_route_is_dropped_and_answered_with_a_no_path_dao() {
+    // rpl_update_header_empty: mote 1 has no route to mote 0's own address (nothing below it
+    // is mote 0); a packet for it coming down from the root (its down flag set) is a forwarding
+    // error: dropped, and the root, a candidate parent of mote 1, gets a No-Path DAO for it.
+    // The same packet going up (no down flag) goes on to the parent.
+    let (mut m, mut h) = etx_chain();
+    let t = 100_250 * MS;
+    let p = Packet { id: PacketId(1), from: HostId(2), to: HostId(0), size: 15, note: DOWN_FROM_ROOT };
+    let before = stats(&m)[1].drops.no_route;
+    m.route(t, 1, p, &mut h);
+    assert_eq!(stats(&m)[1].drops.no_route, before + 1);
+    assert!(no_path_queued(&m, 1, 0, 0));
+    assert_eq!(m.rpl_next_hop(t, 1, 2, 0, 0), 0);
+}
+
+#[test]
+fn on_etx_a_withdrawn_route_ends_with_a_no_path_dao_of_its_own() {
+    // A No-Path DAO from mote 2 flags mote 1's route to it for 60 s and goes up at once; when
+    // the 60 s are over, the purge removes mote 1's route and tells the parent again
+    // (`rpl_purge_routes`), a second chance where the first was lost.
+    let (mut m, mut h) = etx_chain();
+    let t = 100_250 * MS;
+    m.dao_input(t, 1, 2, 2, true, &mut h);
+    assert!(no_path_queued(&m, 1, 2, 0), "forwarded at once");
+    m.nodes[1].jobs.clear();
+    m.nodes[1].current = Job::Idle;
+    assert_eq!(m.rpl_next_hop(t + 59_999 * MS, 1, 0, 2, DOWN_FROM_ROOT), 2);
+    m.rpl_timer(t + 60_000 * MS, 1, rpl::RplTimer::Purge, &mut h);
+    assert!(no_path_queued(&m, 1, 2, 0), "the purge's own");
+    assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 1, 0, 2, DOWN_FROM_ROOT), NONE);
 }
 
 /// A link-local star: the server first at the origin, clients at `pos`, neighbour discovery with
