@@ -606,7 +606,14 @@ before), default CoAP at RX 0.8 comes from
 +12 to +2 % of Cooja's rate on New-Grid and from +31 to +24 % on Variant2 (its retransmissions
 from −10 to −6 % and from −22 to −19 %), the carrying algorithms within 15 % at RX 0.95 and 1.0 in
 22 of the 24 cells (21), and the orderings agree in 77 of 80 pairs by completed rate (76), 60 of 76
-by FCT (56) and 75 of 80 by retransmissions (74).
+by FCT (56) and 75 of 80 by retransmissions (74). And MaxRankIncrease: a mote whose rank through
+its parent rises more than 896 above its lowest leaves the parent (a No-Path DAO) and repairs
+locally until a DIO lets it join again, as Contiki's `rpl_select_dag` and `rpl_local_repair` do
+(`docs/mesh.md`); RPL's debug output shows Cooja's motes doing it 3, 3 and 2 times in seeds 4, 6
+and 7 on New-Grid at RX 0.8 (the server once: its No-Path DAO, a DAO that was lost, and the
+border router without a route to it from 317 to 402 s), the model 2.7 times a run on average
+(before, it kept the parent). Default CoAP at RX 0.8 came to −2 % of Cooja's rate on New-Grid
+and +19 % on Variant2 (+2 and +24 % before), its retransmissions to −4 and −17 % (−6 and −19 %).
 
 What decides the carrying algorithms is rare: an exchange that loses a frame leaves the next one
 a timer two to eight times as long, and the start-up, where the first exchanges time out before

@@ -228,6 +228,10 @@ pub struct NodeStats {
     /// before its next DAO leaves none (`validation/cooja`'s `parent_history`).
     #[serde(skip_serializing_if = "is_zero")]
     pub rpl_dao_parent_changes: u64,
+    /// RPL on ETX: local repairs (`rpl_local_repair`: its rank through the best candidate rose
+    /// above what MaxRankIncrease allows, or no candidate was left, and it detached).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rpl_local_repairs: u64,
 }
 
 /// Whose a frame is, for the counters: data, RPL's control traffic, or neighbour discovery's.
@@ -283,6 +287,7 @@ impl NodeStats {
         self.routes_evicted += o.routes_evicted;
         self.rpl_parent_switches += o.rpl_parent_switches;
         self.rpl_dao_parent_changes += o.rpl_dao_parent_changes;
+        self.rpl_local_repairs += o.rpl_local_repairs;
     }
 }
 

@@ -87,11 +87,11 @@ impl Mesh {
         sched: &mut S,
     ) {
         let spec = self.rpl_spec();
-        if rank == 0xFFFF {
-            return; // an infinite rank: no DODAG to join through it
-        }
         if spec.etx {
             return self.dio_input_etx(now, n, from, dtsn, rank, sched);
+        }
+        if rank == 0xFFFF {
+            return; // an infinite rank: no DODAG to join through it
         }
         if !self.rpl[n].joined {
             if spec.startup {
@@ -141,6 +141,9 @@ impl Mesh {
         sched: &mut S,
     ) {
         let r = &mut self.rpl[n];
+        if rank == INFINITE_RANK && !r.joined {
+            return; // an infinite rank: no DODAG to join through it
+        }
         let Some(i) = r.links.iter().position(|l| l.nbr == from) else { return };
         let l = &mut r.links[i];
         let consistent = l.order > 0 && l.rank == rank;
@@ -160,8 +163,14 @@ impl Mesh {
         if n == self.root {
             return;
         }
-        // `rpl_process_parent_event` for the sender: first its link, then the selection
+        if rank == INFINITE_RANK && from == self.rpl[n].parent {
+            self.reset_dio_timer(now, n, sched);
+        }
+        // `rpl_process_parent_event` for the sender: its link, its rank, then the selection
         self.rpl_unusable_link(now, n, from, sched);
+        if !self.candidate_rank_ok(now, n, from, sched) {
+            return;
+        }
         self.mrhof_select(now, n, sched);
         if from == self.rpl[n].parent && dtsn > old_dtsn {
             self.rpl[n].dtsn_out += 1;
@@ -169,23 +178,44 @@ impl Mesh {
         }
     }
 
-    /// `rpl_select_parent` under MRHOF on ETX: the best candidate, or the best fresh one while
-    /// the best is not fresh (which is then probed soon); a new preferred parent as
-    /// [`Mesh::switch_parent`] says; the rank through it. Without an acceptable candidate the
-    /// parent stays (**choice**: Contiki starts a local repair, not modelled).
+    /// `rpl_select_dag` under MRHOF on ETX: the best candidate, or the best fresh one while the
+    /// best is not fresh (which is then probed soon); a new preferred parent as
+    /// [`Mesh::switch_parent`] says; the rank through it. Without a parent before, the lowest
+    /// rank starts over at it. A rank more than MaxRankIncrease above the lowest
+    /// (`acceptable_rank`) leaves the mote without a parent, its old one told by a No-Path DAO
+    /// ("New rank unacceptable"), and starts a local repair; so does finding no acceptable
+    /// candidate (no No-Path DAO then).
     pub(in crate::mesh) fn mrhof_select<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
         let r = &self.rpl[n];
         if !r.joined || n == self.root {
             return;
         }
-        let Some(best) = r.best_parent(now, false) else { return };
+        let last = r.parent;
+        let Some(best) = r.best_parent(now, false) else {
+            if last != NONE {
+                self.rpl[n].parent = NONE;
+                self.local_repair(now, n, sched);
+            }
+            return;
+        };
         let (chosen, urgent) = if best.is_fresh(now) || self.rpl_spec().probing_interval_ticks == 0 {
             (best, None)
         } else {
             (r.best_parent(now, true).unwrap_or(best), Some(best.nbr))
         };
         let (to, rank) = (chosen.nbr, chosen.rank_via());
-        if to != r.parent {
+        let r = &mut self.rpl[n];
+        if last == NONE || rank < r.min_rank {
+            r.min_rank = rank;
+        }
+        if !acceptable_rank(rank, r.min_rank) {
+            // last is a parent: without one before, the lowest rank is this one
+            r.parent = NONE;
+            self.rpl_send(now, n, Msg::Dao, n as u32, 1, last, sched);
+            self.local_repair(now, n, sched);
+            return;
+        }
+        if to != last {
             self.switch_parent(now, n, to, rank, sched);
         } else {
             self.rpl[n].rank = rank;
@@ -194,6 +224,39 @@ impl Mesh {
             self.rpl[n].urgent = urgent;
             self.schedule_probing(now, n, sched);
         }
+    }
+
+    /// `rpl_process_parent_event`'s rank check for candidate `nbr` under ETX: a rank the mote
+    /// may not take (`acceptable_rank`, an infinite one too) nullifies it (`rpl_nullify_parent`:
+    /// the preferred parent is dropped, told by a No-Path DAO, and the mote's rank is infinite)
+    /// and nothing is selected. True: acceptable.
+    pub(in crate::mesh) fn candidate_rank_ok<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        nbr: u16,
+        sched: &mut S,
+    ) -> bool {
+        let r = &mut self.rpl[n];
+        let Some(l) = r.link(nbr) else { return true };
+        if acceptable_rank(l.rank, r.min_rank) {
+            return true;
+        }
+        if nbr == r.parent {
+            (r.parent, r.rank) = (NONE, u32::MAX);
+            self.rpl_send(now, n, Msg::Dao, n as u32, 1, nbr, sched);
+        }
+        false
+    }
+
+    /// `rpl_local_repair`: the mote detaches (infinite rank, no parent; its DIOs say so), trickle
+    /// back to Imin, its DTSN up. It joins again through the next candidate a selection takes.
+    pub(in crate::mesh) fn local_repair<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        self.nodes[n].stats.rpl_local_repairs += 1;
+        let r = &mut self.rpl[n];
+        (r.parent, r.rank) = (NONE, u32::MAX);
+        r.dtsn_out += 1;
+        self.reset_dio_timer(now, n, sched);
     }
 
     /// `rpl_join_instance`: `from` becomes the parent; trickle from Imin, a DAO, probing.
@@ -209,7 +272,7 @@ impl Mesh {
         let r = &mut self.rpl[n];
         r.joined = true;
         r.parent = from;
-        r.rank = rank;
+        (r.rank, r.min_rank) = (rank, rank);
         r.parent_dtsn = dtsn;
         self.start_trickle(now, n, sched);
         self.schedule_dao(now, n, sched);

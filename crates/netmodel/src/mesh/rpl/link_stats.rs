@@ -24,6 +24,9 @@ pub(super) const MAX_PATH_COST: u32 = 32768;
 pub(super) const PARENT_SWITCH_THRESHOLD: u32 = 96;
 /// rpl-private.h under MRHOF: RPL_MIN_HOPRANKINC, also the root's rank; INFINITE_RANK.
 pub(super) const MIN_HOPRANKINC: u32 = 128;
+/// rpl-private.h: RPL_MAX_RANKINC (7 · RPL_MIN_HOPRANKINC), the DODAG configuration's
+/// MaxRankIncrease (Cooja's DIOs carry 896).
+pub(super) const MAX_RANKINC: u32 = 7 * MIN_HOPRANKINC;
 pub(super) const INFINITE_RANK: u32 = 0xFFFF;
 
 /// One link's statistics (link-stats.c) as far as probing reads them.
@@ -113,6 +116,12 @@ impl LinkStat {
     pub(super) fn is_fresh(&self, now: u64) -> bool {
         self.last_tx > 0 && now - self.last_tx < FRESHNESS_EXPIRATION_NS && self.freshness_at(now) >= FRESHNESS_TARGET
     }
+}
+
+/// `acceptable_rank`: a rank is acceptable when finite and, in whole hops (`DAG_RANK`), at most
+/// MaxRankIncrease above the lowest rank the mote has had (`min_rank`).
+pub(super) fn acceptable_rank(rank: u32, min_rank: u32) -> bool {
+    rank < INFINITE_RANK && rank / MIN_HOPRANKINC <= min_rank.saturating_add(MAX_RANKINC) / MIN_HOPRANKINC
 }
 
 /// MRHOF's best parent among `candidates` in the order they were first heard (`best_parent`

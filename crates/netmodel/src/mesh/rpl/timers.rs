@@ -91,14 +91,18 @@ impl Mesh {
             RplTimer::Periodic => {
                 // `rpl_recalculate_ranks`: each flagged candidate's event, then the selection
                 self.rpl[n].updated = false;
+                let mut select = false;
                 for i in 0..self.rpl[n].links.len() {
                     let l = &mut self.rpl[n].links[i];
                     if std::mem::take(&mut l.updated) {
                         let nbr = l.nbr;
                         self.rpl_unusable_link(now, n, nbr, sched);
+                        select |= self.candidate_rank_ok(now, n, nbr, sched);
                     }
                 }
-                self.mrhof_select(now, n, sched);
+                if select {
+                    self.mrhof_select(now, n, sched);
+                }
             }
             RplTimer::Purge => self.rpl_purge(now, n, sched),
             RplTimer::RootStart => {

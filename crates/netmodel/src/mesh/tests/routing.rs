@@ -335,6 +335,42 @@ fn on_etx_a_withdrawn_route_ends_with_a_no_path_dao_of_its_own() {
     assert_eq!(m.rpl_next_hop(t + 60_000 * MS, 1, 0, 2, DOWN_FROM_ROOT), NONE);
 }
 
+#[test]
+fn a_rank_above_max_rank_increase_detaches_the_mote_until_a_dio_lets_it_join_again() {
+    // rpl_select_dag: mote 2's rank through mote 1 is at least mote 1's advertised rank plus one
+    // hop (128). A DIO from mote 1 advertising the highest rank mote 2 may still take as a
+    // candidate (in whole hops, its lowest rank plus MaxRankIncrease 896) puts mote 2's own a
+    // hop above that: "New rank unacceptable": no parent, a No-Path DAO to mote 1, a local
+    // repair (infinite rank). Mote 1's next DIO with its own rank lets it join again.
+    let (mut m, mut h) = etx_chain();
+    let t = 100_250 * MS;
+    assert_eq!(m.rpl_parent(2), 1);
+    let (own, min) = (m.rpl_rank(1), m.rpl_min_rank(2));
+    let highest = (min + 896) / 128 * 128 + 127;
+    m.dio_input(t, 2, 1, 0, highest, &mut h);
+    assert_eq!((m.rpl_parent(2), m.rpl_rank(2)), (NONE, u32::MAX));
+    assert!(no_path_queued(&m, 2, 2, 1));
+    assert_eq!(stats(&m)[2].rpl_local_repairs, 1);
+    let switches = stats(&m)[2].rpl_parent_switches;
+    m.dio_input(t + 1_000 * MS, 2, 1, 0, own, &mut h);
+    assert_eq!(m.rpl_parent(2), 1);
+    assert_eq!(stats(&m)[2].rpl_parent_switches, switches + 1);
+    assert!(m.rpl_rank(2) < u32::MAX);
+}
+
+#[test]
+fn an_infinite_rank_from_the_parent_drops_it_without_a_local_repair() {
+    // rpl_process_parent_event: a candidate's rank the mote may not take (here infinite, the
+    // rank a detached mote advertises) nullifies it; the preferred parent goes, told by a
+    // No-Path DAO, and nothing else is selected until the next event.
+    let (mut m, mut h) = etx_chain();
+    let t = 100_250 * MS;
+    m.dio_input(t, 2, 1, 0, 0xFFFF, &mut h);
+    assert_eq!((m.rpl_parent(2), m.rpl_rank(2)), (NONE, u32::MAX));
+    assert!(no_path_queued(&m, 2, 2, 1));
+    assert_eq!(stats(&m)[2].rpl_local_repairs, 0);
+}
+
 /// A link-local star: the server first at the origin, clients at `pos`, neighbour discovery with
 /// a table of `cache` entries, every mote booted at 0.
 fn nd_star(clients: &[(f64, f64)], cache: u32) -> Mesh {
