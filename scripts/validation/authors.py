@@ -352,10 +352,14 @@ def within(m, c, tolerance=15.0):
 CARRYING = ("fb1", "fb2", "gst", "gst_committed")
 
 
+def config_name(key):
+    """A configuration (layout, TX, RX, interval), short: "NG 0.95 b2b"."""
+    return "%s %.2g %s" % ("NG" if key[0] == "grid3x3" else "V2", key[2], "b2b" if not key[3] else "%d ms" % key[3])
+
+
 def cell_name(key):
     """A configuration and algorithm, short: "FB2 on NG 0.95 b2b"."""
-    return "%s on %s %.2g %s" % (short(key[4]), "NG" if key[0] == "grid3x3" else "V2", key[2],
-                               "b2b" if not key[3] else "%d ms" % key[3])
+    return "%s on %s" % (short(key[4]), config_name(key))
 
 
 def span_pct(values):
@@ -432,9 +436,9 @@ def goal(table):
             if all(within(m[metric], c[metric]) for metric, _ in GOAL_FIGURES):
                 passing.append(k)
         met = len({k[0] for k in passing}) >= 2 and len({k[2] for k in passing}) >= 2
-        page.append("| %s | %s | %s | %s |" % (SHOWN[alg], " | ".join(counts), ", ".join(
-            "%s %.2g %s" % ("NG" if k[0] == "grid3x3" else "V2", k[2], "b2b" if not k[3] else "%d ms" % k[3])
-            for k in passing) or "none", "met" if met else "not met"))
+        page.append("| %s | %s | %s | %s |" % (SHOWN[alg], " | ".join(counts),
+                                               ", ".join(config_name(k) for k in passing) or "none",
+                                               "met" if met else "not met"))
     return page
 
 

@@ -87,11 +87,13 @@ impl Mesh {
         sched: &mut S,
     ) {
         let spec = self.rpl_spec();
+        // an infinite rank: no DODAG to join through it (under ETX a joined mote takes it as
+        // its sender's rank)
+        if rank == INFINITE_RANK && !(spec.etx && self.rpl[n].joined) {
+            return;
+        }
         if spec.etx {
             return self.dio_input_etx(now, n, from, dtsn, rank, sched);
-        }
-        if rank == 0xFFFF {
-            return; // an infinite rank: no DODAG to join through it
         }
         if !self.rpl[n].joined {
             if spec.startup {
@@ -141,9 +143,6 @@ impl Mesh {
         sched: &mut S,
     ) {
         let r = &mut self.rpl[n];
-        if rank == INFINITE_RANK && !r.joined {
-            return; // an infinite rank: no DODAG to join through it
-        }
         let Some(i) = r.links.iter().position(|l| l.nbr == from) else { return };
         let l = &mut r.links[i];
         let consistent = l.order > 0 && l.rank == rank;
@@ -193,7 +192,6 @@ impl Mesh {
         let last = r.parent;
         let Some(best) = r.best_parent(now, false) else {
             if last != NONE {
-                self.rpl[n].parent = NONE;
                 self.local_repair(now, n, sched);
             }
             return;
@@ -210,8 +208,7 @@ impl Mesh {
         }
         if !acceptable_rank(rank, r.min_rank) {
             // last is a parent: without one before, the lowest rank is this one
-            r.parent = NONE;
-            self.rpl_send(now, n, Msg::Dao, n as u32, 1, last, sched);
+            self.nullify_parent(now, n, sched);
             self.local_repair(now, n, sched);
             return;
         }
@@ -243,10 +240,18 @@ impl Mesh {
             return true;
         }
         if nbr == r.parent {
-            (r.parent, r.rank) = (NONE, u32::MAX);
-            self.rpl_send(now, n, Msg::Dao, n as u32, 1, nbr, sched);
+            self.nullify_parent(now, n, sched);
         }
         false
+    }
+
+    /// `rpl_nullify_parent` of the preferred parent: the mote has none (infinite rank) and tells
+    /// it with a No-Path DAO.
+    fn nullify_parent<S: Schedule<MeshEvent>>(&mut self, now: u64, n: usize, sched: &mut S) {
+        let r = &mut self.rpl[n];
+        let old = std::mem::replace(&mut r.parent, NONE);
+        r.rank = u32::MAX;
+        self.no_path_dao(now, n, n as u32, old, sched);
     }
 
     /// `rpl_local_repair`: the mote detaches (infinite rank, no parent; its DIOs say so), trickle
@@ -298,7 +303,7 @@ impl Mesh {
         self.schedule_dao(now, n, sched);
         self.reset_dio_timer(now, n, sched);
         if old != NONE {
-            self.rpl_send(now, n, Msg::Dao, n as u32, 1, old, sched);
+            self.no_path_dao(now, n, n as u32, old, sched);
         }
     }
 }

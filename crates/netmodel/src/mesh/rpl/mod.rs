@@ -509,7 +509,7 @@ impl Mesh {
         }
         let sender = (p.note >> 16 & 0xFFFF) as u16;
         if self.rpl[n].link(sender).is_some_and(|l| l.order > 0) {
-            self.rpl_send(now, n, Msg::Dao, p.to.0, 1, sender, sched);
+            self.no_path_dao(now, n, p.to.0, sender, sched);
         }
     }
 
@@ -553,7 +553,7 @@ impl Mesh {
             sched.wake(Instant::from_nanos(now + PERIODIC_NS), MeshEvent::Rpl(n as u16, RplTimer::Purge));
         }
         if parent != NONE {
-            self.rpl_send(now, n, Msg::Dao, target as u32, 1, parent, sched);
+            self.no_path_dao(now, n, target as u32, parent, sched);
         }
     }
 
@@ -616,6 +616,18 @@ impl Mesh {
             note: encode(msg, a, b, r.seq),
         };
         self.push_job(now, n, Job::Prepare(p), sched);
+    }
+
+    /// A No-Path DAO from `n` to `to` withdrawing its route to `target` (a DAO of lifetime 0).
+    pub(super) fn no_path_dao<S: Schedule<MeshEvent>>(
+        &mut self,
+        now: u64,
+        n: usize,
+        target: u32,
+        to: u16,
+        sched: &mut S,
+    ) {
+        self.rpl_send(now, n, Msg::Dao, target, 1, to, sched);
     }
 
     /// A prepared control packet goes to the MAC.

@@ -234,12 +234,7 @@ fn rpl_drops_a_packet_that_crosses_a_rank_inconsistency_twice() {
     assert!(m.rpl_rank(1) >= 256 && m.rpl_rank(1) < 0xFFFF);
     let up_from_root = 128; // sender 0 (bits 16–31), rank 128, not down
     let mut p = Packet { id: PacketId(1), from: HostId(0), to: HostId(2), size: 15, note: up_from_root };
-    let dio_to_root = |m: &Mesh| {
-        let n = &m.nodes[1];
-        std::iter::once(&n.current)
-            .chain(n.jobs.iter())
-            .any(|j| matches!(j, Job::Prepare(q) if rpl::is_control(q) && q.to == HostId(0)))
-    };
+    let dio_to_root = |m: &Mesh| control_queued(m, 1, 0, |_| true);
     assert!(!dio_to_root(&m));
     assert!(!m.rpl_verify(100_000 * MS, 1, &mut p, &mut h));
     assert_ne!(p.note & (1 << 33), 0, "the rank error is set");
@@ -261,13 +256,18 @@ fn etx_chain() -> (Mesh, Harness) {
     (m, h)
 }
 
+/// Whether mote `n` has a control packet to mote `to` whose note passes `what` waiting for its
+/// CPU.
+fn control_queued(m: &Mesh, n: usize, to: u32, what: impl Fn(u64) -> bool) -> bool {
+    let node = &m.nodes[n];
+    std::iter::once(&node.current)
+        .chain(node.jobs.iter())
+        .any(|j| matches!(j, Job::Prepare(q) if rpl::is_control(q) && q.to == HostId(to) && what(q.note)))
+}
+
 /// Whether mote `n` has a No-Path DAO for `target` to mote `to` waiting for its CPU.
 fn no_path_queued(m: &Mesh, n: usize, target: u32, to: u32) -> bool {
-    let node = &m.nodes[n];
-    std::iter::once(&node.current).chain(node.jobs.iter()).any(|j| {
-        matches!(j, Job::Prepare(q) if rpl::is_control(q) && q.to == HostId(to)
-            && matches!(rpl::decode(q.note), (rpl::Msg::Dao, a, 1, _) if a == target))
-    })
+    control_queued(m, n, to, |note| matches!(rpl::decode(note), (rpl::Msg::Dao, a, 1, _) if a == target))
 }
 
 /// The hop-by-hop option of a packet the root (rank 128) sends down.
