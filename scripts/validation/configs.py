@@ -7,7 +7,7 @@ steady window of each run, means over Cooja's seeds.
 """
 
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 REPS = 4
 
@@ -70,8 +70,47 @@ def section(table):
             describe(key), key[0], v["seeds"], v["model"][0], v["cooja"][0], v["cooja_range"][0], v["cooja_range"][1],
             100 * (v["model"][0] / v["cooja"][0] - 1), v["model"][1], v["cooja"][1], ", ".join(str(p) for p in common),
             mp.count(common), len(mp), cooja))
+    page.extend(summary(table))
     page.append(READING)
     return page
+
+
+def parents_by_seed(v):
+    """Per Cooja seed: Cooja's parent, and whether the model's most frequent parent over that
+    seed's replications is it (True), ties with another (None) or is another (False)."""
+    mp, cp = v["model_parents"], v["cooja_parents"]
+    reps = len(mp) // len(cp)
+    out = []
+    for i, c in enumerate(cp):
+        counts = Counter(mp[i * reps:(i + 1) * reps])
+        best = max(counts.values())
+        tied = list(counts.values()).count(best) > 1
+        out.append((c, False if counts[c] < best else None if tied else True))
+    return out
+
+
+def summary(table):
+    """The section's counts, computed from the table (the reading refers to them)."""
+    keys = sorted(table)
+    rate = [100 * (table[k]["model"][0] / table[k]["cooja"][0] - 1) for k in keys]
+    retx = [100 * (table[k]["model"][1] / table[k]["cooja"][1] - 1) for k in keys]
+    both = [describe(k) for k, a, b in zip(keys, rate, retx) if abs(a) <= 15 and abs(b) <= 15]
+    agreed = []
+    for k in keys:
+        cp = table[k]["cooja_parents"]
+        if len(set(cp)) != 1:
+            continue
+        verdicts = [v for _, v in parents_by_seed(table[k])]
+        mp = table[k]["model_parents"]
+        agreed.append("on the %s, mote %s in all %d of Cooja's seeds, the model's most frequent in %d of them%s (%d of %d"
+                      " replications)" % (describe(k), ", ".join(str(x) for x in cp[0]), len(cp), verdicts.count(True),
+                                           ", as often as another in %d" % verdicts.count(None) if None in verdicts
+                                           else "", mp.count(cp[0]), len(mp)))
+    return ["", "Summary, computed from the table: the model's completed rate %+.0f … %+.0f %% of Cooja's (within"
+            " 15 %% in %d of %d configurations), its retransmissions per completed exchange %+.0f … %+.0f %% (within"
+            " 15 %% in %d of %d); both within 15 %% in %d of %d. The server's parent where Cooja's seeds all agree:"
+            " %s." % (min(rate), max(rate), sum(abs(d) <= 15 for d in rate), len(rate), min(retx), max(retx),
+                      sum(abs(d) <= 15 for d in retx), len(retx), len(both), len(keys), "; ".join(agreed) or "nowhere")]
 
 
 HEAD = """
@@ -86,17 +125,14 @@ parent: by Cooja id.
 """
 
 READING = """
-Reading. Five of the six configurations are within 15 % of Cooja on both figures: the 3×3 grid
-at TX = RX = 0.9 (+1 %) and 0.95 (−4 %) and at TX 1.0 / RX 0.8 (−11 %, retransmitting 5 % more),
-the 4×4 lattice at 0.95 (−3 %) and on perfect links (−12 %, +2 % retransmissions). The 5×5
-lattice completes 9 % less and retransmits 15 % more per exchange (0.158 against 0.137: 0.02 of
-a retransmission more per exchange), and client by client the difference is in where the losses
-fall: Cooja's farthest clients lose more of their exchanges (clients 24 and 25 complete 64 % and
-61 % of theirs, with 2.0 and 2.3 retransmissions an exchange; the model's 86 %, with 0.8 and 0.9),
-so less of their traffic crosses the lattice, and the clients that complete most of the
-exchanges retransmit less than the model's (clients 6, 16, 21 and 2, one to three hops from the
-server: 0.03–0.09 an exchange, the model 0.04–0.12; clients 3 and 7, four hops: 0.12–0.13, the
-model 0.15–0.16). Single runs scatter widely on both sides (the seeds' range:
+Reading. On the 5×5 lattice, where the model retransmits most above Cooja, the difference is in
+where the losses fall, client by client (measured at 4647794, before routes followed the links):
+Cooja's farthest clients lose more of their exchanges (clients 24 and 25 complete 64 % and 61 % of
+theirs, with 2.0 and 2.3 retransmissions an exchange; the model's 86 %, with 0.8 and 0.9), so less
+of their traffic crosses the lattice, and the clients that complete most of the exchanges
+retransmit less than the model's (clients 6, 16, 21 and 2, one to three hops from the server:
+0.03–0.09 an exchange, the model 0.04–0.12; clients 3 and 7, four hops: 0.12–0.13, the model
+0.15–0.16). Single runs scatter widely on both sides (the seeds' range:
 at RX 0.8 a few hundred exchanges complete in a run, and on the lattices with perfect links
 MSPSim stops most runs with an emulation error after 120–380 s, which ends their window), so the
 means over many seeds are compared: 24 Cooja seeds at RX 0.8, 10 and 11 at 0.9 and 0.95, 8 on
@@ -127,8 +163,8 @@ of the frames sent, Cooja's eight first seeds at RX 0.8 68–75 %).
 
 What the DIS times changed: the server's parent. On the 3×3 grid it is the neighbour whose DIO it
 hears first, and client 7's DIS (17 s after its boot) restarts mote 8's trickle, so mote 8's DIO
-comes first: the model now gives the server mote 8 in 38 of 44 replications at 0.95, where
-Cooja does in all 11 seeds (before the parent was selected once a second after a link's outcome,
+comes first: the model gives the server mote 8 in most replications at 0.95 (the table, and by
+seed the summary above), where Cooja does in all 11 seeds (before the parent was selected once a second after a link's outcome,
 in all 12 replications of the first three seeds; about half with the DIS times drawn). The race
 is the same on both sides: in Cooja's seeds 4–11 mote 7's DIS (banner + 17.0 s) sets mote 8's
 DIO going 2.1–4.1 s later, the server's own DIS (banner + 20.0 s) sets mote 6's, which comes
@@ -138,13 +174,11 @@ passes 95 % of frames, and a DIO can meet a client's frame) and joined through m
 later in three, at 82 s in the fourth); in the other 2 it joined at 11–12 s, before any
 DIS, through a DIO of mote 6's that the border router's DIO trains had not suppressed. Giving
 the motes Cooja's boot times and the border router its prefix a second after its banner, tried
-and not kept, left the count at 6 of 44: which DIOs the trains leave unsuppressed turns on the
-trickle draws, which Contiki seeds by id and the model does not replay. And the model gives mote 6 in all 56 on the 5×5
-lattice, as Cooja does in its 14. Where Cooja's seeds disagree (0.9, RX 0.8, both 4×4
+and not kept, left the count as it was (6 of 44): which DIOs the trains leave unsuppressed turns on the
+trickle draws, which Contiki seeds by id and the model does not replay. Where Cooja's seeds disagree (0.9, RX 0.8, both 4×4
 lattices), so do the model's replications, at RX 0.8 and 0.9 in about Cooja's proportions
-(mote 8 in 78 of 96 and 31 of 40 replications, in 18 of 24 and 7 of 10 seeds); on the 4×4 lattice Cooja gives mote 10 in 6
-of 8 seeds at either link quality, the model mote 7 in 21 of 32 at 0.95 and mote 10 in 17 of 32 on
-perfect links: which of motes 7 and 10 the server hears first is decided by when their trickle
+(the table); on the 4×4 lattice Cooja gives mote 10 in 6 of 8 seeds at either link quality, the
+model splits its replications between motes 7 and 10: which of motes 7 and 10 the server hears first is decided by when their trickle
 timers fire (in a rerun of G-lattice4x4-tx1.00-rx1.00-s2: mote 10's DIO at 22.06 s, mote 7's at
 22.85 s, 0.7 and 1.5 s after the server's DIS), draws of Contiki's id-seeded generator the model
 does not replay.
