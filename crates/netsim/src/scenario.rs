@@ -60,6 +60,10 @@ pub struct Scenario {
     pub server_hop: HopSpec,
     /// Uri-Path of the request (the testbed's 6-byte option: 5 characters).
     pub path: String,
+    /// Token length of every request, bytes (0–7; the testbed's libcoap clients: none; `coapcc
+    /// load`'s: 4). Written only when it is not 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub token_bytes: u32,
     /// Bytes of the 2.05 response's payload.
     pub payload_bytes: u32,
     /// IP header bytes added to every CoAP message.
@@ -252,6 +256,7 @@ impl Scenario {
             downlink: link(30_000, 400.0),
             server_hop: HopSpec { delay_min_ms: 10.0, delay_max_ms: 20.0 },
             path: "hello".into(),
+            token_bytes: 0,
             payload_bytes: 60,
             ip_header_bytes: 20,
             udp_header_bytes: 8,
@@ -500,6 +505,9 @@ impl Scenario {
         if !(s.max_time_s > 0.0 && s.max_time_s.is_finite()) {
             return bad("max_time_s", "must be a finite number > 0");
         }
+        if s.token_bytes > 7 {
+            return bad("token_bytes", "must be at most 7 (one byte is kept for token marking)");
+        }
         if s.payload_bytes > 1024 {
             return bad("payload_bytes", "must be at most 1024 (RFC 7252's 1152-byte messages)");
         }
@@ -591,6 +599,7 @@ mod tests {
         let m = e("udp_header_bytes = 64364");
         assert!(m.contains("udp_header_bytes (64364) must be at most 64363"), "{m}");
         assert!(e("udp_header_bytes = 4294967200").contains("udp_header_bytes"));
+        assert!(e("token_bytes = 8").contains("token_bytes must be at most 7"));
         // over TCP a segment needs 20 + 8 bytes besides the IP header: 296 − 28 = 268
         assert!(Scenario::from_toml("transport = \"tcp\"\nip_header_bytes = 268").unwrap().resolve().is_ok());
         assert!(e("transport = \"tcp\"\nip_header_bytes = 269").contains("uplink.mtu − 28 = 268 over TCP"));
@@ -760,4 +769,8 @@ mod file_tests {
         assert_eq!(p, crate::tcp::TcpParams::default());
         assert_eq!(tcp.len(), p.table().len(), "every parameter is spelled out");
     }
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }

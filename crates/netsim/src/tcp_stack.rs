@@ -137,6 +137,8 @@ pub struct TcpStack {
     /// Continuous clients: every connection is ready (or failed), the clock has started.
     go: bool,
     detail: Detail,
+    /// Token length of the clients' requests.
+    token_len: usize,
 }
 
 impl TcpStack {
@@ -177,7 +179,14 @@ impl TcpStack {
             csm_done: 0,
             go: false,
             detail: Detail::Summary,
+            token_len: 0,
         }
+    }
+
+    /// Requests with `len`-byte tokens (default none, as the testbed's libcoap clients sent).
+    pub fn with_token_len(mut self, len: usize) -> Self {
+        self.token_len = len;
+        self
     }
 
     /// Keeps `detail` of every exchange (default [`Detail::Summary`]).
@@ -306,7 +315,7 @@ impl TcpStack {
             let server = cl.server;
             if let Some(conn) = cl.conns.last_mut() {
                 if conn.tcp.is_established() && conn.coap.is_none() {
-                    let mut coap = StreamConnection::new(server, MAX_MESSAGE_SIZE, None).with_token_len(0);
+                    let mut coap = StreamConnection::new(server, MAX_MESSAGE_SIZE, None).with_token_len(self.token_len);
                     conn.written += pump(&mut conn.tcp, &mut coap); // the CSM
                     conn.coap = Some(coap);
                 }

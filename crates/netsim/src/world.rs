@@ -158,7 +158,8 @@ fn run_rep_inner(
                 &payload,
                 scn.exchanges as usize,
             )
-            .with_detail(detail);
+            .with_detail(detail)
+            .with_token_len(scn.token_bytes as usize);
             match capture {
                 Some(c) => engine::run(medium, Tapped::new(stack, c), workload, observer, limit),
                 None => engine::run(medium, stack, workload, observer, limit),
@@ -185,6 +186,7 @@ fn udp_stack(scn: &Scenario, cc: &CcConfig, rep: u32, detail: Detail) -> UdpStac
     // without per-exchange records, a finished exchange keeps no report for its lifetime
     client_cfg.report_at_finish = detail == Detail::Summary;
     client_cfg.response_payloads = false; // the workloads count responses, never read them
+    client_cfg.token_len = scn.token_bytes as usize;
     let client_cfg = std::sync::Arc::new(client_cfg); // one for every client
     let mut server_cfg = Config::new(cc.clone());
     // the server's cache must hold every client's exchanges of an EXCHANGE_LIFETIME: a budget

@@ -200,6 +200,47 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
     assert_eq!(fins, 0, "a continuous client keeps its connection to the end");
 }
 
+/// `token_bytes`: every request carries a token that long, over UDP and over TCP, and its response
+/// the same token (4 bytes: `coapcc load`'s requests; the UDP request 38 + 4 = 42 bytes, the
+/// response 93 + 4 = 97; over TCP, RFC 8323's frames: the GET Len/TKL, code, token and its
+/// 6-byte Uri-Path, 1 + 1 + 4 + 6 = 12 bytes; the 2.05's 61-byte body (marker and payload) needs
+/// the extended length byte, 1 + 1 + 1 + 4 + 61 = 68).
+#[test]
+fn token_bytes_sets_every_requests_token() {
+    for transport in [netsim::TransportKind::Udp, netsim::TransportKind::Tcp] {
+        let s = Scenario { transport, clients: 1, exchanges: 3, token_bytes: 4, ..Scenario::thesis() };
+        let s = s.resolve().unwrap();
+        let t = s.transport().unwrap();
+        let buf = Shared::default();
+        let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
+        netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
+        cap.finish().unwrap();
+        let mut seen = Vec::new();
+        for (_, p) in &records(&buf.0.lock().unwrap()) {
+            if transport == netsim::TransportKind::Udp {
+                let coap = ipv4_udp(p).4;
+                let m = Message::decode(&coap).unwrap();
+                seen.push((m.code, m.token.len(), p.len()));
+            } else {
+                let payload = ipv4_tcp(p).5;
+                let mut at = 0;
+                while at < payload.len() {
+                    let (f, len) = coap_wire::Frame::decode(&payload[at..], 1 << 16).unwrap();
+                    if f.code == Code::GET || f.code == Code::CONTENT {
+                        seen.push((f.code, f.token.len(), len));
+                    }
+                    at += len;
+                }
+            }
+        }
+        let (get, content) = if transport == netsim::TransportKind::Udp { (42, 97) } else { (12, 68) };
+        assert_eq!(seen.len(), 6, "{transport:?}: {seen:?}");
+        for (code, token, len) in seen {
+            assert_eq!((token, len), (4, if code == Code::GET { get } else { content }), "{transport:?} {code:?}");
+        }
+    }
+}
+
 /// IEEE 802.15.4's FCS (802.15.4-2006 §7.2.1.9): the ITU-T CRC-16, x^16 + x^12 + x^5 + 1, from
 /// 0, each byte least significant bit first; sent least significant byte first.
 fn fcs(bytes: &[u8]) -> [u8; 2] {

@@ -37,6 +37,9 @@ const F_SND_UNA_ADVANCED: u32 = 64;
 const F_DSACKING_ACK: u32 = 128;
 const F_ORIG_SACK_ACKED: u32 = 256;
 const F_LOST_RETRANS: u32 = 512;
+/// Linux ≥ 4.13's FLAG_SET_XMIT_TIMER: the ACK acknowledged data (or SACKed data sent before the
+/// head's last transmission), so the probe or RTO timer is set again from now.
+const F_SET_XMIT_TIMER: u32 = 1024;
 const F_NOT_DUP: u32 = F_DATA | F_WIN_UPDATE | F_DATA_ACKED;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,9 @@ pub enum TlpRule {
     Linux49,
     /// Linux 5 and 6 (RACK-TLP, RFC 8985, as this machine's 6.18 runs it): in the Open or CWR
     /// state, whatever limits the connection; 2·SRTT plus 200 ms with one segment out, plus
-    /// 2 ms otherwise.
+    /// 2 ms otherwise. And as from 4.13 (`tcp_ack`'s FLAG_SET_XMIT_TIMER), only an ACK that
+    /// acknowledges data sets the probe or RTO timer again, where 4.9 schedules a probe at every
+    /// ACK that finds the RTO pending, duplicate ACKs included.
     #[serde(rename = "linux_6")]
     Linux6,
 }

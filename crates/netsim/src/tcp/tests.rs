@@ -188,6 +188,46 @@ fn linux_6_probes_at_two_srtt_plus_rto_min_with_one_segment_out() {
     }
 }
 
+/// When a duplicate ACK sets the timers (`tcp_ack`). Linux 4.9 schedules a probe at every ACK
+/// that finds the RTO pending; from 4.13 (`tlp=linux_6`) only an ACK that acknowledges data sets
+/// the probe or RTO timer again (FLAG_SET_XMIT_TIMER). SRTT 0.2 s, RTO 0.6 s; request A (seq
+/// 1..101) at 0.2 s, its probe, the server's ACK of A at 1.0 s (no RTT sample: A went twice; the
+/// probe's episode stays open, its D-SACK not yet in), request B (101..201) at 1.0 s. B's probe
+/// timer finds the episode open and only sets the RTO: 4.9 probes at max(2·0.2, 1.5·0.2 + 0.2) =
+/// 0.5 s, so A's probe at 0.7 s and B's timer at 1.5 s, the RTO then at B's 1.0 + 0.6 = 1.6 s; 6
+/// probes at min(2·0.2 + 0.2, RTO 0.6) = 0.6 s, so at 0.8 and 1.6 s, the RTO then 0.6 s on, 2.2 s.
+/// A's D-SACK then ends the episode (1.55 s; 1.7 s): 4.9 schedules B's probe, at the RTO's 1.6 s;
+/// 6 leaves the RTO, which expires at 2.2 s.
+#[test]
+fn a_duplicate_ack_reschedules_the_probe_only_before_linux_4_13() {
+    for (spec, probe_a, blocked, rto_at, dsack_at, probes, timeouts) in
+        [("tlp=linux_4_9", 0.7, 1.5, 1.6, 1.55, 2, 0), ("tlp=linux_6", 0.8, 1.6, 2.2, 1.7, 1, 1)]
+    {
+        let (mut c, _s) = established(0.2, &TcpParams::parse(spec).unwrap());
+        assert!((c.rto() - 0.6).abs() < 1e-9);
+        c.write(&[1u8; 100]);
+        drain(t(0.2), &mut c);
+        assert!(close(c.poll_timeout(), probe_a), "{spec}: A's probe at {:?}", c.poll_timeout());
+        c.on_timeout(t(probe_a));
+        assert_eq!(data(&drain(t(probe_a), &mut c)).len(), 1, "{spec}: A's probe");
+        c.on_segment(t(1.0), &Segment { flags: ACK, seq: 1, ack: 101, ..Segment::default() });
+        c.write(&[2u8; 100]);
+        drain(t(1.0), &mut c);
+        assert!(close(c.poll_timeout(), blocked), "{spec}: B's probe timer at {:?}", c.poll_timeout());
+        c.on_timeout(t(blocked));
+        assert!(data(&drain(t(blocked), &mut c)).is_empty(), "{spec}: A's episode is open, no probe");
+        assert!(close(c.poll_timeout(), rto_at), "{spec}: B's RTO at {:?}", c.poll_timeout());
+        let mut dsack = Segment { flags: ACK, seq: 1, ack: 101, ..Segment::default() };
+        dsack.sack.push(1, 101);
+        c.on_segment(t(dsack_at), &dsack);
+        assert!(close(c.poll_timeout(), rto_at), "{spec}: the timer after the D-SACK at {:?}", c.poll_timeout());
+        c.on_timeout(t(rto_at));
+        let again = drain(t(rto_at), &mut c);
+        assert_eq!(data(&again).iter().map(|s| s.seq).collect::<Vec<_>>(), [101], "{spec}: B again");
+        assert_eq!((c.stats.loss_probes, c.stats.timeouts), (probes, timeouts), "{spec}");
+    }
+}
+
 #[test]
 fn a_lost_syn_is_retried_after_the_initial_rto_and_leaves_3_s() {
     let p = TcpParams::default();

@@ -4,6 +4,7 @@
 use coap_cc::{Duration, Instant};
 
 use super::*;
+use crate::tcp::TlpRule;
 
 impl Tcp {
     /// `tcp_ack`.
@@ -20,8 +21,13 @@ impl Tcp {
         if ack > self.snd_nxt {
             return;
         }
-        if let Some((_, XmitTimer::EarlyRetrans | XmitTimer::LossProbe)) = self.timer {
-            self.rearm_rto(now);
+        // Linux 4.9 restarts a pending probe's RTO at every ACK; from 4.13 only the early
+        // retransmit (RACK's reordering) timer, and the probe or RTO only when data is acknowledged
+        // (F_SET_XMIT_TIMER, below)
+        match self.timer {
+            Some((_, XmitTimer::EarlyRetrans)) => self.rearm_rto(now),
+            Some((_, XmitTimer::LossProbe)) if self.p.tlp == TlpRule::Linux49 => self.rearm_rto(now),
+            _ => {}
         }
         self.rexmit = Rexmit::None;
         let mut flag = 0;
@@ -65,8 +71,15 @@ impl Tcp {
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, flag);
         }
-        if let Some((_, XmitTimer::Retrans)) = self.timer {
-            self.schedule_loss_probe(now);
+        match self.p.tlp {
+            // 4.9: a probe after every ACK that finds the RTO pending, duplicate ACKs included
+            TlpRule::Linux49 => {
+                if let Some((_, XmitTimer::Retrans)) = self.timer {
+                    self.schedule_loss_probe(now);
+                }
+            }
+            TlpRule::Linux6 if flag & F_SET_XMIT_TIMER != 0 => self.set_xmit_timer(now),
+            TlpRule::Linux6 => {}
         }
         self.cong_control(self.delivered, flag);
         self.fin_acked(now);
@@ -254,13 +267,21 @@ impl Tcp {
         let seq_rtt = first_ackt.filter(|_| *flag & F_RETRANS_DATA_ACKED == 0).map(|t| now - t);
         let ca_rtt = last_ackt.filter(|_| *flag & F_RETRANS_DATA_ACKED == 0).map(|t| now - t);
         let sack_rtt = first_sackt.map(|t| now - t);
+        if self.p.tlp == TlpRule::Linux6 {
+            // tcp_clean_rtx_queue (Linux ≥ 4.13): data acknowledged, or a SACK sample of data sent
+            // before the head's last transmission, sets the timer again
+            let head_age = self.sb.segs.front().map(|s| now - s.sent_at);
+            if *flag & F_DATA_ACKED != 0 || sack_rtt.zip(head_age).is_some_and(|(r, age)| r > age) {
+                *flag |= F_SET_XMIT_TIMER;
+            }
+        }
         if let Some(r) = seq_rtt.or(sack_rtt) {
             let ca = ca_rtt.unwrap_or(r);
             self.min_rtt = Some(self.min_rtt.map_or(ca, |m| m.min(ca)));
             self.rtt.sample(r.as_secs_f64(), self.snd_una, self.snd_nxt);
             self.rto = self.rtt.rto().unwrap_or(self.rto);
         }
-        if *flag & F_DATA_ACKED != 0 {
+        if *flag & F_DATA_ACKED != 0 && self.p.tlp == TlpRule::Linux49 {
             self.rearm_rto(now);
         }
         acked

@@ -179,6 +179,17 @@ impl Tcp {
         self.arm(at, XmitTimer::LossProbe);
     }
 
+    /// `tcp_set_xmit_timer` (Linux ≥ 4.13, with [`TlpRule::Linux6`]): the RTO from now, or the
+    /// probe if it is due sooner.
+    pub(super) fn set_xmit_timer(&mut self, now: Instant) {
+        if self.sb.segs.is_empty() {
+            self.timer = None;
+            return;
+        }
+        self.arm(now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+        self.schedule_loss_probe(now);
+    }
+
     /// `tcp_send_loss_probe`: new data if there is any, else the last segment again.
     pub(super) fn send_loss_probe(&mut self, now: Instant) {
         if self.unsent() > 0 || self.fin_pending() {
