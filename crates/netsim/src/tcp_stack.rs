@@ -260,6 +260,9 @@ impl TcpStack {
 
     fn client_step<C: Context<TcpPayload>>(&mut self, ctx: &mut C, c: HostId) {
         let now = ctx.now();
+        // 0. what the kernel sends before the application runs (Linux's softirq): an immediate
+        // ACK (quick-ACK mode, a duplicate) leaves ahead of the request it could have ridden on
+        self.client_send(ctx, c);
         // 1. what arrived
         let mut responses = 0;
         {
@@ -357,7 +360,16 @@ impl TcpStack {
         self.client_transmit(ctx, c);
     }
 
+    /// Sends what the client's connections have to send, and sets its timer.
     fn client_transmit<C: Context<TcpPayload>>(&mut self, ctx: &mut C, c: HostId) {
+        self.client_send(ctx, c);
+        let cl = self.hosts[c.index()].client.as_mut().expect("a workload host");
+        let next = cl.conns.iter().filter_map(|x| x.tcp.poll_timeout()).min();
+        cl.timer.rearm(ctx, c, 0, next);
+    }
+
+    /// Sends what the client's connections have to send now.
+    fn client_send<C: Context<TcpPayload>>(&mut self, ctx: &mut C, c: HostId) {
         let now = ctx.now();
         let mut out: Vec<(u32, Segment)> = Vec::new();
         let cl = self.hosts[c.index()].client.as_mut().expect("a workload host");
@@ -374,8 +386,6 @@ impl TcpStack {
                 out.push((conn.id, seg));
             }
         }
-        let next = cl.conns.iter().filter_map(|x| x.tcp.poll_timeout()).min();
-        cl.timer.rearm(ctx, c, 0, next);
         let server = cl.server;
         for (conn, seg) in out {
             let size = seg.wire_size(&self.p);
@@ -392,6 +402,12 @@ impl TcpStack {
             pump(&mut sc.tcp, &mut coap); // the CSM
             sc.coap = Some(coap);
         }
+        // what the kernel sends before the application runs (Linux's softirq): an immediate ACK
+        // (quick-ACK mode, a duplicate) leaves ahead of the response it could have ridden on
+        let mut out = Vec::new();
+        while let Some(seg) = sc.tcp.poll_segment(now) {
+            out.push(seg);
+        }
         let bytes = sc.tcp.read();
         if let Some(coap) = sc.coap.as_mut().filter(|_| !bytes.is_empty()) {
             coap.handle_bytes(now, &bytes); // the handler answers every request
@@ -402,7 +418,6 @@ impl TcpStack {
             sc.tcp.close();
             sc.fin_sent = true;
         }
-        let mut out = Vec::new();
         while let Some(seg) = sc.tcp.poll_segment(now) {
             out.push(seg);
         }

@@ -200,6 +200,37 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
     assert_eq!(fins, 0, "a continuous client keeps its connection to the end");
 }
 
+/// An immediate ACK leaves before the application's answer, as Linux sends it from the receive
+/// path before the application reads: the server's first GET arrives in quick-ACK mode (quick
+/// ACKs granted with the client's CSM, the server not yet interactive), so a pure ACK of it goes
+/// ahead of its 2.05, with the same acknowledgement number; the 2.05, sent within the delayed-ACK
+/// time of the GET, makes the connection interactive, and the next GETs' ACKs ride on their
+/// responses.
+#[test]
+fn a_quick_ack_goes_before_the_servers_answer() {
+    let s = Scenario { transport: netsim::TransportKind::Tcp, clients: 1, exchanges: 3, ..Scenario::thesis() };
+    let s = s.resolve().unwrap();
+    let t = s.transport().unwrap();
+    let buf = Shared::default();
+    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
+    netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
+    cap.finish().unwrap();
+    let server: Vec<_> = records(&buf.0.lock().unwrap())
+        .iter()
+        .map(|(_, p)| ipv4_tcp(p))
+        .filter(|&((sport, _), ..)| sport == 5683)
+        .collect();
+    let mut ahead = Vec::new();
+    for (i, (_, _, ackn, _, _, payload)) in server.iter().enumerate() {
+        if payload.len() > 5 {
+            // a 2.05 (the CSM is 5 bytes): is the segment before it a pure ACK of the same data?
+            let (_, _, prev_ack, _, _, prev_payload) = &server[i - 1];
+            ahead.push(prev_payload.is_empty() && prev_ack == ackn);
+        }
+    }
+    assert_eq!(ahead, [true, false, false]);
+}
+
 /// `token_bytes`: every request carries a token that long, over UDP and over TCP, and its response
 /// the same token (4 bytes: `coapcc load`'s requests; the UDP request 38 + 4 = 42 bytes, the
 /// response 93 + 4 = 97; over TCP, RFC 8323's frames: the GET Len/TKL, code, token and its
