@@ -154,6 +154,8 @@ pub struct Tcp {
     rtt: RttEstimator,
     rto: f64,
     timer: Option<(Instant, XmitTimer)>,
+    /// When the timer runs: its time, or with `timer_hz` its timer-wheel bucket's.
+    timer_runs: Instant,
     rack_mstamp: Option<Instant>,
     rack_advanced: bool,
     min_rtt: Option<Duration>,
@@ -211,6 +213,7 @@ impl Tcp {
             retrans_stamp: None,
             retransmits: 0,
             timer: None,
+            timer_runs: Instant::ZERO,
             rack_mstamp: None,
             rack_advanced: false,
             min_rtt: None,
@@ -319,12 +322,12 @@ impl Tcp {
 
     /// The next deadline of any timer.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [self.timer.map(|t| t.0), self.rx.deadline(), self.close_deadline].into_iter().flatten().min()
+        [self.timer.map(|_| self.timer_runs), self.rx.deadline(), self.close_deadline].into_iter().flatten().min()
     }
 
     /// The RTO that expires at `now`, if the retransmission timer does (for statistics).
     pub fn rto_expiring(&self, now: Instant) -> Option<f64> {
-        self.timer.is_some_and(|(d, k)| d <= now && k == XmitTimer::Retrans).then_some(self.rto)
+        self.timer.is_some_and(|(_, k)| self.timer_runs <= now && k == XmitTimer::Retrans).then_some(self.rto)
     }
 
     fn data_end(&self) -> u64 {
@@ -335,8 +338,10 @@ impl Tcp {
         self.sb.in_flight(self.p.sack)
     }
 
-    fn arm(&mut self, at: Instant, kind: XmitTimer) {
+    /// Sets the retransmission timer, armed at `now`, due at `at`.
+    fn arm(&mut self, now: Instant, at: Instant, kind: XmitTimer) {
         self.timer = Some((at, kind));
+        self.timer_runs = if self.p.timer_hz == 0 { at } else { wheel_bucket(now, at, self.p.timer_hz) };
     }
 
     /// `tcp_rearm_rto`: the RTO from now — or, replacing an early-retransmit or probe timer, from
@@ -353,7 +358,7 @@ impl Tcp {
                 rto = due - now;
             }
         }
-        self.arm(now + rto, XmitTimer::Retrans);
+        self.arm(now, now + rto, XmitTimer::Retrans);
     }
 
     fn fail(&mut self) {
@@ -713,8 +718,26 @@ impl Tcp {
         }
         self.first_syn_at.get_or_insert(now);
         if self.timer.is_none() {
-            self.arm(now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+            self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
         }
         Some(seg)
     }
+}
+
+/// When Linux's timer wheel (`kernel/time/timer.c`, from 4.8) runs a timer armed at `now` and due
+/// at `at`, with `hz` ticks a second: in ticks, due `expires` = the tick of `now` + the delay
+/// rounded up (`usecs_to_jiffies`); kept at the level whose range holds `expires − clk` (level 0
+/// below 63 ticks, then below 63·8^level; `LVL_START`), and run at the level's next bucket
+/// boundary after it, `((expires >> 3·level) + 1) << 3·level` (`calc_index`): one tick late at
+/// level 0, up to 12.5 % of the delay at the others, and every timer of a bucket at once. The
+/// ticks count from time 0 on every host (chosen: the model's hosts share one clock).
+pub(crate) fn wheel_bucket(now: Instant, at: Instant, hz: u32) -> Instant {
+    let tick = 1_000_000_000 / hz as u64;
+    let clk = now.as_nanos() / tick;
+    let delay = at.as_nanos().saturating_sub(now.as_nanos());
+    let expires = clk + delay.div_ceil(tick);
+    let delta = expires - clk;
+    let level = (0..8u32).find(|&l| delta < 63u64 << (3 * l)).unwrap_or(8);
+    let shift = 3 * level;
+    Instant::from_nanos((((expires >> shift) + 1) << shift) * tick)
 }

@@ -79,6 +79,12 @@ pub struct TcpParams {
     /// so results from before it keep their cell ids).
     #[serde(skip_serializing_if = "TlpRule::is_default")]
     pub tlp: TlpRule,
+    /// Linux's timer wheel at this many ticks a second (`CONFIG_HZ`; Debian's kernels: 250): the
+    /// retransmission timer (RTO, loss probe, early retransmit; a SYN's) runs at the next bucket
+    /// boundary of its level, 8^level ticks, as `kernel/time/timer.c` has it from 4.8 on, so the
+    /// timers of a host's connections that fall due within one bucket run together (read in a
+    /// capture of Linux 6.18: docs/tcp-mechanisms.md). 0: at the exact time.
+    pub timer_hz: u32,
     /// RACK detection of lost retransmissions (`tcp_recovery` = 1; Linux 4.9: on).
     pub rack: bool,
     /// `tcp_slow_start_after_idle` (Linux: on).
@@ -120,6 +126,7 @@ impl Default for TcpParams {
             frto: true,
             early_retrans: 3,
             tlp: TlpRule::Linux49,
+            timer_hz: 250,
             rack: true,
             slow_start_after_idle: true,
             quickack: true,
@@ -174,6 +181,7 @@ impl TcpParams {
                         _ => return Err(format!("tcp: bad value '{v}' for tlp: expected linux_4_9 or linux_6")),
                     }
                 }
+                "timer_hz" => p.timer_hz = int()?,
                 "sack" => p.sack = flag()?,
                 "frto" => p.frto = flag()?,
                 "early_retrans" => p.early_retrans = int()?,
@@ -203,6 +211,9 @@ impl TcpParams {
         }
         if self.init_cwnd == 0 {
             return Err("tcp: init_cwnd must be at least 1 (segment)".into());
+        }
+        if self.timer_hz != 0 && !(100..=1000).contains(&self.timer_hz) {
+            return Err(format!("tcp: bad value '{}' for timer_hz: expected 0 or 100 to 1000", self.timer_hz));
         }
         if self.early_retrans > 4 {
             return Err(format!("tcp: bad value '{}' for early_retrans: expected 0 to 4", self.early_retrans));
@@ -235,6 +246,7 @@ impl TcpParams {
         if self.tlp != d.tlp {
             parts.push(format!("tlp={}", self.tlp.name()));
         }
+        diff!(timer_hz);
         diff!(
             rack,
             slow_start_after_idle,
@@ -288,6 +300,11 @@ impl TcpParams {
                 "tlp",
                 self.tlp.name().to_string(),
                 "When a tail loss probe goes: linux_4_9 (the testbed's) or linux_6 (Linux 5-6: 2·SRTT + 200 ms with one segment out).",
+            ),
+            (
+                "timer_hz",
+                self.timer_hz.to_string(),
+                "Linux's timer wheel at this HZ (Debian's 250): retransmission timers run at their bucket's boundary; 0: exact.",
             ),
             ("rack", self.rack.to_string(), "RACK detection of lost retransmissions (tcp_recovery = 1)."),
             (
@@ -359,7 +376,7 @@ mod tests {
         for (name, value, _) in d.table() {
             assert_eq!(TcpParams::parse(&format!("{name}={value}")).unwrap(), d, "{name}");
         }
-        assert_eq!(d.table().len(), 22);
+        assert_eq!(d.table().len(), 23);
         let six = TcpParams::parse("tlp=linux_6").unwrap();
         assert_eq!((six.tlp, six.to_spec().as_str()), (TlpRule::Linux6, "tcp:tlp=linux_6"));
         assert!(TcpParams::parse("tlp=4.13").unwrap_err().contains("linux_4_9 or linux_6"));

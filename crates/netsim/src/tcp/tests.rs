@@ -44,6 +44,12 @@ fn data(v: &[Segment]) -> Vec<&Segment> {
     v.iter().filter(|s| !s.payload.is_empty()).collect()
 }
 
+/// Linux's defaults with the timers at their exact times (`timer_hz=0`): the traces below derive
+/// each mechanism's times without the timer wheel's rounding, which its own test covers.
+fn exact() -> TcpParams {
+    TcpParams { timer_hz: 0, ..TcpParams::default() }
+}
+
 fn textbook() -> TcpParams {
     TcpParams {
         rto: RtoRule::Rfc6298,
@@ -55,13 +61,13 @@ fn textbook() -> TcpParams {
         quickack: false,
         retries_by_time: false,
         linux_close: false,
-        ..TcpParams::default()
+        ..exact()
     }
 }
 
 #[test]
 fn handshake_data_and_piggybacked_acks() {
-    let p = TcpParams::default();
+    let p = exact();
     let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p.clone()));
     let syn = pump(t(0.0), &mut c, &mut s);
     assert_eq!(syn.len(), 1);
@@ -91,7 +97,7 @@ fn handshake_data_and_piggybacked_acks() {
 /// receiver waits for the 200 ms timer.
 #[test]
 fn quickack_at_connection_start_versus_the_delayed_ack() {
-    for (p, at_once) in [(TcpParams::default(), true), (textbook(), false)] {
+    for (p, at_once) in [(exact(), true), (textbook(), false)] {
         let (mut c, mut s) = established(0.5, &p);
         c.write(b"csm");
         pump(t(0.5), &mut c, &mut s);
@@ -109,7 +115,7 @@ fn quickack_at_connection_start_versus_the_delayed_ack() {
 
 #[test]
 fn nagle_holds_a_small_segment_while_a_small_one_is_unacknowledged() {
-    let (mut c, mut s) = established(0.0, &TcpParams::default());
+    let (mut c, mut s) = established(0.0, &exact());
     c.write(b"csm");
     let first = pump(t(0.0), &mut c, &mut s);
     assert_eq!(first.last().unwrap().payload, b"csm");
@@ -127,7 +133,7 @@ fn nagle_holds_a_small_segment_while_a_small_one_is_unacknowledged() {
 #[test]
 fn a_lost_segment_alone_rto_and_tail_loss_probe() {
     for tlp in [false, true] {
-        let p = TcpParams { early_retrans: if tlp { 3 } else { 0 }, ..TcpParams::default() };
+        let p = TcpParams { early_retrans: if tlp { 3 } else { 0 }, ..exact() };
         let (mut c, mut s) = established(1.0, &p);
         assert_eq!(c.rto(), 3.0);
         c.write(b"data");
@@ -159,7 +165,7 @@ fn a_lost_segment_alone_rto_and_tail_loss_probe() {
 #[test]
 fn tail_loss_probe_at_two_srtt_with_no_further_data() {
     for (bytes, after, seq) in [(512usize, 0.4, 257u64), (100, 0.5, 1)] {
-        let (mut c, _s) = established(0.2, &TcpParams::default());
+        let (mut c, _s) = established(0.2, &exact());
         assert!((c.rto() - 0.6).abs() < 1e-9);
         c.write(&vec![1u8; bytes]);
         drain(t(0.2), &mut c);
@@ -176,7 +182,7 @@ fn tail_loss_probe_at_two_srtt_with_no_further_data() {
 /// time, so the probe takes its place (the sooner of the two).
 #[test]
 fn linux_6_probes_at_two_srtt_plus_rto_min_with_one_segment_out() {
-    let p = TcpParams::parse("tlp=linux_6").unwrap();
+    let p = TcpParams::parse("tlp=linux_6,timer_hz=0").unwrap();
     for (bytes, after, seq) in [(512usize, 0.402, 257u64), (100, 0.6, 1)] {
         let (mut c, _s) = established(0.2, &p);
         c.write(&vec![1u8; bytes]);
@@ -201,7 +207,7 @@ fn linux_6_probes_at_two_srtt_plus_rto_min_with_one_segment_out() {
 #[test]
 fn a_duplicate_ack_reschedules_the_probe_only_before_linux_4_13() {
     for (spec, probe_a, blocked, rto_at, dsack_at, probes, timeouts) in
-        [("tlp=linux_4_9", 0.7, 1.5, 1.6, 1.55, 2, 0), ("tlp=linux_6", 0.8, 1.6, 2.2, 1.7, 1, 1)]
+        [("tlp=linux_4_9,timer_hz=0", 0.7, 1.5, 1.6, 1.55, 2, 0), ("tlp=linux_6,timer_hz=0", 0.8, 1.6, 2.2, 1.7, 1, 1)]
     {
         let (mut c, _s) = established(0.2, &TcpParams::parse(spec).unwrap());
         assert!((c.rto() - 0.6).abs() < 1e-9);
@@ -228,9 +234,40 @@ fn a_duplicate_ack_reschedules_the_probe_only_before_linux_4_13() {
     }
 }
 
+/// Linux's timer wheel at HZ = 250 (4-ms ticks): a timer due `d` ticks ahead runs at the next
+/// boundary of its level's buckets (level 0 below 63 ticks, 1 below 504, 2 below 4032, 3 below
+/// 32256; buckets of 1, 8, 64 and 512 ticks), counted from tick 0.
+#[test]
+fn the_timer_wheel_runs_a_timer_at_its_buckets_boundary() {
+    let w = |now: f64, at: f64| conn::wheel_bucket(t(now), t(at), 250).as_nanos() as f64 / 1e9;
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // 100 ms = 25 ticks, level 0: one tick late, 26 ticks
+    assert!(near(w(0.0, 0.1), 0.104));
+    // 1 s = 250 ticks, level 1: ((250 >> 3) + 1) << 3 = 256 ticks
+    assert!(near(w(0.0, 1.0), 1.024));
+    // 3 s = 750 ticks, level 2: ((750 >> 6) + 1) << 6 = 768 ticks
+    assert!(near(w(0.0, 3.0), 3.072));
+    // 60 s = 15,000 ticks, level 3: ((15000 >> 9) + 1) << 9 = 15,360 ticks
+    assert!(near(w(0.0, 60.0), 61.44));
+    // armed at 10.001 s (tick 2500) and at 10.040 s (tick 2510), each 3 s ahead: due at ticks
+    // 3250 and 3260, both in the bucket that ends at ((3250 >> 6) + 1) << 6 = 3264: together
+    assert!(near(w(10.001, 13.001), 13.056) && near(w(10.040, 13.040), 13.056));
+    // a connection's loss probe: SRTT 0.2 s, 4.9's probe at 0.5 s, armed at 0.2 s (tick 50):
+    // due at tick 175, 125 ticks ahead, level 1: ((175 >> 3) + 1) << 3 = 176 ticks, 0.704 s
+    let (mut c, _s) = established(0.2, &TcpParams::default());
+    c.write(&[1u8; 100]);
+    drain(t(0.2), &mut c);
+    assert!(close(c.poll_timeout(), 0.704), "{:?}", c.poll_timeout());
+    assert!(c.poll_segment(t(0.703)).is_none());
+    c.on_timeout(t(0.700));
+    assert_eq!(c.stats.loss_probes, 0, "not before its bucket's boundary");
+    c.on_timeout(t(0.704));
+    assert_eq!(c.stats.loss_probes, 1);
+}
+
 #[test]
 fn a_lost_syn_is_retried_after_the_initial_rto_and_leaves_3_s() {
-    let p = TcpParams::default();
+    let p = exact();
     let (mut c, mut s) = (Tcp::connect(p.clone()), Tcp::listen(p));
     let _lost = c.poll_segment(t(0.0)).unwrap();
     assert_eq!(c.poll_timeout(), Some(t(1.0))); // Linux's initial RTO
@@ -249,7 +286,7 @@ fn a_lost_syn_is_retried_after_the_initial_rto_and_leaves_3_s() {
 #[test]
 fn syn_retries_run_out() {
     for by_time in [true, false] {
-        let p = TcpParams { syn_retries: 2, retries_by_time: by_time, initial_rto: 2.0, ..TcpParams::default() };
+        let p = TcpParams { syn_retries: 2, retries_by_time: by_time, initial_rto: 2.0, ..exact() };
         let mut c = Tcp::connect(p);
         let mut now = t(0.0);
         let mut sent = Vec::new();
@@ -273,7 +310,7 @@ fn syn_retries_run_out() {
 #[test]
 fn retries2_by_time_and_by_count() {
     for (by_time, end) in [(true, 10.0), (false, 46.0)] {
-        let p = TcpParams { retries2: 3, retries_by_time: by_time, early_retrans: 0, ..TcpParams::default() };
+        let p = TcpParams { retries2: 3, retries_by_time: by_time, early_retrans: 0, ..exact() };
         let (mut c, _s) = established(1.0, &p);
         c.write(b"x");
         drain(t(1.0), &mut c);
@@ -294,7 +331,7 @@ fn retries2_by_time_and_by_count() {
 #[test]
 fn three_duplicate_acks_trigger_fast_retransmit() {
     for sack in [false, true] {
-        let p = TcpParams { sack, early_retrans: 0, ..TcpParams::default() };
+        let p = TcpParams { sack, early_retrans: 0, ..exact() };
         let (mut c, mut s) = established(0.1, &p);
         c.write(&[7u8; 256 * 5]);
         let out = drain(t(0.1), &mut c);
@@ -332,7 +369,7 @@ fn three_duplicate_acks_trigger_fast_retransmit() {
 #[test]
 fn early_retransmit_after_a_quarter_srtt() {
     for er in [3, 0] {
-        let p = TcpParams { early_retrans: er, ..TcpParams::default() };
+        let p = TcpParams { early_retrans: er, ..exact() };
         let (mut c, mut s) = established(1.0, &p);
         c.write(&[1u8; 512]);
         let out = drain(t(1.0), &mut c);
@@ -362,7 +399,7 @@ fn early_retransmit_after_a_quarter_srtt() {
 #[test]
 fn frto_undoes_a_spurious_timeout() {
     for frto in [true, false] {
-        let p = TcpParams { frto, early_retrans: 0, ..TcpParams::default() };
+        let p = TcpParams { frto, early_retrans: 0, ..exact() };
         let (mut c, _s) = established(1.0, &p);
         c.write(&[1u8; 3 * 256]);
         assert_eq!(data(&drain(t(1.0), &mut c)).len(), 3);
@@ -397,7 +434,7 @@ fn frto_undoes_a_spurious_timeout() {
 #[test]
 fn rack_finds_a_lost_retransmission() {
     for rack in [true, false] {
-        let p = TcpParams { rack, early_retrans: 0, ..TcpParams::default() };
+        let p = TcpParams { rack, early_retrans: 0, ..exact() };
         let (mut c, mut s) = established(1.0, &p);
         c.write(&[1u8; 6 * 256]);
         let out = drain(t(1.0), &mut c);
@@ -437,7 +474,7 @@ fn rack_finds_a_lost_retransmission() {
 #[test]
 fn slow_start_after_idle_restarts_the_window() {
     for ssai in [true, false] {
-        let p = TcpParams { init_cwnd: 2, slow_start_after_idle: ssai, early_retrans: 0, ..TcpParams::default() };
+        let p = TcpParams { init_cwnd: 2, slow_start_after_idle: ssai, early_retrans: 0, ..exact() };
         let (mut c, mut s) = established(0.1, &p);
         c.write(&[1u8; 4 * 256]);
         for _ in 0..4 {
@@ -462,7 +499,7 @@ fn slow_start_after_idle_restarts_the_window() {
 #[test]
 fn an_orphans_fin_gives_up_sooner() {
     for (linux_close, end) in [(true, 153.7), (false, 993.7)] {
-        let p = TcpParams { linux_close, ..TcpParams::default() };
+        let p = TcpParams { linux_close, ..exact() };
         let (mut c, _s) = established(0.1, &p);
         c.close();
         let fin = drain(t(0.1), &mut c);
@@ -484,7 +521,7 @@ fn an_orphans_fin_gives_up_sooner() {
 #[test]
 fn time_wait_then_reset() {
     for (linux_close, wait) in [(true, 60.0), (false, 240.0)] {
-        let p = TcpParams { linux_close, ..TcpParams::default() };
+        let p = TcpParams { linux_close, ..exact() };
         let (mut c, mut s) = established(0.1, &p);
         c.close();
         pump(t(0.2), &mut c, &mut s);
@@ -503,7 +540,7 @@ fn time_wait_then_reset() {
 
 #[test]
 fn spurious_data_is_counted_and_dsacked() {
-    let (mut c, mut s) = established(0.1, &TcpParams::default());
+    let (mut c, mut s) = established(0.1, &exact());
     c.write(b"last");
     let out = pump(t(0.1), &mut c, &mut s);
     let d = data(&out)[0].clone();
@@ -516,7 +553,7 @@ fn spurious_data_is_counted_and_dsacked() {
 
 #[test]
 fn a_host_without_the_connection_resets_it() {
-    let p = TcpParams::default();
+    let p = exact();
     let (mut c, _s) = established(0.5, &p);
     let mut fresh = Tcp::listen(p);
     c.write(b"csm");

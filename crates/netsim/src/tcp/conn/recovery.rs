@@ -257,7 +257,7 @@ impl Tcp {
         if self.timer.is_some_and(|(at, _)| at <= now + delay) {
             return false;
         }
-        self.arm(now + delay, XmitTimer::EarlyRetrans);
+        self.arm(now, now + delay, XmitTimer::EarlyRetrans);
         true
     }
 

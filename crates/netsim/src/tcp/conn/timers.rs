@@ -15,7 +15,7 @@ impl Tcp {
             self.state = State::Done;
             self.timer = None;
         }
-        let Some((_, kind)) = self.timer.filter(|t| t.0 <= now) else { return };
+        let Some((_, kind)) = self.timer.filter(|_| self.timer_runs <= now) else { return };
         match kind {
             XmitTimer::Retrans => {
                 self.timer = None;
@@ -98,7 +98,7 @@ impl Tcp {
         }
         self.retransmits += 1;
         self.rto = (self.rto * 2.0).min(self.p.max_rto);
-        self.arm(now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+        self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
     }
 
     /// `tcp_enter_loss`: every segment not SACKed is lost; the window is one segment.
@@ -176,7 +176,7 @@ impl Tcp {
         if at > rto_at && rto_at > now {
             at = rto_at;
         }
-        self.arm(at, XmitTimer::LossProbe);
+        self.arm(now, at, XmitTimer::LossProbe);
     }
 
     /// `tcp_set_xmit_timer` (Linux ≥ 4.13, with [`TlpRule::Linux6`]): the RTO from now, or the
@@ -186,7 +186,7 @@ impl Tcp {
             self.timer = None;
             return;
         }
-        self.arm(now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+        self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
         self.schedule_loss_probe(now);
     }
 
