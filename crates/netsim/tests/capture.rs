@@ -200,6 +200,18 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
     assert_eq!(fins, 0, "a continuous client keeps its connection to the end");
 }
 
+/// The capture of replication 0 of scenario `s` (resolved here), as records.
+fn capture_of(s: Scenario) -> Vec<Record> {
+    let s = s.resolve().unwrap();
+    let t = s.transport().unwrap();
+    let buf = Shared::default();
+    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
+    netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
+    cap.finish().unwrap();
+    let file = buf.0.lock().unwrap();
+    records(&file)
+}
+
 /// An immediate ACK leaves before the application's answer, as Linux sends it from the receive
 /// path before the application reads: the server's first GET arrives in quick-ACK mode (quick
 /// ACKs granted with the client's CSM, the server not yet interactive), so a pure ACK of it goes
@@ -209,17 +221,8 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
 #[test]
 fn a_quick_ack_goes_before_the_servers_answer() {
     let s = Scenario { transport: netsim::TransportKind::Tcp, clients: 1, exchanges: 3, ..Scenario::thesis() };
-    let s = s.resolve().unwrap();
-    let t = s.transport().unwrap();
-    let buf = Shared::default();
-    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
-    netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
-    cap.finish().unwrap();
-    let server: Vec<_> = records(&buf.0.lock().unwrap())
-        .iter()
-        .map(|(_, p)| ipv4_tcp(p))
-        .filter(|&((sport, _), ..)| sport == 5683)
-        .collect();
+    let server: Vec<_> =
+        capture_of(s).iter().map(|(_, p)| ipv4_tcp(p)).filter(|&((sport, _), ..)| sport == 5683).collect();
     let mut ahead = Vec::new();
     for (i, (_, _, ackn, _, _, payload)) in server.iter().enumerate() {
         if payload.len() > 5 {
@@ -240,14 +243,8 @@ fn a_quick_ack_goes_before_the_servers_answer() {
 fn token_bytes_sets_every_requests_token() {
     for transport in [netsim::TransportKind::Udp, netsim::TransportKind::Tcp] {
         let s = Scenario { transport, clients: 1, exchanges: 3, token_bytes: 4, ..Scenario::thesis() };
-        let s = s.resolve().unwrap();
-        let t = s.transport().unwrap();
-        let buf = Shared::default();
-        let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
-        netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
-        cap.finish().unwrap();
         let mut seen = Vec::new();
-        for (_, p) in &records(&buf.0.lock().unwrap()) {
+        for (_, p) in &capture_of(s) {
             if transport == netsim::TransportKind::Udp {
                 let coap = ipv4_udp(p).4;
                 let m = Message::decode(&coap).unwrap();
