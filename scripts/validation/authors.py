@@ -320,7 +320,7 @@ def section(table):
 def pair_alike(table, key, a, b, metric):
     """Whether the model orders algorithms a and b as Cooja does by `metric` in configuration
     `key` (a Cooja tie, within 10 %, matches any order); None where a side lacks a figure."""
-    if key + (a,) not in table or key + (b,) not in table:
+    if not key_has(table, key, a, b):
         return None
     ca, cb = table[key + (a,)][0][metric], table[key + (b,)][0][metric]
     ma, mb = table[key + (a,)][1][metric], table[key + (b,)][1][metric]
@@ -460,6 +460,7 @@ def goal(table):
 
 
 def key_has(table, key, a, b):
+    """Whether both algorithms ran in configuration `key`."""
     return key + (a,) in table and key + (b,) in table
 
 

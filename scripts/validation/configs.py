@@ -68,11 +68,16 @@ def section(table):
                           for p in sorted(set(cp), key=lambda p: (-cp.count(p), p)))
         page.append("| %s (%s) | %d | %.2f | %.2f (%.2f–%.2f) | %+.0f %% | %.3f | %.3f | %s (%d of %d) | %s |" % (
             describe(key), key[0], v["seeds"], v["model"][0], v["cooja"][0], v["cooja_range"][0], v["cooja_range"][1],
-            100 * (v["model"][0] / v["cooja"][0] - 1), v["model"][1], v["cooja"][1], ", ".join(str(p) for p in common),
+            diff(v, 0), v["model"][1], v["cooja"][1], ", ".join(str(p) for p in common),
             mp.count(common), len(mp), cooja))
     page.extend(summary(table))
     page.append(READING)
     return page
+
+
+def diff(v, i):
+    """The model's figure `i` (0 completed/s, 1 retransmissions per completed) against Cooja's, %."""
+    return 100 * (v["model"][i] / v["cooja"][i] - 1)
 
 
 def parents_by_seed(v):
@@ -92,8 +97,8 @@ def parents_by_seed(v):
 def summary(table):
     """The section's counts, computed from the table (the reading refers to them)."""
     keys = sorted(table)
-    rate = [100 * (table[k]["model"][0] / table[k]["cooja"][0] - 1) for k in keys]
-    retx = [100 * (table[k]["model"][1] / table[k]["cooja"][1] - 1) for k in keys]
+    rate = [diff(table[k], 0) for k in keys]
+    retx = [diff(table[k], 1) for k in keys]
     both = [describe(k) for k, a, b in zip(keys, rate, retx) if abs(a) <= 15 and abs(b) <= 15]
     agreed = []
     for k in keys:

@@ -62,7 +62,7 @@ pub struct Scenario {
     pub path: String,
     /// Token length of every request, bytes (0–7; the testbed's libcoap clients: none; `coapcc
     /// load`'s: 4). Written only when it is not 0.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "crate::skip::is_zero")]
     pub token_bytes: u32,
     /// Bytes of the 2.05 response's payload.
     pub payload_bytes: u32,
@@ -769,8 +769,4 @@ mod file_tests {
         assert_eq!(p, crate::tcp::TcpParams::default());
         assert_eq!(tcp.len(), p.table().len(), "every parameter is spelled out");
     }
-}
-
-fn is_zero(v: &u32) -> bool {
-    *v == 0
 }

@@ -267,22 +267,23 @@ impl Tcp {
         let seq_rtt = first_ackt.filter(|_| *flag & F_RETRANS_DATA_ACKED == 0).map(|t| now - t);
         let ca_rtt = last_ackt.filter(|_| *flag & F_RETRANS_DATA_ACKED == 0).map(|t| now - t);
         let sack_rtt = first_sackt.map(|t| now - t);
-        if self.p.tlp == TlpRule::Linux6 {
-            // tcp_clean_rtx_queue (Linux ≥ 4.13): data acknowledged, or a SACK sample of data sent
-            // before the head's last transmission, sets the timer again
-            let head_age = self.sb.segs.front().map(|s| now - s.sent_at);
-            if *flag & F_DATA_ACKED != 0 || sack_rtt.zip(head_age).is_some_and(|(r, age)| r > age) {
-                *flag |= F_SET_XMIT_TIMER;
-            }
-        }
         if let Some(r) = seq_rtt.or(sack_rtt) {
             let ca = ca_rtt.unwrap_or(r);
             self.min_rtt = Some(self.min_rtt.map_or(ca, |m| m.min(ca)));
             self.rtt.sample(r.as_secs_f64(), self.snd_una, self.snd_nxt);
             self.rto = self.rtt.rto().unwrap_or(self.rto);
         }
-        if *flag & F_DATA_ACKED != 0 && self.p.tlp == TlpRule::Linux49 {
-            self.rearm_rto(now);
+        match self.p.tlp {
+            TlpRule::Linux49 if *flag & F_DATA_ACKED != 0 => self.rearm_rto(now),
+            TlpRule::Linux49 => {}
+            // tcp_clean_rtx_queue (Linux ≥ 4.13): data acknowledged, or a SACK sample of data sent
+            // before the head's last transmission, sets the timer again (in `on_ack`)
+            TlpRule::Linux6 => {
+                let head_age = self.sb.segs.front().map(|s| now - s.sent_at);
+                if *flag & F_DATA_ACKED != 0 || sack_rtt.zip(head_age).is_some_and(|(r, age)| r > age) {
+                    *flag |= F_SET_XMIT_TIMER;
+                }
+            }
         }
         acked
     }
