@@ -304,6 +304,31 @@ fn syn_retries_run_out() {
     }
 }
 
+/// Linux 6.5's `tcp_syn_linear_timeouts` = 4, SYN retries 2, initial RTO 1 s, no answer. The
+/// k-th retransmission counts `total_rto` = k and backs the RTO off only when k > 4: SYNs at 0,
+/// 1, 2, 3, 4 and 5 s (the first four retransmissions keep 1 s), the fifth leaves the RTO 2 s,
+/// the sixth — the last, 2 + 4 retries — goes at 7 s and doubles it to 4 s; at 11 s the count
+/// is out. Without linear timeouts the same retries run 0, 1, 3 s and end at 7 s (2^3 − 1).
+#[test]
+fn linux_6_5_retries_a_syn_at_the_initial_rto_four_times() {
+    for (linear, sends, end) in [(4, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0], 11.0), (0, vec![0.0, 1.0, 3.0], 7.0)] {
+        let p = TcpParams { syn_retries: 2, syn_linear_timeouts: linear, ..exact() };
+        let mut c = Tcp::connect(p);
+        let mut now = t(0.0);
+        let mut sent = Vec::new();
+        while !c.has_failed() {
+            if let Some(s) = c.poll_segment(now) {
+                sent.push(now);
+                assert_eq!(s.flags, SYN);
+            }
+            now = c.poll_timeout().unwrap();
+            c.on_timeout(now);
+        }
+        assert_eq!(sent, sends.into_iter().map(t).collect::<Vec<_>>(), "linear {linear}");
+        assert_eq!(now, t(end), "linear {linear}");
+    }
+}
+
 /// retries2 = 3, RTO 3 s (SYN RTT 1 s), data lost for good. Linux turns the count into a time
 /// from 200 ms: (2^4 − 1)·0.2 = 3 s after the first retransmission (at 4 s), so the expiry at
 /// 10 s ends it; counting, the fourth expiry does: 4, 10, 22, 46 s.

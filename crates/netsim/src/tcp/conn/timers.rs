@@ -72,12 +72,18 @@ impl Tcp {
         self.stats.timeouts += 1;
         self.stats.timeouts_over_60s += (self.rto > 60.0) as u64;
         if matches!(self.state, State::SynSent | State::SynReceived) {
-            let gave_up = if self.state == State::SynSent {
-                self.timed_out(now, self.syn_tries, self.p.syn_retries, self.p.initial_rto, self.first_syn_at)
-            } else {
+            let linear = self.p.syn_linear_timeouts;
+            let gave_up = if self.state != State::SynSent {
                 self.syn_tries >= self.p.syn_retries // a request socket counts (reqsk_timer_handler)
+            } else if linear > 0 {
+                self.syn_tries >= self.p.syn_retries + linear // 6.5's tcp_write_timeout counts
+            } else {
+                self.timed_out(now, self.syn_tries, self.p.syn_retries, self.p.initial_rto, self.first_syn_at)
             };
-            self.rto = (self.rto * 2.0).min(self.p.max_rto);
+            // 6.5's tcp_retransmit_timer: a SYN's first `linear` retransmissions keep the RTO
+            if self.state != State::SynSent || self.syn_tries + 1 > linear {
+                self.rto = (self.rto * 2.0).min(self.p.max_rto);
+            }
             if gave_up {
                 self.fail();
             } else {
