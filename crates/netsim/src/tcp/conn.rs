@@ -26,6 +26,9 @@ const DELACK_MAX: f64 = 0.2;
 const TIMEOUT_MIN: f64 = 0.002;
 /// Linux's TCP_TIMEOUT_FALLBACK: the RTO after a handshake without an RTT sample, s.
 const TIMEOUT_FALLBACK: f64 = 3.0;
+/// Linux's `tcp_invalid_ratelimit` (500 ms): the least time between two answers to segments out
+/// of the window, a repeated SYN among them (`tcp_oow_rate_limited`), s.
+const INVALID_RATELIMIT: f64 = 0.5;
 
 // What an ACK did (Linux's FLAG_*).
 const F_DATA: u32 = 1;
@@ -173,6 +176,8 @@ pub struct Tcp {
     syn_tries: u32,
     syn_sent_at: Option<Instant>,
     first_syn_at: Option<Instant>,
+    /// When a repeated SYN was last answered (`last_oow_ack_time`).
+    last_oow_ack: Option<Instant>,
     handshake_ack: bool,
     send_rst: Option<u64>,
     close_deadline: Option<Instant>,
@@ -228,6 +233,7 @@ impl Tcp {
             syn_tries: 0,
             syn_sent_at: None,
             first_syn_at: None,
+            last_oow_ack: None,
             handshake_ack: false,
             send_rst: None,
             close_deadline: None,
@@ -398,10 +404,20 @@ impl Tcp {
                 return;
             }
             State::SynReceived if seg.flags & SYN != 0 => {
-                // the peer's SYN again: our SYN/ACK was lost; Linux answers it at once
-                // (inet_rtx_syn_ack, counted as a retransmission of the request)
+                // the peer's SYN again: our SYN/ACK was lost or is late. Linux (tcp_check_req)
+                // answers it at once unless it answered one less than tcp_invalid_ratelimit ago
+                // (inet_rtx_syn_ack, counted as a retransmission of the request), and starts the
+                // request's timer again from now with its current timeout (mod_timer_pending,
+                // TCP_TIMEOUT_INIT << num_timeout)
+                if self.last_oow_ack.is_some_and(|t| (now - t).as_secs_f64() < INVALID_RATELIMIT) {
+                    return;
+                }
+                self.last_oow_ack = Some(now);
                 self.syn_tries += 1;
                 self.handshake_ack = true;
+                if self.timer.is_some() {
+                    self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+                }
                 return;
             }
             State::SynReceived if seg.flags & ACK != 0 && seg.ack >= 1 => self.established(now),

@@ -281,6 +281,36 @@ fn a_lost_syn_is_retried_after_the_initial_rto_and_leaves_3_s() {
     assert_eq!(c.rto(), 3.0, "no sample from a retransmitted SYN: Linux's 3 s fallback");
 }
 
+/// A repeated SYN at the server (Linux's `tcp_check_req`, in 4.9 as in 6.x): answered at once
+/// unless a repeated SYN was answered less than 500 ms before (`tcp_invalid_ratelimit`), and
+/// the request's timer starts again from the answer with its current timeout (TCP_TIMEOUT_INIT
+/// << expiries). SYN at 0: SYN/ACK, timer at 1 s. Again at 0.8 s: SYN/ACK, timer at 1.8 s. Again
+/// at 1.1 s (0.3 s after the last answer): nothing. At 1.8 s the timer: SYN/ACK, timeout 2 s,
+/// next at 3.8 s. Again at 2.0 s (1.2 s after the last answer): SYN/ACK, timer at 4.0 s.
+#[test]
+fn a_repeated_syn_is_answered_at_once_and_restarts_the_request_timer() {
+    let mut s = Tcp::listen(exact());
+    let syn = Segment { flags: SYN, ..Segment::default() };
+    let mut answers = Vec::new();
+    // (time, a SYN arrives (else the timer runs), the timer afterwards)
+    for (at, arrives, timer) in
+        [(0.0, true, 1.0), (0.8, true, 1.8), (1.1, true, 1.8), (1.8, false, 3.8), (2.0, true, 4.0)]
+    {
+        if arrives {
+            s.on_segment(t(at), &syn);
+        } else {
+            assert!(close(s.poll_timeout(), at));
+            s.on_timeout(t(at));
+        }
+        for seg in drain(t(at), &mut s) {
+            assert_eq!(seg.flags, SYN | ACK);
+            answers.push(at);
+        }
+        assert!(close(s.poll_timeout(), timer), "after {at} s: {:?}", s.poll_timeout());
+    }
+    assert_eq!(answers, vec![0.0, 0.8, 1.8, 2.0]);
+}
+
 /// SYN retries 2 with an initial RTO of 2 s: SYNs at 0, 2 and 6 s; at 14 s Linux's limit,
 /// (2^3 − 1)·2 s = 14 s after the first SYN, is reached — and the count (2 retries) too.
 #[test]
