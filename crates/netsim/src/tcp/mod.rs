@@ -28,7 +28,10 @@
 //! sample (Karn: no sample from data ever retransmitted), taken on every ACK from the oldest
 //! segment it acknowledges (or SACKs); a handshake without a sample leaves the RTO at 3 s;
 //! Nagle with Minshall's rule; a SYN on a synchronized connection is answered with an ACK, a
-//! repeated SYN by the SYN/ACK at once; segments for no connection are answered with RST.
+//! repeated SYN by the SYN/ACK at once (unless one was answered less than 500 ms before), which
+//! restarts the request's timer from that answer (`tcp_check_req`); an RTO ends a loss probe's
+//! episode (`tcp_retransmit_timer`), so the next segment may be probed; segments for no
+//! connection are answered with RST.
 //!
 //! Left out (they do not arise in the testbed): reordering-degree adaptation (its path keeps
 //! FIFO order), timestamps, window scaling limits and zero-window probes (the receive window

@@ -162,6 +162,35 @@ fn a_lost_segment_alone_rto_and_tail_loss_probe() {
 
 /// SRTT 0.2 s (RTO 0.2 + 0.4 = 0.6 s). With two segments out the probe comes at 2·SRTT = 0.4 s
 /// and retransmits the last one; with one, at max(0.4, 1.5·0.2 + 0.2) = 0.5 s.
+/// An RTO ends a probe's episode (Linux 4.9's `tcp_retransmit_timer`, 6.x's `tcp_enter_loss`:
+/// `tlp_high_seq = 0`). SYN RTT 1 s, RTO 3 s; 'a' at 1 s is probed at 3 s (max(2·1, 1.5·1 + 0.2)),
+/// the RTO from the probe fires at 6 s and backs off to 6 s. The ACK of 'a' at 6.5 s (no sample:
+/// 'a' went three times) ends the recovery; 'b' then goes at 6.5 s and is probed again at 8.5 s
+/// (2·SRTT, before its RTO at 12.5 s). Had the episode stayed open, the timer at 8.5 s would
+/// have found a probe outstanding and set the RTO instead.
+#[test]
+fn an_rto_ends_the_probe_episode() {
+    let (mut c, mut s) = established(1.0, &exact());
+    c.write(b"a");
+    let sent = drain(t(1.0), &mut c);
+    s.on_segment(t(1.5), data(&sent)[0]);
+    let _ack_lost = drain(t(1.5), &mut s);
+    for at in [3.0, 6.0] {
+        assert!(close(c.poll_timeout(), at), "{at}: {:?}", c.poll_timeout());
+        c.on_timeout(t(at));
+        assert_eq!(c.poll_segment(t(at)).unwrap().payload, b"a");
+    }
+    assert_eq!((c.stats.loss_probes, c.stats.timeouts, c.rto()), (1, 1, 6.0));
+    let ack = Segment { flags: ACK, seq: 1, ack: 2, ..Segment::default() };
+    c.on_segment(t(6.5), &ack);
+    c.write(b"b");
+    assert_eq!(drain(t(6.5), &mut c).last().unwrap().payload, b"b");
+    assert!(close(c.poll_timeout(), 8.5), "{:?}", c.poll_timeout());
+    c.on_timeout(t(8.5));
+    let probe = c.poll_segment(t(8.5)).unwrap();
+    assert_eq!((probe.payload.as_slice(), probe.retransmission, c.stats.loss_probes), (&b"b"[..], true, 2));
+}
+
 #[test]
 fn tail_loss_probe_at_two_srtt_with_no_further_data() {
     for (bytes, after, seq) in [(512usize, 0.4, 257u64), (100, 0.5, 1)] {

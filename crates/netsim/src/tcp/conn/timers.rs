@@ -94,6 +94,9 @@ impl Tcp {
         if self.sb.segs.is_empty() {
             return;
         }
+        // an RTO ends a loss probe's episode (4.9's tcp_retransmit_timer; 6.x's tcp_enter_loss):
+        // the next segment may be probed again
+        self.tlp_high_seq = None;
         if self.write_timeout(now) {
             self.fail();
             return;
