@@ -340,23 +340,30 @@ fn a_repeated_syn_is_answered_at_once_and_restarts_the_request_timer() {
     assert_eq!(answers, vec![0.0, 0.8, 1.8, 2.0]);
 }
 
+/// A client whose SYNs nobody answers, until it gives up: the SYNs' send times and the time it
+/// gave up.
+fn syns_until_it_gives_up(p: TcpParams) -> (Tcp, Vec<Instant>, Instant) {
+    let mut c = Tcp::connect(p);
+    let mut now = t(0.0);
+    let mut sent = Vec::new();
+    while !c.has_failed() {
+        if let Some(s) = c.poll_segment(now) {
+            sent.push(now);
+            assert_eq!(s.flags, SYN);
+        }
+        now = c.poll_timeout().unwrap();
+        c.on_timeout(now);
+    }
+    (c, sent, now)
+}
+
 /// SYN retries 2 with an initial RTO of 2 s: SYNs at 0, 2 and 6 s; at 14 s Linux's limit,
 /// (2^3 − 1)·2 s = 14 s after the first SYN, is reached — and the count (2 retries) too.
 #[test]
 fn syn_retries_run_out() {
     for by_time in [true, false] {
         let p = TcpParams { syn_retries: 2, retries_by_time: by_time, initial_rto: 2.0, ..exact() };
-        let mut c = Tcp::connect(p);
-        let mut now = t(0.0);
-        let mut sent = Vec::new();
-        while !c.has_failed() {
-            if let Some(s) = c.poll_segment(now) {
-                sent.push(now);
-                assert_eq!(s.flags, SYN);
-            }
-            now = c.poll_timeout().unwrap();
-            c.on_timeout(now);
-        }
+        let (mut c, sent, now) = syns_until_it_gives_up(p);
         assert_eq!(sent, vec![t(0.0), t(2.0), t(6.0)]);
         assert_eq!(now, t(14.0));
         assert!(c.poll_segment(now).is_none());
@@ -372,17 +379,7 @@ fn syn_retries_run_out() {
 fn linux_6_5_retries_a_syn_at_the_initial_rto_four_times() {
     for (linear, sends, end) in [(4, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 7.0], 11.0), (0, vec![0.0, 1.0, 3.0], 7.0)] {
         let p = TcpParams { syn_retries: 2, syn_linear_timeouts: linear, ..exact() };
-        let mut c = Tcp::connect(p);
-        let mut now = t(0.0);
-        let mut sent = Vec::new();
-        while !c.has_failed() {
-            if let Some(s) = c.poll_segment(now) {
-                sent.push(now);
-                assert_eq!(s.flags, SYN);
-            }
-            now = c.poll_timeout().unwrap();
-            c.on_timeout(now);
-        }
+        let (_, sent, now) = syns_until_it_gives_up(p);
         assert_eq!(sent, sends.into_iter().map(t).collect::<Vec<_>>(), "linear {linear}");
         assert_eq!(now, t(end), "linear {linear}");
     }
