@@ -81,6 +81,23 @@ fn ipv4_udp(p: &[u8]) -> ([u8; 4], [u8; 4], u16, u16, Vec<u8>) {
     (src, dst, port(0), port(2), udp[8..].to_vec())
 }
 
+/// Replication 0 of the resolved scenario `s` over `t`, captured: its result, the packets the
+/// capture counted and the records it wrote.
+fn run_captured(s: &Scenario, t: &netsim::Transport) -> (netsim::RepResult, u64, Vec<Record>) {
+    let buf = Shared::default();
+    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(s, t)).unwrap();
+    let result = netsim::run_rep_captured(s, t, 0, None, Detail::Exchanges, &mut cap);
+    let n = cap.finish().unwrap();
+    let recs = records(&buf.0.lock().unwrap());
+    (result, n, recs)
+}
+
+/// The capture of replication 0 of scenario `s` (resolved here), as records.
+fn capture_of(s: Scenario) -> Vec<Record> {
+    let s = s.resolve().unwrap();
+    run_captured(&s, &s.transport().unwrap()).2
+}
+
 #[test]
 fn a_bottleneck_capture_holds_every_datagram_sent_in_ipv4_and_changes_nothing() {
     // 2 clients, 3 exchanges each, no losses: an RTT of 0.63 s under an RTO of 2–3 s, so no
@@ -88,15 +105,12 @@ fn a_bottleneck_capture_holds_every_datagram_sent_in_ipv4_and_changes_nothing() 
     let s = Scenario { cc: "default".into(), clients: 2, exchanges: 3, ..Scenario::thesis() }.resolve().unwrap();
     let t = s.transport().unwrap();
     let plain = netsim::run_rep_with(&s, &t, 0, None, Detail::Exchanges);
-    let buf = Shared::default();
-    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
-    let captured = netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
-    assert_eq!(cap.finish().unwrap(), 12);
+    let (captured, n, recs) = run_captured(&s, &t);
+    assert_eq!(n, 12);
     assert_eq!(
         (&plain.clients, &plain.exchanges, plain.events),
         (&captured.clients, &captured.exchanges, captured.events)
     );
-    let recs = records(&buf.0.lock().unwrap());
     assert_eq!(recs.len(), 12);
     assert!(recs.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
     let server = [10, 255, 255, 254];
@@ -149,15 +163,11 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
         .unwrap();
     let t = s.transport().unwrap();
     let plain = netsim::run_rep_with(&s, &t, 0, None, Detail::Exchanges);
-    let buf = Shared::default();
-    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
-    let captured = netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
-    let n = cap.finish().unwrap();
+    let (captured, n, recs) = run_captured(&s, &t);
     assert_eq!(
         (&plain.clients, &plain.exchanges, plain.events),
         (&captured.clients, &captured.exchanges, captured.events)
     );
-    let recs = records(&buf.0.lock().unwrap());
     assert_eq!(recs.len() as u64, n);
     let (syn, ack, fin) = (0x02, 0x10, 0x01);
     // the handshake: the client's SYN from 10.0.0.1:49152 (its connection 0), sequence 0, with
@@ -198,18 +208,6 @@ fn a_tcp_capture_holds_every_segment_with_its_coap_frames_and_changes_nothing() 
     assert_eq!(codes(&streams[0]), [csm, Code::GET, Code::GET, Code::GET]);
     assert_eq!(codes(&streams[1]), [csm, Code::CONTENT, Code::CONTENT, Code::CONTENT]);
     assert_eq!(fins, 0, "a continuous client keeps its connection to the end");
-}
-
-/// The capture of replication 0 of scenario `s` (resolved here), as records.
-fn capture_of(s: Scenario) -> Vec<Record> {
-    let s = s.resolve().unwrap();
-    let t = s.transport().unwrap();
-    let buf = Shared::default();
-    let mut cap = Capture::new(Box::new(buf.clone()), netsim::addressing(&s, &t)).unwrap();
-    netsim::run_rep_captured(&s, &t, 0, None, Detail::Exchanges, &mut cap);
-    cap.finish().unwrap();
-    let file = buf.0.lock().unwrap();
-    records(&file)
 }
 
 /// An immediate ACK leaves before the application's answer, as Linux sends it from the receive

@@ -350,6 +350,11 @@ impl Tcp {
         self.timer_runs = if self.p.timer_hz == 0 { at } else { wheel_bucket(now, at, self.p.timer_hz) };
     }
 
+    /// The retransmission timer one RTO from `now`.
+    fn arm_rto(&mut self, now: Instant) {
+        self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+    }
+
     /// `tcp_rearm_rto`: the RTO from now — or, replacing an early-retransmit or probe timer, from
     /// the head's transmission — or no timer with nothing in flight.
     fn rearm_rto(&mut self, now: Instant) {
@@ -416,7 +421,7 @@ impl Tcp {
                 self.syn_tries += 1;
                 self.handshake_ack = true;
                 if self.timer.is_some() {
-                    self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+                    self.arm_rto(now);
                 }
                 return;
             }
@@ -734,7 +739,7 @@ impl Tcp {
         }
         self.first_syn_at.get_or_insert(now);
         if self.timer.is_none() {
-            self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+            self.arm_rto(now);
         }
         Some(seg)
     }

@@ -160,8 +160,6 @@ fn a_lost_segment_alone_rto_and_tail_loss_probe() {
     }
 }
 
-/// SRTT 0.2 s (RTO 0.2 + 0.4 = 0.6 s). With two segments out the probe comes at 2·SRTT = 0.4 s
-/// and retransmits the last one; with one, at max(0.4, 1.5·0.2 + 0.2) = 0.5 s.
 /// An RTO ends a probe's episode (Linux 4.9's `tcp_retransmit_timer`, 6.x's `tcp_enter_loss`:
 /// `tlp_high_seq = 0`). SYN RTT 1 s, RTO 3 s; 'a' at 1 s is probed at 3 s (max(2·1, 1.5·1 + 0.2)),
 /// the RTO from the probe fires at 6 s and backs off to 6 s. The ACK of 'a' at 6.5 s (no sample:
@@ -191,6 +189,8 @@ fn an_rto_ends_the_probe_episode() {
     assert_eq!((probe.payload.as_slice(), probe.retransmission, c.stats.loss_probes), (&b"b"[..], true, 2));
 }
 
+/// SRTT 0.2 s (RTO 0.2 + 0.4 = 0.6 s). With two segments out the probe comes at 2·SRTT = 0.4 s
+/// and retransmits the last one; with one, at max(0.4, 1.5·0.2 + 0.2) = 0.5 s.
 #[test]
 fn tail_loss_probe_at_two_srtt_with_no_further_data() {
     for (bytes, after, seq) in [(512usize, 0.4, 257u64), (100, 0.5, 1)] {

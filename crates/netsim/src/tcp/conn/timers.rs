@@ -82,7 +82,7 @@ impl Tcp {
             };
             // 6.5's tcp_retransmit_timer: a SYN's first `linear` retransmissions keep the RTO
             if self.state != State::SynSent || self.syn_tries + 1 > linear {
-                self.rto = (self.rto * 2.0).min(self.p.max_rto);
+                self.back_off();
             }
             if gave_up {
                 self.fail();
@@ -106,8 +106,13 @@ impl Tcp {
             self.out.push_back(seg);
         }
         self.retransmits += 1;
+        self.back_off();
+        self.arm_rto(now);
+    }
+
+    /// An expired timer doubles the RTO, up to the maximum.
+    fn back_off(&mut self) {
         self.rto = (self.rto * 2.0).min(self.p.max_rto);
-        self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
     }
 
     /// `tcp_enter_loss`: every segment not SACKed is lost; the window is one segment.
@@ -195,7 +200,7 @@ impl Tcp {
             self.timer = None;
             return;
         }
-        self.arm(now, now + Duration::from_secs_f64(self.rto), XmitTimer::Retrans);
+        self.arm_rto(now);
         self.schedule_loss_probe(now);
     }
 
