@@ -154,6 +154,43 @@ mod tests {
         assert!(on.is_disjoint(&sn), "{:?}", on.intersection(&sn).collect::<Vec<_>>());
     }
 
+    /// The small-buffer cells with the clients started together and spread
+    /// (`plans/league-synchrony.toml`, docs/league.md, "Why the small buffer's winners win"):
+    /// every algorithm and hedge with a fixed first timer in every matrix, paired; the cells
+    /// started together are the suite's own (the same ids, so the same seeds and results: W2,
+    /// W3 and W11 for every algorithm of the suite), the spread ones are not.
+    #[test]
+    fn the_synchrony_cells_started_together_are_the_suites() {
+        let text = include_str!("../../../../plans/league-synchrony.toml");
+        let doc: toml::Table = text.parse().unwrap();
+        let mut want: Vec<String> = coap_cc::algorithms().iter().map(|a| a.name.to_string()).collect();
+        want.push("hedge:ack_random_factor=1".into());
+        for m in doc["matrices"].as_array().unwrap() {
+            let cc: Vec<String> = m["cc"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
+            assert_eq!(cc, want);
+        }
+        let (p, s) = (crate::sweep::parse_plan(text).unwrap(), crate::sweep::parse_plan(SUITE).unwrap());
+        assert!(p.paired && p.seed == s.seed);
+        let suite: std::collections::BTreeSet<&str> = s.cells.iter().map(|c| c.id.as_str()).collect();
+        let (mut together, mut spread) = (0, 0);
+        for c in &p.cells {
+            let in_suite = suite.contains(c.id.as_str());
+            match (c.params["start_spread_ms"].as_str(), c.params["cc"].as_str()) {
+                ("0.0", "hedge:ack_random_factor=1") => assert!(!in_suite),
+                ("0.0", _) => {
+                    assert!(in_suite, "{:?}", c.params);
+                    together += 1;
+                }
+                _ => {
+                    assert!(!in_suite, "{:?}", c.params);
+                    spread += 1;
+                }
+            }
+        }
+        let n = coap_cc::algorithms().len();
+        assert_eq!((together, spread), (3 * n, 3 * (n + 1)));
+    }
+
     #[test]
     fn entrants_and_replications_apply_to_every_matrix() {
         let p = crate::sweep::parse_plan(&plan(SUITE, &["fasor:dither=false".into()], Some(3)).unwrap()).unwrap();
